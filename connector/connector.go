@@ -1,0 +1,101 @@
+// Package connector defines how Sluice reads and writes tables: factories
+// registered by connector name in a Registry value that the engine owns,
+// sources split into partitions that readers consume, and sinks.
+//
+// Concrete connectors live in subpackages (filesystem, datagen, print,
+// blackhole, ...); formats live under connector/format.
+package connector
+
+import (
+	"context"
+	"io"
+
+	"github.com/sluicesql/sluice/connector/format"
+	"github.com/sluicesql/sluice/types"
+)
+
+// Table is what a connector gets to build a source or a sink: the table's
+// name, its physical columns and its WITH options.
+type Table struct {
+	// Name is the table's name as written in the DDL, for messages.
+	Name string
+	// Schema holds the physical columns, in order: the ones a source
+	// produces and a sink receives (computed columns are not included).
+	Schema types.Schema
+	// PrimaryKey names the primary key columns, if any.
+	PrimaryKey []string
+	// Options are the WITH options. Keys are as written (Flink option keys
+	// are case-sensitive).
+	Options Options
+}
+
+// Env is what the engine lends connectors.
+type Env struct {
+	// Formats resolves 'format' option values.
+	Formats *format.Registry
+	// Stdout is where print sinks write.
+	Stdout io.Writer
+	// Now returns processing time in microseconds since the epoch.
+	Now func() int64
+}
+
+// Factory builds sources and/or sinks for one connector name.
+type Factory interface {
+	// Name is the value of the 'connector' option.
+	Name() string
+}
+
+// SourceFactory is a Factory that can read.
+type SourceFactory interface {
+	Factory
+	CreateSource(t Table, env Env) (Source, error)
+}
+
+// SinkFactory is a Factory that can write.
+type SinkFactory interface {
+	Factory
+	CreateSink(t Table, env Env) (Sink, error)
+}
+
+// Source is a table being read. It is split into partitions, each read by
+// its own Reader; watermarks are tracked per partition.
+type Source interface {
+	// Partitions returns the number of partitions.
+	Partitions() int
+	// Bounded reports whether every partition ends.
+	Bounded() bool
+	// Open opens partition p for reading.
+	Open(ctx context.Context, p int) (Reader, error)
+}
+
+// Reader reads one partition.
+type Reader interface {
+	// Read appends up to max rows of the table's physical schema to b, each
+	// with kind types.Insert (or its changelog kind) and an Origin naming
+	// the partition and the record's offset (line number, message offset).
+	// It returns io.EOF once the partition is exhausted and b holds no new
+	// rows. An unbounded reader that has no data returns nil with no rows
+	// after a short wait (at most about 100 ms), so that the caller can
+	// advance processing time and detect idle partitions. A malformed
+	// record is handled by the table's error policy (see ErrorPolicy).
+	Read(ctx context.Context, b *types.Batch, max int) error
+	// Close releases the partition.
+	Close() error
+}
+
+// Sink is a table being written.
+type Sink interface {
+	// Write writes the rows of b (with their changelog kinds). It may
+	// buffer; it must not retain b.
+	Write(ctx context.Context, b *types.Batch) error
+	// Flush makes everything written so far visible/durable.
+	Flush(ctx context.Context) error
+	// Close flushes and releases the sink.
+	Close() error
+}
+
+// Stats are optional counters a Reader may expose.
+type Stats interface {
+	// Skipped returns the number of malformed records skipped so far.
+	Skipped() int64
+}

@@ -1,0 +1,164 @@
+package connector
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sluicesql/sluice/internal/suggest"
+)
+
+// Options are a table's WITH options.
+type Options map[string]string
+
+// String returns the option's value or def.
+func (o Options) String(key, def string) string {
+	if v, ok := o[key]; ok {
+		return v
+	}
+	return def
+}
+
+// Required returns the option's value or an error naming it.
+func (o Options) Required(key string) (string, error) {
+	v, ok := o[key]
+	if !ok || v == "" {
+		return "", fmt.Errorf("missing required option '%s'", key)
+	}
+	return v, nil
+}
+
+// Int returns the option as an integer or def.
+func (o Options) Int(key string, def int64) (int64, error) {
+	v, ok := o[key]
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("option '%s': cannot parse %q as an integer", key, v)
+	}
+	return n, nil
+}
+
+// Float returns the option as a number or def.
+func (o Options) Float(key string, def float64) (float64, error) {
+	v, ok := o[key]
+	if !ok {
+		return def, nil
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil {
+		return 0, fmt.Errorf("option '%s': cannot parse %q as a number", key, v)
+	}
+	return f, nil
+}
+
+// Bool returns the option as a boolean or def.
+func (o Options) Bool(key string, def bool) (bool, error) {
+	v, ok := o[key]
+	if !ok {
+		return def, nil
+	}
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("option '%s': expected true or false, got %q", key, v)
+}
+
+// Duration returns the option as a duration or def. It accepts Flink's
+// forms ("5 s", "5s", "100 ms", "1 min", "2 h", "1 d", a bare number of
+// milliseconds) and Go's ("1m30s").
+func (o Options) Duration(key string, def time.Duration) (time.Duration, error) {
+	v, ok := o[key]
+	if !ok {
+		return def, nil
+	}
+	d, err := ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("option '%s': %w", key, err)
+	}
+	return d, nil
+}
+
+// ParseDuration parses a duration in Flink's or Go's notation.
+func ParseDuration(s string) (time.Duration, error) {
+	t := strings.TrimSpace(strings.ToLower(s))
+	if d, err := time.ParseDuration(t); err == nil {
+		return d, nil
+	}
+	i := 0
+	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
+		i++
+	}
+	num, unit := t[:i], strings.TrimSpace(t[i:])
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, fmt.Errorf("cannot parse duration %q", s)
+	}
+	var mult time.Duration
+	switch unit {
+	case "", "ms", "milli", "millis", "millisecond", "milliseconds":
+		mult = time.Millisecond
+	case "us", "µs", "micro", "micros", "microsecond", "microseconds":
+		mult = time.Microsecond
+	case "ns", "nano", "nanos", "nanosecond", "nanoseconds":
+		mult = time.Nanosecond
+	case "s", "sec", "secs", "second", "seconds":
+		mult = time.Second
+	case "min", "mins", "minute", "minutes":
+		mult = time.Minute
+	case "h", "hour", "hours":
+		mult = time.Hour
+	case "d", "day", "days":
+		mult = 24 * time.Hour
+	default:
+		return 0, fmt.Errorf("cannot parse duration %q: unknown unit %q", s, unit)
+	}
+	return time.Duration(f * float64(mult)), nil
+}
+
+// WithPrefix returns the options whose key starts with prefix, with the
+// prefix removed (e.g. "json." for format options).
+func (o Options) WithPrefix(prefix string) Options {
+	out := Options{}
+	for k, v := range o {
+		if strings.HasPrefix(k, prefix) {
+			out[strings.TrimPrefix(k, prefix)] = v
+		}
+	}
+	return out
+}
+
+// CheckKnown returns an error for the first option (in sorted order) that is
+// neither in known nor starts with one of the allowed prefixes, suggesting
+// the nearest known key.
+func (o Options) CheckKnown(what string, known []string, prefixes ...string) error {
+	keys := make([]string, 0, len(o))
+	for k := range o {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	set := make(map[string]bool, len(known))
+	for _, k := range known {
+		set[k] = true
+	}
+next:
+	for _, k := range keys {
+		if set[k] {
+			continue
+		}
+		for _, p := range prefixes {
+			if strings.HasPrefix(k, p) {
+				continue next
+			}
+		}
+		return fmt.Errorf("%s: unsupported option '%s'%s", what, k, suggest.Hint(k, known))
+	}
+	return nil
+}

@@ -1,0 +1,12 @@
+package exec
+
+import "sync/atomic"
+
+// Metrics are a job's counters. All fields are safe for concurrent use.
+type Metrics struct {
+	RowsIn      atomic.Int64 // rows read from sources
+	RowsOut     atomic.Int64 // rows written to sinks
+	LateRows    atomic.Int64 // rows dropped by window operators as late
+	ReplayRows  atomic.Int64 // rows dropped as replays (offset already folded in)
+	SkippedRecs atomic.Int64 // malformed records skipped by a source's policy
+}

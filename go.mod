@@ -1,0 +1,3 @@
+module github.com/sluicesql/sluice
+
+go 1.26.8
