@@ -1,0 +1,76 @@
+package exec
+
+import (
+	"fmt"
+
+	"github.com/sluicesql/sluice/types"
+)
+
+// RowFunc computes one value from an input row (a compiled expression).
+type RowFunc func(row []types.Value) (types.Value, error)
+
+// RowPredicate tests an input row; true keeps it (a compiled condition).
+type RowPredicate func(row []types.Value) (bool, error)
+
+// Calc filters and projects rows: the fused WHERE + SELECT list of a query.
+// With no projections it only filters and forwards rows without copying
+// their values. It allocates nothing per row in the steady state.
+type Calc struct {
+	// Filter keeps a row when it returns true; nil keeps every row.
+	Filter RowPredicate
+	// Projs computes the output columns; nil forwards input rows as they are.
+	Projs []RowFunc
+	Next  Operator
+
+	out *types.Batch
+}
+
+// Open implements Operator.
+func (c *Calc) Open(ctx *Context) error {
+	c.out = types.NewBatch(256, max(len(c.Projs), 1))
+	return c.Next.Open(ctx)
+}
+
+// Process implements Operator.
+func (c *Calc) Process(b *types.Batch) error {
+	out := c.out
+	out.Reset()
+	w := len(c.Projs)
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		if c.Filter != nil {
+			ok, err := c.Filter(r.Vals)
+			if err != nil {
+				return fmt.Errorf("cannot evaluate filter: %w", err)
+			}
+			if !ok {
+				continue
+			}
+		}
+		if c.Projs == nil {
+			out.Rows = append(out.Rows, *r)
+			continue
+		}
+		vals := out.AddRow(r.Kind, r.Origin, w)
+		for j, p := range c.Projs {
+			v, err := p(r.Vals)
+			if err != nil {
+				return fmt.Errorf("cannot evaluate column %d: %w", j+1, err)
+			}
+			vals[j] = v
+		}
+	}
+	if len(out.Rows) == 0 {
+		return nil
+	}
+	return c.Next.Process(out)
+}
+
+// Watermark implements Operator.
+func (c *Calc) Watermark(wm int64) error { return c.Next.Watermark(wm) }
+
+// Finish implements Operator.
+func (c *Calc) Finish() error { return c.Next.Finish() }
+
+// Close implements Operator.
+func (c *Calc) Close() error { return c.Next.Close() }

@@ -1,0 +1,329 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/sluicesql/sluice/types"
+)
+
+// Output is the tail of a task's operator chain: the edge to the next stage.
+// Besides the Operator calls it learns when its task's input is idle, so
+// that downstream watermarks do not wait for it.
+type Output interface {
+	Operator
+	// SetIdle marks the sending task idle (true) or active again (false).
+	SetIdle(idle bool) error
+}
+
+type msgKind uint8
+
+const (
+	msgBatch msgKind = iota
+	msgWatermark
+	msgIdle
+	msgActive
+	msgFinish
+)
+
+type message struct {
+	sender int
+	kind   msgKind
+	wm     int64
+	batch  *types.Batch
+}
+
+// Inbox is the input of one task of a stage: a bounded queue that several
+// upstream tasks (senders) write into. The task's goroutine drains it with
+// Run, which combines the senders' watermarks as their minimum (ignoring
+// idle senders) and finishes once every sender has finished. A full inbox
+// blocks its senders: back-pressure, never loss.
+type Inbox struct {
+	ch      chan message
+	senders int
+	pool    sync.Pool
+}
+
+// NewInbox returns an inbox for the given number of senders, holding at
+// most capacity batches in flight.
+func NewInbox(senders, capacity int) *Inbox {
+	return &Inbox{ch: make(chan message, capacity), senders: senders}
+}
+
+func (in *Inbox) getBatch() *types.Batch {
+	if b, ok := in.pool.Get().(*types.Batch); ok {
+		return b
+	}
+	return types.NewBatch(256, 8)
+}
+
+func (in *Inbox) send(ctx context.Context, m message) error {
+	select {
+	case in.ch <- m:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// Sender returns the Output through which upstream task i writes to this
+// inbox. Each sender is used by one goroutine.
+func (in *Inbox) Sender(i int) Output {
+	if i < 0 || i >= in.senders {
+		panic(fmt.Sprintf("exec: sender %d out of range [0,%d)", i, in.senders))
+	}
+	return &sender{in: in, id: i}
+}
+
+type sender struct {
+	in  *Inbox
+	id  int
+	ctx context.Context
+}
+
+func (s *sender) Open(ctx *Context) error { s.ctx = ctx.Ctx; return nil }
+
+func (s *sender) Process(b *types.Batch) error {
+	if len(b.Rows) == 0 {
+		return nil
+	}
+	c := s.in.getBatch()
+	for _, r := range b.Rows {
+		c.Append(r)
+	}
+	return s.in.send(s.ctx, message{sender: s.id, kind: msgBatch, batch: c})
+}
+
+func (s *sender) Watermark(wm int64) error {
+	return s.in.send(s.ctx, message{sender: s.id, kind: msgWatermark, wm: wm})
+}
+
+func (s *sender) SetIdle(idle bool) error {
+	k := msgActive
+	if idle {
+		k = msgIdle
+	}
+	return s.in.send(s.ctx, message{sender: s.id, kind: k})
+}
+
+func (s *sender) Finish() error {
+	return s.in.send(s.ctx, message{sender: s.id, kind: msgFinish})
+}
+
+func (s *sender) Close() error { return nil }
+
+// Run drains the inbox into next until every sender has finished, then
+// calls next.Finish. tail, if not nil, is told when all unfinished senders
+// are idle, so that idleness propagates downstream. Run does not Open or
+// Close next.
+func (in *Inbox) Run(ctx context.Context, next Operator, tail Output) error {
+	wms := make([]int64, in.senders)
+	idle := make([]bool, in.senders)
+	done := make([]bool, in.senders)
+	for i := range wms {
+		wms[i] = MinWatermark
+	}
+	finished := 0
+	outWM := MinWatermark
+	allIdle := false
+	for finished < in.senders {
+		var m message
+		select {
+		case m = <-in.ch:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		switch m.kind {
+		case msgBatch:
+			if idle[m.sender] {
+				idle[m.sender] = false
+			}
+			if allIdle && tail != nil {
+				allIdle = false
+				if err := tail.SetIdle(false); err != nil {
+					return err
+				}
+			}
+			err := next.Process(m.batch)
+			m.batch.Reset()
+			in.pool.Put(m.batch)
+			if err != nil {
+				return err
+			}
+			continue
+		case msgWatermark:
+			wms[m.sender] = max(wms[m.sender], m.wm)
+			idle[m.sender] = false
+		case msgIdle:
+			idle[m.sender] = true
+		case msgActive:
+			idle[m.sender] = false
+		case msgFinish:
+			done[m.sender] = true
+			wms[m.sender] = MaxWatermark
+			finished++
+		}
+		// Combined watermark: the minimum over active senders. Finished
+		// senders count as MaxWatermark; idle ones are left out.
+		combined, active := MaxWatermark, 0
+		for i := range wms {
+			if done[i] {
+				continue
+			}
+			if idle[i] {
+				continue
+			}
+			active++
+			combined = min(combined, wms[i])
+		}
+		if active == 0 && finished < in.senders {
+			// Everyone unfinished is idle: hold the watermark, tell downstream.
+			if !allIdle && tail != nil {
+				allIdle = true
+				if err := tail.SetIdle(true); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if allIdle && tail != nil {
+			allIdle = false
+			if err := tail.SetIdle(false); err != nil {
+				return err
+			}
+		}
+		if combined > outWM {
+			outWM = combined
+			if err := next.Watermark(outWM); err != nil {
+				return err
+			}
+		}
+	}
+	return next.Finish()
+}
+
+// HashExchange routes each row to one of several outputs by the hash of its
+// key columns, so that all rows of a key meet in the same downstream task.
+// Watermarks, idleness and the end of input go to every output.
+type HashExchange struct {
+	Keys    []int
+	Outputs []Output
+
+	parts []*types.Batch
+	buf   []byte
+}
+
+// Open implements Operator.
+func (h *HashExchange) Open(ctx *Context) error {
+	h.parts = make([]*types.Batch, len(h.Outputs))
+	for i := range h.parts {
+		h.parts[i] = types.NewBatch(64, 8)
+	}
+	for _, o := range h.Outputs {
+		if err := o.Open(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Process implements Operator.
+func (h *HashExchange) Process(b *types.Batch) error {
+	n := uint64(len(h.Outputs))
+	for _, r := range b.Rows {
+		h.buf = h.buf[:0]
+		for _, k := range h.Keys {
+			h.buf = types.AppendKey(h.buf, r.Vals[k])
+		}
+		p := fnv64(h.buf) % n
+		h.parts[p].Rows = append(h.parts[p].Rows, r) // values alias b: sent before return
+	}
+	for i, p := range h.parts {
+		if len(p.Rows) == 0 {
+			continue
+		}
+		err := h.Outputs[i].Process(p)
+		p.Rows = p.Rows[:0]
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Watermark implements Operator.
+func (h *HashExchange) Watermark(wm int64) error {
+	for _, o := range h.Outputs {
+		if err := o.Watermark(wm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SetIdle implements Output.
+func (h *HashExchange) SetIdle(idle bool) error {
+	for _, o := range h.Outputs {
+		if err := o.SetIdle(idle); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Finish implements Operator.
+func (h *HashExchange) Finish() error {
+	for _, o := range h.Outputs {
+		if err := o.Finish(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close implements Operator.
+func (h *HashExchange) Close() error {
+	var first error
+	for _, o := range h.Outputs {
+		if err := o.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// KeyHash is the hash that routes a key's encoding (types.AppendKey of the
+// key columns) to a partition. It is stable across processes and versions:
+// FNV-1a, 64 bits.
+func KeyHash(key []byte) uint64 { return fnv64(key) }
+
+func fnv64(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
+
+// Discard is an Output that drops everything: the tail of a sink's chain.
+type Discard struct{}
+
+// Open implements Operator.
+func (Discard) Open(*Context) error { return nil }
+
+// Process implements Operator.
+func (Discard) Process(*types.Batch) error { return nil }
+
+// Watermark implements Operator.
+func (Discard) Watermark(int64) error { return nil }
+
+// SetIdle implements Output.
+func (Discard) SetIdle(bool) error { return nil }
+
+// Finish implements Operator.
+func (Discard) Finish() error { return nil }
+
+// Close implements Operator.
+func (Discard) Close() error { return nil }

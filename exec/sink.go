@@ -1,0 +1,52 @@
+package exec
+
+import (
+	"fmt"
+
+	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/types"
+)
+
+// SinkOperator writes its input to a connector sink: the end of a chain.
+type SinkOperator struct {
+	Table string
+	Sink  connector.Sink
+
+	ctx *Context
+}
+
+// Open implements Operator.
+func (s *SinkOperator) Open(ctx *Context) error { s.ctx = ctx; return nil }
+
+// Process implements Operator.
+func (s *SinkOperator) Process(b *types.Batch) error {
+	if err := s.Sink.Write(s.ctx.Ctx, b); err != nil {
+		return fmt.Errorf("cannot write to %s: %w", s.Table, err)
+	}
+	if s.ctx.Metrics != nil {
+		s.ctx.Metrics.RowsOut.Add(int64(len(b.Rows)))
+	}
+	return nil
+}
+
+// Watermark implements Operator.
+func (s *SinkOperator) Watermark(int64) error { return nil }
+
+// Finish implements Operator: everything is flushed.
+func (s *SinkOperator) Finish() error {
+	if err := s.Sink.Flush(s.ctx.Ctx); err != nil {
+		return fmt.Errorf("cannot flush %s: %w", s.Table, err)
+	}
+	return nil
+}
+
+// Close implements Operator.
+func (s *SinkOperator) Close() error {
+	if err := s.Sink.Close(); err != nil {
+		return fmt.Errorf("cannot close %s: %w", s.Table, err)
+	}
+	return nil
+}
+
+// SetIdle implements Output, so that a sink can end a chain.
+func (s *SinkOperator) SetIdle(bool) error { return nil }

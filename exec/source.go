@@ -1,0 +1,172 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/types"
+)
+
+// WatermarkAssigner tracks the event time of one source partition. For each
+// row it evaluates the table's WATERMARK expression and keeps the maximum;
+// after each batch it emits that maximum if it advanced. A row whose
+// expression is NULL does not move the watermark (as in Flink).
+//
+// In processing-time mode (ProcTime) it ignores rows and emits the current
+// processing time on every Tick, so that processing-time windows fire on
+// the wall clock.
+type WatermarkAssigner struct {
+	// Expr computes a row's watermark candidate; unused in ProcTime mode.
+	Expr     RowFunc
+	ProcTime bool
+	Now      func() int64
+	Next     Operator
+
+	current int64
+}
+
+// Open implements Operator.
+func (w *WatermarkAssigner) Open(ctx *Context) error {
+	w.current = MinWatermark
+	if w.Now == nil {
+		w.Now = ctx.Now
+	}
+	return w.Next.Open(ctx)
+}
+
+// Process implements Operator.
+func (w *WatermarkAssigner) Process(b *types.Batch) error {
+	if err := w.Next.Process(b); err != nil {
+		return err
+	}
+	if w.ProcTime || w.Expr == nil {
+		return nil
+	}
+	wm := w.current
+	for i := range b.Rows {
+		v, err := w.Expr(b.Rows[i].Vals)
+		if err != nil {
+			return fmt.Errorf("cannot compute watermark: %w", err)
+		}
+		if !v.IsNull() && v.Int() > wm {
+			wm = v.Int()
+		}
+	}
+	return w.advance(wm)
+}
+
+func (w *WatermarkAssigner) advance(wm int64) error {
+	if wm <= w.current {
+		return nil
+	}
+	w.current = wm
+	return w.Next.Watermark(wm)
+}
+
+// Tick is called by the source loop after every read, data or not.
+func (w *WatermarkAssigner) Tick() error {
+	if w.ProcTime {
+		return w.advance(w.Now())
+	}
+	return nil
+}
+
+// Watermark implements Operator: an upstream watermark (the end of input)
+// passes through when it is ahead.
+func (w *WatermarkAssigner) Watermark(wm int64) error { return w.advance(wm) }
+
+// Finish implements Operator.
+func (w *WatermarkAssigner) Finish() error { return w.Next.Finish() }
+
+// Close implements Operator.
+func (w *WatermarkAssigner) Close() error { return w.Next.Close() }
+
+// SourceTask reads one partition of a source and pushes its rows through the
+// task's operator chain.
+type SourceTask struct {
+	// Table names the source in errors.
+	Table  string
+	Source connector.Source
+	Part   int
+	// Head is the first operator of the chain; Out is its tail (the edge to
+	// the next stage), told when the partition goes idle.
+	Head Operator
+	Out  Output
+	// Assigner, if set, is the chain's watermark assigner, ticked after
+	// every read.
+	Assigner *WatermarkAssigner
+	// IdleTimeout marks the partition idle after this long without rows;
+	// 0 never does.
+	IdleTimeout time.Duration
+	// BatchSize is the most rows read at once (default 1024).
+	BatchSize int
+	// Stop, when closed, ends the task gracefully (see RunOptions.Stop).
+	Stop <-chan struct{}
+}
+
+// Run reads the partition until it ends or ctx is cancelled. At the end of
+// a bounded partition it emits MaxWatermark and finishes the chain.
+func (t *SourceTask) Run(ctx context.Context) error {
+	r, err := t.Source.Open(ctx, t.Part)
+	if err != nil {
+		return fmt.Errorf("cannot open source %s partition %d: %w", t.Table, t.Part, err)
+	}
+	defer r.Close()
+	n := t.BatchSize
+	if n <= 0 {
+		n = 1024
+	}
+	b := types.NewBatch(n, 8)
+	lastData := time.Now()
+	idle := false
+	for {
+		if err := ctx.Err(); err != nil {
+			return context.Cause(ctx)
+		}
+		select {
+		case <-t.Stop:
+			return t.Head.Finish()
+		default:
+		}
+		b.Reset()
+		err := r.Read(ctx, b, n)
+		if err != nil && !errors.Is(err, io.EOF) {
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			return fmt.Errorf("source %s: %w", t.Table, err)
+		}
+		if len(b.Rows) > 0 {
+			lastData = time.Now()
+			if idle {
+				idle = false
+				if err := t.Out.SetIdle(false); err != nil {
+					return err
+				}
+			}
+			if err := t.Head.Process(b); err != nil {
+				return err
+			}
+		} else if t.IdleTimeout > 0 && !idle && time.Since(lastData) >= t.IdleTimeout {
+			idle = true
+			if err := t.Out.SetIdle(true); err != nil {
+				return err
+			}
+		}
+		if t.Assigner != nil {
+			if err := t.Assigner.Tick(); err != nil {
+				return err
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			if err := t.Head.Watermark(MaxWatermark); err != nil {
+				return err
+			}
+			return t.Head.Finish()
+		}
+	}
+}
