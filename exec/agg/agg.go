@@ -1,6 +1,3 @@
-// Package agg holds the aggregate functions: their type rules and their
-// accumulators, one file per function, and the Registry through which the
-// planner finds them (user-defined aggregates register there too).
 package agg
 
 import (

@@ -1,0 +1,51 @@
+package agg
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sluicesql/sluice/types"
+)
+
+// anyNull reports whether any argument is NULL: SQL aggregates skip such rows.
+func anyNull(args []types.Value) bool {
+	for _, v := range args {
+		if v.IsNull() {
+			return true
+		}
+	}
+	return false
+}
+
+func mergeError(name string, other Accumulator) error {
+	return fmt.Errorf("cannot merge %s accumulator with %T", name, other)
+}
+
+// arityError reports a wrong number of arguments.
+func arityError(name string, args []types.Type, want string) error {
+	return fmt.Errorf("cannot apply %s to (%s): want %s", name, typeList(args), want)
+}
+
+// argError reports an argument type the function does not accept.
+func argError(name string, args []types.Type, want string) error {
+	return fmt.Errorf("cannot apply %s to (%s): want %s", name, typeList(args), want)
+}
+
+func typeList(args []types.Type) string {
+	var b strings.Builder
+	for i, t := range args {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(t.String())
+	}
+	return b.String()
+}
+
+// oneArg checks that args holds exactly one argument.
+func oneArg(name string, args []types.Type) error {
+	if len(args) != 1 {
+		return arityError(name, args, "one argument")
+	}
+	return nil
+}

@@ -1,0 +1,73 @@
+package agg
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sluicesql/sluice/internal/suggest"
+)
+
+// Registry maps upper-case SQL names to aggregate functions. It is a value:
+// each engine builds its own with NewRegistry and may Register user-defined
+// aggregates without affecting any other. A Registry is not safe for
+// concurrent mutation; build it before sharing it.
+type Registry struct {
+	funcs map[string]Func
+}
+
+// NewRegistry returns a registry holding the built-in aggregates.
+func NewRegistry() *Registry {
+	r := &Registry{funcs: make(map[string]Func)}
+	for _, f := range builtins() {
+		r.funcs[f.Name()] = f
+	}
+	for alias, name := range aliases {
+		r.funcs[alias] = r.funcs[name]
+	}
+	return r
+}
+
+// aliases are alternative names of built-ins, as Flink accepts them.
+var aliases = map[string]string{}
+
+func builtins() []Func {
+	return []Func{
+		countFunc{},
+		sumFunc{},
+		sumFunc{zero: true},
+	}
+}
+
+// Lookup returns the function named name (case-insensitive). The error for
+// an unknown name suggests the nearest known one.
+func (r *Registry) Lookup(name string) (Func, error) {
+	if f, ok := r.funcs[strings.ToUpper(name)]; ok {
+		return f, nil
+	}
+	return nil, fmt.Errorf("cannot find aggregate function %s%s", name, suggest.Hint(name, r.Names()))
+}
+
+// Names returns the names of all registered functions, sorted.
+func (r *Registry) Names() []string {
+	names := make([]string, 0, len(r.funcs))
+	for n := range r.funcs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Register adds f under its (upper-cased) name. It fails if the name is
+// empty or already taken: built-ins cannot be shadowed by accident.
+func (r *Registry) Register(f Func) error {
+	name := strings.ToUpper(f.Name())
+	if name == "" {
+		return fmt.Errorf("cannot register aggregate function: empty name")
+	}
+	if _, ok := r.funcs[name]; ok {
+		return fmt.Errorf("cannot register aggregate function %s: name already registered", name)
+	}
+	r.funcs[name] = f
+	return nil
+}
