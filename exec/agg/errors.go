@@ -1,6 +1,7 @@
 package agg
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -48,4 +49,12 @@ func oneArg(name string, args []types.Type) error {
 		return arityError(name, args, "one argument")
 	}
 	return nil
+}
+
+// ErrAppendOnly is wrapped by the error Retract returns from an accumulator
+// built for append-only input (Call.AppendOnly).
+var ErrAppendOnly = errors.New("accumulator is append-only")
+
+func appendOnlyError(name string) error {
+	return fmt.Errorf("cannot retract from %s: %w", name, ErrAppendOnly)
 }

@@ -22,20 +22,31 @@ func NewRegistry() *Registry {
 	for _, f := range builtins() {
 		r.funcs[f.Name()] = f
 	}
-	for alias, name := range aliases {
-		r.funcs[alias] = r.funcs[name]
-	}
+	// Alternative names, as Flink and Calcite accept them.
+	r.funcs["STDDEV"] = r.funcs["STDDEV_SAMP"]
+	r.funcs["VARIANCE"] = r.funcs["VAR_SAMP"]
+	r.funcs["$SUM0"] = r.funcs["SUM0"]
 	return r
 }
-
-// aliases are alternative names of built-ins, as Flink accepts them.
-var aliases = map[string]string{}
 
 func builtins() []Func {
 	return []Func{
 		countFunc{},
 		sumFunc{},
 		sumFunc{zero: true},
+		avgFunc{},
+		minMaxFunc{},
+		minMaxFunc{max: true},
+		firstLastFunc{},
+		firstLastFunc{last: true},
+		listAggFunc{},
+		varianceFunc{name: "VAR_POP"},
+		varianceFunc{name: "VAR_SAMP", sample: true},
+		varianceFunc{name: "STDDEV_POP", sqrt: true},
+		varianceFunc{name: "STDDEV_SAMP", sample: true, sqrt: true},
+		boolAggFunc{},
+		boolAggFunc{or: true},
+		collectFunc{},
 	}
 }
 
