@@ -99,3 +99,10 @@ type Stats interface {
 	// Skipped returns the number of malformed records skipped so far.
 	Skipped() int64
 }
+
+// ChangelogSink is a SinkFactory whose sinks can take updates and deletes
+// (-U/+U/-D rows) for the given table; the planner rejects an updating
+// query into any other sink.
+type ChangelogSink interface {
+	AcceptsChangelog(t Table) bool
+}

@@ -1,0 +1,193 @@
+// Package catalog holds the tables, views and settings a session has
+// declared. It stores declarations; binding them into plans is the
+// planner's job.
+package catalog
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/sluicesql/sluice/internal/suggest"
+	"github.com/sluicesql/sluice/sql/ast"
+	"github.com/sluicesql/sluice/sql/token"
+	"github.com/sluicesql/sluice/types"
+)
+
+// Column is a declared column of a table.
+type Column struct {
+	Name string
+	// Type is the declared type; for a computed column it is unknown until
+	// the expression is bound (Kind KindNull).
+	Type types.Type
+	// Computed is the expression of a computed column (name AS expr).
+	Computed ast.Expr
+	// Metadata marks a METADATA column, read from MetadataKey.
+	Metadata    bool
+	MetadataKey string
+	Virtual     bool
+}
+
+// Table is a declared table.
+type Table struct {
+	Name       string
+	Columns    []Column
+	Watermark  *ast.WatermarkDef
+	PrimaryKey []string
+	Options    map[string]string
+	Temporary  bool
+	// Decl is the CREATE TABLE statement and File its source, for
+	// positioned errors.
+	Decl *ast.CreateTable
+	File *token.File
+}
+
+// Physical returns the physical columns: what the connector reads and writes.
+func (t *Table) Physical() types.Schema {
+	var s types.Schema
+	for _, c := range t.Columns {
+		if c.Computed == nil && !c.Metadata {
+			s.Columns = append(s.Columns, types.Column{Name: c.Name, Type: c.Type})
+		}
+	}
+	return s
+}
+
+// View is a declared view.
+type View struct {
+	Name    string
+	Columns []string
+	Query   *ast.Query
+	File    *token.File
+}
+
+// Catalog is a session's namespace of tables and views. It is safe for
+// concurrent use.
+type Catalog struct {
+	mu     sync.RWMutex
+	tables map[string]*Table
+	views  map[string]*View
+}
+
+// New returns an empty catalog.
+func New() *Catalog {
+	return &Catalog{tables: map[string]*Table{}, views: map[string]*View{}}
+}
+
+// AddTable declares a table. With ifNotExists an existing name is kept
+// silently; otherwise it is an error.
+func (c *Catalog) AddTable(t *Table, ifNotExists bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.exists(t.Name) {
+		if ifNotExists {
+			return nil
+		}
+		return fmt.Errorf("table or view '%s' already exists", t.Name)
+	}
+	c.tables[t.Name] = t
+	return nil
+}
+
+// AddView declares a view.
+func (c *Catalog) AddView(v *View, ifNotExists bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.exists(v.Name) {
+		if ifNotExists {
+			return nil
+		}
+		return fmt.Errorf("table or view '%s' already exists", v.Name)
+	}
+	c.views[v.Name] = v
+	return nil
+}
+
+func (c *Catalog) exists(name string) bool {
+	_, t := c.tables[name]
+	_, v := c.views[name]
+	return t || v
+}
+
+// Drop removes a table ("TABLE") or a view ("VIEW").
+func (c *Catalog) Drop(what, name string, ifExists bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch what {
+	case "TABLE":
+		if _, ok := c.tables[name]; ok {
+			delete(c.tables, name)
+			return nil
+		}
+	case "VIEW":
+		if _, ok := c.views[name]; ok {
+			delete(c.views, name)
+			return nil
+		}
+	default:
+		return fmt.Errorf("cannot drop a %s", strings.ToLower(what))
+	}
+	if ifExists {
+		return nil
+	}
+	return fmt.Errorf("%s '%s' does not exist%s", strings.ToLower(what), name, suggest.Hint(name, c.namesLocked()))
+}
+
+// Lookup finds a table or a view by name: exact match first, then a unique
+// case-insensitive match. Exactly one of the results is non-nil, or err
+// names the nearest known name.
+func (c *Catalog) Lookup(name string) (*Table, *View, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if t, ok := c.tables[name]; ok {
+		return t, nil, nil
+	}
+	if v, ok := c.views[name]; ok {
+		return nil, v, nil
+	}
+	var ft *Table
+	var fv *View
+	n := 0
+	for k, t := range c.tables {
+		if strings.EqualFold(k, name) {
+			ft, n = t, n+1
+		}
+	}
+	for k, v := range c.views {
+		if strings.EqualFold(k, name) {
+			fv, n = v, n+1
+		}
+	}
+	if n == 1 {
+		return ft, fv, nil
+	}
+	return nil, nil, fmt.Errorf("unknown table '%s'%s", name, suggest.Hint(name, c.namesLocked()))
+}
+
+// Tables returns the names of tables, sorted.
+func (c *Catalog) Tables() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return sortedKeys(c.tables)
+}
+
+// Views returns the names of views, sorted.
+func (c *Catalog) Views() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return sortedKeys(c.views)
+}
+
+func (c *Catalog) namesLocked() []string {
+	return append(sortedKeys(c.tables), sortedKeys(c.views)...)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,315 @@
+// Package physical translates logical plans into running graphs: it cuts a
+// plan into stages wherever rows must be re-keyed (aggregations) or merged
+// (unions, sinks, sorts), chains the operators of each stage, and compiles
+// expressions once per task.
+package physical
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/connector/memory"
+	"github.com/sluicesql/sluice/exec"
+	"github.com/sluicesql/sluice/exec/groupagg"
+	"github.com/sluicesql/sluice/exec/window"
+	"github.com/sluicesql/sluice/expr"
+	"github.com/sluicesql/sluice/plan"
+	"github.com/sluicesql/sluice/types"
+)
+
+// Env is what translation needs from the engine.
+type Env struct {
+	// Job names the job; operator IDs (and so state) derive from it.
+	Job         string
+	Connectors  *connector.Registry
+	ConnEnv     connector.Env
+	Expr        *expr.Env
+	Parallelism int
+}
+
+// opFactory builds one operator of a task's chain in front of next.
+type opFactory func(task int, next exec.Operator) (exec.Operator, error)
+
+// pipe is a stage under construction: the stage and the operators appended
+// to its chain so far.
+type pipe struct {
+	stage    *exec.Stage
+	ops      []opFactory
+	assigner int // index in ops of the watermark assigner, or -1
+	bounded  bool
+}
+
+type builder struct {
+	env    Env
+	stages []*exec.Stage
+	nextID int
+}
+
+// Build translates sinks (one INSERT, or a statement set) into a graph.
+func Build(env Env, sinks ...*plan.Sink) (*exec.Graph, error) {
+	if env.Parallelism < 1 {
+		env.Parallelism = 1
+	}
+	b := &builder{env: env}
+	for _, s := range sinks {
+		if err := b.sink(s); err != nil {
+			return nil, err
+		}
+	}
+	return &exec.Graph{Stages: b.stages}, nil
+}
+
+func (b *builder) id(kind string) string {
+	b.nextID++
+	return fmt.Sprintf("%s/%s-%d", b.env.Job, kind, b.nextID)
+}
+
+// close turns a pipe into a finished stage whose chain ends in the stage's
+// output edge.
+func (b *builder) close(p *pipe) *exec.Stage {
+	ops, asg := p.ops, p.assigner
+	p.stage.Build = func(task int, out exec.Output) (exec.Operator, *exec.WatermarkAssigner, error) {
+		var next exec.Operator = out
+		var assigner *exec.WatermarkAssigner
+		for i := len(ops) - 1; i >= 0; i-- {
+			op, err := ops[i](task, next)
+			if err != nil {
+				return nil, nil, err
+			}
+			if i == asg {
+				assigner = op.(*exec.WatermarkAssigner)
+			}
+			next = op
+		}
+		return next, assigner, nil
+	}
+	b.stages = append(b.stages, p.stage)
+	return p.stage
+}
+
+// newStage starts a stage fed by the given pipes.
+func (b *builder) newStage(name string, parallelism int, keys []int, inputs ...*pipe) *pipe {
+	st := &exec.Stage{Name: name, Parallelism: parallelism, KeyBy: keys}
+	bounded := true
+	for _, in := range inputs {
+		st.Inputs = append(st.Inputs, b.close(in))
+		bounded = bounded && in.bounded
+	}
+	return &pipe{stage: st, assigner: -1, bounded: bounded}
+}
+
+func (b *builder) sink(s *plan.Sink) error {
+	p, err := b.build(s.Input)
+	if err != nil {
+		return err
+	}
+	sink, err := b.env.Connectors.Sink(s.Table, b.env.ConnEnv)
+	if err != nil {
+		return err
+	}
+	// One writer per sink: merge the upstream tasks into one.
+	if p.stage.Source != nil || p.stage.Parallelism > 1 {
+		p = b.newStage("sink "+s.Table.Name, 1, nil, p)
+	}
+	name := s.Table.Name
+	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
+		return &exec.SinkOperator{Table: name, Sink: sink}, nil
+	})
+	b.close(p)
+	return nil
+}
+
+func (b *builder) compile(n expr.Node) (exec.RowFunc, error) {
+	ev, err := expr.Compile(n, b.env.Expr)
+	if err != nil {
+		return nil, err
+	}
+	return exec.RowFunc(ev), nil
+}
+
+func (b *builder) build(n plan.Node) (*pipe, error) {
+	switch n := n.(type) {
+	case *plan.Scan:
+		return b.scan(n)
+	case *plan.Values:
+		src := memory.NewBounded(valuesRows(n.Rows))
+		st := &exec.Stage{Name: "values", Source: src}
+		return &pipe{stage: st, assigner: -1, bounded: true}, nil
+	case *plan.Calc:
+		p, err := b.build(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		filter, projs := n.Filter, n.Projs
+		env := b.env.Expr
+		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
+			c := &exec.Calc{Next: next}
+			if filter != nil {
+				pred, err := expr.CompilePredicate(filter, env)
+				if err != nil {
+					return nil, err
+				}
+				c.Filter = exec.RowPredicate(pred)
+			}
+			for _, pr := range projs {
+				ev, err := expr.Compile(pr, env)
+				if err != nil {
+					return nil, err
+				}
+				c.Projs = append(c.Projs, exec.RowFunc(ev))
+			}
+			return c, nil
+		})
+		return p, nil
+	case *plan.WindowTVF:
+		p, err := b.build(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		if n.Spec.Kind == window.Session {
+			// Sessions are per partition key: bring each key's rows together.
+			par := 1
+			if len(n.PartitionKeys) > 0 {
+				par = b.env.Parallelism
+			}
+			p = b.newStage("session", par, n.PartitionKeys, p)
+		}
+		cfg := window.AssignConfig{Spec: n.Spec, TimeCol: n.TimeCol, PartitionKeys: n.PartitionKeys, ID: b.id("window")}
+		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
+			c := cfg
+			c.ID = fmt.Sprintf("%s/%d", cfg.ID, task)
+			c.Next = next
+			return window.NewAssign(c)
+		})
+		return p, nil
+	case *plan.WindowAggregate:
+		p, err := b.build(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		par := 1
+		if len(n.Keys) > 0 {
+			par = b.env.Parallelism
+		}
+		p = b.newStage("window-agg", par, n.Keys, p)
+		cfg := window.AggregateConfig{ID: b.id("window-agg"), Spec: n.Spec, TimeCol: n.TimeCol, Keys: n.Keys,
+			PartitionKeys: n.PartitionKeys, Calls: n.Calls}
+		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
+			c := cfg
+			c.ID = fmt.Sprintf("%s/%d", cfg.ID, task)
+			c.Next = next
+			return window.NewAggregate(c)
+		})
+		return p, nil
+	case *plan.GroupAggregate:
+		p, err := b.build(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		par := 1
+		if len(n.Keys) > 0 {
+			par = b.env.Parallelism
+		}
+		appendOnly := !n.Input.Updating()
+		p = b.newStage("group-agg", par, n.Keys, p)
+		cfg := groupagg.Config{ID: b.id("group-agg"), Keys: n.Keys, Calls: n.Calls, AppendOnlyInput: appendOnly}
+		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
+			c := cfg
+			c.ID = fmt.Sprintf("%s/%d", cfg.ID, task)
+			c.Next = next
+			return groupagg.New(c)
+		})
+		return p, nil
+	case *plan.Union:
+		var ins []*pipe
+		for _, in := range n.Ins {
+			p, err := b.build(in)
+			if err != nil {
+				return nil, err
+			}
+			ins = append(ins, p)
+		}
+		return b.newStage("union", 1, nil, ins...), nil
+	case *plan.Sort:
+		p, err := b.build(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		if len(n.Keys) > 0 && !p.bounded {
+			return nil, fmt.Errorf("ORDER BY on an unbounded input is not supported: Flink allows it only on a time attribute, which is not supported yet; use a bounded source or drop ORDER BY")
+		}
+		p = b.newStage("sort", 1, nil, p)
+		keys, off, lim := n.Keys, n.Offset, n.Limit
+		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
+			return exec.NewSortLimit(sortKeys(keys), off, lim, next), nil
+		})
+		return p, nil
+	}
+	return nil, fmt.Errorf("cannot execute plan node %T", n)
+}
+
+func sortKeys(keys []plan.SortKey) []exec.SortKey {
+	out := make([]exec.SortKey, len(keys))
+	for i, k := range keys {
+		out[i] = exec.SortKey{Col: k.Col, Desc: k.Desc, NullsFirst: k.NullsFirst}
+	}
+	return out
+}
+
+func valuesRows(rows [][]types.Value) []types.Row {
+	out := make([]types.Row, len(rows))
+	for i, r := range rows {
+		out[i] = types.Row{Vals: r}
+	}
+	return out
+}
+
+func (b *builder) scan(n *plan.Scan) (*pipe, error) {
+	src, err := b.env.Connectors.Source(n.Table, b.env.ConnEnv)
+	if err != nil {
+		return nil, err
+	}
+	st := &exec.Stage{Name: n.Table.Name, Source: src, IdleTimeout: time.Duration(n.IdleTimeoutMillis) * time.Millisecond}
+	p := &pipe{stage: st, assigner: -1, bounded: src.Bounded()}
+	// Physical row → full row, when there are computed columns.
+	identity := len(n.Computed) == n.Table.Schema.Len()
+	for i, c := range n.Computed {
+		col, ok := c.(*expr.Column)
+		identity = identity && ok && col.Index == i
+	}
+	if !identity {
+		computed := n.Computed
+		env := b.env.Expr
+		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
+			c := &exec.Calc{Next: next}
+			for _, e := range computed {
+				ev, err := expr.Compile(e, env)
+				if err != nil {
+					return nil, err
+				}
+				c.Projs = append(c.Projs, exec.RowFunc(ev))
+			}
+			return c, nil
+		})
+	}
+	switch {
+	case n.Watermark != nil:
+		wm, env, now := n.Watermark, b.env.Expr, b.env.Expr.Now
+		p.assigner = len(p.ops)
+		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
+			ev, err := expr.Compile(wm, env)
+			if err != nil {
+				return nil, err
+			}
+			return &exec.WatermarkAssigner{Expr: exec.RowFunc(ev), Now: now, Next: next}, nil
+		})
+	case n.ProctimeCol >= 0:
+		now := b.env.Expr.Now
+		p.assigner = len(p.ops)
+		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
+			return &exec.WatermarkAssigner{ProcTime: true, Now: now, Next: next}, nil
+		})
+	}
+	return p, nil
+}

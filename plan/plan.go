@@ -1,0 +1,361 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/exec/agg"
+	"github.com/sluicesql/sluice/exec/window"
+	"github.com/sluicesql/sluice/expr"
+	"github.com/sluicesql/sluice/types"
+)
+
+// Node is a logical plan node.
+type Node interface {
+	// Schema is the node's output columns.
+	Schema() types.Schema
+	// Inputs are the node's children.
+	Inputs() []Node
+	// Describe is the one-line form used by EXPLAIN.
+	Describe() string
+	// Updating reports whether the node's output carries updates or
+	// deletes (-U/+U/-D) rather than inserts only.
+	Updating() bool
+}
+
+// Scan reads a table. Its output is the table's full row: physical columns
+// first as the connector produces them, then computed columns.
+type Scan struct {
+	Table connector.Table
+	// Out is the full output schema, computed columns included.
+	Out types.Schema
+	// Computed holds, for each output column past the physical ones, the
+	// expression over the physical row (a computed column or PROCTIME()).
+	Computed []expr.Node
+	// Watermark is the WATERMARK expression over the full row; nil if none.
+	Watermark expr.Node
+	// RowtimeCol is the index of the rowtime column; -1 if none.
+	RowtimeCol int
+	// ProctimeCol is the index of a PROCTIME() column; -1 if none.
+	ProctimeCol int
+	// IdleTimeoutMillis marks partitions idle; 0 never does.
+	IdleTimeoutMillis int64
+	// Alias is the name the query gives the table, for EXPLAIN.
+	Alias string
+}
+
+// Schema implements Node.
+func (s *Scan) Schema() types.Schema { return s.Out }
+
+// Inputs implements Node.
+func (s *Scan) Inputs() []Node { return nil }
+
+// Updating implements Node.
+func (s *Scan) Updating() bool { return false }
+
+// Describe implements Node.
+func (s *Scan) Describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "TableSourceScan(table=[%s], fields=[%s]", s.Table.Name, strings.Join(s.Out.Names(), ", "))
+	if s.Watermark != nil {
+		fmt.Fprintf(&b, ", watermark=[%s]", s.Watermark)
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// Values is a constant relation.
+type Values struct {
+	Rows [][]types.Value
+	Out  types.Schema
+}
+
+// Schema implements Node.
+func (v *Values) Schema() types.Schema { return v.Out }
+
+// Inputs implements Node.
+func (v *Values) Inputs() []Node { return nil }
+
+// Updating implements Node.
+func (v *Values) Updating() bool { return false }
+
+// Describe implements Node.
+func (v *Values) Describe() string {
+	return fmt.Sprintf("Values(rows=%d, fields=[%s])", len(v.Rows), strings.Join(v.Out.Names(), ", "))
+}
+
+// Calc filters then projects: the fused WHERE and SELECT list.
+type Calc struct {
+	Input Node
+	// Filter is the condition; nil keeps every row.
+	Filter expr.Node
+	// Projs are the output expressions over the input row.
+	Projs []expr.Node
+	Out   types.Schema
+}
+
+// Schema implements Node.
+func (c *Calc) Schema() types.Schema { return c.Out }
+
+// Inputs implements Node.
+func (c *Calc) Inputs() []Node { return []Node{c.Input} }
+
+// Updating implements Node.
+func (c *Calc) Updating() bool { return c.Input.Updating() }
+
+// Describe implements Node.
+func (c *Calc) Describe() string {
+	var b strings.Builder
+	b.WriteString("Calc(select=[")
+	for i, p := range c.Projs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		s := p.String()
+		name := c.Out.Columns[i].Name
+		if col, ok := p.(*expr.Column); ok && col.Name == name {
+			b.WriteString(s)
+		} else {
+			fmt.Fprintf(&b, "%s AS %s", s, name)
+		}
+	}
+	b.WriteString("]")
+	if c.Filter != nil {
+		fmt.Fprintf(&b, ", where=[%s]", c.Filter)
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// IsIdentity reports whether the Calc neither filters nor changes its input.
+func (c *Calc) IsIdentity() bool {
+	if c.Filter != nil || len(c.Projs) != c.Input.Schema().Len() {
+		return false
+	}
+	for i, p := range c.Projs {
+		col, ok := p.(*expr.Column)
+		if !ok || col.Index != i || c.Out.Columns[i].Name != c.Input.Schema().Columns[i].Name {
+			return false
+		}
+	}
+	return true
+}
+
+// WindowTVF appends window_start, window_end and window_time to each input
+// row (one row per window the input row belongs to).
+type WindowTVF struct {
+	Input   Node
+	Spec    window.Spec
+	TimeCol int
+	// PartitionKeys are SESSION's PARTITION BY columns.
+	PartitionKeys []int
+	Out           types.Schema
+}
+
+// Schema implements Node.
+func (w *WindowTVF) Schema() types.Schema { return w.Out }
+
+// Inputs implements Node.
+func (w *WindowTVF) Inputs() []Node { return []Node{w.Input} }
+
+// Updating implements Node.
+func (w *WindowTVF) Updating() bool { return false }
+
+// Describe implements Node.
+func (w *WindowTVF) Describe() string {
+	return fmt.Sprintf("WindowTableFunction(window=[%s], time_col=[%s])", w.Spec,
+		w.Input.Schema().Columns[w.TimeCol].Name)
+}
+
+// WindowAggregate aggregates rows per key and event-time window, emitting
+// each window's rows once when the watermark passes its end. Output: the
+// keys, window_start, window_end, window_time, then one column per call.
+type WindowAggregate struct {
+	Input         Node
+	Spec          window.Spec
+	TimeCol       int
+	Keys          []int
+	PartitionKeys []int
+	Calls         []agg.Call
+	Out           types.Schema
+}
+
+// Schema implements Node.
+func (w *WindowAggregate) Schema() types.Schema { return w.Out }
+
+// Inputs implements Node.
+func (w *WindowAggregate) Inputs() []Node { return []Node{w.Input} }
+
+// Updating implements Node.
+func (w *WindowAggregate) Updating() bool { return false }
+
+// Describe implements Node.
+func (w *WindowAggregate) Describe() string {
+	in := w.Input.Schema()
+	return fmt.Sprintf("WindowAggregate(groupBy=[%s], window=[%s], time_col=[%s], select=[%s])",
+		colNames(in, w.Keys), w.Spec, in.Columns[w.TimeCol].Name, callNames(in, w.Calls))
+}
+
+// GroupAggregate is a non-windowed GROUP BY: an updating result per key.
+// Output: the keys, then one column per call.
+type GroupAggregate struct {
+	Input Node
+	Keys  []int
+	Calls []agg.Call
+	Out   types.Schema
+}
+
+// Schema implements Node.
+func (g *GroupAggregate) Schema() types.Schema { return g.Out }
+
+// Inputs implements Node.
+func (g *GroupAggregate) Inputs() []Node { return []Node{g.Input} }
+
+// Updating implements Node: results change as rows arrive.
+func (g *GroupAggregate) Updating() bool { return true }
+
+// Describe implements Node.
+func (g *GroupAggregate) Describe() string {
+	in := g.Input.Schema()
+	return fmt.Sprintf("GroupAggregate(groupBy=[%s], select=[%s])", colNames(in, g.Keys), callNames(in, g.Calls))
+}
+
+// Union is UNION ALL of inputs with the same column types.
+type Union struct {
+	Ins []Node
+	Out types.Schema
+}
+
+// Schema implements Node.
+func (u *Union) Schema() types.Schema { return u.Out }
+
+// Inputs implements Node.
+func (u *Union) Inputs() []Node { return u.Ins }
+
+// Updating implements Node.
+func (u *Union) Updating() bool {
+	for _, in := range u.Ins {
+		if in.Updating() {
+			return true
+		}
+	}
+	return false
+}
+
+// Describe implements Node.
+func (u *Union) Describe() string {
+	return fmt.Sprintf("Union(all=[true], fields=[%s])", strings.Join(u.Out.Names(), ", "))
+}
+
+// SortKey is one ORDER BY key.
+type SortKey struct {
+	Col        int
+	Desc       bool
+	NullsFirst bool
+}
+
+// Sort orders a bounded input and/or limits it. With no keys it only limits.
+type Sort struct {
+	Input  Node
+	Keys   []SortKey
+	Offset int64
+	// Limit is the most rows emitted; -1 for no limit.
+	Limit int64
+}
+
+// Schema implements Node.
+func (s *Sort) Schema() types.Schema { return s.Input.Schema() }
+
+// Inputs implements Node.
+func (s *Sort) Inputs() []Node { return []Node{s.Input} }
+
+// Updating implements Node.
+func (s *Sort) Updating() bool { return s.Input.Updating() }
+
+// Describe implements Node.
+func (s *Sort) Describe() string {
+	in := s.Input.Schema()
+	var parts []string
+	for _, k := range s.Keys {
+		d := "ASC"
+		if k.Desc {
+			d = "DESC"
+		}
+		parts = append(parts, in.Columns[k.Col].Name+" "+d)
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("Limit(offset=[%d], fetch=[%d])", s.Offset, s.Limit)
+	}
+	return fmt.Sprintf("Sort(orderBy=[%s], offset=[%d], fetch=[%d])", strings.Join(parts, ", "), s.Offset, s.Limit)
+}
+
+// Sink writes its input to a table.
+type Sink struct {
+	Input Node
+	Table connector.Table
+}
+
+// Schema implements Node.
+func (s *Sink) Schema() types.Schema { return s.Input.Schema() }
+
+// Inputs implements Node.
+func (s *Sink) Inputs() []Node { return []Node{s.Input} }
+
+// Updating implements Node.
+func (s *Sink) Updating() bool { return s.Input.Updating() }
+
+// Describe implements Node.
+func (s *Sink) Describe() string {
+	return fmt.Sprintf("Sink(table=[%s], fields=[%s])", s.Table.Name, strings.Join(s.Input.Schema().Names(), ", "))
+}
+
+// Format prints a plan as an indented tree, one node per line, as EXPLAIN
+// shows it.
+func Format(n Node) string {
+	var b strings.Builder
+	var walk func(n Node, depth int)
+	walk = func(n Node, depth int) {
+		if depth > 0 {
+			b.WriteString(strings.Repeat("   ", depth-1))
+			b.WriteString("+- ")
+		}
+		b.WriteString(n.Describe())
+		b.WriteByte('\n')
+		for _, in := range n.Inputs() {
+			walk(in, depth+1)
+		}
+	}
+	walk(n, 0)
+	return b.String()
+}
+
+func colNames(s types.Schema, idx []int) string {
+	names := make([]string, len(idx))
+	for i, c := range idx {
+		names[i] = s.Columns[c].Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func callNames(in types.Schema, calls []agg.Call) string {
+	parts := make([]string, len(calls))
+	for i, c := range calls {
+		var b strings.Builder
+		b.WriteString(c.Func.Name())
+		b.WriteByte('(')
+		if c.Distinct {
+			b.WriteString("DISTINCT ")
+		}
+		if len(c.Args) == 0 {
+			b.WriteByte('*')
+		}
+		b.WriteString(colNames(in, c.Args))
+		b.WriteByte(')')
+		if c.Filter >= 0 {
+			fmt.Fprintf(&b, " FILTER %s", in.Columns[c.Filter].Name)
+		}
+		parts[i] = b.String()
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,186 @@
+package planner
+
+import (
+	"strings"
+	"time"
+
+	"github.com/sluicesql/sluice/catalog"
+	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/exec/agg"
+	"github.com/sluicesql/sluice/expr"
+	"github.com/sluicesql/sluice/internal/suggest"
+	"github.com/sluicesql/sluice/sql/ast"
+	"github.com/sluicesql/sluice/sql/token"
+	"github.com/sluicesql/sluice/types"
+)
+
+// Planner plans the statements of one source file against a catalog.
+type Planner struct {
+	Catalog *catalog.Catalog
+	Funcs   *expr.Registry
+	Aggs    *agg.Registry
+	// Config holds the session's SET options.
+	Config map[string]string
+	// File is the source of the statement being planned, for positions.
+	File *token.File
+
+	builder *expr.Builder
+	// ctes are the WITH names in scope, innermost last.
+	ctes []map[string]*cte
+	// views guards against a view that refers to itself.
+	viewDepth int
+}
+
+type cte struct {
+	def  *ast.CTE
+	file *token.File
+}
+
+// New returns a planner.
+func New(cat *catalog.Catalog, funcs *expr.Registry, aggs *agg.Registry, config map[string]string, file *token.File) *Planner {
+	return &Planner{Catalog: cat, Funcs: funcs, Aggs: aggs, Config: config, File: file, builder: expr.NewBuilder(funcs)}
+}
+
+// errorf returns a positioned error at n.
+func (p *Planner) errorf(n ast.Node, format string, args ...any) error {
+	pos := token.NoPos
+	if n != nil {
+		pos = n.Pos()
+	}
+	return token.NewError(p.File, pos, format, args...)
+}
+
+// wrap positions a plain error (from the expression builder) at n.
+func (p *Planner) wrap(n ast.Node, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := err.(*token.Error); ok {
+		return err
+	}
+	return p.errorf(n, "%s", err.Error())
+}
+
+// idleTimeout returns the session's source idle timeout.
+func (p *Planner) configDuration(key string) (time.Duration, error) {
+	v, ok := p.Config[key]
+	if !ok || v == "" || v == "0" {
+		return 0, nil
+	}
+	return connector.ParseDuration(v)
+}
+
+// ---------------------------------------------------------------------------
+// Scopes
+
+// scopeCol is a column visible to expressions: its qualifier (the table
+// alias), its name and its type.
+type scopeCol struct {
+	qual string
+	name string
+	typ  types.Type
+}
+
+// scope is the row an expression is evaluated over: the columns of the
+// FROM clause (or of an operator's input), in order.
+type scope struct {
+	cols []scopeCol
+}
+
+func scopeOf(qual string, s types.Schema) *scope {
+	sc := &scope{cols: make([]scopeCol, len(s.Columns))}
+	for i, c := range s.Columns {
+		sc.cols[i] = scopeCol{qual: qual, name: c.Name, typ: c.Type}
+	}
+	return sc
+}
+
+func (s *scope) schema() types.Schema {
+	out := types.Schema{Columns: make([]types.Column, len(s.cols))}
+	for i, c := range s.cols {
+		out.Columns[i] = types.Column{Name: c.name, Type: c.typ}
+	}
+	return out
+}
+
+func (s *scope) requalify(qual string) *scope {
+	out := &scope{cols: append([]scopeCol(nil), s.cols...)}
+	for i := range out.cols {
+		out.cols[i].qual = qual
+	}
+	return out
+}
+
+func (s *scope) names() []string {
+	out := make([]string, len(s.cols))
+	for i, c := range s.cols {
+		out[i] = c.name
+	}
+	return out
+}
+
+// resolve finds the column a dotted name refers to and returns the parts
+// left over (field accesses into a ROW).
+func (p *Planner) resolve(s *scope, parts []*ast.Ident) (int, []*ast.Ident, error) {
+	if len(parts) >= 2 {
+		if i, ok, err := p.find(s, parts[0].Name, parts[1]); ok || err != nil {
+			return i, parts[2:], err
+		}
+	}
+	i, ok, err := p.find(s, "", parts[0])
+	if err != nil {
+		return 0, nil, err
+	}
+	if !ok {
+		name := parts[0].Name
+		if len(parts) >= 2 && p.hasQualifier(s, parts[0].Name) {
+			name = parts[1].Name
+			return 0, nil, p.errorf(parts[1], "column '%s' not found in table '%s'%s", name, parts[0].Name,
+				suggest.Hint(name, p.qualNames(s, parts[0].Name)))
+		}
+		return 0, nil, p.errorf(parts[0], "column '%s' not found in any table%s", name, suggest.Hint(name, s.names()))
+	}
+	return i, parts[1:], nil
+}
+
+func (p *Planner) hasQualifier(s *scope, q string) bool {
+	for _, c := range s.cols {
+		if c.qual != "" && strings.EqualFold(c.qual, q) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Planner) qualNames(s *scope, q string) []string {
+	var out []string
+	for _, c := range s.cols {
+		if strings.EqualFold(c.qual, q) {
+			out = append(out, c.name)
+		}
+	}
+	return out
+}
+
+// find looks a column up by name (and qualifier, if not empty): exact
+// case first, then case-insensitive. Two matches are ambiguous.
+func (p *Planner) find(s *scope, qual string, id *ast.Ident) (int, bool, error) {
+	for _, fold := range []bool{false, true} {
+		found := -1
+		for i, c := range s.cols {
+			if qual != "" && !strings.EqualFold(c.qual, qual) {
+				continue
+			}
+			if c.name == id.Name || fold && strings.EqualFold(c.name, id.Name) {
+				if found >= 0 {
+					return 0, false, p.errorf(id, "column '%s' is ambiguous", id.Name)
+				}
+				found = i
+			}
+		}
+		if found >= 0 {
+			return found, true, nil
+		}
+	}
+	return 0, false, nil
+}

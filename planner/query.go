@@ -1,0 +1,566 @@
+package planner
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/sluicesql/sluice/catalog"
+	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/expr"
+	"github.com/sluicesql/sluice/plan"
+	"github.com/sluicesql/sluice/sql/ast"
+	"github.com/sluicesql/sluice/sql/token"
+	"github.com/sluicesql/sluice/types"
+)
+
+// PlanQuery plans a query; the result's schema holds the output columns.
+func (p *Planner) PlanQuery(q *ast.Query) (plan.Node, error) {
+	n, _, err := p.bindQuery(q)
+	return n, err
+}
+
+func (p *Planner) bindQuery(q *ast.Query) (plan.Node, *scope, error) {
+	if len(q.With) > 0 {
+		m := map[string]*cte{}
+		for _, c := range q.With {
+			m[c.Name.Name] = &cte{def: c, file: p.File}
+		}
+		p.ctes = append(p.ctes, m)
+		defer func() { p.ctes = p.ctes[:len(p.ctes)-1] }()
+	}
+	n, sc, err := p.bindBody(q.Body)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(q.OrderBy) == 0 && q.Limit == nil && q.Offset == nil {
+		return n, sc, nil
+	}
+	sort := &plan.Sort{Input: n, Limit: -1}
+	for _, o := range q.OrderBy {
+		col, err := p.orderColumn(o.Expr, sc)
+		if err != nil {
+			return nil, nil, err
+		}
+		k := plan.SortKey{Col: col, Desc: o.Desc, NullsFirst: !o.Desc}
+		if o.NullsFirst != nil {
+			k.NullsFirst = *o.NullsFirst
+		}
+		sort.Keys = append(sort.Keys, k)
+	}
+	var err2 error
+	if q.Limit != nil {
+		if sort.Limit, err2 = p.constInt(q.Limit, "LIMIT"); err2 != nil {
+			return nil, nil, err2
+		}
+	}
+	if q.Offset != nil {
+		if sort.Offset, err2 = p.constInt(q.Offset, "OFFSET"); err2 != nil {
+			return nil, nil, err2
+		}
+	}
+	return sort, sc, nil
+}
+
+// orderColumn resolves an ORDER BY item to an output column: by alias or
+// name, or by 1-based ordinal.
+func (p *Planner) orderColumn(e ast.Expr, sc *scope) (int, error) {
+	if lit, ok := e.(*ast.Literal); ok && lit.Kind == ast.Number {
+		n, err := strconv.Atoi(lit.Value)
+		if err != nil || n < 1 || n > len(sc.cols) {
+			return 0, p.errorf(e, "ORDER BY position %s is not in the select list (1..%d)", lit.Value, len(sc.cols))
+		}
+		return n - 1, nil
+	}
+	n, err := p.bindExpr(e, sc)
+	if err != nil {
+		return 0, err
+	}
+	if c, ok := n.(*expr.Column); ok {
+		return c.Index, nil
+	}
+	return 0, p.errorf(e, "ORDER BY supports output columns only; add the expression to the select list")
+}
+
+func (p *Planner) constInt(e ast.Expr, what string) (int64, error) {
+	lit, ok := e.(*ast.Literal)
+	if ok && lit.Kind == ast.Number {
+		if n, err := strconv.ParseInt(lit.Value, 10, 64); err == nil && n >= 0 {
+			return n, nil
+		}
+	}
+	return 0, p.errorf(e, "%s expects a non-negative integer literal", what)
+}
+
+func (p *Planner) bindBody(body ast.QueryBody) (plan.Node, *scope, error) {
+	switch b := body.(type) {
+	case *ast.Select:
+		return p.bindSelect(b)
+	case *ast.Query:
+		return p.bindQuery(b)
+	case *ast.Values:
+		return p.bindValues(b)
+	case *ast.SetOp:
+		return p.bindSetOp(b)
+	}
+	return nil, nil, p.errorf(body, "unsupported query %T", body)
+}
+
+func (p *Planner) bindSetOp(s *ast.SetOp) (plan.Node, *scope, error) {
+	if s.Op != "UNION" {
+		return nil, nil, p.errorf(s, "%s is not supported yet; UNION and UNION ALL are", s.Op)
+	}
+	l, lsc, err := p.bindBody(s.Left)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, _, err := p.bindBody(s.Right)
+	if err != nil {
+		return nil, nil, err
+	}
+	ls, rs := l.Schema(), r.Schema()
+	if ls.Len() != rs.Len() {
+		return nil, nil, p.errorf(s, "UNION inputs have %d and %d columns", ls.Len(), rs.Len())
+	}
+	out := types.Schema{Columns: make([]types.Column, ls.Len())}
+	for i := range ls.Columns {
+		t, ok := types.CommonType(ls.Columns[i].Type.WithoutTimeAttr(), rs.Columns[i].Type.WithoutTimeAttr())
+		if !ok {
+			return nil, nil, p.errorf(s, "UNION column %d has incompatible types %s and %s", i+1,
+				ls.Columns[i].Type, rs.Columns[i].Type)
+		}
+		if ls.Columns[i].Type.Equal(rs.Columns[i].Type) {
+			t = ls.Columns[i].Type // keep time attributes when both sides agree
+		}
+		out.Columns[i] = types.Column{Name: ls.Columns[i].Name, Type: t}
+	}
+	l, err = p.castTo(s, l, out)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err = p.castTo(s, r, out)
+	if err != nil {
+		return nil, nil, err
+	}
+	var n plan.Node = &plan.Union{Ins: []plan.Node{l, r}, Out: out}
+	sc := scopeOf("", out)
+	_ = lsc
+	if !s.All {
+		keys := make([]int, out.Len())
+		for i := range keys {
+			keys[i] = i
+		}
+		n = &plan.GroupAggregate{Input: n, Keys: keys, Out: out}
+	}
+	return n, sc, nil
+}
+
+// castTo projects n onto the column types of out, casting where needed.
+func (p *Planner) castTo(at ast.Node, n plan.Node, out types.Schema) (plan.Node, error) {
+	in := n.Schema()
+	same := true
+	projs := make([]expr.Node, in.Len())
+	cols := make([]types.Column, in.Len())
+	for i, c := range in.Columns {
+		var e expr.Node = &expr.Column{Index: i, Name: c.Name, T: c.Type}
+		want := out.Columns[i].Type
+		if !c.Type.SameKind(want) || c.Type.Nullable() != want.Nullable() && !want.Nullable() {
+			cast, err := p.builder.Cast(e, want, false)
+			if err != nil {
+				return nil, p.wrap(at, err)
+			}
+			e, same = cast, false
+		}
+		projs[i] = e
+		cols[i] = types.Column{Name: out.Columns[i].Name, Type: e.Type()}
+	}
+	if same {
+		return n, nil
+	}
+	return &plan.Calc{Input: n, Projs: projs, Out: types.Schema{Columns: cols}}, nil
+}
+
+func (p *Planner) bindValues(v *ast.Values) (plan.Node, *scope, error) {
+	if len(v.Rows) == 0 {
+		return nil, nil, p.errorf(v, "VALUES needs at least one row")
+	}
+	width := len(v.Rows[0])
+	empty := &scope{}
+	rows := make([][]types.Value, len(v.Rows))
+	var colTypes []types.Type
+	nodes := make([][]expr.Node, len(v.Rows))
+	for i, r := range v.Rows {
+		if len(r) != width {
+			return nil, nil, p.errorf(v, "VALUES rows have %d and %d columns", width, len(r))
+		}
+		nodes[i] = make([]expr.Node, width)
+		for j, e := range r {
+			n, err := p.bindExpr(e, empty)
+			if err != nil {
+				return nil, nil, err
+			}
+			nodes[i][j] = n
+			if i == 0 {
+				colTypes = append(colTypes, n.Type())
+			} else {
+				t, ok := types.CommonType(colTypes[j], n.Type())
+				if !ok {
+					return nil, nil, p.errorf(e, "VALUES column %d mixes %s and %s", j+1, colTypes[j], n.Type())
+				}
+				colTypes[j] = t
+			}
+		}
+	}
+	env := &expr.Env{Now: func() int64 { return 0 }}
+	for i := range nodes {
+		rows[i] = make([]types.Value, width)
+		for j, n := range nodes[i] {
+			if !n.Type().SameKind(colTypes[j]) {
+				c, err := p.builder.Cast(n, colTypes[j], false)
+				if err != nil {
+					return nil, nil, p.wrap(v.Rows[i][j], err)
+				}
+				n = c
+			}
+			ev, err := expr.Compile(n, env)
+			if err != nil {
+				return nil, nil, p.wrap(v.Rows[i][j], err)
+			}
+			val, err := ev(nil)
+			if err != nil {
+				return nil, nil, p.wrap(v.Rows[i][j], err)
+			}
+			rows[i][j] = val
+		}
+	}
+	out := types.Schema{}
+	for j, t := range colTypes {
+		out.Columns = append(out.Columns, types.Column{Name: "EXPR$" + strconv.Itoa(j), Type: t})
+	}
+	return &plan.Values{Rows: rows, Out: out}, scopeOf("", out), nil
+}
+
+// ---------------------------------------------------------------------------
+// FROM
+
+func (p *Planner) bindFrom(t ast.TableExpr) (plan.Node, *scope, error) {
+	switch t := t.(type) {
+	case *ast.TableName:
+		if t.SystemTime != nil {
+			return nil, nil, p.errorf(t.SystemTime, "FOR SYSTEM_TIME AS OF (temporal and lookup joins) is not supported yet")
+		}
+		n, sc, err := p.bindTableRef(t.Name)
+		if err != nil {
+			return nil, nil, err
+		}
+		return p.alias(n, sc, t.Name.Last().Name, t.Alias, t.ColumnAliases)
+	case *ast.SubqueryTable:
+		if t.Lateral {
+			return nil, nil, p.errorf(t, "LATERAL subqueries are not supported yet")
+		}
+		n, sc, err := p.bindQuery(t.Query)
+		if err != nil {
+			return nil, nil, err
+		}
+		return p.alias(n, sc, "", t.Alias, t.ColumnAliases)
+	case *ast.TableFunc:
+		return p.bindTableFunc(t)
+	case *ast.Join:
+		return nil, nil, p.errorf(t, "joins are not supported yet")
+	case *ast.Unnest:
+		return nil, nil, p.errorf(t, "UNNEST is not supported yet")
+	}
+	return nil, nil, p.errorf(t, "unsupported FROM item %T", t)
+}
+
+// alias renames a relation (and optionally its columns).
+func (p *Planner) alias(n plan.Node, sc *scope, def string, alias *ast.Ident, cols []*ast.Ident) (plan.Node, *scope, error) {
+	q := def
+	if alias != nil {
+		q = alias.Name
+	}
+	sc = sc.requalify(q)
+	if len(cols) > 0 {
+		if len(cols) != len(sc.cols) {
+			return nil, nil, p.errorf(cols[0], "%d column aliases given for %d columns", len(cols), len(sc.cols))
+		}
+		projs := make([]expr.Node, len(cols))
+		out := types.Schema{}
+		for i, c := range cols {
+			sc.cols[i].name = c.Name
+			projs[i] = &expr.Column{Index: i, Name: c.Name, T: sc.cols[i].typ}
+			out.Columns = append(out.Columns, types.Column{Name: c.Name, Type: sc.cols[i].typ})
+		}
+		n = &plan.Calc{Input: n, Projs: projs, Out: out}
+	}
+	return n, sc, nil
+}
+
+// bindTableRef plans a reference to a CTE, a view or a table.
+func (p *Planner) bindTableRef(name *ast.ObjectName) (plan.Node, *scope, error) {
+	last := name.Last().Name
+	if len(name.Parts) == 1 {
+		for i := len(p.ctes) - 1; i >= 0; i-- {
+			if c, ok := p.ctes[i][last]; ok {
+				// A CTE sees only the CTEs declared before it.
+				saved := p.ctes
+				p.ctes = p.ctes[:i]
+				n, sc, err := p.bindQuery(c.def.Query)
+				p.ctes = saved
+				if err != nil {
+					return nil, nil, err
+				}
+				return p.alias(n, sc, last, nil, c.def.Columns)
+			}
+		}
+	}
+	tbl, view, err := p.Catalog.Lookup(last)
+	if err != nil {
+		return nil, nil, p.errorf(name, "%s", err.Error())
+	}
+	if view != nil {
+		return p.bindView(name, view)
+	}
+	return p.bindScan(name, tbl)
+}
+
+func (p *Planner) bindView(at ast.Node, v *catalog.View) (plan.Node, *scope, error) {
+	if p.viewDepth > 32 {
+		return nil, nil, p.errorf(at, "view '%s' refers to itself", v.Name)
+	}
+	saved, savedCTEs := p.File, p.ctes
+	p.File, p.ctes = v.File, nil
+	p.viewDepth++
+	n, sc, err := p.bindQuery(v.Query)
+	p.viewDepth--
+	p.File, p.ctes = saved, savedCTEs
+	if err != nil {
+		return nil, nil, err
+	}
+	var cols []*ast.Ident
+	for _, c := range v.Columns {
+		cols = append(cols, &ast.Ident{Name: c})
+	}
+	if len(cols) > 0 && len(cols) != len(sc.cols) {
+		return nil, nil, p.errorf(at, "view '%s' declares %d columns but its query has %d", v.Name, len(cols), len(sc.cols))
+	}
+	return p.alias(n, sc, v.Name, nil, cols)
+}
+
+// bindScan plans a table read: physical columns, computed columns and the
+// watermark.
+func (p *Planner) bindScan(at ast.Node, t *catalog.Table) (plan.Node, *scope, error) {
+	saved := p.File
+	p.File = t.File
+	defer func() { p.File = saved }()
+
+	phys := t.Physical()
+	physScope := scopeOf(t.Name, phys)
+	scan := &plan.Scan{
+		Table:       connector.Table{Name: t.Name, Schema: phys, PrimaryKey: t.PrimaryKey, Options: t.Options},
+		RowtimeCol:  -1,
+		ProctimeCol: -1,
+		Alias:       t.Name,
+	}
+	physIdx := 0
+	for _, c := range t.Columns {
+		var n expr.Node
+		switch {
+		case c.Metadata:
+			return nil, nil, p.errorf(t.Decl, "table '%s': METADATA column '%s' is not provided by connector '%s'",
+				t.Name, c.Name, t.Options["connector"])
+		case c.Computed != nil:
+			var err error
+			if n, err = p.bindExpr(c.Computed, physScope); err != nil {
+				return nil, nil, err
+			}
+		default:
+			n = &expr.Column{Index: physIdx, Name: c.Name, T: c.Type}
+			physIdx++
+		}
+		typ := n.Type()
+		if typ.TimeAttr == types.ProcTime {
+			scan.ProctimeCol = len(scan.Out.Columns)
+		}
+		scan.Computed = append(scan.Computed, n)
+		scan.Out.Columns = append(scan.Out.Columns, types.Column{Name: c.Name, Type: typ})
+	}
+	full := scopeOf(t.Name, scan.Out)
+	if wm := t.Watermark; wm != nil {
+		idx, ok, err := p.find(full, "", wm.Column)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			return nil, nil, p.errorf(wm.Column, "watermark column '%s' not found in table '%s'%s",
+				wm.Column.Name, t.Name, suggestHint(wm.Column.Name, full.names()))
+		}
+		ct := scan.Out.Columns[idx].Type
+		if ct.Kind != types.KindTimestamp && ct.Kind != types.KindTimestampLTZ || ct.Precision > 3 {
+			return nil, nil, p.errorf(wm.Column, "watermark column '%s' must be TIMESTAMP(3) or TIMESTAMP_LTZ(3), but is %s",
+				wm.Column.Name, ct)
+		}
+		we, err := p.bindExpr(wm.Expr, full)
+		if err != nil {
+			return nil, nil, err
+		}
+		if wt := we.Type(); !wt.Kind.IsTimestamp() {
+			return nil, nil, p.errorf(wm.Expr, "watermark expression must return a TIMESTAMP, but returns %s", wt)
+		}
+		ct.TimeAttr = types.RowTime
+		scan.Out.Columns[idx].Type = ct
+		scan.Watermark = we
+		scan.RowtimeCol = idx
+	}
+	idle, err := connector.Options(t.Options).Duration("scan.watermark.idle-timeout", 0)
+	if err != nil {
+		return nil, nil, p.errorf(t.Decl, "table '%s': %v", t.Name, err)
+	}
+	if idle == 0 {
+		if idle, err = p.configDuration("table.exec.source.idle-timeout"); err != nil {
+			return nil, nil, p.errorf(at, "table.exec.source.idle-timeout: %v", err)
+		}
+	}
+	scan.IdleTimeoutMillis = idle.Milliseconds()
+	return scan, scopeOf(t.Name, scan.Out), nil
+}
+
+// ---------------------------------------------------------------------------
+// SELECT
+
+func (p *Planner) bindSelect(sel *ast.Select) (plan.Node, *scope, error) {
+	var in plan.Node
+	var sc *scope
+	var err error
+	if sel.From == nil {
+		in = &plan.Values{Rows: [][]types.Value{{}}}
+		sc = &scope{}
+	} else if in, sc, err = p.bindFrom(sel.From); err != nil {
+		return nil, nil, err
+	}
+	if len(sel.Windows) > 0 {
+		return nil, nil, p.errorf(sel.Windows[0], "WINDOW clauses are not supported yet")
+	}
+	if len(sel.GroupBy) > 0 || sel.Having != nil || p.hasAggregate(sel) {
+		return p.bindAggregate(sel, in, sc)
+	}
+	var filter expr.Node
+	if sel.Where != nil {
+		if filter, err = p.bindCondition(sel.Where, sc, "WHERE"); err != nil {
+			return nil, nil, err
+		}
+	}
+	projs, names, err := p.bindItems(sel.Items, &binder{p: p, sc: sc})
+	if err != nil {
+		return nil, nil, err
+	}
+	out := makeSchema(projs, names)
+	calc := &plan.Calc{Input: in, Filter: filter, Projs: projs, Out: out}
+	var n plan.Node = calc
+	if calc.IsIdentity() {
+		n = in
+	}
+	if sel.Distinct {
+		n = distinct(n)
+	}
+	return n, scopeOf("", n.Schema()), nil
+}
+
+func distinct(n plan.Node) plan.Node {
+	s := n.Schema()
+	keys := make([]int, s.Len())
+	out := types.Schema{Columns: make([]types.Column, s.Len())}
+	for i, c := range s.Columns {
+		keys[i] = i
+		out.Columns[i] = types.Column{Name: c.Name, Type: c.Type.WithoutTimeAttr()}
+	}
+	return &plan.GroupAggregate{Input: n, Keys: keys, Out: out}
+}
+
+func (p *Planner) bindCondition(e ast.Expr, sc *scope, clause string) (expr.Node, error) {
+	n, err := p.bindExpr(e, sc)
+	if err != nil {
+		return nil, err
+	}
+	if k := n.Type().Kind; k != types.KindBoolean && k != types.KindNull {
+		return nil, p.errorf(e, "%s condition must be BOOLEAN, but is %s", clause, n.Type())
+	}
+	return n, nil
+}
+
+// bindItems binds a select list, expanding * and t.*.
+func (p *Planner) bindItems(items []*ast.SelectItem, b *binder) ([]expr.Node, []string, error) {
+	var projs []expr.Node
+	var names []string
+	for i, it := range items {
+		if it.Star {
+			if b.post != nil {
+				return nil, nil, p.errorf(it, "* is not allowed with GROUP BY; list the grouped columns")
+			}
+			q := ""
+			if it.Qualifier != nil {
+				q = it.Qualifier.Last().Name
+				if !p.hasQualifier(b.sc, q) {
+					return nil, nil, p.errorf(it.Qualifier, "unknown table '%s' in %s.*", q, q)
+				}
+			}
+			for j, c := range b.sc.cols {
+				if q == "" || strings.EqualFold(c.qual, q) {
+					projs = append(projs, &expr.Column{Index: j, Name: c.name, T: c.typ})
+					names = append(names, c.name)
+				}
+			}
+			continue
+		}
+		n, err := b.bind(it.Expr)
+		if err != nil {
+			return nil, nil, err
+		}
+		projs = append(projs, n)
+		names = append(names, itemName(it, i))
+	}
+	return projs, uniqueNames(names), nil
+}
+
+// itemName is the output name of a select item: its alias, the column it
+// names, or EXPR$i as Flink does.
+func itemName(it *ast.SelectItem, i int) string {
+	if it.Alias != nil {
+		return it.Alias.Name
+	}
+	switch e := it.Expr.(type) {
+	case *ast.ColumnRef:
+		return e.Parts[len(e.Parts)-1].Name
+	case *ast.Call:
+		// window_start etc. spelled as legacy functions keep Flink's EXPR$ names.
+	}
+	return "EXPR$" + strconv.Itoa(i)
+}
+
+// uniqueNames suffixes repeated names (a, a0, a1) as Flink does.
+func uniqueNames(names []string) []string {
+	seen := map[string]bool{}
+	out := make([]string, len(names))
+	for i, n := range names {
+		name := n
+		for k := 0; seen[strings.ToLower(name)]; k++ {
+			name = n + strconv.Itoa(k)
+		}
+		seen[strings.ToLower(name)] = true
+		out[i] = name
+	}
+	return out
+}
+
+func makeSchema(projs []expr.Node, names []string) types.Schema {
+	out := types.Schema{Columns: make([]types.Column, len(projs))}
+	for i, n := range projs {
+		out.Columns[i] = types.Column{Name: names[i], Type: n.Type()}
+	}
+	return out
+}
+
+func suggestHint(name string, cands []string) string {
+	return hint(name, cands)
+}
+
+var _ = token.NoPos

@@ -1,0 +1,577 @@
+// Package sluice is the embeddable streaming SQL engine: Open an Engine,
+// feed it Flink SQL (DDL, SET, INSERT, SELECT, EXPLAIN), and it plans and
+// runs the jobs in this process. The CLI and the server are thin shells
+// over this package.
+//
+// Two engines in one process share nothing: each owns its catalog, its
+// settings, its connector, format and function registries, and its jobs.
+package sluice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicesql/sluice/catalog"
+	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/connector/builtin"
+	"github.com/sluicesql/sluice/connector/format"
+	"github.com/sluicesql/sluice/exec"
+	"github.com/sluicesql/sluice/exec/agg"
+	"github.com/sluicesql/sluice/expr"
+	"github.com/sluicesql/sluice/physical"
+	"github.com/sluicesql/sluice/plan"
+	"github.com/sluicesql/sluice/planner"
+	"github.com/sluicesql/sluice/sql/ast"
+	"github.com/sluicesql/sluice/sql/parser"
+	"github.com/sluicesql/sluice/sql/token"
+	"github.com/sluicesql/sluice/state"
+	"github.com/sluicesql/sluice/types"
+)
+
+// Options configure an Engine. The zero value is usable.
+type Options struct {
+	// Stdout receives print sinks and query results; default os.Stdout.
+	Stdout io.Writer
+	// Now is the processing-time clock; default time.Now.
+	Now func() time.Time
+	// Config holds initial SET options (e.g. "parallelism.default").
+	Config map[string]string
+	// State is the state backend; default in memory.
+	State state.Backend
+}
+
+// EnsureDefaults fills in unset options.
+func (o *Options) EnsureDefaults() {
+	if o.Stdout == nil {
+		o.Stdout = os.Stdout
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.State == nil {
+		o.State = state.NewMemory()
+	}
+}
+
+// Engine plans and runs SQL jobs.
+type Engine struct {
+	opts       Options
+	catalog    *catalog.Catalog
+	connectors *connector.Registry
+	formats    *format.Registry
+	funcs      *expr.Registry
+	aggs       *agg.Registry
+
+	mu     sync.Mutex
+	config map[string]string
+	jobs   []*Job
+	nextID atomic.Int64
+}
+
+// Open returns a new engine with the built-in connectors, formats and
+// functions.
+func Open(opts Options) (*Engine, error) {
+	opts.EnsureDefaults()
+	e := &Engine{
+		opts:       opts,
+		catalog:    catalog.New(),
+		connectors: connector.NewRegistry(),
+		formats:    format.NewRegistry(),
+		funcs:      expr.NewRegistry(),
+		aggs:       agg.NewRegistry(),
+		config:     map[string]string{},
+	}
+	for k, v := range opts.Config {
+		e.config[k] = v
+	}
+	for _, f := range builtin.Connectors() {
+		if err := e.connectors.Register(f); err != nil {
+			return nil, fmt.Errorf("sluice: %w", err)
+		}
+	}
+	for _, f := range builtin.Formats() {
+		if err := e.formats.Register(f); err != nil {
+			return nil, fmt.Errorf("sluice: %w", err)
+		}
+	}
+	return e, nil
+}
+
+// Close stops every running job and waits for them.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	jobs := append([]*Job(nil), e.jobs...)
+	e.mu.Unlock()
+	for _, j := range jobs {
+		j.Cancel()
+	}
+	for _, j := range jobs {
+		j.Wait()
+	}
+	return e.opts.State.Close()
+}
+
+// RegisterConnector adds a connector factory.
+func (e *Engine) RegisterConnector(f connector.Factory) error { return e.connectors.Register(f) }
+
+// RegisterFormat adds a format factory.
+func (e *Engine) RegisterFormat(f format.Factory) error { return e.formats.Register(f) }
+
+// RegisterFunction adds a user-defined scalar function, callable by name.
+func (e *Engine) RegisterFunction(f expr.ScalarFunction) error { return e.funcs.Register(f) }
+
+// RegisterAggregate adds a user-defined aggregate function.
+func (e *Engine) RegisterAggregate(f agg.Func) error { return e.aggs.Register(f) }
+
+// Config returns a copy of the session's SET options.
+func (e *Engine) Config() map[string]string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[string]string, len(e.config))
+	for k, v := range e.config {
+		out[k] = v
+	}
+	return out
+}
+
+func (e *Engine) planner(file *token.File) *planner.Planner {
+	return planner.New(e.catalog, e.funcs, e.aggs, e.Config(), file)
+}
+
+// Job is a running INSERT (or statement set, or printed SELECT).
+type Job struct {
+	ID   string
+	Name string
+	// Metrics are the job's counters.
+	Metrics *exec.Metrics
+
+	cancel context.CancelFunc
+	stop   chan struct{}
+	once   sync.Once
+	done   chan struct{}
+	err    error
+}
+
+// Wait blocks until the job ends and returns its error (nil when it ended
+// normally or was stopped).
+func (j *Job) Wait() error { <-j.done; return j.err }
+
+// Done is closed when the job ends.
+func (j *Job) Done() <-chan struct{} { return j.done }
+
+// Stop stops the job gracefully: sources stop reading, sinks flush.
+func (j *Job) Stop() { j.once.Do(func() { close(j.stop) }) }
+
+// Cancel stops the job at once.
+func (j *Job) Cancel() { j.cancel() }
+
+// Result is what executing one statement produced.
+type Result struct {
+	// Message is what a terminal shows for the statement: "[INFO] ...",
+	// an EXPLAIN plan, a table listing.
+	Message string
+	// Job is set for INSERT, statement sets and SELECT.
+	Job *Job
+}
+
+// Exec parses and executes the statements of src. DDL and SET take effect
+// at once; every INSERT, statement set or SELECT starts a job, returned in
+// the results. Exec does not wait for jobs. Errors are *token.Error or
+// token.ErrorList values positioned in src (use FormatError to render them).
+func (e *Engine) Exec(ctx context.Context, filename string, src []byte) ([]Result, error) {
+	stmts, err := parser.ParseFile(filename, src)
+	if err != nil {
+		return nil, err
+	}
+	file := token.NewFile(filename, src)
+	var results []Result
+	for _, st := range stmts {
+		r, err := e.execStmt(ctx, file, st)
+		if err != nil {
+			return results, err
+		}
+		results = append(results, r)
+	}
+	return results, nil
+}
+
+// FormatError renders an error from Exec with the offending source line and
+// a caret under the column.
+func FormatError(err error, src []byte) string { return token.Format(err, src) }
+
+func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statement) (Result, error) {
+	p := e.planner(file)
+	switch s := st.(type) {
+	case *ast.CreateTable:
+		t, err := p.TableFromDDL(s)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := e.catalog.AddTable(t, s.IfNotExists); err != nil {
+			return Result{}, token.NewError(file, s.Name.Pos(), "%s", err.Error())
+		}
+		return Result{Message: "[INFO] Execute statement succeeded."}, nil
+	case *ast.CreateView:
+		v, err := p.ViewFromDDL(s)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := e.catalog.AddView(v, s.IfNotExists); err != nil {
+			return Result{}, token.NewError(file, s.Name.Pos(), "%s", err.Error())
+		}
+		return Result{Message: "[INFO] Execute statement succeeded."}, nil
+	case *ast.Drop:
+		if s.What == "FUNCTION" {
+			return Result{}, token.NewError(file, s.Pos(), "DROP FUNCTION is not supported: functions are registered from Go")
+		}
+		if err := e.catalog.Drop(s.What, s.Name.Last().Name, s.IfExists); err != nil {
+			return Result{}, token.NewError(file, s.Name.Pos(), "%s", err.Error())
+		}
+		return Result{Message: "[INFO] Execute statement succeeded."}, nil
+	case *ast.CreateFunction:
+		if _, err := e.funcs.Lookup(strings.ToUpper(s.Name.Last().Name)); err == nil {
+			return Result{Message: "[INFO] Execute statement succeeded."}, nil
+		}
+		if _, err := e.aggs.Lookup(strings.ToUpper(s.Name.Last().Name)); err == nil {
+			return Result{Message: "[INFO] Execute statement succeeded."}, nil
+		}
+		return Result{}, token.NewError(file, s.Name.Pos(),
+			"function '%s' (class '%s') is not registered: Sluice runs functions registered from Go with Engine.RegisterFunction", s.Name, s.Class)
+	case *ast.Set:
+		if s.Key == "" {
+			return Result{Message: e.formatConfig()}, nil
+		}
+		if err := checkSetting(s.Key, s.Value); err != nil {
+			return Result{}, token.NewError(file, s.Pos(), "%s", err.Error())
+		}
+		e.mu.Lock()
+		e.config[s.Key] = s.Value
+		e.mu.Unlock()
+		return Result{Message: "[INFO] Execute statement succeeded."}, nil
+	case *ast.Reset:
+		e.mu.Lock()
+		if s.Key == "" {
+			e.config = map[string]string{}
+		} else {
+			delete(e.config, s.Key)
+		}
+		e.mu.Unlock()
+		return Result{Message: "[INFO] Execute statement succeeded."}, nil
+	case *ast.Show:
+		switch s.What {
+		case "TABLES":
+			return Result{Message: listing("table name", e.catalog.Tables())}, nil
+		case "VIEWS":
+			return Result{Message: listing("view name", e.catalog.Views())}, nil
+		case "FUNCTIONS":
+			names := append(e.funcs.Names(), e.aggs.Names()...)
+			sort.Strings(names)
+			return Result{Message: listing("function name", names)}, nil
+		}
+		return Result{}, token.NewError(file, s.Pos(), "SHOW %s is not supported; SHOW TABLES, VIEWS or FUNCTIONS is", s.What)
+	case *ast.Describe:
+		return e.describe(file, s)
+	case *ast.Explain:
+		text, err := e.explain(p, s.Stmt)
+		if err != nil {
+			return Result{}, err
+		}
+		return Result{Message: text}, nil
+	case *ast.Insert:
+		sink, err := p.PlanInsert(s, e.acceptsUpdates)
+		if err != nil {
+			return Result{}, err
+		}
+		j, err := e.start(ctx, "insert-into-"+sink.Table.Name, sink)
+		return Result{Job: j}, err
+	case *ast.StatementSet:
+		var sinks []*plan.Sink
+		for _, ins := range s.Inserts {
+			sink, err := p.PlanInsert(ins, e.acceptsUpdates)
+			if err != nil {
+				return Result{}, err
+			}
+			sinks = append(sinks, sink)
+		}
+		j, err := e.start(ctx, "statement-set", sinks...)
+		return Result{Job: j}, err
+	case *ast.QueryStmt:
+		sink, err := e.planSelect(p, s.Query)
+		if err != nil {
+			return Result{}, err
+		}
+		fmt.Fprintln(e.opts.Stdout, strings.Join(sink.Input.Schema().Names(), ", "))
+		j, err := e.start(ctx, "select", sink)
+		return Result{Job: j}, err
+	}
+	return Result{}, token.NewError(file, st.Pos(), "unsupported statement %T", st)
+}
+
+// planSelect plans a query whose rows are printed to the engine's output.
+func (e *Engine) planSelect(p *planner.Planner, q *ast.Query) (*plan.Sink, error) {
+	n, err := p.PlanQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	t := connector.Table{Name: "$result", Schema: n.Schema(), Options: connector.Options{"connector": "print"}}
+	// Strip time attributes: the result is plain data.
+	t.Schema = types.Schema{Columns: append([]types.Column(nil), t.Schema.Columns...)}
+	for i := range t.Schema.Columns {
+		t.Schema.Columns[i].Type = t.Schema.Columns[i].Type.WithoutTimeAttr()
+	}
+	return &plan.Sink{Input: n, Table: t}, nil
+}
+
+func (e *Engine) acceptsUpdates(t connector.Table) bool {
+	switch t.Options["connector"] {
+	case "print", "blackhole":
+		return true
+	}
+	f, err := e.connectors.Lookup(t.Options["connector"])
+	if err != nil {
+		return false
+	}
+	u, ok := f.(connector.ChangelogSink)
+	return ok && u.AcceptsChangelog(t)
+}
+
+func (e *Engine) explain(p *planner.Planner, st ast.Statement) (string, error) {
+	var root plan.Node
+	switch s := st.(type) {
+	case *ast.Insert:
+		sink, err := p.PlanInsert(s, e.acceptsUpdates)
+		if err != nil {
+			return "", err
+		}
+		root = sink
+	case *ast.QueryStmt:
+		n, err := p.PlanQuery(s.Query)
+		if err != nil {
+			return "", err
+		}
+		root = n
+	case *ast.StatementSet:
+		var b strings.Builder
+		for _, ins := range s.Inserts {
+			sink, err := p.PlanInsert(ins, e.acceptsUpdates)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(plan.Format(sink))
+		}
+		return b.String(), nil
+	default:
+		return "", token.NewError(p.File, st.Pos(), "EXPLAIN supports INSERT, statement sets and queries")
+	}
+	return plan.Format(root), nil
+}
+
+// Explain returns the plans of the INSERT and SELECT statements of src, as
+// `sluice explain` prints them. DDL in src is executed (so that the plans
+// can name its tables); no job is started.
+func (e *Engine) Explain(filename string, src []byte) (string, error) {
+	stmts, err := parser.ParseFile(filename, src)
+	if err != nil {
+		return "", err
+	}
+	file := token.NewFile(filename, src)
+	var b strings.Builder
+	for _, st := range stmts {
+		switch s := st.(type) {
+		case *ast.Insert, *ast.QueryStmt, *ast.StatementSet:
+			text, err := e.explain(e.planner(file), s)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(text)
+		case *ast.Explain:
+			text, err := e.explain(e.planner(file), s.Stmt)
+			if err != nil {
+				return "", err
+			}
+			b.WriteString(text)
+		default:
+			if _, err := e.execStmt(context.Background(), file, st); err != nil {
+				return "", err
+			}
+		}
+	}
+	return b.String(), nil
+}
+
+func (e *Engine) start(ctx context.Context, name string, sinks ...*plan.Sink) (*Job, error) {
+	id := strconv.FormatInt(e.nextID.Add(1), 10)
+	cfg := e.Config()
+	par := 1
+	if v, ok := cfg["parallelism.default"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("parallelism.default must be a positive integer, got %q", v)
+		}
+		par = n
+	}
+	now := func() int64 { return e.opts.Now().UnixMicro() }
+	env := physical.Env{
+		Job:         name,
+		Connectors:  e.connectors,
+		ConnEnv:     connector.Env{Formats: e.formats, Stdout: e.opts.Stdout, Now: now},
+		Expr:        &expr.Env{Now: now, Location: time.UTC},
+		Parallelism: par,
+	}
+	if tz, ok := cfg["table.local-time-zone"]; ok {
+		loc, err := time.LoadLocation(tz)
+		if err != nil {
+			return nil, fmt.Errorf("table.local-time-zone: %w", err)
+		}
+		env.Expr.Location = loc
+	}
+	g, err := physical.Build(env, sinks...)
+	if err != nil {
+		return nil, err
+	}
+	jctx, cancel := context.WithCancel(ctx)
+	j := &Job{ID: id, Name: name, Metrics: &exec.Metrics{}, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}
+	e.mu.Lock()
+	e.jobs = append(e.jobs, j)
+	e.mu.Unlock()
+	go func() {
+		defer close(j.done)
+		defer cancel()
+		err := g.Run(jctx, exec.RunOptions{State: e.opts.State, Metrics: j.Metrics, Now: now, Stop: j.stop})
+		if errors.Is(err, context.Canceled) {
+			err = nil
+		}
+		j.err = err
+	}()
+	return j, nil
+}
+
+// Run executes src and waits for every job it started to end. Stop the
+// jobs gracefully by cancelling ctx.
+func (e *Engine) Run(ctx context.Context, filename string, src []byte) error {
+	results, err := e.Exec(context.WithoutCancel(ctx), filename, src)
+	var jobs []*Job
+	for _, r := range results {
+		if r.Job != nil {
+			jobs = append(jobs, r.Job)
+		}
+	}
+	if err != nil {
+		for _, j := range jobs {
+			j.Cancel()
+			j.Wait()
+		}
+		return err
+	}
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			for _, j := range jobs {
+				j.Stop()
+			}
+		case <-stopped:
+		}
+	}()
+	defer close(stopped)
+	var first error
+	for _, j := range jobs {
+		if err := j.Wait(); err != nil && first == nil {
+			first = fmt.Errorf("job %s failed: %w", j.Name, err)
+			for _, o := range jobs {
+				o.Cancel()
+			}
+		}
+	}
+	return first
+}
+
+func (e *Engine) describe(file *token.File, s *ast.Describe) (Result, error) {
+	t, v, err := e.catalog.Lookup(s.Name.Last().Name)
+	if err != nil {
+		return Result{}, token.NewError(file, s.Name.Pos(), "%s", err.Error())
+	}
+	var schema types.Schema
+	if v != nil {
+		n, err := e.planner(v.File).PlanQuery(v.Query)
+		if err != nil {
+			return Result{}, err
+		}
+		schema = n.Schema()
+	} else {
+		n, err := e.planner(file).PlanQuery(&ast.Query{Body: &ast.Select{
+			Items: []*ast.SelectItem{{Star: true}},
+			From:  &ast.TableName{Name: s.Name},
+		}})
+		if err != nil {
+			return Result{}, err
+		}
+		schema = n.Schema()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-20s %-30s %s\n", "name", "type", "null")
+	for _, c := range schema.Columns {
+		nullable := "TRUE"
+		if c.Type.NotNull {
+			nullable = "FALSE"
+		}
+		t := c.Type
+		t.NotNull = false
+		fmt.Fprintf(&b, "%-20s %-30s %s\n", c.Name, t, nullable)
+	}
+	_ = t
+	return Result{Message: b.String()}, nil
+}
+
+func (e *Engine) formatConfig() string {
+	cfg := e.Config()
+	keys := make([]string, 0, len(cfg))
+	for k := range cfg {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "'%s' = '%s'\n", k, cfg[k])
+	}
+	return b.String()
+}
+
+func listing(header string, names []string) string {
+	var b strings.Builder
+	b.WriteString(header)
+	b.WriteByte('\n')
+	for _, n := range names {
+		b.WriteString(n)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// checkSetting validates the SET options Sluice interprets.
+func checkSetting(key, value string) error {
+	switch key {
+	case "parallelism.default":
+		if n, err := strconv.Atoi(value); err != nil || n < 1 {
+			return fmt.Errorf("parallelism.default must be a positive integer, got '%s'", value)
+		}
+	case "table.exec.source.idle-timeout":
+		if _, err := connector.ParseDuration(value); err != nil {
+			return fmt.Errorf("table.exec.source.idle-timeout: %w", err)
+		}
+	case "table.local-time-zone":
+		if _, err := time.LoadLocation(value); err != nil {
+			return fmt.Errorf("table.local-time-zone: unknown time zone '%s'", value)
+		}
+	}
+	return nil
+}
