@@ -1,0 +1,43 @@
+package json
+
+import (
+	"testing"
+
+	"github.com/sluicesql/sluice/types"
+)
+
+func FuzzJSONDecode(f *testing.F) {
+	f.Add(benchRecord)
+	f.Add([]byte(`{"b":true,"arr":[1,null,3],"m":{"a":1.5},"mi":{"7":"x"},"r":{"x":9,"y":["p"]},"by":"AAEC/w==","ts":"2020-04-15 08:05:00"}`))
+	f.Add([]byte(`{"s":"\ud83d\ude00\u00e9","dec":-1.5E2,"bigdec":1e40,"tm":"25:00:00","dt":"2020-02-30","ltz":"2020-01-01 00:00:00+01:00"}`))
+	f.Add([]byte(`{"ms":{"a":3},"ti":300,"f":1e39,"d":"NaN"}`))
+	schema := allSchema()
+	schema.Columns = append(schema.Columns, col("ms", types.Type{Kind: types.KindMultiset, Elem: &types.String}))
+	dec := NewDecoder(schema, false, false)
+	strict := NewDecoder(schema, true, true)
+	enc, err := New().NewEncoder(schema, map[string]string{"map-null-key.mode": "LITERAL"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dst := make([]types.Value, schema.Len())
+		_ = strict.Decode(data, make([]types.Value, schema.Len()))
+		if err := dec.Decode(data, dst); err != nil {
+			return
+		}
+		// What decodes must encode, and decode again to the same row.
+		out, err := enc.Encode(nil, types.Row{Vals: dst})
+		if err != nil {
+			t.Fatalf("cannot encode decoded %s: %v", data, err)
+		}
+		again := make([]types.Value, schema.Len())
+		if err := dec.Decode(out, again); err != nil {
+			t.Fatalf("cannot decode re-encoded %s (from %s): %v", out, data, err)
+		}
+		for i := range dst {
+			if !deepEqual(dst[i], again[i]) {
+				t.Fatalf("column %d: %#v became %#v via %s", i, dst[i], again[i], out)
+			}
+		}
+	})
+}
