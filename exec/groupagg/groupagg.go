@@ -1,0 +1,300 @@
+package groupagg
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sluicesql/sluice/exec"
+	"github.com/sluicesql/sluice/exec/agg"
+	"github.com/sluicesql/sluice/state"
+	"github.com/sluicesql/sluice/types"
+)
+
+// Config configures a group aggregate.
+type Config struct {
+	// ID is the operator's stable ID: the name of its state store.
+	ID string
+	// Keys are the input columns grouped by; empty for a global aggregate.
+	Keys []int
+	// Calls are the aggregate calls, in output order.
+	Calls []agg.Call
+	// AppendOnlyInput declares that the input has only +I rows, so the
+	// accumulators need keep no history for retraction.
+	AppendOnlyInput bool
+	// Next receives the changelog of results.
+	Next exec.Operator
+}
+
+// outBatchRows is the size at which an output batch is passed on.
+const outBatchRows = 1024
+
+// New returns a group aggregate operator.
+func New(cfg Config) (exec.Operator, error) {
+	switch {
+	case cfg.Next == nil:
+		return nil, errors.New("cannot build group aggregate: no downstream operator")
+	case cfg.ID == "":
+		return nil, errors.New("cannot build group aggregate: empty operator ID")
+	}
+	for _, k := range cfg.Keys {
+		if k < 0 {
+			return nil, fmt.Errorf("cannot build group aggregate %s: negative key column %d", cfg.ID, k)
+		}
+	}
+	calls := make([]agg.Call, len(cfg.Calls))
+	maxCol := -1
+	for _, k := range cfg.Keys {
+		maxCol = max(maxCol, k)
+	}
+	for i, c := range cfg.Calls {
+		if c.Func == nil {
+			return nil, fmt.Errorf("cannot build group aggregate %s: call %d has no function", cfg.ID, i+1)
+		}
+		if len(c.Args) != len(c.ArgTypes) {
+			return nil, fmt.Errorf("cannot build group aggregate %s: call %d (%s) has %d arguments and %d argument types",
+				cfg.ID, i+1, c.Func.Name(), len(c.Args), len(c.ArgTypes))
+		}
+		for _, a := range c.Args {
+			if a < 0 {
+				return nil, fmt.Errorf("cannot build group aggregate %s: call %d (%s) reads negative column %d",
+					cfg.ID, i+1, c.Func.Name(), a)
+			}
+			maxCol = max(maxCol, a)
+		}
+		if c.Filter < -1 {
+			return nil, fmt.Errorf("cannot build group aggregate %s: call %d (%s) has filter column %d",
+				cfg.ID, i+1, c.Func.Name(), c.Filter)
+		}
+		maxCol = max(maxCol, c.Filter)
+		c.AppendOnly = c.AppendOnly || cfg.AppendOnlyInput
+		calls[i] = c
+	}
+	cfg.Keys = append([]int(nil), cfg.Keys...)
+	cfg.Calls = calls
+	return &operator{
+		cfg:     cfg,
+		maxCol:  maxCol,
+		groups:  make(map[string]*group),
+		scratch: make([]types.Value, max(agg.MaxArgs(calls), 1)),
+		results: make([]types.Value, len(calls)),
+		width:   len(cfg.Keys) + len(calls),
+	}, nil
+}
+
+// group is the state of one key.
+type group struct {
+	key     string        // AppendKey encoding of the key values
+	keyVals []types.Value // the key values, for output rows
+	accs    agg.Group
+	rows    int64         // input rows folded in minus rows retracted
+	last    []types.Value // last emitted result; nil before the first
+	touched bool          // in operator.touched (changed by this batch)
+	dirty   bool          // in operator.dirty (changed since Checkpoint)
+	removed bool          // forgotten: the row count reached zero
+}
+
+type operator struct {
+	cfg    Config
+	maxCol int
+
+	groups  map[string]*group
+	keyBuf  []byte
+	scratch []types.Value
+	results []types.Value
+	touched []*group // groups this batch changed, in first-touch order
+
+	// Checkpoint bookkeeping: groups changed and keys removed since the
+	// last Checkpoint.
+	dirty   []*group
+	removed []string
+
+	store   state.Store
+	offsets *state.Offsets
+	metrics *exec.Metrics
+
+	out   *types.Batch
+	width int
+}
+
+// Open implements exec.Operator. It attaches the operator's store, restores
+// the groups a previous Checkpoint left there, and opens downstream.
+func (o *operator) Open(ctx *exec.Context) error {
+	if ctx != nil {
+		o.metrics = ctx.Metrics
+		if ctx.State != nil {
+			st, err := ctx.State.Store(o.cfg.ID)
+			if err != nil {
+				return fmt.Errorf("cannot open group aggregate %s: %w", o.cfg.ID, err)
+			}
+			o.store = st
+			o.offsets = st.Offsets()
+			if err := o.restore(); err != nil {
+				return fmt.Errorf("cannot open group aggregate %s: %w", o.cfg.ID, err)
+			}
+		}
+	}
+	if o.offsets == nil {
+		// No state backend (a test, or a job without one): drop replays
+		// within this run all the same.
+		o.offsets = state.NewOffsets()
+	}
+	o.out = types.NewBatch(outBatchRows, o.width)
+	return o.cfg.Next.Open(ctx)
+}
+
+// Process implements exec.Operator: it folds the batch in, then emits one
+// update per key the batch changed.
+func (o *operator) Process(b *types.Batch) error {
+	for i := range b.Rows {
+		if err := o.fold(&b.Rows[i]); err != nil {
+			return err
+		}
+	}
+	return o.emit()
+}
+
+func (o *operator) fold(r *types.Row) error {
+	if len(r.Vals) <= o.maxCol {
+		return fmt.Errorf("group aggregate %s: cannot read column %d of a row of %d columns", o.cfg.ID, o.maxCol, len(r.Vals))
+	}
+	accumulate := r.Kind.IsAccumulate()
+	if !accumulate && o.cfg.AppendOnlyInput {
+		return fmt.Errorf("group aggregate %s: cannot retract a %s row: input declared append-only", o.cfg.ID, r.Kind)
+	}
+	if !o.offsets.Admit(r.Origin.Part, r.Origin.Offset) {
+		if o.metrics != nil {
+			o.metrics.ReplayRows.Add(1)
+		}
+		return nil
+	}
+	buf := o.keyBuf[:0]
+	for _, k := range o.cfg.Keys {
+		buf = types.AppendKey(buf, r.Vals[k])
+	}
+	o.keyBuf = buf
+	g := o.groups[string(buf)]
+	if accumulate {
+		if g == nil {
+			g = o.newGroup(string(buf), r.Vals)
+		}
+		g.rows++
+		if err := g.accs.Add(o.cfg.Calls, r.Vals, o.scratch); err != nil {
+			return fmt.Errorf("group aggregate %s: cannot accumulate row: %w", o.cfg.ID, err)
+		}
+	} else {
+		if g == nil || g.rows <= 0 {
+			return nil // nothing to retract from, as in Flink
+		}
+		g.rows--
+		if g.rows == 0 {
+			// The group is empty: start the next rows of the key from
+			// fresh accumulators, as if the group had been removed.
+			for _, a := range g.accs {
+				a.Reset()
+			}
+		} else if err := g.accs.Retract(o.cfg.Calls, r.Vals, o.scratch); err != nil {
+			return fmt.Errorf("group aggregate %s: cannot retract row: %w", o.cfg.ID, err)
+		}
+	}
+	if !g.touched {
+		g.touched = true
+		o.touched = append(o.touched, g)
+	}
+	return nil
+}
+
+func (o *operator) newGroup(key string, row []types.Value) *group {
+	g := &group{key: key, keyVals: make([]types.Value, len(o.cfg.Keys)), accs: agg.NewGroup(o.cfg.Calls)}
+	for i, k := range o.cfg.Keys {
+		g.keyVals[i] = row[k]
+	}
+	o.groups[key] = g
+	return g
+}
+
+// emit sends one update per touched group and forgets emptied groups.
+func (o *operator) emit() error {
+	for i, g := range o.touched {
+		o.touched[i] = nil
+		g.touched = false
+		if !g.dirty {
+			g.dirty = true
+			o.dirty = append(o.dirty, g)
+		}
+		if g.rows == 0 {
+			if g.last != nil {
+				if err := o.emitRow(types.Delete, g, g.last); err != nil {
+					return err
+				}
+			}
+			delete(o.groups, g.key)
+			g.removed = true
+			o.removed = append(o.removed, g.key)
+			continue
+		}
+		g.accs.Results(o.results)
+		switch {
+		case g.last == nil:
+			if err := o.emitRow(types.Insert, g, o.results); err != nil {
+				return err
+			}
+			g.last = append([]types.Value(nil), o.results...)
+		case !equalResults(g.last, o.results):
+			if o.out.Len()+2 > outBatchRows { // keep the pair in one batch
+				if err := o.flush(); err != nil {
+					return err
+				}
+			}
+			if err := o.emitRow(types.UpdateBefore, g, g.last); err != nil {
+				return err
+			}
+			if err := o.emitRow(types.UpdateAfter, g, o.results); err != nil {
+				return err
+			}
+			copy(g.last, o.results)
+		}
+	}
+	o.touched = o.touched[:0]
+	return o.flush()
+}
+
+func (o *operator) emitRow(kind types.RowKind, g *group, results []types.Value) error {
+	if o.out.Len() >= outBatchRows {
+		if err := o.flush(); err != nil {
+			return err
+		}
+	}
+	vals := o.out.AddRow(kind, types.NoOrigin, o.width)
+	n := copy(vals, g.keyVals)
+	copy(vals[n:], results)
+	return nil
+}
+
+func (o *operator) flush() error {
+	if o.out.Len() == 0 {
+		return nil
+	}
+	err := o.cfg.Next.Process(o.out)
+	o.out.Reset()
+	return err
+}
+
+func equalResults(a, b []types.Value) bool {
+	for i := range a {
+		if a[i].Kind() != b[i].Kind() || !types.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// Watermark implements exec.Operator: the aggregate is not event-time
+// driven, so the watermark passes through.
+func (o *operator) Watermark(wm int64) error { return o.cfg.Next.Watermark(wm) }
+
+// Finish implements exec.Operator. Results were emitted batch by batch, so
+// there is nothing to flush.
+func (o *operator) Finish() error { return o.cfg.Next.Finish() }
+
+// Close implements exec.Operator.
+func (o *operator) Close() error { return o.cfg.Next.Close() }

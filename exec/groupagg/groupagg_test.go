@@ -1,0 +1,330 @@
+package groupagg
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sluicesql/sluice/exec"
+	"github.com/sluicesql/sluice/exec/agg"
+	"github.com/sluicesql/sluice/state"
+	"github.com/sluicesql/sluice/types"
+)
+
+// step is one input batch and the changelog it must produce.
+type step struct {
+	in  []string
+	out []string
+}
+
+func runSteps(t *testing.T, h *harness, steps []step) {
+	t.Helper()
+	for _, s := range steps {
+		expectRows(t, "batch "+strings.Join(s.in, "; "), h.batch(s.in...), s.out...)
+	}
+}
+
+// SELECT k, COUNT(*), SUM(x) FROM t GROUP BY k over (k STRING, x INT).
+var countSum = spec{
+	schema: []types.Type{types.String, types.Int},
+	keys:   []int{0},
+	calls:  []callSpec{{name: "COUNT"}, {name: "SUM", args: []int{1}}},
+}
+
+func TestChangelog(t *testing.T) {
+	runSteps(t, newHarness(t, countSum), []step{
+		{in: []string{"+I a 1", "+I b 2"}, out: []string{"+I[a, 1, 1]", "+I[b, 1, 2]"}},
+		{in: []string{"+I a 3"}, out: []string{"-U[a, 1, 1]", "+U[a, 2, 4]"}},
+		// Retraction input: -D and -U both retract.
+		{in: []string{"-D a 1"}, out: []string{"-U[a, 2, 4]", "+U[a, 1, 3]"}},
+		// The last row of a key retracted: -D of the last result.
+		{in: []string{"-U a 3"}, out: []string{"-D[a, 1, 3]"}},
+		// The key starts over with +I.
+		{in: []string{"+U a 5"}, out: []string{"+I[a, 1, 5]"}},
+		// A retraction for a key without rows is ignored.
+		{in: []string{"-D zz 1"}, out: nil},
+		// An update whose result did not change emits nothing; b only
+		// changes, and emits, once.
+		{in: []string{"-U b 2", "+U b 2", "+I b 0"}, out: []string{"-U[b, 1, 2]", "+U[b, 2, 2]"}},
+	})
+}
+
+func TestMiniBatch(t *testing.T) {
+	runSteps(t, newHarness(t, countSum), []step{
+		// A hot key updated many times in a batch emits one row; keys emit
+		// in first-touch order.
+		{in: []string{"+I b 1", "+I a 1", "+I a 2", "+I b 5", "+I a 3"},
+			out: []string{"+I[b, 2, 6]", "+I[a, 3, 6]"}},
+		{in: []string{"+I a 4", "+I a 5", "-D a 1"}, out: []string{"-U[a, 3, 6]", "+U[a, 4, 14]"}},
+		// Changes that cancel within the batch emit nothing.
+		{in: []string{"+I a 7", "-D a 7"}, out: nil},
+		// A key born and emptied within one batch emits nothing.
+		{in: []string{"+I c 1", "-D c 1"}, out: nil},
+		// A key emptied and refilled within a batch: one update from the
+		// last emitted result to the new one.
+		{in: []string{"-D b 1", "-D b 5", "+I b 9"}, out: []string{"-U[b, 2, 6]", "+U[b, 1, 9]"}},
+		// Emptied at the end of the batch: -D of the last emitted result.
+		{in: []string{"+I b 1", "-D b 9", "-D b 1"}, out: []string{"-D[b, 1, 9]"}},
+	})
+}
+
+func TestCountDistinctRetraction(t *testing.T) {
+	// SELECT k, COUNT(DISTINCT u), COUNT(*) FROM t GROUP BY k.
+	h := newHarness(t, spec{
+		schema: []types.Type{types.String, types.String},
+		keys:   []int{0},
+		calls:  []callSpec{{name: "COUNT", args: []int{1}, distinct: true}, {name: "COUNT"}},
+	})
+	runSteps(t, h, []step{
+		{in: []string{"+I k u1", "+I k u2", "+I k u1", "+I k NULL"}, out: []string{"+I[k, 2, 4]"}},
+		{in: []string{"-D k u1"}, out: []string{"-U[k, 2, 4]", "+U[k, 2, 3]"}},
+		{in: []string{"-D k u1"}, out: []string{"-U[k, 2, 3]", "+U[k, 1, 2]"}},
+		// u2 updated to u3: still one distinct value, two rows.
+		{in: []string{"-U k u2", "+U k u3"}, out: nil},
+		{in: []string{"+I k u1"}, out: []string{"-U[k, 1, 2]", "+U[k, 2, 3]"}},
+		{in: []string{"-D k u1", "-D k u3", "-D k NULL"}, out: []string{"-D[k, 2, 3]"}},
+	})
+}
+
+func TestFilter(t *testing.T) {
+	// SELECT k, COUNT(*) FILTER (WHERE ok), SUM(x) FILTER (WHERE ok), COUNT(*)
+	// FROM t GROUP BY k over (k STRING, x INT, ok BOOLEAN).
+	h := newHarness(t, spec{
+		schema: []types.Type{types.String, types.Int, types.Boolean},
+		keys:   []int{0},
+		calls: []callSpec{
+			{name: "COUNT", filter1: 3},
+			{name: "SUM", args: []int{1}, filter1: 3},
+			{name: "COUNT"},
+		},
+	})
+	runSteps(t, h, []step{
+		{in: []string{"+I a 1 true", "+I a 10 false", "+I a 100 NULL"}, out: []string{"+I[a, 1, 1, 3]"}},
+		{in: []string{"-D a 1 true"}, out: []string{"-U[a, 1, 1, 3]", "+U[a, 0, NULL, 2]"}},
+		{in: []string{"-D a 10 false"}, out: []string{"-U[a, 0, NULL, 2]", "+U[a, 0, NULL, 1]"}},
+	})
+}
+
+func TestNullKeys(t *testing.T) {
+	// SELECT k1, k2, COUNT(*) GROUP BY k1, k2: NULLs group together, and
+	// (NULL, 'a') is not ('a', NULL).
+	h := newHarness(t, spec{
+		schema: []types.Type{types.String, types.String},
+		keys:   []int{0, 1},
+		calls:  []callSpec{{name: "COUNT"}},
+	})
+	runSteps(t, h, []step{
+		{in: []string{"+I NULL NULL", "+I NULL a", "+I a NULL", "+I NULL NULL", "+I NULL a"},
+			out: []string{"+I[NULL, NULL, 2]", "+I[NULL, a, 2]", "+I[a, NULL, 1]"}},
+		{in: []string{"-D NULL NULL", "-D NULL NULL"}, out: []string{"-D[NULL, NULL, 2]"}},
+	})
+}
+
+func TestGlobalAggregate(t *testing.T) {
+	// SELECT COUNT(*), SUM(x) FROM t: no keys, one group.
+	h := newHarness(t, spec{
+		schema: []types.Type{types.String, types.Int},
+		calls:  []callSpec{{name: "COUNT"}, {name: "SUM", args: []int{1}}},
+	})
+	runSteps(t, h, []step{
+		{in: []string{"+I a 1", "+I b 2"}, out: []string{"+I[2, 3]"}},
+		{in: []string{"-D a 1", "-D b 2"}, out: []string{"-D[2, 3]"}},
+	})
+}
+
+func TestReplayDropped(t *testing.T) {
+	h := newHarness(t, countSum)
+	runSteps(t, h, []step{
+		{in: []string{"+I a 1 @0:10", "+I a 2 @1:5"}, out: []string{"+I[a, 2, 3]"}},
+		// Replays: offsets not above the partition's last. Partition 1
+		// moves on, partition 0 is replayed; rows without origin are
+		// never dropped.
+		{in: []string{"+I a 1 @0:10", "+I a 100 @0:3", "+I a 4 @1:6", "+I a 2 @1:5", "+I a 8 @-", "+I a 8 @-"},
+			out: []string{"-U[a, 2, 3]", "+U[a, 5, 23]"}},
+	})
+	if n := h.ctx.Metrics.ReplayRows.Load(); n != 3 {
+		t.Fatalf("ReplayRows = %d, want 3", n)
+	}
+	// A nil Metrics is allowed: replays are dropped uncounted.
+	out := &collector{types: []types.Type{types.String}}
+	op, err := New(Config{ID: "x", Keys: []int{0}, Next: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := op.Open(&exec.Context{}); err != nil {
+		t.Fatal(err)
+	}
+	b := types.NewBatch(2, 2)
+	for range 2 {
+		b.Append(types.Row{Kind: types.Insert, Origin: types.Origin{Part: 0, Offset: 1},
+			Vals: []types.Value{types.StringValue("a"), {}}})
+	}
+	if err := op.Process(b); err != nil {
+		t.Fatal(err)
+	}
+	expectRows(t, "nil metrics", out.take(), "+I[a]")
+}
+
+func TestAppendOnlyInput(t *testing.T) {
+	s := spec{
+		schema:     []types.Type{types.String, types.Int},
+		keys:       []int{0},
+		calls:      []callSpec{{name: "MAX", args: []int{1}}, {name: "LISTAGG", args: []int{0}}},
+		appendOnly: true,
+	}
+	h := newHarness(t, s)
+	runSteps(t, h, []step{
+		{in: []string{"+I a 3", "+I a 1"}, out: []string{"+I[a, 3, a,a]"}},
+		{in: []string{"+I a 7"}, out: []string{"-U[a, 3, a,a]", "+U[a, 7, a,a,a]"}},
+	})
+	if _, err := h.try("-D a 7"); err == nil || !strings.Contains(err.Error(), "append-only") {
+		t.Fatalf("retraction into append-only aggregate: %v", err)
+	}
+}
+
+func TestMinMaxRetraction(t *testing.T) {
+	h := newHarness(t, spec{
+		schema: []types.Type{types.String, types.Int},
+		keys:   []int{0},
+		calls:  []callSpec{{name: "MIN", args: []int{1}}, {name: "MAX", args: []int{1}}},
+	})
+	runSteps(t, h, []step{
+		{in: []string{"+I a 5", "+I a 1", "+I a 9", "+I a 1"}, out: []string{"+I[a, 1, 9]"}},
+		{in: []string{"-D a 1"}, out: nil},
+		{in: []string{"-D a 1", "-D a 9"}, out: []string{"-U[a, 1, 9]", "+U[a, 5, 5]"}},
+	})
+}
+
+func TestForwarding(t *testing.T) {
+	h := newHarness(t, countSum)
+	if !h.out.opened {
+		t.Fatal("Open not forwarded")
+	}
+	if err := h.op.Watermark(42); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.op.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.op.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.out.wms) != 1 || h.out.wms[0] != 42 || !h.out.finished || !h.out.closed {
+		t.Fatalf("forwarding: wms %v finished %v closed %v", h.out.wms, h.out.finished, h.out.closed)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	reg := agg.NewRegistry()
+	count, _ := reg.Lookup("COUNT")
+	sum, _ := reg.Lookup("SUM")
+	next := &collector{}
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{ID: "x"}, "no downstream operator"},
+		{Config{Next: next}, "empty operator ID"},
+		{Config{ID: "x", Keys: []int{-1}, Next: next}, "negative key column"},
+		{Config{ID: "x", Calls: []agg.Call{{Filter: -1}}, Next: next}, "call 1 has no function"},
+		{Config{ID: "x", Calls: []agg.Call{{Func: sum, Args: []int{0}, Filter: -1}}, Next: next},
+			"call 1 (SUM) has 1 arguments and 0 argument types"},
+		{Config{ID: "x", Calls: []agg.Call{{Func: count, Filter: -2}}, Next: next}, "filter column -2"},
+	} {
+		_, err := New(tc.cfg)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("New: error %v, want %q", err, tc.want)
+		}
+	}
+
+	// A row narrower than the columns the operator reads.
+	h := newHarness(t, countSum)
+	b := types.NewBatch(1, 1)
+	b.AddRow(types.Insert, types.NoOrigin, 1)
+	if err := h.op.Process(b); err == nil || !strings.Contains(err.Error(), "cannot read column 1") {
+		t.Fatalf("narrow row: %v", err)
+	}
+}
+
+func TestCheckpointRestore(t *testing.T) {
+	backend := state.NewMemory()
+	s := spec{
+		schema: []types.Type{types.String, types.Decimal(10, 2)},
+		keys:   []int{0},
+		calls: []callSpec{
+			{name: "COUNT"}, {name: "SUM", args: []int{1}}, {name: "MAX", args: []int{1}},
+			{name: "COUNT", args: []int{1}, distinct: true}, {name: "LISTAGG", args: []int{0}},
+		},
+	}
+	h := newHarnessOn(t, s, backend)
+	runSteps(t, h, []step{
+		{in: []string{"+I a 1.50 @0:1", "+I b 2.00 @0:2", "+I a 3.00 @0:3", "+I c 1.00 @0:4"},
+			out: []string{"+I[a, 2, 4.50, 3.00, 2, a,a]", "+I[b, 1, 2.00, 2.00, 1, b]", "+I[c, 1, 1.00, 1.00, 1, c]"}},
+		{in: []string{"-D c 1.00 @0:5"}, out: []string{"-D[c, 1, 1.00, 1.00, 1, c]"}},
+	})
+	if err := h.op.(Checkpointer).Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	// Work after the checkpoint: in a crash it is lost with the operator,
+	// but here the backend keeps it in memory, so a second operator would
+	// see it; start the restored operator from a checkpointed copy.
+	restored := state.NewMemory()
+	copyStore(t, backend, restored, "job/agg-1")
+	runSteps(t, h, []step{{in: []string{"+I a 9.00 @0:6"}, out: []string{"-U[a, 2, 4.50, 3.00, 2, a,a]", "+U[a, 3, 13.50, 9.00, 3, a,a,a]"}}})
+
+	h2 := newHarnessOn(t, s, restored)
+	runSteps(t, h2, []step{
+		// The replay of offsets up to 5 is dropped; 6 is folded in again
+		// and the output continues from the checkpointed results.
+		{in: []string{"+I a 1.50 @0:1", "+I c 1.00 @0:4", "+I a 9.00 @0:6"},
+			out: []string{"-U[a, 2, 4.50, 3.00, 2, a,a]", "+U[a, 3, 13.50, 9.00, 3, a,a,a]"}},
+		{in: []string{"-D a 9.00 @0:7", "-D b 2.00 @0:8"},
+			out: []string{"-U[a, 3, 13.50, 9.00, 3, a,a,a]", "+U[a, 2, 4.50, 3.00, 2, a,a]", "-D[b, 1, 2.00, 2.00, 1, b]"}},
+		{in: []string{"+I c 4.00 @0:9"}, out: []string{"+I[c, 1, 4.00, 4.00, 1, c]"}},
+	})
+	if n := h2.ctx.Metrics.ReplayRows.Load(); n != 2 {
+		t.Fatalf("ReplayRows = %d, want 2", n)
+	}
+	// The emptied key b is deleted from the store at the next checkpoint.
+	if err := h2.op.(Checkpointer).Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := restored.Store("job/agg-1")
+	var keys int
+	_ = st.Scan(nil, func(k, v []byte) bool { keys++; return true })
+	if keys != 2 {
+		t.Fatalf("%d groups stored, want 2 (a, c)", keys)
+	}
+}
+
+// copyStore copies one operator's entries and offsets between backends, the
+// way a durable backend's restore would present them.
+func copyStore(t *testing.T, from, to *state.Memory, id string) {
+	t.Helper()
+	src, _ := from.Store(id)
+	dst, _ := to.Store(id)
+	_ = src.Scan(nil, func(k, v []byte) bool {
+		if err := dst.Put(k, v); err != nil {
+			t.Fatal(err)
+		}
+		return true
+	})
+	for p, off := range src.Offsets().All() {
+		dst.Offsets().Set(p, off)
+	}
+}
+
+func TestRestoreCorrupt(t *testing.T) {
+	backend := state.NewMemory()
+	st, _ := backend.Store("job/agg-1")
+	if err := st.Put([]byte("gkey"), []byte{1, 2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := countSum.config(t, agg.NewRegistry(), &collector{})
+	op, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := op.Open(&exec.Context{State: backend}); err == nil || !strings.Contains(err.Error(), "cannot restore groups") {
+		t.Fatalf("Open over corrupt state: %v", err)
+	}
+}
