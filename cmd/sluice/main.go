@@ -1,0 +1,189 @@
+// Command sluice runs Flink SQL jobs: `sluice run job.sql` runs the
+// statements of a file, `sluice explain` prints their plans, `sluice sql`
+// reads statements from the terminal, and `sluice bench` measures the
+// engine on this machine.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluicesql/sluice"
+)
+
+func main() {
+	if err := newRoot(os.Stdin, os.Stdout, os.Stderr).Execute(); err != nil {
+		os.Exit(1)
+	}
+}
+
+// exitError carries an already printed error out of a command.
+type exitError struct{ error }
+
+func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	var sets []string
+	root := &cobra.Command{
+		Use:           "sluice",
+		Short:         "Sluice runs Flink SQL streaming jobs from one binary",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.PersistentFlags().StringArrayVarP(&sets, "set", "D", nil, "set a configuration option, key=value (like SET 'key' = 'value')")
+
+	open := func() (*sluice.Engine, error) {
+		cfg := map[string]string{}
+		for _, s := range sets {
+			k, v, ok := strings.Cut(s, "=")
+			if !ok {
+				return nil, fmt.Errorf("--set %q: expected key=value", s)
+			}
+			cfg[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+		return sluice.Open(sluice.Options{Stdout: stdout, Config: cfg})
+	}
+	report := func(err error, src []byte) error {
+		if err == nil {
+			return nil
+		}
+		if src != nil {
+			fmt.Fprintln(stderr, sluice.FormatError(err, src))
+		} else {
+			fmt.Fprintln(stderr, "error:", err)
+		}
+		return exitError{err}
+	}
+
+	run := &cobra.Command{
+		Use:   "run FILE.sql",
+		Short: "Run every statement of a SQL file until its jobs end",
+		Long: `Run executes the statements of FILE in order: DDL and SET take effect,
+every INSERT (or statement set) starts a job, and a SELECT prints its rows.
+When all inputs are bounded, the jobs end once the inputs are exhausted: the
+watermark advances to the end of time, every open window fires and sinks
+flush. Jobs over unbounded inputs run until interrupted (Ctrl-C or SIGTERM),
+which stops reading, flushes the sinks and exits cleanly.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src, err := os.ReadFile(args[0])
+			if err != nil {
+				return report(err, nil)
+			}
+			e, err := open()
+			if err != nil {
+				return report(err, nil)
+			}
+			defer e.Close()
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return report(e.Run(ctx, args[0], src), src)
+		},
+	}
+
+	explain := &cobra.Command{
+		Use:   "explain FILE.sql",
+		Short: "Print the plan of every INSERT and SELECT of a SQL file as a tree",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src, err := os.ReadFile(args[0])
+			if err != nil {
+				return report(err, nil)
+			}
+			e, err := open()
+			if err != nil {
+				return report(err, nil)
+			}
+			defer e.Close()
+			text, err := e.Explain(args[0], src)
+			if err != nil {
+				return report(err, src)
+			}
+			fmt.Fprint(stdout, text)
+			return nil
+		},
+	}
+
+	var execute string
+	sqlCmd := &cobra.Command{
+		Use:   "sql [FILE.sql]",
+		Short: "Run SQL statements from the terminal, a file or -e, printing results",
+		Long: `Sql reads statements separated by ';' from standard input (or runs FILE,
+or the -e text) and executes each as it is complete. A SELECT prints its rows
+as they are produced; Ctrl-C stops the running query.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			e, err := open()
+			if err != nil {
+				return report(err, nil)
+			}
+			defer e.Close()
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if execute != "" {
+				return report(e.Run(ctx, "<sql>", []byte(execute)), []byte(execute))
+			}
+			if len(args) == 1 {
+				src, err := os.ReadFile(args[0])
+				if err != nil {
+					return report(err, nil)
+				}
+				return report(e.Run(ctx, args[0], src), src)
+			}
+			return repl(ctx, e, stdin, stdout, stderr)
+		},
+	}
+	sqlCmd.Flags().StringVarP(&execute, "execute", "e", "", "statements to run")
+
+	version := &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, args []string) {
+			fmt.Fprintln(stdout, "sluice", sluice.Version)
+		},
+	}
+	root.AddCommand(run, explain, sqlCmd, version, newBench(stdout))
+	return root
+}
+
+// repl reads statements from in, one complete statement (ending in ';') at a
+// time, and executes them; it prints messages and waits for SELECTs.
+func repl(ctx context.Context, e *sluice.Engine, in io.Reader, out, errw io.Writer) error {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	var buf strings.Builder
+	prompt := func() { fmt.Fprint(out, "sluice> ") }
+	prompt()
+	for sc.Scan() {
+		buf.WriteString(sc.Text())
+		buf.WriteByte('\n')
+		text := strings.TrimSpace(buf.String())
+		if !strings.HasSuffix(text, ";") {
+			continue
+		}
+		buf.Reset()
+		src := []byte(text)
+		qctx, cancel := signal.NotifyContext(ctx, os.Interrupt)
+		err := e.Run(qctx, "<stdin>", src)
+		cancel()
+		if err != nil {
+			fmt.Fprintln(errw, sluice.FormatError(err, src))
+		}
+		prompt()
+	}
+	fmt.Fprintln(out)
+	if err := sc.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
