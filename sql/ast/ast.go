@@ -160,6 +160,9 @@ type CreateTable struct {
 	PartitionedBy  []*Ident
 	Options        []*Option
 	Like           *ObjectName
+	// LikeOptions are the upper-case options of LIKE, such as
+	// "INCLUDING ALL" or "EXCLUDING OPTIONS".
+	LikeOptions []string
 }
 
 // ColumnDef is a column of CREATE TABLE: physical (name type), computed
@@ -205,6 +208,7 @@ type CreateView struct {
 	IfNotExists bool
 	Name        *ObjectName
 	Columns     []*Ident
+	Comment     string
 	Query       *Query
 }
 
