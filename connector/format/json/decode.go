@@ -1,6 +1,7 @@
 package json
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -11,11 +12,6 @@ import (
 	"github.com/sluicesql/sluice/types"
 )
 
-// maxShared is the largest record whose strings share one copy of the
-// record. Strings of a larger record are copied one by one, so that a small
-// string kept in state does not pin a large record in memory.
-const maxShared = 4096
-
 // maxMultiset bounds the elements a MULTISET object may expand to.
 const maxMultiset = 1 << 20
 
@@ -24,13 +20,24 @@ const maxMultiset = 1 << 20
 type Decoder struct {
 	root        *node
 	s           scanner
-	rec         string // the record as a string, made on first use
-	recOK       bool
-	shared      bool
-	buf         []byte // scratch for unescaped text
-	nameBuf     []byte // scratch for unescaped field names
 	iso         bool
 	failMissing bool
+
+	// The contents of the record's strings are gathered in strs and
+	// turned into one string when the record is done; pend says which
+	// values receive which part. So a record costs one allocation for all
+	// its strings, sized to the strings rather than to the record.
+	strs []byte
+	pend []pending
+
+	buf []byte // scratch for unescaped text that is only parsed
+}
+
+// pending is a string value waiting for the record's string.
+type pending struct {
+	dst        *types.Value
+	start, end int
+	kind       types.Kind
 }
 
 // Decode implements format.Decoder. data must hold one JSON object.
@@ -39,10 +46,16 @@ func (d *Decoder) Decode(data []byte, dst []types.Value) error {
 		return fmt.Errorf("cannot decode into a row of %d values: the schema has %d columns", len(dst), len(d.root.subs))
 	}
 	d.s = scanner{data: data}
-	d.recOK, d.rec = false, ""
-	d.shared = len(data) <= maxShared
+	d.strs, d.pend = d.strs[:0], d.pend[:0]
 	err := d.decode(dst)
-	d.s.data, d.rec = nil, "" // do not pin the caller's buffer or the record
+	if err == nil && len(d.pend) > 0 {
+		all := string(d.strs)
+		for _, p := range d.pend {
+			*p.dst = types.StringValue(all[p.start:p.end]).WithKind(p.kind)
+		}
+	}
+	clear(d.pend) // do not keep pointers into the caller's rows
+	d.s.data = nil
 	return err
 }
 
@@ -85,33 +98,48 @@ func inField(seg string, err error) error {
 	return &fieldError{path: seg, err: err}
 }
 
-// record returns the record as a string, copying it on first use.
-func (d *Decoder) record() string {
-	if !d.recOK {
-		d.rec, d.recOK = string(d.s.data), true
+// raw returns the bytes of the string at data[start:end], unescaped into
+// scratch if needed. The result is only valid until the next call.
+func (d *Decoder) raw(start, end int, esc bool) ([]byte, error) {
+	b := d.s.data[start:end]
+	if !esc {
+		return b, nil
 	}
-	return d.rec
+	var err error
+	d.buf, err = unescape(d.buf[:0], b)
+	return d.buf, err
 }
 
-// text returns the contents of a string or the text of a token, not
-// aliasing the input.
-func (d *Decoder) text(start, end int, esc bool) (string, error) {
+// setString stores the string b into *dst, deferred to the record's string
+// when dst is stable (a column or a ROW field) and copied at once
+// otherwise.
+func (d *Decoder) setString(dst *types.Value, b []byte, esc bool, kind types.Kind, deferOK bool) error {
+	if !deferOK {
+		if esc {
+			var err error
+			if b, err = unescape(d.buf[:0], b); err != nil {
+				return err
+			}
+			d.buf = b
+		}
+		*dst = types.StringValue(string(b)).WithKind(kind)
+		return nil
+	}
+	start := len(d.strs)
 	if esc {
 		var err error
-		d.buf, err = unescape(d.buf[:0], d.s.data[start:end])
-		if err != nil {
-			return "", err
+		if d.strs, err = unescape(d.strs, b); err != nil {
+			return err
 		}
-		return string(d.buf), nil
+	} else {
+		d.strs = append(d.strs, b...)
 	}
-	if d.shared {
-		return d.record()[start:end], nil
-	}
-	return string(d.s.data[start:end]), nil
+	d.pend = append(d.pend, pending{dst: dst, start: start, end: len(d.strs), kind: kind})
+	return nil
 }
 
 // object decodes the object at the cursor into dst, one value per field of
-// ROW node n.
+// ROW node n. dst must not move while the record is decoded.
 func (d *Decoder) object(n *node, dst []types.Value, depth int) error {
 	if depth >= maxDepth {
 		return errDepth
@@ -136,12 +164,9 @@ func (d *Decoder) object(n *node, dst []types.Value, depth int) error {
 		if err != nil {
 			return err
 		}
-		name := s.data[start:end]
-		if esc {
-			if d.nameBuf, err = unescape(d.nameBuf[:0], name); err != nil {
-				return err
-			}
-			name = d.nameBuf
+		name, err := d.raw(start, end, esc)
+		if err != nil {
+			return err
 		}
 		i := n.lookup(name, hint)
 		if err := s.expect(':', "':'"); err != nil {
@@ -152,11 +177,9 @@ func (d *Decoder) object(n *node, dst []types.Value, depth int) error {
 				return inField(string(name), err)
 			}
 		} else {
-			v, err := d.value(n.subs[i], depth+1)
-			if err != nil {
+			if err := d.value(n.subs[i], depth+1, &dst[i], true); err != nil {
 				return inField(n.names[i], err)
 			}
-			dst[i] = v
 			hint = i + 1
 			if seenBig != nil {
 				seenBig[i] = true
@@ -190,20 +213,31 @@ func (d *Decoder) checkMissing(n *node, seen uint64, seenBig []bool) error {
 
 func isStringKind(k types.Kind) bool { return k == types.KindVarChar || k == types.KindChar }
 
-// value decodes the value at the cursor as type n.
-func (d *Decoder) value(n *node, depth int) (types.Value, error) {
+// value decodes the value at the cursor as type n into *dst. deferOK says
+// whether dst stays put until the record is done (see setString).
+func (d *Decoder) value(n *node, depth int, dst *types.Value, deferOK bool) error {
 	s := &d.s
 	switch c := s.peek(); c {
 	case 'n':
 		if s.literal("null") {
-			return types.NullValue, nil
+			*dst = types.NullValue
+			return nil
 		}
 	case '"':
 		start, end, esc, err := s.str()
 		if err != nil {
-			return types.NullValue, err
+			return err
 		}
-		return d.fromString(n, start, end, esc)
+		if isStringKind(n.kind) {
+			return d.setString(dst, s.data[start:end], esc, n.kind, deferOK)
+		}
+		b, err := d.raw(start, end, esc)
+		if err != nil {
+			return err
+		}
+		v, err := parseText(n, b, d.iso)
+		*dst = v
+		return err
 	case 't', 'f':
 		lit := "true"
 		if c == 'f' {
@@ -212,34 +246,34 @@ func (d *Decoder) value(n *node, depth int) (types.Value, error) {
 		if s.literal(lit) {
 			switch {
 			case n.kind == types.KindBoolean:
-				return types.BoolValue(c == 't'), nil
+				*dst = types.BoolValue(c == 't')
+				return nil
 			case isStringKind(n.kind):
-				return types.StringValue(lit).WithKind(n.kind), nil
+				*dst = types.StringValue(lit).WithKind(n.kind)
+				return nil
 			}
-			return types.NullValue, fmt.Errorf("cannot read JSON boolean %s as %s", lit, n.t)
+			return fmt.Errorf("cannot read JSON boolean %s as %s", lit, n.t)
 		}
 	case '{':
 		switch {
 		case n.kind == types.KindRow:
 			fields := make([]types.Value, len(n.subs))
-			if err := d.object(n, fields, depth); err != nil {
-				return types.NullValue, err
-			}
-			return types.RowValue(fields), nil
+			*dst = types.RowValue(fields) // before decoding: fields may be deferred
+			return d.object(n, fields, depth)
 		case n.kind == types.KindMap || n.kind == types.KindMultiset:
-			return d.mapObject(n, depth)
+			return d.mapObject(n, depth, dst)
 		case isStringKind(n.kind):
-			return d.raw(n, depth)
+			return d.rawText(n, depth, dst, deferOK)
 		}
-		return types.NullValue, fmt.Errorf("cannot read a JSON object as %s", n.t)
+		return fmt.Errorf("cannot read a JSON object as %s", n.t)
 	case '[':
 		switch {
 		case n.kind == types.KindArray || n.kind == types.KindMultiset:
-			return d.array(n, depth)
+			return d.array(n, depth, dst)
 		case isStringKind(n.kind):
-			return d.raw(n, depth)
+			return d.rawText(n, depth, dst, deferOK)
 		}
-		return types.NullValue, fmt.Errorf("cannot read a JSON array as %s", n.t)
+		return fmt.Errorf("cannot read a JSON array as %s", n.t)
 	default:
 		start := s.pos
 		end, frac, ok := s.number()
@@ -247,40 +281,44 @@ func (d *Decoder) value(n *node, depth int) (types.Value, error) {
 			break
 		}
 		s.pos = end
-		return d.fromNumber(n, start, end, frac)
+		if isStringKind(n.kind) {
+			return d.setString(dst, s.data[start:end], false, n.kind, deferOK)
+		}
+		v, err := fromNumber(n, s.data[start:end], frac)
+		*dst = v
+		return err
 	}
 	if c := s.peek(); c == '-' || c >= '0' && c <= '9' {
-		return types.NullValue, fmt.Errorf("invalid number %q", s.token())
+		return fmt.Errorf("invalid number %q", s.token())
 	}
-	return types.NullValue, s.syntaxError("a value")
+	return s.syntaxError("a value")
 }
 
-// raw returns the text of the nested value at the cursor, for a STRING
+// rawText stores the text of the nested value at the cursor, for a STRING
 // column.
-func (d *Decoder) raw(n *node, depth int) (types.Value, error) {
+func (d *Decoder) rawText(n *node, depth int, dst *types.Value, deferOK bool) error {
 	start := d.s.pos
 	if err := d.s.skip(depth); err != nil {
-		return types.NullValue, err
+		return err
 	}
-	t, _ := d.text(start, d.s.pos, false)
-	return types.StringValue(t).WithKind(n.kind), nil
+	return d.setString(dst, d.s.data[start:d.s.pos], false, n.kind, deferOK)
 }
 
-func (d *Decoder) array(n *node, depth int) (types.Value, error) {
+func (d *Decoder) array(n *node, depth int, dst *types.Value) error {
 	if depth >= maxDepth {
-		return types.NullValue, errDepth
+		return errDepth
 	}
 	s := &d.s
 	s.pos++ // '['
-	var elems []types.Value
+	elems := []types.Value{}
 	if s.peek() == ']' {
 		s.pos++
 	} else {
-		elems = make([]types.Value, 0, 4)
 		for {
-			v, err := d.value(n.elem, depth+1)
-			if err != nil {
-				return types.NullValue, inField("["+strconv.Itoa(len(elems))+"]", err)
+			// The slice may grow and move: elements are not deferred.
+			var v types.Value
+			if err := d.value(n.elem, depth+1, &v, false); err != nil {
+				return inField("["+strconv.Itoa(len(elems))+"]", err)
 			}
 			elems = append(elems, v)
 			if c := s.peek(); c == ',' {
@@ -290,67 +328,68 @@ func (d *Decoder) array(n *node, depth int) (types.Value, error) {
 				s.pos++
 				break
 			}
-			return types.NullValue, s.syntaxError("',' or ']'")
+			return s.syntaxError("',' or ']'")
 		}
 	}
-	if elems == nil {
-		elems = []types.Value{}
-	}
 	if n.kind == types.KindMultiset {
-		return types.MultisetValue(elems), nil
+		*dst = types.MultisetValue(elems)
+	} else {
+		*dst = types.ArrayValue(elems)
 	}
-	return types.ArrayValue(elems), nil
+	return nil
 }
 
 // mapObject decodes an object as a MAP (keys parsed from the field names)
 // or a MULTISET (element -> count), as Flink writes them.
-func (d *Decoder) mapObject(n *node, depth int) (types.Value, error) {
+func (d *Decoder) mapObject(n *node, depth int, dst *types.Value) error {
 	if depth >= maxDepth {
-		return types.NullValue, errDepth
+		return errDepth
 	}
 	s := &d.s
 	s.pos++ // '{'
-	m := &types.MapValue{}
-	var multi []types.Value
+	m := &types.MapValue{Keys: []types.Value{}, Values: []types.Value{}}
+	multi := []types.Value{}
 	if s.peek() == '}' {
 		s.pos++
 	} else {
 		for {
 			if s.peek() != '"' {
-				return types.NullValue, s.syntaxError("a field name")
+				return s.syntaxError("a field name")
 			}
 			start, end, esc, err := s.str()
 			if err != nil {
-				return types.NullValue, err
+				return err
 			}
-			kt, err := d.text(start, end, esc)
+			kb, err := d.raw(start, end, esc)
 			if err != nil {
-				return types.NullValue, err
+				return err
 			}
-			k, err := parseText(n.elem, kt, d.iso)
+			keyName := string(kb)
+			k, err := parseText(n.elem, kb, d.iso)
 			if err != nil {
-				return types.NullValue, inField(kt, fmt.Errorf("map key: %w", err))
+				return inField(keyName, fmt.Errorf("map key: %w", err))
 			}
 			if err := s.expect(':', "':'"); err != nil {
-				return types.NullValue, err
+				return err
 			}
 			if n.kind == types.KindMultiset {
 				start := s.pos
-				cnt, err := d.value(&node{t: types.BigInt, kind: types.KindBigInt}, depth+1)
-				if err == nil && !cnt.IsNull() && (cnt.Int() < 0 || int64(len(multi))+cnt.Int() > maxMultiset) {
-					s.pos = start
-					err = fmt.Errorf("invalid multiset count %s", s.token())
+				end, frac, ok := s.number()
+				var cnt int64
+				if ok && !frac {
+					cnt, ok = parseInt(s.data[start:end])
 				}
-				if err != nil {
-					return types.NullValue, inField(kt, err)
+				if !ok || frac || cnt < 0 || int64(len(multi))+cnt > maxMultiset {
+					return inField(keyName, fmt.Errorf("invalid multiset count %q", s.token()))
 				}
-				for range cnt.Int() {
+				s.pos = end
+				for range cnt {
 					multi = append(multi, k)
 				}
 			} else {
-				v, err := d.value(n.val, depth+1)
-				if err != nil {
-					return types.NullValue, inField(kt, err)
+				var v types.Value
+				if err := d.value(n.val, depth+1, &v, false); err != nil {
+					return inField(keyName, err)
 				}
 				putMap(m, k, v)
 			}
@@ -361,19 +400,15 @@ func (d *Decoder) mapObject(n *node, depth int) (types.Value, error) {
 				s.pos++
 				break
 			}
-			return types.NullValue, s.syntaxError("',' or '}'")
+			return s.syntaxError("',' or '}'")
 		}
 	}
 	if n.kind == types.KindMultiset {
-		if multi == nil {
-			multi = []types.Value{}
-		}
-		return types.MultisetValue(multi), nil
+		*dst = types.MultisetValue(multi)
+	} else {
+		*dst = types.NewMapValue(m)
 	}
-	if m.Keys == nil {
-		m.Keys, m.Values = []types.Value{}, []types.Value{}
-	}
-	return types.NewMapValue(m), nil
+	return nil
 }
 
 // putMap sets m[k] = v, replacing the value of an equal key (the last of
@@ -389,41 +424,8 @@ func putMap(m *types.MapValue, k, v types.Value) {
 	m.Values = append(m.Values, v)
 }
 
-// fromString converts a JSON string to type n.
-func (d *Decoder) fromString(n *node, start, end int, esc bool) (types.Value, error) {
-	switch {
-	case isStringKind(n.kind):
-		t, err := d.text(start, end, esc)
-		if err != nil {
-			return types.NullValue, err
-		}
-		return types.StringValue(t).WithKind(n.kind), nil
-	case n.kind == types.KindBinary || n.kind == types.KindVarBinary:
-		src := d.s.data[start:end]
-		if esc {
-			var err error
-			if d.buf, err = unescape(d.buf[:0], src); err != nil {
-				return types.NullValue, err
-			}
-			src = d.buf
-		}
-		out := make([]byte, base64.StdEncoding.DecodedLen(len(src)))
-		m, err := base64.StdEncoding.Decode(out, src)
-		if err != nil {
-			return types.NullValue, fmt.Errorf("invalid base64 for %s: %w", n.t, err)
-		}
-		return types.BytesValue(out[:m]).WithKind(n.kind), nil
-	}
-	t, err := d.text(start, end, esc)
-	if err != nil {
-		return types.NullValue, err
-	}
-	return parseText(n, t, d.iso)
-}
-
-// fromNumber converts a JSON number (data[start:end]) to type n.
-func (d *Decoder) fromNumber(n *node, start, end int, frac bool) (types.Value, error) {
-	lit := d.s.data[start:end]
+// fromNumber converts a JSON number literal to type n (not a string type).
+func fromNumber(n *node, lit []byte, frac bool) (types.Value, error) {
 	switch k := n.kind; {
 	case k.IsInteger() || k == types.KindIntervalDayTime || k == types.KindIntervalYearMonth:
 		if frac {
@@ -447,14 +449,7 @@ func (d *Decoder) fromNumber(n *node, start, end int, frac bool) (types.Value, e
 		}
 		return types.FloatValue(float32(f)), nil
 	case k == types.KindDecimal:
-		if v, ok := fastDecimal(lit, n.t.Precision, n.t.Scale); ok {
-			return v, nil
-		}
-		t, _ := d.text(start, end, false)
-		return parseDecimal(n, t)
-	case isStringKind(k):
-		t, _ := d.text(start, end, false)
-		return types.StringValue(t).WithKind(k), nil
+		return parseDecimal(n, lit)
 	}
 	return types.NullValue, fmt.Errorf("cannot read JSON number %s as %s", lit, n.t)
 }
@@ -507,37 +502,45 @@ func inRange(k types.Kind, v int64) bool {
 // parseDecimal parses DECIMAL text exactly and fits it to the column's
 // precision and scale (HALF_UP); a value too large for the column is
 // NULL, as in Flink.
-func parseDecimal(n *node, t string) (types.Value, error) {
-	v, err := types.ParseDecimal(t)
+func parseDecimal(n *node, b []byte) (types.Value, error) {
+	if v, ok := fastDecimal(b, n.t.Precision, n.t.Scale); ok {
+		return v, nil
+	}
+	v, err := types.ParseDecimal(string(b))
 	if err != nil {
-		return types.NullValue, fmt.Errorf("invalid number %q for %s", t, n.t)
+		return types.NullValue, fmt.Errorf("invalid number %q for %s", b, n.t)
 	}
 	v, _ = types.FitDecimal(v, n.t.Precision, n.t.Scale)
 	return v, nil
 }
 
 // parseText converts the text of a JSON string (or of a map key) to a
-// scalar of type n.
-func parseText(n *node, t string, iso bool) (types.Value, error) {
+// scalar of type n. b is not retained.
+func parseText(n *node, b []byte, iso bool) (types.Value, error) {
 	switch k := n.kind; {
 	case isStringKind(k):
-		return types.StringValue(t).WithKind(k), nil
+		return types.StringValue(string(b)).WithKind(k), nil
 	case k == types.KindBinary || k == types.KindVarBinary:
-		b, err := base64.StdEncoding.DecodeString(t)
+		out := make([]byte, base64.StdEncoding.DecodedLen(len(b)))
+		m, err := base64.StdEncoding.Decode(out, b)
 		if err != nil {
 			return types.NullValue, fmt.Errorf("invalid base64 for %s: %w", n.t, err)
 		}
-		return types.BytesValue(b).WithKind(k), nil
+		return types.BytesValue(out[:m]).WithKind(k), nil
 	case k == types.KindBoolean:
-		switch strings.ToLower(strings.TrimSpace(t)) {
-		case "true":
+		t := bytes.TrimSpace(b)
+		switch {
+		case strings.EqualFold(string(t), "true"):
 			return types.BoolValue(true), nil
-		case "false":
+		case strings.EqualFold(string(t), "false"):
 			return types.BoolValue(false), nil
 		}
 	case k.IsInteger() || k == types.KindIntervalDayTime || k == types.KindIntervalYearMonth:
-		v, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
-		if err == nil && inRange(k, v) {
+		t := bytes.TrimSpace(b)
+		if len(t) > 1 && t[0] == '+' {
+			t = t[1:]
+		}
+		if v, ok := parseInt(t); ok && inRange(k, v) {
 			return types.IntValue(k, v), nil
 		}
 	case k == types.KindDouble || k == types.KindFloat:
@@ -545,7 +548,7 @@ func parseText(n *node, t string, iso bool) (types.Value, error) {
 		if k == types.KindFloat {
 			bits = 32
 		}
-		f, err := strconv.ParseFloat(strings.TrimSpace(t), bits)
+		f, err := strconv.ParseFloat(string(bytes.TrimSpace(b)), bits)
 		if err == nil || isRange(err) {
 			if k == types.KindFloat {
 				return types.FloatValue(float32(f)), nil
@@ -553,65 +556,58 @@ func parseText(n *node, t string, iso bool) (types.Value, error) {
 			return types.DoubleValue(f), nil
 		}
 	case k == types.KindDecimal:
-		return parseDecimal(n, strings.TrimSpace(t))
+		return parseDecimal(n, bytes.TrimSpace(b))
 	case k == types.KindDate:
-		days, err := types.ParseDate(t)
+		if days, ok := fastDate(b); ok {
+			return types.DateValue(days), nil
+		}
+		days, err := types.ParseDate(string(b))
 		if err != nil {
 			return types.NullValue, err
 		}
 		return types.DateValue(days), nil
 	case k == types.KindTime:
-		us, err := types.ParseTime(t)
+		us, err := types.ParseTime(string(b))
 		if err != nil {
 			return types.NullValue, err
 		}
 		return types.TimeValue(types.TruncatePrecision(us, n.t.Precision)), nil
 	case k.IsTimestamp():
-		return parseTimestamp(n, t, iso)
+		return parseTimestamp(n, b, iso)
 	default:
 		return types.NullValue, fmt.Errorf("cannot read a JSON string as %s", n.t)
 	}
-	return types.NullValue, fmt.Errorf("cannot parse %q as %s", t, n.t)
+	return types.NullValue, fmt.Errorf("cannot parse %q as %s", b, n.t)
 }
 
 // parseTimestamp parses a TIMESTAMP or TIMESTAMP_LTZ in the configured
 // standard: "yyyy-MM-dd HH:mm:ss[.f...]" (SQL) or "yyyy-MM-ddTHH:mm:ss[.f...]"
 // (ISO-8601); TIMESTAMP_LTZ values may end with "Z" or an offset.
-func parseTimestamp(n *node, t string, iso bool) (types.Value, error) {
-	sepc := byte(' ')
+func parseTimestamp(n *node, b []byte, iso bool) (types.Value, error) {
+	want, std := byte(' '), "SQL"
 	if iso {
-		sepc = 'T'
+		want, std = 'T', "ISO-8601"
 	}
-	if us, ok := fastTimestamp(t, sepc); ok {
-		us = types.TruncatePrecision(us, n.t.Precision)
-		if n.kind == types.KindTimestampLTZ {
-			return types.TimestampLTZValue(us), nil
+	us, ok := fastTimestamp(b, want)
+	if !ok {
+		// The date part has 8 to 10 characters ("2020-4-5", "2020-04-15").
+		sep := -1
+		for i := 8; i <= 10 && i < len(b); i++ {
+			if c := b[i]; c == ' ' || c == 'T' || c == 't' {
+				sep = i
+				break
+			}
 		}
-		return types.TimestampValue(us), nil
-	}
-	// The date part has 8 to 10 characters ("2020-4-5", "2020-04-15").
-	sep := -1
-	for i := 8; i <= 10 && i < len(t); i++ {
-		if c := t[i]; c == ' ' || c == 'T' || c == 't' {
-			sep = i
-			break
+		if sep >= 0 && b[sep]&^0x20 != want&^0x20 {
+			return types.NullValue, fmt.Errorf("cannot parse %q as %s: expected the %s format (option 'timestamp-format.standard')", b, n.t, std)
 		}
-	}
-	if sep >= 0 {
-		want, std := byte(' '), "SQL"
-		if iso {
-			want, std = 'T', "ISO-8601"
+		var err error
+		if us, err = types.ParseTimestamp(string(b)); err != nil {
+			return types.NullValue, fmt.Errorf("cannot parse %q as %s", b, n.t)
 		}
-		if c := t[sep] &^ 0x20; c != want&^0x20 {
-			return types.NullValue, fmt.Errorf("cannot parse %q as %s: expected the %s format (option 'timestamp-format.standard')", t, n.t, std)
+		if n.kind == types.KindTimestamp && sep >= 0 && bytes.ContainsAny(b[sep+1:], "Zz+-") {
+			return types.NullValue, fmt.Errorf("cannot parse %q as %s: a TIMESTAMP has no time zone (use TIMESTAMP_LTZ)", b, n.t)
 		}
-	}
-	us, err := types.ParseTimestamp(t)
-	if err != nil {
-		return types.NullValue, fmt.Errorf("cannot parse %q as %s", t, n.t)
-	}
-	if n.kind == types.KindTimestamp && sep >= 0 && strings.ContainsAny(t[sep+1:], "Zz+-") {
-		return types.NullValue, fmt.Errorf("cannot parse %q as %s: a TIMESTAMP has no time zone (use TIMESTAMP_LTZ)", t, n.t)
 	}
 	us = types.TruncatePrecision(us, n.t.Precision)
 	if n.kind == types.KindTimestampLTZ {
@@ -620,53 +616,65 @@ func parseTimestamp(n *node, t string, iso bool) (types.Value, error) {
 	return types.TimestampValue(us), nil
 }
 
+// digits parses b as an unsigned decimal number.
+func digits(b []byte) (int, bool) {
+	v := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int(c-'0')
+	}
+	return v, len(b) > 0
+}
+
+// fastDate parses exactly "yyyy-MM-dd"; ok is false for anything else.
+func fastDate(b []byte) (int64, bool) {
+	if len(b) != 10 || b[4] != '-' || b[7] != '-' {
+		return 0, false
+	}
+	y, ok1 := digits(b[0:4])
+	m, ok2 := digits(b[5:7])
+	d, ok3 := digits(b[8:10])
+	if !(ok1 && ok2 && ok3) || m < 1 || m > 12 || d < 1 || d > types.DaysInMonth(y, m) {
+		return 0, false
+	}
+	return types.DateFromCivil(y, m, d), true
+}
+
 // fastTimestamp parses the common layout "yyyy-MM-dd?HH:mm:ss[.f{1,9}]"
 // (? being sep) without a zone; ok is false for anything else, which the
 // general parser then handles.
-func fastTimestamp(t string, sep byte) (int64, bool) {
-	if len(t) < 19 || t[4] != '-' || t[7] != '-' || t[10] != sep || t[13] != ':' || t[16] != ':' {
+func fastTimestamp(b []byte, sep byte) (int64, bool) {
+	if len(b) < 19 || b[10] != sep || b[13] != ':' || b[16] != ':' {
 		return 0, false
 	}
-	num := func(i, n int) (int, bool) {
-		v := 0
-		for _, c := range []byte(t[i : i+n]) {
-			if c < '0' || c > '9' {
-				return 0, false
-			}
-			v = v*10 + int(c-'0')
-		}
-		return v, true
-	}
-	y, ok1 := num(0, 4)
-	mo, ok2 := num(5, 2)
-	d, ok3 := num(8, 2)
-	h, ok4 := num(11, 2)
-	mi, ok5 := num(14, 2)
-	sec, ok6 := num(17, 2)
-	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || mo < 1 || mo > 12 || d < 1 || d > types.DaysInMonth(y, mo) ||
-		h > 23 || mi > 59 || sec > 59 {
+	days, ok := fastDate(b[:10])
+	h, ok1 := digits(b[11:13])
+	mi, ok2 := digits(b[14:16])
+	sec, ok3 := digits(b[17:19])
+	if !(ok && ok1 && ok2 && ok3) || h > 23 || mi > 59 || sec > 59 {
 		return 0, false
 	}
 	var frac int64
-	if len(t) > 19 {
-		if t[19] != '.' || len(t) == 20 || len(t) > 29 {
+	if len(b) > 19 {
+		if b[19] != '.' || len(b) == 20 || len(b) > 29 {
 			return 0, false
 		}
-		digits := 0
-		for _, c := range []byte(t[20:]) {
+		n := 0
+		for _, c := range b[20:] {
 			if c < '0' || c > '9' {
 				return 0, false
 			}
-			if digits < 6 {
+			if n < 6 {
 				frac = frac*10 + int64(c-'0')
 			}
-			digits++
+			n++
 		}
-		for ; digits < 6; digits++ {
+		for ; n < 6; n++ {
 			frac *= 10
 		}
 	}
-	days := types.DateFromCivil(y, mo, d)
 	return days*types.MicrosPerDay + int64(h)*types.MicrosPerHour + int64(mi)*types.MicrosPerMinute +
 		int64(sec)*types.MicrosPerSecond + frac, true
 }

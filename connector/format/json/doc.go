@@ -23,9 +23,10 @@
 //	encode.decimal-as-plain-number write DECIMAL without exponent (false)
 //	encode.ignore-null-fields      leave NULL fields out (false)
 //
-// Invariants: strings in decoded rows never alias the input buffer; while a
-// record is small (see maxShared) the strings of one record share a single
-// copy of it, so a record costs one allocation for all its strings. The
-// encoder writes fields in schema order and its output decodes back to the
-// same row.
+// Invariants: strings in decoded rows never alias the input buffer; the
+// string columns and ROW fields of one record share a single string holding
+// just their contents, so a record costs one allocation for all of them
+// (strings inside arrays and maps are allocated one by one). The encoder
+// writes fields in schema order and its output decodes back to the same
+// row.
 package json
