@@ -182,10 +182,13 @@ func (op *slicingAggregate) target(t, sliceEnd int64) (*slice, map[string]*entry
 	c := op.cums[start]
 	if c == nil {
 		c = &cumWindow{start: start, nextK: 1, running: op.newMap()}
-		for isFired(start+c.nextK*op.sliceSize, op.wm) {
-			c.nextK++
-		}
 		op.cums[start] = c
+	}
+	// Skip the windows that the watermark passed while they were empty
+	// (nothing was pending for them, so they were not visited): the row
+	// must not count in them.
+	for isFired(start+c.nextK*op.sliceSize, op.wm) {
+		c.nextK++
 	}
 	if isFired(sliceEnd, op.wm) {
 		op.pending = min(op.pending, start+c.nextK*op.sliceSize)
