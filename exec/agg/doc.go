@@ -9,9 +9,13 @@
 //     value yields NULL, except COUNT and SUM0 (0), COLLECT (an empty
 //     multiset).
 //   - Every accumulator made for a Call with AppendOnly unset supports
-//     Retract and Merge exactly: after Add(x) then Retract(x) the result is
-//     the one before the Add. Counts may go negative when a retraction
-//     overtakes its accumulation; a later Add cancels it.
+//     Retract and Merge: after Add(x) then Retract(x) the result is the one
+//     before the Add (exactly, but for floating-point rounding in DOUBLE
+//     sums and the variance family). Counts may go negative when a
+//     retraction overtakes its accumulation; a later Add cancels it.
+//   - Order-sensitive functions (FIRST_VALUE, LAST_VALUE, LISTAGG, COLLECT)
+//     keep arrival order; a retraction removes the earliest equal value,
+//     and Merge appends the other accumulator's values after this one's.
 //   - A Call with AppendOnly set may get a cheaper accumulator (MIN, MAX,
 //     FIRST_VALUE, LAST_VALUE, LISTAGG keep no history) whose Retract
 //     returns an error. Merge works in both modes.

@@ -328,3 +328,35 @@ func TestRestoreCorrupt(t *testing.T) {
 		t.Fatalf("Open over corrupt state: %v", err)
 	}
 }
+
+func TestCheckpointLargeState(t *testing.T) {
+	// Accumulator states longer than 127 bytes take multi-byte length
+	// prefixes in the stored group.
+	backend := state.NewMemory()
+	s := spec{
+		schema: []types.Type{types.String, types.String},
+		keys:   []int{0},
+		calls:  []callSpec{{name: "LISTAGG", args: []int{1}}, {name: "COUNT", args: []int{1}, distinct: true}},
+	}
+	h := newHarnessOn(t, s, backend)
+	var in []string
+	var want []string
+	for i := range 300 {
+		v := "v" + strings.Repeat("x", i%7) + string(rune('a'+i%26))
+		in = append(in, "+I k "+v)
+		want = append(want, v)
+	}
+	got := h.batch(in...)
+	if len(got) != 1 || !strings.HasPrefix(got[0], "+I[k, "+strings.Join(want, ",")+", ") {
+		t.Fatalf("got %q", got)
+	}
+	if err := h.op.(Checkpointer).Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	h2 := newHarnessOn(t, s, backend)
+	got2 := h2.batch("-D k " + want[0] + " @0:301")
+	if len(got2) != 2 || got2[0] != "-U"+strings.TrimPrefix(got[0], "+I") ||
+		!strings.HasPrefix(got2[1], "+U[k, "+strings.Join(want[1:], ",")+", ") {
+		t.Fatalf("after restore: %q", got2)
+	}
+}
