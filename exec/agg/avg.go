@@ -235,7 +235,7 @@ func (a *avgDecimalAcc) Reset() { a.sum.reset(); a.n = 0 }
 
 func (a *avgDecimalAcc) AppendState(dst []byte) []byte {
 	dst = binary.AppendVarint(dst, a.n)
-	return AppendValue(dst, a.sum.exact(a.scale))
+	return AppendStateValue(dst, a.sum.exact(a.scale))
 }
 
 func (a *avgDecimalAcc) LoadState(src []byte) error {

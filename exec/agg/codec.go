@@ -9,11 +9,12 @@ import (
 	"github.com/sluicesql/sluice/types"
 )
 
-// AppendValue appends a self-describing binary encoding of v to dst. It is
-// the encoding accumulators use for the values they keep in their state, and
-// operators may use it for the results they persist. DecodeValue reads it
-// back. Unlike types.AppendKey it is lossless: a DECIMAL keeps its scale.
-func AppendValue(dst []byte, v types.Value) []byte {
+// AppendStateValue appends a self-describing binary encoding of v to dst:
+// the encoding accumulators use for the values they keep in their state,
+// which operators may use for the results they persist. DecodeStateValue
+// reads it back. Unlike types.AppendKey it is lossless: a DECIMAL keeps its
+// scale.
+func AppendStateValue(dst []byte, v types.Value) []byte {
 	k := v.Kind()
 	dst = append(dst, byte(k))
 	switch {
@@ -40,14 +41,14 @@ func AppendValue(dst []byte, v types.Value) []byte {
 		e := v.Elems()
 		dst = binary.AppendUvarint(dst, uint64(len(e)))
 		for _, x := range e {
-			dst = AppendValue(dst, x)
+			dst = AppendStateValue(dst, x)
 		}
 	case k == types.KindMap:
 		m := v.Map()
 		dst = binary.AppendUvarint(dst, uint64(len(m.Keys)))
 		for i := range m.Keys {
-			dst = AppendValue(dst, m.Keys[i])
-			dst = AppendValue(dst, m.Values[i])
+			dst = AppendStateValue(dst, m.Keys[i])
+			dst = AppendStateValue(dst, m.Values[i])
 		}
 	default:
 		// Every other kind keeps its value in the integer field (FLOAT and
@@ -59,9 +60,9 @@ func AppendValue(dst []byte, v types.Value) []byte {
 
 var errCorrupt = errors.New("corrupt state")
 
-// DecodeValue decodes a value written by AppendValue from the front of src
+// DecodeStateValue decodes a value written by AppendStateValue from the front of src
 // and returns it with the rest of src.
-func DecodeValue(src []byte) (types.Value, []byte, error) {
+func DecodeStateValue(src []byte) (types.Value, []byte, error) {
 	if len(src) == 0 {
 		return types.Value{}, nil, fmt.Errorf("cannot decode value: %w", errCorrupt)
 	}
@@ -107,7 +108,7 @@ func DecodeValue(src []byte) (types.Value, []byte, error) {
 		elems := make([]types.Value, n)
 		for i := range elems {
 			var err error
-			if elems[i], src, err = DecodeValue(src); err != nil {
+			if elems[i], src, err = DecodeStateValue(src); err != nil {
 				return types.Value{}, nil, err
 			}
 		}
@@ -121,10 +122,10 @@ func DecodeValue(src []byte) (types.Value, []byte, error) {
 		mv := &types.MapValue{Keys: make([]types.Value, n), Values: make([]types.Value, n)}
 		for i := range mv.Keys {
 			var err error
-			if mv.Keys[i], src, err = DecodeValue(src); err != nil {
+			if mv.Keys[i], src, err = DecodeStateValue(src); err != nil {
 				return types.Value{}, nil, err
 			}
-			if mv.Values[i], src, err = DecodeValue(src); err != nil {
+			if mv.Values[i], src, err = DecodeStateValue(src); err != nil {
 				return types.Value{}, nil, err
 			}
 		}
@@ -197,7 +198,7 @@ func (r *stateReader) value() types.Value {
 	if r.err != nil {
 		return types.Value{}
 	}
-	v, rest, err := DecodeValue(r.src)
+	v, rest, err := DecodeStateValue(r.src)
 	if err != nil {
 		r.err = err
 		return types.Value{}

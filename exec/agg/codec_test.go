@@ -33,11 +33,11 @@ func TestValueCodec(t *testing.T) {
 	}
 	var buf []byte
 	for _, v := range vals {
-		buf = AppendValue(buf, v)
+		buf = AppendStateValue(buf, v)
 	}
 	src := buf
 	for i, want := range vals {
-		got, rest, err := DecodeValue(src)
+		got, rest, err := DecodeStateValue(src)
 		if err != nil {
 			t.Fatalf("value %d: %v", i, err)
 		}
@@ -55,7 +55,7 @@ func TestValueCodec(t *testing.T) {
 		b := buf[:i]
 		for len(b) > 0 {
 			var err error
-			if _, b, err = DecodeValue(b); err != nil {
+			if _, b, err = DecodeStateValue(b); err != nil {
 				break
 			}
 		}

@@ -124,7 +124,7 @@ func (a *distinctAcc) AppendState(dst []byte) []byte {
 		dst = binary.AppendVarint(dst, e.n)
 		dst = binary.AppendUvarint(dst, uint64(len(e.args)))
 		for _, v := range e.args {
-			dst = AppendValue(dst, v)
+			dst = AppendStateValue(dst, v)
 		}
 	}
 	inner := a.inner.AppendState(nil)

@@ -22,12 +22,8 @@ func mergeError(name string, other Accumulator) error {
 	return fmt.Errorf("cannot merge %s accumulator with %T", name, other)
 }
 
-// arityError reports a wrong number of arguments.
-func arityError(name string, args []types.Type, want string) error {
-	return fmt.Errorf("cannot apply %s to (%s): want %s", name, typeList(args), want)
-}
-
-// argError reports an argument type the function does not accept.
+// argError reports arguments (their number or types) the function does not
+// accept, and what it wants instead.
 func argError(name string, args []types.Type, want string) error {
 	return fmt.Errorf("cannot apply %s to (%s): want %s", name, typeList(args), want)
 }
@@ -46,7 +42,7 @@ func typeList(args []types.Type) string {
 // oneArg checks that args holds exactly one argument.
 func oneArg(name string, args []types.Type) error {
 	if len(args) != 1 {
-		return arityError(name, args, "one argument")
+		return argError(name, args, "one argument")
 	}
 	return nil
 }

@@ -89,7 +89,7 @@ func (a *firstLastAcc) Clone() Accumulator { c := *a; return &c }
 
 func (a *firstLastAcc) Reset() { a.v = types.Value{} }
 
-func (a *firstLastAcc) AppendState(dst []byte) []byte { return AppendValue(dst, a.v) }
+func (a *firstLastAcc) AppendState(dst []byte) []byte { return AppendStateValue(dst, a.v) }
 
 func (a *firstLastAcc) LoadState(src []byte) error {
 	r := stateReader{src: src}

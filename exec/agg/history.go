@@ -65,11 +65,11 @@ func (h *history) reset() {
 func (h *history) appendState(dst []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(h.vals)))
 	for _, v := range h.vals {
-		dst = AppendValue(dst, v)
+		dst = AppendStateValue(dst, v)
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(h.pending)))
 	for _, v := range h.pending {
-		dst = AppendValue(dst, v)
+		dst = AppendStateValue(dst, v)
 	}
 	return dst
 }

@@ -20,7 +20,7 @@ func (listAggFunc) Name() string { return "LISTAGG" }
 
 func (listAggFunc) ResultType(args []types.Type) (types.Type, error) {
 	if len(args) != 1 && len(args) != 2 {
-		return types.Type{}, arityError("LISTAGG", args, "(string) or (string, separator)")
+		return types.Type{}, argError("LISTAGG", args, "(string) or (string, separator)")
 	}
 	for _, a := range args {
 		if !a.Kind.IsString() && a.Kind != types.KindNull {

@@ -110,7 +110,7 @@ func (a *extremeAcc) Clone() Accumulator { c := *a; return &c }
 
 func (a *extremeAcc) Reset() { a.v, a.has = types.Value{}, false }
 
-func (a *extremeAcc) AppendState(dst []byte) []byte { return AppendValue(dst, a.v) }
+func (a *extremeAcc) AppendState(dst []byte) []byte { return AppendStateValue(dst, a.v) }
 
 func (a *extremeAcc) LoadState(src []byte) error {
 	r := stateReader{src: src}
@@ -208,7 +208,7 @@ func (a *minMaxAcc) AppendState(dst []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(a.vals)))
 	for _, e := range a.vals {
 		dst = binary.AppendVarint(dst, e.n)
-		dst = AppendValue(dst, e.v)
+		dst = AppendStateValue(dst, e.v)
 	}
 	return dst
 }

@@ -247,7 +247,7 @@ func (a *sumDecimalAcc) Reset() { a.sum.reset(); a.n = 0 }
 
 func (a *sumDecimalAcc) AppendState(dst []byte) []byte {
 	dst = binary.AppendVarint(dst, a.n)
-	return AppendValue(dst, a.sum.exact(a.scale))
+	return AppendStateValue(dst, a.sum.exact(a.scale))
 }
 
 func (a *sumDecimalAcc) LoadState(src []byte) error {

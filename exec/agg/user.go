@@ -71,7 +71,7 @@ func (f *userFunc) ResultType(args []types.Type) (types.Type, error) {
 		want = "(" + want + ")"
 	}
 	if len(args) != len(f.u.Args) {
-		return types.Type{}, arityError(f.u.Name, args, want)
+		return types.Type{}, argError(f.u.Name, args, want)
 	}
 	for i, a := range args {
 		if a.Kind != types.KindNull && !a.SameKind(f.u.Args[i]) {

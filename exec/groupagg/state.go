@@ -71,7 +71,7 @@ func (o *operator) forgetDirty() {
 func (o *operator) appendGroup(dst []byte, g *group) []byte {
 	dst = append(dst, stateVersion)
 	for _, v := range g.keyVals {
-		dst = agg.AppendValue(dst, v)
+		dst = agg.AppendStateValue(dst, v)
 	}
 	dst = binary.AppendVarint(dst, g.rows)
 	if g.last == nil {
@@ -79,7 +79,7 @@ func (o *operator) appendGroup(dst []byte, g *group) []byte {
 	} else {
 		dst = append(dst, 1)
 		for _, v := range g.last {
-			dst = agg.AppendValue(dst, v)
+			dst = agg.AppendStateValue(dst, v)
 		}
 	}
 	for _, a := range g.accs {
@@ -137,7 +137,7 @@ func (o *operator) loadGroup(key string, src []byte) error {
 	g := &group{key: key, keyVals: make([]types.Value, len(o.cfg.Keys)), accs: agg.NewGroup(o.cfg.Calls)}
 	var err error
 	for i := range g.keyVals {
-		if g.keyVals[i], src, err = agg.DecodeValue(src); err != nil {
+		if g.keyVals[i], src, err = agg.DecodeStateValue(src); err != nil {
 			return err
 		}
 	}
@@ -151,7 +151,7 @@ func (o *operator) loadGroup(key string, src []byte) error {
 	if hasLast == 1 {
 		g.last = make([]types.Value, len(o.cfg.Calls))
 		for i := range g.last {
-			if g.last[i], src, err = agg.DecodeValue(src); err != nil {
+			if g.last[i], src, err = agg.DecodeStateValue(src); err != nil {
 				return err
 			}
 		}
