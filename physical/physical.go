@@ -11,6 +11,7 @@ import (
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/connector/memory"
 	"github.com/sluicesql/sluice/exec"
+	"github.com/sluicesql/sluice/exec/agg"
 	"github.com/sluicesql/sluice/exec/groupagg"
 	"github.com/sluicesql/sluice/exec/window"
 	"github.com/sluicesql/sluice/expr"
@@ -193,8 +194,14 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 			par = b.env.Parallelism
 		}
 		p = b.newStage("window-agg", par, n.Keys, p)
+		// Window aggregates take append-only input: their accumulators
+		// need keep no history for retraction.
+		calls := append([]agg.Call(nil), n.Calls...)
+		for i := range calls {
+			calls[i].AppendOnly = true
+		}
 		cfg := window.AggregateConfig{ID: b.id("window-agg"), Spec: n.Spec, TimeCol: n.TimeCol, Keys: n.Keys,
-			PartitionKeys: n.PartitionKeys, Calls: n.Calls}
+			PartitionKeys: n.PartitionKeys, Calls: calls}
 		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
 			c := cfg
 			c.ID = fmt.Sprintf("%s/%d", cfg.ID, task)

@@ -1,0 +1,185 @@
+// Package bench holds the engine's headline benchmarks, shared by
+// `go test -bench` (in package exec) and `sluice bench`, so that both
+// report the same measurement.
+package bench
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/sluicesql/sluice/exec"
+	"github.com/sluicesql/sluice/exec/agg"
+	"github.com/sluicesql/sluice/exec/window"
+	"github.com/sluicesql/sluice/expr"
+	"github.com/sluicesql/sluice/state"
+	"github.com/sluicesql/sluice/types"
+)
+
+// BatchSize is the number of rows per batch in these benchmarks.
+const BatchSize = 1024
+
+// counter counts rows at the end of a chain.
+type counter struct{ rows int64 }
+
+func (c *counter) Open(*exec.Context) error     { return nil }
+func (c *counter) Process(b *types.Batch) error { c.rows += int64(len(b.Rows)); return nil }
+func (c *counter) Watermark(int64) error        { return nil }
+func (c *counter) Finish() error                { return nil }
+func (c *counter) Close() error                 { return nil }
+
+// bidBatch builds a batch of bids: (bidtime TIMESTAMP(3), price
+// DECIMAL(10,2), item STRING, supplier STRING), with keys distinct keys.
+func bidBatch(start int64, keys int) *types.Batch {
+	b := types.NewBatch(BatchSize, 4)
+	for i := 0; i < BatchSize; i++ {
+		n := start + int64(i)
+		v := b.AddRow(types.Insert, types.NoOrigin, 4)
+		v[0] = types.TimestampValue(n * 1000) // one row per millisecond
+		v[1] = types.DecimalValue(100+n%900, 2)
+		v[2] = types.StringValue(itemNames[int(n)%len(itemNames)])
+		v[3] = types.StringValue(supplierNames[int(n%int64(keys))%len(supplierNames)])
+	}
+	return b
+}
+
+var itemNames = func() []string {
+	out := make([]string, 64)
+	for i := range out {
+		out[i] = fmt.Sprintf("item-%02d", i)
+	}
+	return out
+}()
+
+var supplierNames = func() []string {
+	out := make([]string, 10000)
+	for i := range out {
+		out[i] = fmt.Sprintf("supplier-%05d", i)
+	}
+	return out
+}()
+
+var bidSchema = []types.Type{types.Timestamp(3), types.Decimal(10, 2), types.String, types.String}
+
+func col(i int) expr.Node {
+	return &expr.Column{Index: i, Name: fmt.Sprintf("c%d", i), T: bidSchema[i]}
+}
+
+// FilterProject measures WHERE price > 5.00 AND item <> 'item-07' with the
+// projection (bidtime, price * 2, item) over in-memory batches.
+func FilterProject(b *testing.B) {
+	bld := expr.NewBuilder(expr.NewRegistry())
+	must := func(n expr.Node, err error) expr.Node {
+		if err != nil {
+			b.Fatal(err)
+		}
+		return n
+	}
+	five := &expr.Literal{V: types.DecimalValue(500, 2), T: types.Decimal(3, 2).WithNullable(false)}
+	two := &expr.Literal{V: types.IntValue(types.KindInt, 2), T: types.Int.WithNullable(false)}
+	item7 := &expr.Literal{V: types.StringValue("item-07"), T: types.String.WithNullable(false)}
+	cond := must(bld.Call("AND", must(bld.Call(">", col(1), five)), must(bld.Call("<>", col(2), item7))))
+	env := &expr.Env{Now: func() int64 { return 0 }}
+	pred, err := expr.CompilePredicate(cond, env)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var projs []exec.RowFunc
+	for _, n := range []expr.Node{col(0), must(bld.Call("*", col(1), two)), col(2)} {
+		ev, err := expr.Compile(n, env)
+		if err != nil {
+			b.Fatal(err)
+		}
+		projs = append(projs, exec.RowFunc(ev))
+	}
+	sink := &counter{}
+	calc := &exec.Calc{Filter: exec.RowPredicate(pred), Projs: projs, Next: sink}
+	if err := calc.Open(&exec.Context{}); err != nil {
+		b.Fatal(err)
+	}
+	in := bidBatch(0, 10000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += BatchSize {
+		if err := calc.Process(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if sink.rows == 0 {
+		b.Fatal("filter dropped every row")
+	}
+	reportRows(b)
+}
+
+// TumbleAggregate measures a 1-minute TUMBLE with COUNT(*), SUM(price) and
+// MAX(bidtime) grouped by 10,000 supplier keys.
+func TumbleAggregate(b *testing.B) {
+	reg := agg.NewRegistry()
+	call := func(name string, args ...int) agg.Call {
+		f, err := reg.Lookup(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c := agg.Call{Func: f, Args: args, Filter: -1}
+		for _, a := range args {
+			c.ArgTypes = append(c.ArgTypes, bidSchema[a])
+		}
+		if c.Result, err = f.ResultType(c.ArgTypes); err != nil {
+			b.Fatal(err)
+		}
+		return c
+	}
+	sink := &counter{}
+	op, err := window.NewAggregate(window.AggregateConfig{
+		ID:      "bench/tumble",
+		Spec:    window.Spec{Kind: window.Tumble, Size: 60_000_000},
+		TimeCol: 0,
+		Keys:    []int{3},
+		Calls:   []agg.Call{call("COUNT"), call("SUM", 1), call("MAX", 0)},
+		Next:    sink,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := op.Open(&exec.Context{State: state.NewMemory(), Now: func() int64 { return 0 }}); err != nil {
+		b.Fatal(err)
+	}
+	// Pre-build the input so that the timed loop measures the operator.
+	const distinct = 64
+	batches := make([]*types.Batch, distinct)
+	for i := range batches {
+		batches[i] = bidBatch(int64(i*BatchSize), 10000)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var t int64
+	for i := 0; i < b.N; i += BatchSize {
+		in := batches[(i/BatchSize)%distinct]
+		// Shift the batch forward in time so windows keep closing.
+		shift := (int64(i/BatchSize) / distinct) * distinct * BatchSize * 1000
+		for r := range in.Rows {
+			in.Rows[r].Vals[0] = types.TimestampValue(int64((i/BatchSize)%distinct*BatchSize+r)*1000 + shift)
+		}
+		if err := op.Process(in); err != nil {
+			b.Fatal(err)
+		}
+		t = in.Rows[len(in.Rows)-1].Vals[0].Int()
+		if err := op.Watermark(t - 1000); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := op.Watermark(exec.MaxWatermark); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	if sink.rows == 0 {
+		b.Fatal("no window fired")
+	}
+	reportRows(b)
+}
+
+func reportRows(b *testing.B) {
+	if s := b.Elapsed().Seconds(); s > 0 {
+		b.ReportMetric(float64(b.N)/s, "rows/s")
+	}
+}

@@ -1,0 +1,11 @@
+CREATE TABLE bids (
+  bidtime TIMESTAMP(3),
+  price DECIMAL(10, 2),
+  item STRING,
+  supplier_id STRING,
+  WATERMARK FOR bidtime AS bidtime - INTERVAL '5' SECOND
+) WITH ('connector' = 'filesystem', 'path' = 'bids.jsonl', 'format' = 'json');
+CREATE TABLE out_print (a STRING) WITH ('connector' = 'print');
+
+CREATE TABLE t (a STRING) WITH ('connector' = 'filesystem', 'path' = 'o.jsonl', 'format' = 'json');
+INSERT INTO t SELECT item FROM bids GROUP BY item;

@@ -1,0 +1,12 @@
+CREATE TABLE bids (
+  bidtime TIMESTAMP(3),
+  price DECIMAL(10, 2),
+  item STRING,
+  supplier_id STRING,
+  WATERMARK FOR bidtime AS bidtime - INTERVAL '5' SECOND
+) WITH ('connector' = 'filesystem', 'path' = 'bids.jsonl', 'format' = 'json');
+CREATE TABLE out_print (a STRING) WITH ('connector' = 'print');
+
+SELECT item, window_start, window_end, COUNT(DISTINCT supplier_id) AS suppliers
+FROM TABLE(SESSION(TABLE bids PARTITION BY item, DESCRIPTOR(bidtime), INTERVAL '5' MINUTES))
+GROUP BY item, window_start, window_end;
