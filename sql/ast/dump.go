@@ -10,8 +10,8 @@ import (
 
 // Dump returns an indented S-expression of the tree rooted at n, for tests
 // and debugging. Positions are left out, as are nil, false, zero and empty
-// fields; identifiers print as SQL (quoted if they were) and object names
-// dotted.
+// fields; identifiers print as written (in backquotes if they were quoted)
+// and object names dotted.
 func Dump(n Node) string {
 	var d dumper
 	d.value(reflect.ValueOf(n), 0)
@@ -103,10 +103,15 @@ func (d *dumper) value(v reflect.Value, depth int) {
 		}
 		switch x := v.Interface().(type) {
 		case *Ident:
-			d.b.WriteString(formatIdent(x))
+			d.ident(x)
 			return
 		case *ObjectName:
-			d.b.WriteString(x.String())
+			for i, part := range x.Parts {
+				if i > 0 {
+					d.b.WriteByte('.')
+				}
+				d.ident(part)
+			}
 			return
 		case *bool:
 			d.b.WriteString(strconv.FormatBool(*x))
@@ -146,6 +151,15 @@ func (d *dumper) value(v reflect.Value, depth int) {
 	default:
 		d.b.WriteString(v.String())
 	}
+}
+
+// ident prints an identifier as written: in backquotes if it was quoted.
+func (d *dumper) ident(x *Ident) {
+	if x.Quoted {
+		d.b.WriteString("`" + strings.ReplaceAll(x.Name, "`", "``") + "`")
+		return
+	}
+	d.b.WriteString(x.Name)
 }
 
 func (d *dumper) node(v reflect.Value, depth int) {

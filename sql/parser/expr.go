@@ -76,7 +76,8 @@ func (p *parser) parseComparison() ast.Expr {
 				not = true
 				p.next()
 			default:
-				return x
+				p.next()
+				p.errorExpected(p.pos, "BETWEEN, IN, LIKE or SIMILAR TO after NOT")
 			}
 		}
 		switch p.tok {
@@ -328,10 +329,7 @@ func (p *parser) parsePrimary() ast.Expr {
 		return &ast.Call{Name: name, EndPos: p.prevEnd()}
 	}
 	if !isIdent(p.tok) {
-		if p.tok.IsReserved() {
-			p.error(p.pos, "expected expression, found reserved keyword '"+p.lit+"' (quote it as `"+p.lit+"` to use it as a name)")
-		}
-		p.errorExpected(p.pos, "expression")
+		p.errorReserved("expression")
 	}
 	parts := []*ast.Ident{p.parseIdent()}
 	for p.tok == token.PERIOD && isIdent(p.peek(1)) {

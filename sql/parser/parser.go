@@ -253,12 +253,34 @@ func isIdent(t token.Token) bool {
 	return t == token.IDENT || t == token.QIDENT || t.IsKeyword() && !t.IsReserved()
 }
 
+// errorReserved reports a reserved keyword where a name or an expression
+// was expected, with a hint to quote it when it is likely meant as a name.
+func (p *parser) errorReserved(what string) {
+	if p.tok.IsReserved() && !isClauseKeyword(p.tok) {
+		p.error(p.pos, fmt.Sprintf("expected %s, found reserved keyword '%s' (quote it as `%s` to use it as a name)", what, p.lit, p.lit))
+	}
+	p.errorExpected(p.pos, what)
+}
+
+// isClauseKeyword reports whether t is a keyword that starts or joins a
+// clause, which is more likely misplaced than meant as a name.
+func isClauseKeyword(t token.Token) bool {
+	switch t {
+	case token.FROM, token.WHERE, token.GROUP, token.HAVING, token.ORDER, token.BY, token.LIMIT,
+		token.OFFSET, token.FETCH, token.UNION, token.INTERSECT, token.EXCEPT, token.ON, token.USING,
+		token.JOIN, token.INNER, token.LEFT, token.RIGHT, token.FULL, token.CROSS, token.NATURAL,
+		token.WHEN, token.THEN, token.ELSE, token.END, token.AND, token.OR, token.AS, token.ASC,
+		token.DESC, token.IS, token.IN, token.LIKE, token.BETWEEN, token.NOT, token.WINDOW,
+		token.OVER, token.FILTER, token.ESCAPE, token.TO, token.FOR, token.WITH, token.INTO,
+		token.SIMILAR, token.SYMMETRIC, token.ASYMMETRIC, token.DISTINCT, token.ALL:
+		return true
+	}
+	return false
+}
+
 func (p *parser) parseIdent() *ast.Ident {
 	if !isIdent(p.tok) {
-		if p.tok.IsReserved() {
-			p.error(p.pos, fmt.Sprintf("expected identifier, found reserved keyword '%s' (quote it as `%s` to use it as a name)", p.lit, p.lit))
-		}
-		p.errorExpected(p.pos, "identifier")
+		p.errorReserved("identifier")
 	}
 	id := &ast.Ident{NamePos: p.pos, Name: p.lit, Quoted: p.tok == token.QIDENT}
 	p.next()

@@ -428,10 +428,7 @@ func (p *parser) parseTablePrimary() ast.TableExpr {
 		return x
 	}
 	if !isIdent(p.tok) {
-		if p.tok.IsReserved() && p.peek(1) != token.LPAREN {
-			p.error(p.pos, "expected table name, found reserved keyword '"+p.lit+"' (quote it as `"+p.lit+"` to use it as a name)")
-		}
-		p.errorExpected(p.pos, "table name")
+		p.errorReserved("table name")
 	}
 	t := &ast.TableName{Name: p.parseObjectName()}
 	if p.tok == token.FOR {

@@ -39,7 +39,7 @@ func (p *parser) parseNullability(t *ast.TypeExpr) {
 		p.next()
 		t.NotNull = true
 		t.EndPos = p.prevEnd()
-	case p.tok == token.NULL:
+	case p.tok == token.NULL && p.peek(1) != token.ON: // not JSON_VALUE's NULL ON EMPTY
 		p.next()
 		t.EndPos = p.prevEnd()
 	}

@@ -70,9 +70,20 @@ func (l ErrorList) Less(i, j int) bool {
 // Sort sorts the list by position.
 func (l ErrorList) Sort() { sort.Sort(l) }
 
-// RemoveMultiples sorts the list and keeps only the first error of each line.
+// RemoveMultiples sorts the list by position and keeps only the first error
+// of each line; of errors at the same position, the one added first wins (a
+// scanner error before the parser error it causes).
 func (l *ErrorList) RemoveMultiples() {
-	sort.Sort(l)
+	sort.SliceStable(*l, func(i, j int) bool {
+		a, b := &(*l)[i].Pos, &(*l)[j].Pos
+		if a.Filename != b.Filename {
+			return a.Filename < b.Filename
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Column < b.Column
+	})
 	var last Position
 	i := 0
 	for _, e := range *l {
