@@ -96,6 +96,7 @@ func (op *sessionAggregate) Open(ctx *exec.Context) error { return op.open(ctx) 
 
 // Process implements exec.Operator.
 func (op *sessionAggregate) Process(b *types.Batch) error {
+	defer op.syncOffsets()
 	for i := range b.Rows {
 		r := &b.Rows[i]
 		t, ok, err := op.admit(r)

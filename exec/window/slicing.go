@@ -98,6 +98,7 @@ func (op *slicingAggregate) Open(ctx *exec.Context) error { return op.open(ctx) 
 
 // Process implements exec.Operator.
 func (op *slicingAggregate) Process(b *types.Batch) error {
+	defer op.syncOffsets()
 	for i := range b.Rows {
 		r := &b.Rows[i]
 		t, ok, err := op.admit(r)
