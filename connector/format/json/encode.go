@@ -77,14 +77,17 @@ func (e *Encoder) value(dst []byte, n *node, v types.Value) ([]byte, error) {
 		types.KindIntervalDayTime, types.KindIntervalYearMonth:
 		return strconv.AppendInt(dst, v.Int(), 10), nil
 	case types.KindFloat, types.KindDouble:
-		f := v.Float()
+		f, bits := v.Float(), 64
+		if k == types.KindFloat {
+			bits = 32
+		}
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			// Jackson writes non-finite numbers as strings by default.
 			dst = append(dst, '"')
-			dst = appendJavaFloat(dst, f, k == types.KindFloat)
+			dst = types.AppendJavaFloat(dst, f, bits)
 			return append(dst, '"'), nil
 		}
-		return appendJavaFloat(dst, f, k == types.KindFloat), nil
+		return types.AppendJavaFloat(dst, f, bits), nil
 	case types.KindDecimal:
 		return appendJavaDecimal(dst, v, e.plainDecimal), nil
 	case types.KindChar, types.KindVarChar:
@@ -272,68 +275,6 @@ func appendString(dst []byte, s string) []byte {
 }
 
 const hexDigit = "0123456789abcdef"
-
-// appendJavaFloat writes f as Java's Double.toString (or Float.toString)
-// does, with the shortest digits that read back exactly: "1.0", "0.001",
-// "1.0E7", "1.0E-4", "NaN", "Infinity".
-func appendJavaFloat(dst []byte, f float64, single bool) []byte {
-	bits := 64
-	if single {
-		bits = 32
-	}
-	switch {
-	case math.IsNaN(f):
-		return append(dst, "NaN"...)
-	case math.IsInf(f, 1):
-		return append(dst, "Infinity"...)
-	case math.IsInf(f, -1):
-		return append(dst, "-Infinity"...)
-	case f == 0:
-		if math.Signbit(f) {
-			return append(dst, "-0.0"...)
-		}
-		return append(dst, "0.0"...)
-	}
-	if a := math.Abs(f); a >= 1e-3 && a < 1e7 {
-		start := len(dst)
-		dst = strconv.AppendFloat(dst, f, 'f', -1, bits)
-		for _, c := range dst[start:] {
-			if c == '.' {
-				return dst
-			}
-		}
-		return append(dst, ".0"...)
-	}
-	var buf [32]byte
-	s := strconv.AppendFloat(buf[:0], f, 'e', -1, bits) // d[.ddd]e±xx
-	e := 0
-	for e < len(s) && s[e] != 'e' {
-		e++
-	}
-	dst = append(dst, s[:e]...)
-	mant := s[:e]
-	hasDot := false
-	for _, c := range mant {
-		if c == '.' {
-			hasDot = true
-		}
-	}
-	if !hasDot {
-		dst = append(dst, ".0"...)
-	}
-	dst = append(dst, 'E')
-	exp := s[e+1:]
-	if exp[0] == '+' {
-		exp = exp[1:]
-	} else {
-		dst = append(dst, '-')
-		exp = exp[1:]
-	}
-	for len(exp) > 1 && exp[0] == '0' {
-		exp = exp[1:]
-	}
-	return append(dst, exp...)
-}
 
 // appendJavaDecimal writes a DECIMAL as Java's BigDecimal.toString does (as
 // Jackson writes it): plain unless the value is so small that its adjusted
