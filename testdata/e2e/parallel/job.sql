@@ -1,0 +1,32 @@
+-- Parallelism 2 over 1000 bids the test generates into bids.jsonl; the
+-- test computes the expected totals.jsonl itself.
+SET 'parallelism.default' = '2';
+
+CREATE TABLE bids (
+  bidtime TIMESTAMP(3),
+  price DECIMAL(10, 2),
+  item STRING,
+  supplier_id STRING,
+  WATERMARK FOR bidtime AS bidtime - INTERVAL '5' SECOND
+) WITH (
+  'connector' = 'filesystem',
+  'path' = 'bids.jsonl',
+  'format' = 'json'
+);
+
+CREATE TABLE totals (
+  window_start TIMESTAMP(3),
+  window_end TIMESTAMP(3),
+  item STRING,
+  bids BIGINT,
+  total DECIMAL(38, 2)
+) WITH (
+  'connector' = 'filesystem',
+  'path' = 'totals.jsonl',
+  'format' = 'json'
+);
+
+INSERT INTO totals
+SELECT window_start, window_end, item, COUNT(*), SUM(price)
+FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(bidtime), INTERVAL '10' MINUTES))
+GROUP BY window_start, window_end, item;

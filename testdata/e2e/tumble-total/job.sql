@@ -1,0 +1,27 @@
+-- Flink's documented tumbling window aggregation: SUM(price) per 10 minutes.
+CREATE TABLE bids (
+  bidtime TIMESTAMP(3),
+  price DECIMAL(10, 2),
+  item STRING,
+  supplier_id STRING,
+  WATERMARK FOR bidtime AS bidtime - INTERVAL '1' SECOND
+) WITH (
+  'connector' = 'filesystem',
+  'path' = 'bids.jsonl',
+  'format' = 'json'
+);
+
+CREATE TABLE totals (
+  window_start TIMESTAMP(3),
+  window_end TIMESTAMP(3),
+  total DECIMAL(38, 2)
+) WITH (
+  'connector' = 'filesystem',
+  'path' = 'totals.jsonl',
+  'format' = 'json'
+);
+
+INSERT INTO totals
+SELECT window_start, window_end, SUM(price)
+FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(bidtime), INTERVAL '10' MINUTES))
+GROUP BY window_start, window_end;
