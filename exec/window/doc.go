@@ -31,4 +31,8 @@
 //   - A Finish without a prior MaxWatermark ends the input all the same:
 //     every open window fires before Finish is forwarded.
 //   - TIMESTAMP_LTZ time columns are windowed in UTC.
+//   - Event times are microseconds but windows fire at end - 1 ms: a row in
+//     the last millisecond of a window that comes after the watermark
+//     reached end - 1 ms is late, although its time is after the
+//     watermark. Millisecond event times (TIMESTAMP(3)) never see this.
 package window

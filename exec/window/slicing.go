@@ -112,11 +112,7 @@ func (op *slicingAggregate) Process(b *types.Batch) error {
 		s := op.cur
 		if s == nil || s.end != sliceEnd {
 			var m map[string]*entry
-			s, m, err = op.target(t, sliceEnd)
-			if err != nil {
-				return err
-			}
-			if s == nil {
+			if s, m = op.target(t, sliceEnd); s == nil {
 				if m == nil {
 					op.late()
 					continue
@@ -157,16 +153,16 @@ func (op *slicingAggregate) add(m map[string]*entry, row []types.Value) error {
 // when it is not the current slice: a live slice, or (CUMULATE) the
 // running accumulators of a max window whose slice already fired, or
 // nowhere when every window the row belongs to has fired (late).
-func (op *slicingAggregate) target(t, sliceEnd int64) (*slice, map[string]*entry, error) {
+func (op *slicingAggregate) target(t, sliceEnd int64) (*slice, map[string]*entry) {
 	if s := op.slices[sliceEnd]; s != nil {
-		return s, nil, nil
+		return s, nil
 	}
 	if !op.cumulate {
 		// Flink drops a row only when the last window of its slice
 		// fired; otherwise it still counts in the windows that did not.
 		lastEnd := sliceEnd - op.sliceSize + op.size
 		if isFired(lastEnd, op.wm) {
-			return nil, nil, nil
+			return nil, nil
 		}
 		s := op.newSlice(sliceEnd)
 		e := sliceEnd
@@ -174,11 +170,11 @@ func (op *slicingAggregate) target(t, sliceEnd int64) (*slice, map[string]*entry
 			e += op.sliceSize
 		}
 		op.pending = min(op.pending, e)
-		return s, nil, nil
+		return s, nil
 	}
 	start := alignedStart(t, op.offset, op.size)
 	if isFired(start+op.size, op.wm) {
-		return nil, nil, nil
+		return nil, nil
 	}
 	c := op.cums[start]
 	if c == nil {
@@ -193,10 +189,10 @@ func (op *slicingAggregate) target(t, sliceEnd int64) (*slice, map[string]*entry
 	}
 	if isFired(sliceEnd, op.wm) {
 		op.pending = min(op.pending, start+c.nextK*op.sliceSize)
-		return nil, c.running, nil
+		return nil, c.running
 	}
 	op.pending = min(op.pending, sliceEnd)
-	return op.newSlice(sliceEnd), nil, nil
+	return op.newSlice(sliceEnd), nil
 }
 
 func (op *slicingAggregate) newSlice(end int64) *slice {
