@@ -698,3 +698,102 @@ func parseDecimalExp(str []byte) (int64, *big.Int, int, error) {
 	}
 	return 0, b, 0, nil
 }
+
+// CompareDecimal orders two integer or DECIMAL values by value: -1, 0 or
+// +1, whatever their scales. It does not allocate when both unscaled values
+// are compact and aligning their scales does not overflow an int64.
+func CompareDecimal(a, b Value) int {
+	au, ab, as := decParts(a)
+	bu, bb, bs := decParts(b)
+	if ab == nil && bb == nil {
+		sc := max(as, bs)
+		x, ok1 := rescale64(au, as, sc)
+		y, ok2 := rescale64(bu, bs, sc)
+		if ok1 && ok2 {
+			switch {
+			case x < y:
+				return -1
+			case x > y:
+				return 1
+			}
+			return 0
+		}
+	}
+	x, y, _ := alignBig(au, ab, as, bu, bb, bs)
+	return x.Cmp(y)
+}
+
+// RoundingMode selects how Round drops digits.
+type RoundingMode uint8
+
+// Rounding modes, named as in Java's RoundingMode.
+const (
+	RoundHalfUp  RoundingMode = iota // to nearest, ties away from zero (SQL ROUND)
+	RoundDown                        // toward zero (TRUNCATE)
+	RoundFloor                       // toward negative infinity (FLOOR)
+	RoundCeiling                     // toward positive infinity (CEIL)
+)
+
+// Round returns the integer or DECIMAL value v rounded to n fraction digits
+// with the given mode. n may be negative to round to tens, hundreds and so
+// on. The result is a DECIMAL with scale max(n, 0); when n is not below
+// v's scale, v is only rescaled (no digit is dropped).
+func Round(v Value, n int, mode RoundingMode) Value {
+	u, b, s := decParts(v)
+	if n >= s {
+		return Rescale(v, n)
+	}
+	d := s - n // digits to drop, > 0
+	rs := max(n, 0)
+	if b == nil && d <= 18 {
+		p := pow10[d]
+		q, r := u/p, u%p
+		switch mode {
+		case RoundHalfUp:
+			if r >= p-r && r > 0 {
+				q++
+			} else if r < 0 && -r >= p+r {
+				q--
+			}
+		case RoundFloor:
+			if r < 0 {
+				q--
+			}
+		case RoundCeiling:
+			if r > 0 {
+				q++
+			}
+		}
+		if n >= 0 {
+			return Value{kind: KindDecimal, i: q, scale: uint8(rs)}
+		}
+		if r, ok := rescale64(q, 0, -n); ok {
+			return Value{kind: KindDecimal, i: r}
+		}
+		x := big.NewInt(q)
+		return BigDecimalValue(x.Mul(x, pow10Big(-n)), 0)
+	}
+	x := bigOf(u, b)
+	p := pow10Big(d)
+	q, r := new(big.Int).QuoRem(x, p, new(big.Int))
+	switch mode {
+	case RoundHalfUp:
+		r2 := new(big.Int).Abs(r)
+		r2.Lsh(r2, 1)
+		if r2.Cmp(p) >= 0 {
+			q.Add(q, big.NewInt(int64(r.Sign())))
+		}
+	case RoundFloor:
+		if r.Sign() < 0 {
+			q.Sub(q, big.NewInt(1))
+		}
+	case RoundCeiling:
+		if r.Sign() > 0 {
+			q.Add(q, big.NewInt(1))
+		}
+	}
+	if n < 0 {
+		q.Mul(q, pow10Big(-n))
+	}
+	return BigDecimalValue(q, rs)
+}

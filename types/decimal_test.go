@@ -289,3 +289,58 @@ func TestDecimalAddNoAlloc(t *testing.T) {
 		t.Errorf("DecimalAdd allocates %v per call", n)
 	}
 }
+
+func TestCompareDecimal(t *testing.T) {
+	tests := []struct {
+		a, b Value
+		want int
+	}{
+		{DecimalValue(100, 2), Int32Value(1), 0},
+		{DecimalValue(101, 2), Int32Value(1), 1},
+		{DecimalValue(-5, 1), DecimalValue(-50, 2), 0},
+		{DecimalValue(-5, 1), DecimalValue(-49, 2), -1},
+		{mustDec(t, "123456789012345678901234567890"), BigIntValue(1), 1},
+		{BigIntValue(9223372036854775807), DecimalValue(1, 1), 1},
+	}
+	for _, tc := range tests {
+		if got := CompareDecimal(tc.a, tc.b); got != tc.want {
+			t.Errorf("CompareDecimal(%s, %s) = %d, want %d", FormatValue(tc.a, Type{}), FormatValue(tc.b, Type{}), got, tc.want)
+		}
+	}
+	a, b := DecimalValue(12345, 2), Int32Value(10)
+	if n := testing.AllocsPerRun(100, func() { CompareDecimal(a, b) }); n != 0 {
+		t.Errorf("CompareDecimal allocates %v", n)
+	}
+}
+
+func TestRound(t *testing.T) {
+	tests := []struct {
+		in   string
+		n    int
+		mode RoundingMode
+		want string
+	}{
+		{"2.675", 2, RoundHalfUp, "2.68"},
+		{"-2.675", 2, RoundHalfUp, "-2.68"},
+		{"2.674", 2, RoundHalfUp, "2.67"},
+		{"1249.5", -2, RoundHalfUp, "1200"},
+		{"1250", -2, RoundHalfUp, "1300"},
+		{"-1250", -2, RoundHalfUp, "-1300"},
+		{"1.5", 3, RoundHalfUp, "1.500"},
+		{"2.9", 0, RoundDown, "2"},
+		{"-2.9", 0, RoundDown, "-2"},
+		{"-2.1", 0, RoundFloor, "-3"},
+		{"2.1", 0, RoundFloor, "2"},
+		{"2.1", 0, RoundCeiling, "3"},
+		{"-2.9", 0, RoundCeiling, "-2"},
+		{"123456789012345678901234567890.55", 1, RoundHalfUp, "123456789012345678901234567890.6"},
+		{"123456789012345678901234567890.55", 0, RoundFloor, "123456789012345678901234567890"},
+		{"5", -1, RoundHalfUp, "10"},
+	}
+	for _, tc := range tests {
+		got := Round(mustDec(t, tc.in), tc.n, tc.mode)
+		if DecimalString(got) != tc.want {
+			t.Errorf("Round(%s, %d, %d) = %s, want %s", tc.in, tc.n, tc.mode, DecimalString(got), tc.want)
+		}
+	}
+}
