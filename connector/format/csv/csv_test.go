@@ -299,3 +299,15 @@ func BenchmarkCSVDecode(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
 }
+
+func TestIncomplete(t *testing.T) {
+	dec, _ := codec(t, types.NewSchema(col("a", types.String)), map[string]string{"escape-character": `\`})
+	for rec, want := range map[string]bool{
+		`a,b`: false, `a,"b`: true, `a,"b""`: true, `a,"b"""`: false, `a,b"c`: false,
+		`"x\"`: true, `"x\""`: false, `"a` + "\n" + `b"`: false,
+	} {
+		if got := dec.Incomplete([]byte(rec)); got != want {
+			t.Errorf("Incomplete(%q) = %v", rec, got)
+		}
+	}
+}

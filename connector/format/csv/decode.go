@@ -303,3 +303,40 @@ func (d *Decoder) parse(t types.Type, s string) (types.Value, error) {
 	}
 	return types.NullValue, fmt.Errorf("cannot parse %q as %s", s, t)
 }
+
+// Incomplete reports whether data ends inside a quoted field, so that a
+// line-oriented reader should append the next line (with its line break)
+// before decoding: quoted fields may hold line breaks.
+func (d *Decoder) Incomplete(data []byte) bool {
+	o := &d.o
+	if !o.Quoting {
+		return false
+	}
+	fieldStart, inQuote := true, false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case inQuote:
+			if o.Escaping && c == o.Escape {
+				i++
+			} else if c == o.Quote {
+				if i+1 < len(data) && data[i+1] == o.Quote {
+					i++
+				} else {
+					inQuote = false
+				}
+			}
+		case fieldStart && c == o.Quote:
+			inQuote = true
+			fieldStart = false
+		case c == o.Delimiter:
+			fieldStart = true
+		default:
+			fieldStart = false
+			if o.Escaping && c == o.Escape {
+				i++
+			}
+		}
+	}
+	return inQuote
+}
