@@ -2,6 +2,7 @@ package parser
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,11 +25,19 @@ type goldenCase struct {
 	output string
 }
 
-func readGolden(t *testing.T, path string) (cases []goldenCase, trailer []string) {
+func readGolden(t *testing.T, path string) ([]goldenCase, []string) {
 	t.Helper()
+	cases, trailer, err := readGoldenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cases, trailer
+}
+
+func readGoldenFile(path string) (cases []goldenCase, trailer []string, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("cannot read %s: %v", path, err)
+		return nil, nil, fmt.Errorf("cannot read golden file: %w", err)
 	}
 	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
 	var pending []string
@@ -47,7 +56,7 @@ func readGolden(t *testing.T, path string) (cases []goldenCase, trailer []string
 			i++
 		}
 		if i == len(lines) {
-			t.Fatalf("%s:%d: case without ----", path, c.line)
+			return nil, nil, fmt.Errorf("%s:%d: case without ----", path, c.line)
 		}
 		i++ // ----
 		var out []string
@@ -59,7 +68,7 @@ func readGolden(t *testing.T, path string) (cases []goldenCase, trailer []string
 		c.output = strings.Join(out, "\n")
 		cases = append(cases, c)
 	}
-	return cases, pending
+	return cases, pending, nil
 }
 
 func writeGolden(t *testing.T, path string, cases []goldenCase, trailer []string) {

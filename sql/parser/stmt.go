@@ -327,9 +327,10 @@ func (p *parser) parseReset() *ast.Reset {
 }
 
 // isQueryStart reports whether the token n places ahead starts a query,
-// looking through opening parentheses.
+// looking through opening parentheses (no further than the nesting limit,
+// which keeps deeply nested input linear).
 func (p *parser) isQueryStart(n int) bool {
-	for p.peek(n) == token.LPAREN {
+	for i := 0; p.peek(n) == token.LPAREN && i < maxDepth; i++ {
 		n++
 	}
 	switch p.peek(n) {
