@@ -1,0 +1,42 @@
+// Package builtin lists the connectors and formats that ship with Sluice,
+// for the engine to register into its own registries. It holds no state:
+// each call returns fresh factory values.
+package builtin
+
+import (
+	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/connector/blackhole"
+	"github.com/sluicesql/sluice/connector/datagen"
+	"github.com/sluicesql/sluice/connector/filesystem"
+	"github.com/sluicesql/sluice/connector/format"
+	"github.com/sluicesql/sluice/connector/format/csv"
+	"github.com/sluicesql/sluice/connector/format/json"
+	"github.com/sluicesql/sluice/connector/format/raw"
+	"github.com/sluicesql/sluice/connector/print"
+)
+
+// Connectors returns the built-in connector factories: blackhole, datagen,
+// filesystem and print.
+func Connectors() []connector.Factory {
+	return []connector.Factory{blackhole.New(), datagen.New(), filesystem.New(), print.New()}
+}
+
+// Formats returns the built-in format factories: csv, json and raw.
+func Formats() []format.Factory {
+	return []format.Factory{csv.New(), json.New(), raw.New()}
+}
+
+// Register adds the built-in connectors and formats to c and f.
+func Register(c *connector.Registry, f *format.Registry) error {
+	for _, x := range Connectors() {
+		if err := c.Register(x); err != nil {
+			return err
+		}
+	}
+	for _, x := range Formats() {
+		if err := f.Register(x); err != nil {
+			return err
+		}
+	}
+	return nil
+}
