@@ -237,6 +237,9 @@ func (d *Decoder) parse(t types.Type, s string) (types.Value, error) {
 		}
 		return types.ArrayValue(vals), nil
 	case k == types.KindBinary || k == types.KindVarBinary:
+		if s = strings.TrimSpace(s); s == "" {
+			return types.NullValue, nil
+		}
 		b, err := base64.StdEncoding.DecodeString(s)
 		if err != nil {
 			return types.NullValue, fmt.Errorf("invalid base64 for %s: %w", t, err)

@@ -85,7 +85,7 @@ func (e *fieldError) Unwrap() error { return e.err }
 func inField(seg string, err error) error {
 	var fe *fieldError
 	if errors.As(err, &fe) {
-		if fe.path[0] == '[' {
+		if fe.path != "" && fe.path[0] == '[' {
 			fe.path = seg + fe.path
 		} else {
 			fe.path = seg + "." + fe.path
