@@ -161,14 +161,6 @@ func (p *parser) peek(n int) token.Token {
 	return token.EOF
 }
 
-// peekLit returns the literal of the token n places ahead.
-func (p *parser) peekLit(n int) string {
-	if j := p.i + n; j < len(p.toks) {
-		return p.toks[j].lit
-	}
-	return ""
-}
-
 // prevEnd returns the end of the last consumed token.
 func (p *parser) prevEnd() token.Pos {
 	if p.i == 0 {

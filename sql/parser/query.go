@@ -200,6 +200,11 @@ func (p *parser) parseSelect() *ast.Select {
 			break
 		}
 	}
+	switch p.tok {
+	case token.IDENT, token.QIDENT, token.INT, token.DECIMAL, token.FLOAT, token.STRING:
+		// Two names or values in a row: most likely a missing comma.
+		p.errorExpected(p.pos, "',' or FROM")
+	}
 	if p.got(token.FROM) {
 		s.From = p.parseFrom()
 	}

@@ -163,6 +163,10 @@ func (p *parser) parseBaseType() *ast.TypeExpr {
 		p.expect(token.GT)
 	case "ROW":
 		t.Name = "ROW"
+		if p.tok == token.NEQ && p.lit == "<>" { // ROW<>, scanned as one token
+			p.next()
+			break
+		}
 		closing := token.GT
 		switch p.tok {
 		case token.LT:
