@@ -85,7 +85,9 @@ func (k *kit) caseOf(operand Node, pairs []Node, els Node) Node {
 }
 
 // Literals typed as the planner types them.
-func I(n int64) Node { return &Literal{V: types.IntValue(types.KindInt, n), T: types.Int.WithNullable(false)} }
+func I(n int64) Node {
+	return &Literal{V: types.IntValue(types.KindInt, n), T: types.Int.WithNullable(false)}
+}
 func BI(n int64) Node {
 	return &Literal{V: types.BigIntValue(n), T: types.BigInt.WithNullable(false)}
 }
@@ -138,23 +140,23 @@ func IntervalYM(months int64) Node {
 
 // The test row.
 var testCols = []types.Field{
-	{Name: "i", Type: types.Int.WithNullable(false)},                                      // 0
-	{Name: "b", Type: types.BigInt},                                                       // 1
-	{Name: "d", Type: types.Decimal(10, 2)},                                               // 2
-	{Name: "f", Type: types.Double},                                                       // 3
-	{Name: "s", Type: types.String},                                                       // 4
-	{Name: "n", Type: types.Int},                                                          // 5
-	{Name: "ts", Type: types.Timestamp(3)},                                                // 6
-	{Name: "dt", Type: types.Date},                                                        // 7
-	{Name: "flag", Type: types.Boolean},                                                   // 8
-	{Name: "ns", Type: types.String},                                                      // 9
-	{Name: "arr", Type: types.ArrayOf(types.Int)},                                         // 10
-	{Name: "m", Type: types.MapOf(types.String, types.Int)},                               // 11
+	{Name: "i", Type: types.Int.WithNullable(false)},        // 0
+	{Name: "b", Type: types.BigInt},                         // 1
+	{Name: "d", Type: types.Decimal(10, 2)},                 // 2
+	{Name: "f", Type: types.Double},                         // 3
+	{Name: "s", Type: types.String},                         // 4
+	{Name: "n", Type: types.Int},                            // 5
+	{Name: "ts", Type: types.Timestamp(3)},                  // 6
+	{Name: "dt", Type: types.Date},                          // 7
+	{Name: "flag", Type: types.Boolean},                     // 8
+	{Name: "ns", Type: types.String},                        // 9
+	{Name: "arr", Type: types.ArrayOf(types.Int)},           // 10
+	{Name: "m", Type: types.MapOf(types.String, types.Int)}, // 11
 	{Name: "r", Type: types.RowOf(types.Field{Name: "x", Type: types.Int}, types.Field{Name: "y", Type: types.String})}, // 12
-	{Name: "ltz", Type: types.TimestampLTZ(3)},                                            // 13
-	{Name: "nb", Type: types.Boolean},                                                     // 14
-	{Name: "js", Type: types.String},                                                      // 15
-	{Name: "u", Type: types.String},                                                       // 16
+	{Name: "ltz", Type: types.TimestampLTZ(3)}, // 13
+	{Name: "nb", Type: types.Boolean},          // 14
+	{Name: "js", Type: types.String},           // 15
+	{Name: "u", Type: types.String},            // 16
 }
 
 func testRow() []types.Value {
