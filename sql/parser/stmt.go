@@ -91,6 +91,9 @@ func (p *parser) parseCreateTable(start token.Pos, temporary bool) *ast.CreateTa
 			p.expect(token.RPAREN)
 		}
 	}
+	if p.tok == token.AS {
+		p.error(p.pos, "CREATE TABLE ... AS query is not supported: create the table, then INSERT INTO it")
+	}
 	ct.Span = p.span(start)
 	return ct
 }
@@ -268,7 +271,9 @@ func (p *parser) parseDrop() *ast.Drop {
 	return d
 }
 
-// parseSetKey parses a 'quoted' key or a dotted bare key (a.b.c).
+// parseSetKey parses a 'quoted' key, or a bare key (table.exec.mini-batch.size)
+// as the older SQL client accepted: the source text up to '=' or the end of
+// the statement.
 func (p *parser) parseSetKey() string {
 	if p.tok == token.STRING {
 		s, _ := p.parseString("key")
@@ -277,17 +282,17 @@ func (p *parser) parseSetKey() string {
 	if !isIdent(p.tok) && !p.tok.IsKeyword() {
 		p.errorExpected(p.pos, "key string")
 	}
-	var b strings.Builder
-	for {
-		b.WriteString(p.lit)
-		p.next()
-		if p.tok != token.PERIOD || !(isIdent(p.peek(1)) || p.peek(1).IsKeyword()) {
-			break
-		}
-		b.WriteByte('.')
+	return p.rawUntil(token.EQ)
+}
+
+// rawUntil consumes tokens up to stop, ';' or the end of input and returns
+// their source text with surrounding white space trimmed.
+func (p *parser) rawUntil(stop token.Token) string {
+	start := p.pos.Offset()
+	for p.tok != stop && p.tok != token.SEMICOLON && p.tok != token.EOF {
 		p.next()
 	}
-	return b.String()
+	return strings.TrimSpace(string(p.file.Source()[start:p.prevEnd().Offset()]))
 }
 
 func (p *parser) parseSet() *ast.Set {
@@ -299,15 +304,9 @@ func (p *parser) parseSet() *ast.Set {
 		switch {
 		case p.tok == token.STRING:
 			s.Value, _ = p.parseString("value")
-		case p.tok == token.INT || p.tok == token.DECIMAL || p.tok == token.FLOAT ||
-			isIdent(p.tok) || p.tok.IsKeyword():
-			// A bare value: SET a.b = true, SET a.b = 10.
-			s.Value = p.lit
-			p.next()
-		case p.tok == token.SUB && (p.peek(1) == token.INT || p.peek(1) == token.DECIMAL):
-			p.next()
-			s.Value = "-" + p.lit
-			p.next()
+		case p.tok != token.SEMICOLON && p.tok != token.EOF:
+			// A bare value: SET a.b = true, SET a.b = 10 s.
+			s.Value = p.rawUntil(token.SEMICOLON)
 		default:
 			p.errorExpected(p.pos, "value string")
 		}
