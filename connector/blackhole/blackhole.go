@@ -1,6 +1,3 @@
-// Package blackhole implements the 'blackhole' connector: a sink that
-// swallows every row, for benchmarks and for jobs run for their side
-// effects.
 package blackhole
 
 import (

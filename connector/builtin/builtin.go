@@ -1,6 +1,3 @@
-// Package builtin lists the connectors and formats that ship with Sluice,
-// for the engine to register into its own registries. It holds no state:
-// each call returns fresh factory values.
 package builtin
 
 import (

@@ -51,7 +51,9 @@ func (d *Decoder) Decode(data []byte, dst []types.Value) error {
 	if err == nil && len(d.pend) > 0 {
 		all := string(d.strs)
 		for _, p := range d.pend {
-			*p.dst = types.StringValue(all[p.start:p.end]).WithKind(p.kind)
+			if p.dst != nil {
+				*p.dst = types.StringValue(all[p.start:p.end]).WithKind(p.kind)
+			}
 		}
 	}
 	clear(d.pend) // do not keep pointers into the caller's rows
@@ -177,6 +179,9 @@ func (d *Decoder) object(n *node, dst []types.Value, depth int) error {
 				return inField(string(name), err)
 			}
 		} else {
+			if i >= 64 || seen&(1<<i) != 0 {
+				d.unpend(&dst[i]) // a repeated field: the last one wins
+			}
 			if err := d.value(n.subs[i], depth+1, &dst[i], true); err != nil {
 				return inField(n.names[i], err)
 			}
@@ -195,6 +200,16 @@ func (d *Decoder) object(n *node, dst []types.Value, depth int) error {
 			return d.checkMissing(n, seen, seenBig)
 		default:
 			return s.syntaxError("',' or '}'")
+		}
+	}
+}
+
+// unpend drops a deferred string bound for dst, which is about to be
+// overwritten.
+func (d *Decoder) unpend(dst *types.Value) {
+	for i := range d.pend {
+		if d.pend[i].dst == dst {
+			d.pend[i].dst = nil
 		}
 	}
 }

@@ -395,3 +395,12 @@ func TestMultiset(t *testing.T) {
 	}
 	equalValues(t, got, []types.Value{types.MultisetValue([]types.Value{types.StringValue("a"), types.StringValue("a"), types.StringValue("b")})})
 }
+
+func TestDuplicateFields(t *testing.T) {
+	schema := types.NewSchema(col("a", types.String), col("b", types.String), col("r", types.RowOf(types.Field{Name: "x", Type: types.String})))
+	got, err := decode(t, schema, nil, `{"a":"first","b":"one","a":null,"b":"two","r":{"x":"p","x":true}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalValues(t, got, []types.Value{types.NullValue, types.StringValue("two"), types.RowValue([]types.Value{types.StringValue("true")})})
+}

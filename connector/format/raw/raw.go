@@ -1,13 +1,3 @@
-// Package raw implements the 'raw' format: the whole record is the value
-// of the table's single STRING or BYTES column.
-//
-// Format options (as 'raw.<option>'): 'charset' (only 'UTF-8') and
-// 'endianness' (accepted for Flink compatibility; it only matters for
-// numeric columns, which this format does not support).
-//
-// Invariants: a decoded value never aliases the input; encoding a row and
-// decoding the result gives the same value; a NULL value encodes as an
-// empty record.
 package raw
 
 import (
