@@ -1,6 +1,8 @@
 package scanner
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -134,6 +136,20 @@ func FuzzScanner(f *testing.F) {
 		"'unterminated", "`unterminated", "/* unterminated", "X'zz'",
 	} {
 		f.Add(s)
+	}
+	// The parser's golden files hold SQL of every kind.
+	files, err := filepath.Glob("../parser/testdata/*.txt")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, path := range files {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatalf("cannot read seed file: %v", err)
+		}
+		for _, c := range strings.Split(string(data), "\n\n") {
+			f.Add(c)
+		}
 	}
 	f.Fuzz(func(t *testing.T, src string) {
 		var s Scanner
