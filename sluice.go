@@ -47,6 +47,9 @@ type Options struct {
 	Config map[string]string
 	// State is the state backend; default in memory.
 	State state.Backend
+	// Log, if set, receives a one-line summary of every job that Run
+	// waited for (rows read and written, late rows, skipped records).
+	Log io.Writer
 }
 
 // EnsureDefaults fills in unset options.
@@ -485,7 +488,13 @@ func (e *Engine) Run(ctx context.Context, filename string, src []byte) error {
 	defer close(stopped)
 	var first error
 	for _, j := range jobs {
-		if err := j.Wait(); err != nil && first == nil {
+		err := j.Wait()
+		if e.opts.Log != nil {
+			m := j.Metrics
+			fmt.Fprintf(e.opts.Log, "job %s: %d rows read, %d rows written, %d late rows dropped, %d malformed records skipped\n",
+				j.Name, m.RowsIn.Load(), m.RowsOut.Load(), m.LateRows.Load(), m.SkippedRecs.Load())
+		}
+		if err != nil && first == nil {
 			first = fmt.Errorf("job %s failed: %w", j.Name, err)
 			for _, o := range jobs {
 				o.Cancel()

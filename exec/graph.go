@@ -134,7 +134,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 			t := &task{stage: s, index: i, head: head}
 			if s.Source != nil {
 				st := &SourceTask{Table: s.Name, Source: s.Source, Part: i, Head: head, Out: out,
-					Assigner: assigner, IdleTimeout: s.IdleTimeout, Stop: opts.Stop}
+					Assigner: assigner, IdleTimeout: s.IdleTimeout, Stop: opts.Stop, Metrics: opts.Metrics}
 				t.run = st.Run
 			} else {
 				in := inboxes[s][i]

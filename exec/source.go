@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/sluicesql/sluice/connector"
@@ -106,6 +107,8 @@ type SourceTask struct {
 	BatchSize int
 	// Stop, when closed, ends the task gracefully (see RunOptions.Stop).
 	Stop <-chan struct{}
+	// Metrics, if set, counts rows read and malformed records skipped.
+	Metrics *Metrics
 }
 
 // Run reads the partition until it ends or ctx is cancelled. At the end of
@@ -116,6 +119,9 @@ func (t *SourceTask) Run(ctx context.Context) error {
 		return fmt.Errorf("cannot open source %s partition %d: %w", t.Table, t.Part, err)
 	}
 	defer r.Close()
+	if st, ok := r.(connector.Stats); ok && t.Metrics != nil {
+		defer func() { t.Metrics.SkippedRecs.Add(st.Skipped()) }()
+	}
 	n := t.BatchSize
 	if n <= 0 {
 		n = 1024
@@ -138,9 +144,15 @@ func (t *SourceTask) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return context.Cause(ctx)
 			}
+			if strings.HasPrefix(err.Error(), "source "+t.Table+":") {
+				return err // the connector's error policy already named the source
+			}
 			return fmt.Errorf("source %s: %w", t.Table, err)
 		}
 		if len(b.Rows) > 0 {
+			if t.Metrics != nil {
+				t.Metrics.RowsIn.Add(int64(len(b.Rows)))
+			}
 			lastData = time.Now()
 			if idle {
 				idle = false

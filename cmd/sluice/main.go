@@ -31,6 +31,7 @@ type exitError struct{ error }
 
 func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	var sets []string
+	var quiet bool
 	root := &cobra.Command{
 		Use:           "sluice",
 		Short:         "Sluice runs Flink SQL streaming jobs from one binary",
@@ -39,6 +40,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	root.PersistentFlags().BoolVarP(&quiet, "quiet", "q", false, "do not print job summaries on standard error")
 	root.PersistentFlags().StringArrayVarP(&sets, "set", "D", nil, "set a configuration option, key=value (like SET 'key' = 'value')")
 
 	open := func() (*sluice.Engine, error) {
@@ -50,7 +52,11 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 			}
 			cfg[strings.TrimSpace(k)] = strings.TrimSpace(v)
 		}
-		return sluice.Open(sluice.Options{Stdout: stdout, Config: cfg})
+		opts := sluice.Options{Stdout: stdout, Config: cfg}
+		if !quiet {
+			opts.Log = stderr
+		}
+		return sluice.Open(opts)
 	}
 	report := func(err error, src []byte) error {
 		if err == nil {
