@@ -29,6 +29,7 @@ import (
 	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/physical"
 	"github.com/sluicesql/sluice/plan"
+	"github.com/sluicesql/sluice/plan/optimizer"
 	"github.com/sluicesql/sluice/planner"
 	"github.com/sluicesql/sluice/sql/ast"
 	"github.com/sluicesql/sluice/sql/parser"
@@ -290,7 +291,7 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 		}
 		return Result{Message: text}, nil
 	case *ast.Insert:
-		sink, err := p.PlanInsert(s, e.acceptsUpdates)
+		sink, err := e.planInsert(p, s)
 		if err != nil {
 			return Result{}, err
 		}
@@ -299,7 +300,7 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 	case *ast.StatementSet:
 		var sinks []*plan.Sink
 		for _, ins := range s.Inserts {
-			sink, err := p.PlanInsert(ins, e.acceptsUpdates)
+			sink, err := e.planInsert(p, ins)
 			if err != nil {
 				return Result{}, err
 			}
@@ -319,12 +320,26 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 	return Result{}, token.NewError(file, st.Pos(), "unsupported statement %T", st)
 }
 
+// optimize applies the logical rewrite rules.
+func (e *Engine) optimize(n plan.Node) plan.Node {
+	return optimizer.New(expr.NewBuilder(e.funcs)).Optimize(n)
+}
+
+func (e *Engine) planInsert(p *planner.Planner, ins *ast.Insert) (*plan.Sink, error) {
+	sink, err := p.PlanInsert(ins, e.acceptsUpdates)
+	if err != nil {
+		return nil, err
+	}
+	return e.optimize(sink).(*plan.Sink), nil
+}
+
 // planSelect plans a query whose rows are printed to the engine's output.
 func (e *Engine) planSelect(p *planner.Planner, q *ast.Query) (*plan.Sink, error) {
 	n, err := p.PlanQuery(q)
 	if err != nil {
 		return nil, err
 	}
+	n = e.optimize(n)
 	t := connector.Table{Name: "$result", Schema: n.Schema(), Options: connector.Options{"connector": "print"}}
 	// Strip time attributes: the result is plain data.
 	t.Schema = types.Schema{Columns: append([]types.Column(nil), t.Schema.Columns...)}
@@ -351,7 +366,7 @@ func (e *Engine) explain(p *planner.Planner, st ast.Statement) (string, error) {
 	var root plan.Node
 	switch s := st.(type) {
 	case *ast.Insert:
-		sink, err := p.PlanInsert(s, e.acceptsUpdates)
+		sink, err := e.planInsert(p, s)
 		if err != nil {
 			return "", err
 		}
@@ -361,11 +376,11 @@ func (e *Engine) explain(p *planner.Planner, st ast.Statement) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		root = n
+		root = e.optimize(n)
 	case *ast.StatementSet:
 		var b strings.Builder
 		for _, ins := range s.Inserts {
-			sink, err := p.PlanInsert(ins, e.acceptsUpdates)
+			sink, err := e.planInsert(p, ins)
 			if err != nil {
 				return "", err
 			}
