@@ -133,7 +133,12 @@ func (e *Engine) RegisterFormat(f format.Factory) error { return e.formats.Regis
 // RegisterFunction adds a user-defined scalar function, callable by name.
 func (e *Engine) RegisterFunction(f expr.ScalarFunction) error { return e.funcs.Register(f) }
 
-// RegisterAggregate adds a user-defined aggregate function.
+// RegisterTableFunction adds a user-defined table function, called with
+// LATERAL TABLE(name(args)).
+func (e *Engine) RegisterTableFunction(f expr.TableFunction) error { return e.funcs.RegisterTable(f) }
+
+// RegisterAggregate adds a user-defined aggregate function (see
+// agg.NewUserFunc).
 func (e *Engine) RegisterAggregate(f agg.Func) error { return e.aggs.Register(f) }
 
 // Config returns a copy of the session's SET options.

@@ -163,6 +163,20 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 			return c, nil
 		})
 		return p, nil
+	case *plan.Correlate:
+		p, err := b.build(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		call, left, width, env := n.Call, n.Left, n.Call.Out.Len(), b.env.Expr
+		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
+			f, err := expr.CompileTable(call, env)
+			if err != nil {
+				return nil, err
+			}
+			return &exec.Correlate{Func: f, Width: width, Left: left, Next: next}, nil
+		})
+		return p, nil
 	case *plan.WindowTVF:
 		p, err := b.build(n.Input)
 		if err != nil {

@@ -359,3 +359,32 @@ func callNames(in types.Schema, calls []agg.Call) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// Correlate calls a table function for each input row (LATERAL TABLE):
+// each emitted row is the input row followed by the function's columns.
+// With Left, an input row for which the function emits nothing is kept once,
+// padded with NULLs.
+type Correlate struct {
+	Input Node
+	Call  *expr.TableCall
+	Left  bool
+	Out   types.Schema
+}
+
+// Schema implements Node.
+func (c *Correlate) Schema() types.Schema { return c.Out }
+
+// Inputs implements Node.
+func (c *Correlate) Inputs() []Node { return []Node{c.Input} }
+
+// Updating implements Node.
+func (c *Correlate) Updating() bool { return c.Input.Updating() }
+
+// Describe implements Node.
+func (c *Correlate) Describe() string {
+	kind := "INNER"
+	if c.Left {
+		kind = "LEFT"
+	}
+	return fmt.Sprintf("Correlate(invocation=[%s], joinType=[%s], fields=[%s])", c.Call, kind, strings.Join(c.Out.Names(), ", "))
+}

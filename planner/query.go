@@ -263,8 +263,14 @@ func (p *Planner) bindFrom(t ast.TableExpr) (plan.Node, *scope, error) {
 		}
 		return p.alias(n, sc, "", t.Alias, t.ColumnAliases)
 	case *ast.TableFunc:
+		if t.Lateral {
+			return nil, nil, p.errorf(t, "LATERAL TABLE must follow a table it is joined with: FROM t, LATERAL TABLE(f(t.x))")
+		}
 		return p.bindTableFunc(t)
 	case *ast.Join:
+		if tf, ok := t.Right.(*ast.TableFunc); ok && tf.Lateral {
+			return p.bindLateral(t, tf)
+		}
 		return nil, nil, p.errorf(t, "joins are not supported yet")
 	case *ast.Unnest:
 		return nil, nil, p.errorf(t, "UNNEST is not supported yet")

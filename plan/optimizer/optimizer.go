@@ -51,6 +51,10 @@ func (o *Optimizer) rewriteInputs(n plan.Node) plan.Node {
 		c := *x
 		c.Input = o.Optimize(x.Input)
 		return &c
+	case *plan.Correlate:
+		c := *x
+		c.Input = o.Optimize(x.Input)
+		return &c
 	case *plan.WindowTVF:
 		c := *x
 		c.Input = o.Optimize(x.Input)

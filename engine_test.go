@@ -1,0 +1,197 @@
+package sluice_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/sluicesql/sluice"
+	"github.com/sluicesql/sluice/exec/agg"
+	"github.com/sluicesql/sluice/expr"
+	"github.com/sluicesql/sluice/types"
+)
+
+// runSQL runs src in a fresh engine inside dir and returns what it printed.
+func runSQL(t *testing.T, setup func(*sluice.Engine), dir, src string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	e, err := sluice.Open(sluice.Options{Stdout: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if setup != nil {
+		setup(e)
+	}
+	src = strings.ReplaceAll(src, "$DIR", dir)
+	err = e.Run(context.Background(), "test.sql", []byte(src))
+	return out.String(), err
+}
+
+func writeFile(t *testing.T, dir, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sortedLines returns the printed rows sorted, the header first.
+func sortedLines(s string) []string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > 1 {
+		sort.Strings(lines[1:])
+	}
+	return lines
+}
+
+const wordsDDL = `
+CREATE TABLE lines (id INT, line STRING, n INT)
+WITH ('connector' = 'filesystem', 'path' = '$DIR/lines.jsonl', 'format' = 'json');
+`
+
+func writeLines(t *testing.T, dir string) {
+	writeFile(t, dir, "lines.jsonl", `{"id":1,"line":"a b","n":2}
+{"id":2,"line":"","n":3}
+{"id":3,"line":"c","n":null}
+`)
+}
+
+// product is a user aggregate multiplying its BIGINT arguments.
+type product struct{ p, n int64 }
+
+func (a *product) Add(args []types.Value) error {
+	if !args[0].IsNull() {
+		a.p *= args[0].Int()
+		a.n++
+	}
+	return nil
+}
+func (a *product) Retract([]types.Value) error { return nil }
+func (a *product) Merge(o agg.UserAccumulator) error {
+	a.p *= o.(*product).p
+	a.n += o.(*product).n
+	return nil
+}
+func (a *product) Result() types.Value {
+	if a.n == 0 {
+		return types.NullValue
+	}
+	return types.BigIntValue(a.p)
+}
+func (a *product) AppendState(dst []byte) []byte {
+	dst = binary.AppendVarint(dst, a.p)
+	return binary.AppendVarint(dst, a.n)
+}
+func (a *product) LoadState(src []byte) error {
+	var k int
+	a.p, k = binary.Varint(src)
+	a.n, _ = binary.Varint(src[k:])
+	return nil
+}
+
+func TestUserDefinedFunctions(t *testing.T) {
+	dir := t.TempDir()
+	writeLines(t, dir)
+	setup := func(e *sluice.Engine) {
+		err := e.RegisterFunction(expr.ScalarFunction{
+			Name:   "TWICE",
+			Args:   []types.Type{types.BigInt},
+			Result: types.BigInt,
+			Eval: func(args []types.Value) (types.Value, error) {
+				return types.BigIntValue(2 * args[0].Int()), nil
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = e.RegisterTableFunction(expr.TableFunction{
+			Name:   "SPLIT_WORDS",
+			Args:   []types.Type{types.String},
+			Result: types.NewSchema(types.Column{Name: "word", Type: types.String}),
+			Eval: func(args []types.Value, emit func([]types.Value) error) error {
+				for _, w := range strings.Fields(args[0].Str()) {
+					if err := emit([]types.Value{types.StringValue(w)}); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := agg.NewUserFunc(agg.UserAggregate{
+			Name: "PRODUCT", Args: []types.Type{types.BigInt}, Result: types.BigInt,
+			New: func() agg.UserAccumulator { return &product{p: 1} },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.RegisterAggregate(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name, sql string
+		want      []string
+	}{
+		{"scalar", `SELECT id, TWICE(n) AS t FROM lines;`,
+			[]string{"id, t", "+I[1, 4]", "+I[2, 6]", "+I[3, null]"}},
+		{"create function names a registered one", `CREATE FUNCTION twice AS 'com.example.Twice'; SELECT TWICE(id) FROM lines;`,
+			[]string{"EXPR$0", "+I[2]", "+I[4]", "+I[6]"}},
+		{"lateral table", `SELECT id, word FROM lines, LATERAL TABLE(SPLIT_WORDS(line)) AS w(word);`,
+			[]string{"id, word", "+I[1, a]", "+I[1, b]", "+I[3, c]"}},
+		{"left join lateral", `SELECT id, word FROM lines LEFT JOIN LATERAL TABLE(SPLIT_WORDS(line)) AS w(word) ON TRUE;`,
+			[]string{"id, word", "+I[1, a]", "+I[1, b]", "+I[2, null]", "+I[3, c]"}},
+		{"aggregate", `SELECT PRODUCT(CAST(n AS BIGINT)) AS p FROM lines;`,
+			[]string{"p", "+I[6]"}}, // one batch: one result
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := runSQL(t, setup, dir, wordsDDL+tc.sql)
+			if err != nil {
+				t.Fatalf("run: %v\n%s", err, out)
+			}
+			got := sortedLines(out)
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
+
+func TestCreateFunctionUnknown(t *testing.T) {
+	_, err := runSQL(t, nil, t.TempDir(), `CREATE FUNCTION nope AS 'com.example.Nope';`)
+	if err == nil || !strings.Contains(err.Error(), "1:17: function 'nope'") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestShowAndDescribe(t *testing.T) {
+	var out bytes.Buffer
+	e, err := sluice.Open(sluice.Options{Stdout: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	src := `CREATE TABLE bids (bidtime TIMESTAMP(3), price DECIMAL(10, 2) NOT NULL, ts AS PROCTIME(),
+	  WATERMARK FOR bidtime AS bidtime - INTERVAL '1' SECOND) WITH ('connector' = 'datagen');
+	SHOW TABLES; DESCRIBE bids;`
+	res, err := e.Exec(context.Background(), "t.sql", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res[1].Message, "bids") {
+		t.Errorf("SHOW TABLES: %q", res[1].Message)
+	}
+	desc := res[2].Message
+	for _, want := range []string{"TIMESTAMP(3) *ROWTIME*", "DECIMAL(10, 2)", "FALSE", "TIMESTAMP_LTZ(3) *PROCTIME*    FALSE"} {
+		if !strings.Contains(desc, want) {
+			t.Errorf("DESCRIBE lacks %q:\n%s", want, desc)
+		}
+	}
+}
