@@ -111,6 +111,16 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 		}
 	}
 
+	// Number the partitions of all sources of the job apart.
+	partBase := map[*Stage]int32{}
+	var nextPart int32
+	for _, s := range g.Stages {
+		if s.Source != nil {
+			partBase[s] = nextPart
+			nextPart += int32(s.tasks())
+		}
+	}
+
 	var tasks []*task
 	for _, s := range g.Stages {
 		for i := 0; i < s.tasks(); i++ {
@@ -134,7 +144,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 			t := &task{stage: s, index: i, head: head}
 			if s.Source != nil {
 				st := &SourceTask{Table: s.Name, Source: s.Source, Part: i, Head: head, Out: out,
-					Assigner: assigner, IdleTimeout: s.IdleTimeout, Stop: opts.Stop, Metrics: opts.Metrics}
+					Assigner: assigner, IdleTimeout: s.IdleTimeout, Stop: opts.Stop, Metrics: opts.Metrics, PartBase: partBase[s]}
 				t.run = st.Run
 			} else {
 				in := inboxes[s][i]

@@ -109,6 +109,10 @@ type SourceTask struct {
 	Stop <-chan struct{}
 	// Metrics, if set, counts rows read and malformed records skipped.
 	Metrics *Metrics
+	// PartBase is added to the partition of every row's origin, so that
+	// partitions of different sources of one job never share a number
+	// (stateful operators drop replays per origin partition).
+	PartBase int32
 }
 
 // Run reads the partition until it ends or ctx is cancelled. At the end of
@@ -152,6 +156,13 @@ func (t *SourceTask) Run(ctx context.Context) error {
 		if len(b.Rows) > 0 {
 			if t.Metrics != nil {
 				t.Metrics.RowsIn.Add(int64(len(b.Rows)))
+			}
+			if t.PartBase != 0 {
+				for i := range b.Rows {
+					if b.Rows[i].Origin.Part >= 0 {
+						b.Rows[i].Origin.Part += t.PartBase
+					}
+				}
 			}
 			lastData = time.Now()
 			if idle {
