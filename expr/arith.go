@@ -55,6 +55,10 @@ func bindArith(b *Builder, name string, args []Node) ([]Node, types.Type, error)
 		if err != nil {
 			return nil, types.Type{}, fmt.Errorf("cannot apply '%s' to %s: %w", name, typeList(argTypes(args)), err)
 		}
+		if t.Kind == types.KindDouble || t.Kind == types.KindFloat {
+			// Approximate arithmetic reads both operands as t.
+			args = []Node{b.coerce(args[0], t), b.coerce(args[1], t)}
+		}
 		return args, nullableIf(t, args), nil
 	case (name == "+" || name == "-") && temporal(ak) && interval(ck):
 		if ak == types.KindTime && ck == types.KindIntervalYearMonth {
@@ -153,7 +157,7 @@ func compileArith(c *compiler, call *Call, args []Eval) (Eval, error) {
 	case t.Kind.IsInteger():
 		return compileIntArith(call, op, t.Kind, x, y), nil
 	case t.Kind == types.KindDouble || t.Kind == types.KindFloat:
-		return compileFloatArith(op, t.Kind, x, y), nil
+		return compileFloatArith(call, op, t.Kind, x, y), nil
 	case t.Kind == types.KindDecimal:
 		return compileDecimalArith(call, op, t, x, y), nil
 	}
@@ -351,49 +355,52 @@ func compileIntArith(call *Call, op string, k types.Kind, x, y Eval) Eval {
 	}
 }
 
-func compileFloatArith(op string, k types.Kind, x, y Eval) Eval {
-	mk := types.DoubleValue
-	if k == types.KindFloat {
-		mk = func(f float64) types.Value { return types.FloatValue(float32(f)) }
+// compileFloatArith compiles approximate arithmetic; the binder has
+// converted both operands to the result type, so they read as Float().
+func compileFloatArith(call *Call, op string, k types.Kind, x, y Eval) Eval {
+	if l, ok := call.Args[1].(*Literal); ok && !l.V.IsNull() && k == types.KindDouble {
+		kv := l.V.Float()
+		if col, ok := call.Args[0].(*Column); ok {
+			idx := col.Index
+			switch op {
+			case "+":
+				return func(row []types.Value) (types.Value, error) {
+					if a := row[idx]; !a.IsNull() {
+						return types.DoubleValue(a.Float() + kv), nil
+					}
+					return types.NullValue, nil
+				}
+			case "-":
+				return func(row []types.Value) (types.Value, error) {
+					if a := row[idx]; !a.IsNull() {
+						return types.DoubleValue(a.Float() - kv), nil
+					}
+					return types.NullValue, nil
+				}
+			case "*":
+				return func(row []types.Value) (types.Value, error) {
+					if a := row[idx]; !a.IsNull() {
+						return types.DoubleValue(a.Float() * kv), nil
+					}
+					return types.NullValue, nil
+				}
+			case "/":
+				return func(row []types.Value) (types.Value, error) {
+					if a := row[idx]; !a.IsNull() {
+						return types.DoubleValue(a.Float() / kv), nil
+					}
+					return types.NullValue, nil
+				}
+			}
+		}
 	}
-	var f func(a, b float64) float64
+	isFloat := k == types.KindFloat
+	var opc byte
 	switch op {
-	case "+":
-		if k == types.KindDouble {
-			return func(row []types.Value) (types.Value, error) {
-				a, err := x(row)
-				if err != nil || a.IsNull() {
-					return types.NullValue, err
-				}
-				b, err := y(row)
-				if err != nil || b.IsNull() {
-					return types.NullValue, err
-				}
-				return types.DoubleValue(numOf(a) + numOf(b)), nil
-			}
-		}
-		f = func(a, b float64) float64 { return a + b }
-	case "-":
-		f = func(a, b float64) float64 { return a - b }
-	case "*":
-		if k == types.KindDouble {
-			return func(row []types.Value) (types.Value, error) {
-				a, err := x(row)
-				if err != nil || a.IsNull() {
-					return types.NullValue, err
-				}
-				b, err := y(row)
-				if err != nil || b.IsNull() {
-					return types.NullValue, err
-				}
-				return types.DoubleValue(numOf(a) * numOf(b)), nil
-			}
-		}
-		f = func(a, b float64) float64 { return a * b }
-	case "/":
-		f = func(a, b float64) float64 { return a / b }
+	case "+", "-", "*", "/":
+		opc = op[0]
 	default:
-		f = math.Mod
+		opc = '%'
 	}
 	return func(row []types.Value) (types.Value, error) {
 		a, err := x(row)
@@ -404,7 +411,24 @@ func compileFloatArith(op string, k types.Kind, x, y Eval) Eval {
 		if err != nil || b.IsNull() {
 			return types.NullValue, err
 		}
-		return mk(f(numOf(a), numOf(b))), nil
+		p, q := a.Float(), b.Float()
+		var r float64
+		switch opc {
+		case '+':
+			r = p + q
+		case '-':
+			r = p - q
+		case '*':
+			r = p * q
+		case '/':
+			r = p / q
+		default:
+			r = math.Mod(p, q)
+		}
+		if isFloat {
+			return types.FloatValue(float32(r)), nil
+		}
+		return types.DoubleValue(r), nil
 	}
 }
 

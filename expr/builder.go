@@ -229,8 +229,8 @@ func commonOf(what string, ns []Node) (types.Type, error) {
 }
 
 // coerce converts n to type t implicitly. It adds a Cast only where the
-// representation changes: string lengths, CHAR and VARCHAR, and higher
-// time precisions are taken as they are.
+// representation changes: string lengths and higher time precisions are
+// taken as they are (CHAR to VARCHAR only relabels the value).
 func (b *Builder) coerce(n Node, t types.Type) Node {
 	from := n.Type()
 	if !needsCast(from, t) {
@@ -261,7 +261,9 @@ func needsCast(from, to types.Type) bool {
 	case fk == types.KindNull:
 		return false
 	case fk.IsString() && tk.IsString(), fk.IsBinary() && tk.IsBinary():
-		return false
+		// Lengths are not enforced implicitly, but the value's kind must
+		// match the type's (grouping keys encode it).
+		return fk != tk
 	case fk == tk && (fk == types.KindTimestamp || fk == types.KindTimestampLTZ || fk == types.KindTime):
 		return to.Precision < from.Precision
 	case fk == types.KindDecimal && tk == types.KindDecimal:

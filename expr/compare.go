@@ -98,7 +98,13 @@ func (b *Builder) coerceCompare(op string, x, y Node) (Node, Node, error) {
 	switch {
 	case ak == types.KindNull || ck == types.KindNull:
 		return x, y, nil
-	case ak.IsNumeric() && ck.IsNumeric(), ak.IsString() && ck.IsString(), ak.IsBinary() && ck.IsBinary():
+	case ak.IsNumeric() && ck.IsNumeric():
+		if compareMode(a, c) == modeFloat {
+			// Approximate comparisons read both sides as DOUBLE.
+			return b.coerce(x, types.Double), b.coerce(y, types.Double), nil
+		}
+		return x, y, nil
+	case ak.IsString() && ck.IsString(), ak.IsBinary() && ck.IsBinary():
 		return x, y, nil
 	case (ak.IsTimestamp() || ak == types.KindDate) && (ck.IsTimestamp() || ck == types.KindDate):
 		if ak == ck {
@@ -190,13 +196,13 @@ func (c *compiler) compareTri(op cmpOp, xn, yn Node) (triEval, error) {
 				return triOf(op.test(r)), nil
 			}, nil
 		case modeFloat:
-			kf := numOf(k)
+			kf := k.Float()
 			return func(row []types.Value) (tri, error) {
 				v := row[idx]
 				if v.IsNull() {
 					return triNull, nil
 				}
-				return triOf(op.testFloat(numOf(v), kf)), nil
+				return triOf(op.testFloat(v.Float(), kf)), nil
 			}, nil
 		case modeString:
 			ks := k.Str()
@@ -226,13 +232,13 @@ func (c *compiler) compareTri(op cmpOp, xn, yn Node) (triEval, error) {
 		k := lit.V
 		switch mode {
 		case modeFloat:
-			kf := numOf(k)
+			kf := k.Float()
 			return func(row []types.Value) (tri, error) {
 				v, err := x(row)
 				if err != nil || v.IsNull() {
 					return triNull, err
 				}
-				return triOf(op.testFloat(numOf(v), kf)), nil
+				return triOf(op.testFloat(v.Float(), kf)), nil
 			}, nil
 		default:
 			cmp := comparer(mode)
@@ -255,7 +261,7 @@ func (c *compiler) compareTri(op cmpOp, xn, yn Node) (triEval, error) {
 			if err != nil || b.IsNull() {
 				return triNull, err
 			}
-			return triOf(op.testFloat(numOf(a), numOf(b))), nil
+			return triOf(op.testFloat(a.Float(), b.Float())), nil
 		}, nil
 	}
 	cmp := comparer(mode)
@@ -337,23 +343,46 @@ func bindBetween(b *Builder, name string, args []Node) ([]Node, types.Type, erro
 	if len(args) != 3 {
 		return nil, types.Type{}, fmt.Errorf("'%s' takes 3 operands, got %d", name, len(args))
 	}
-	x1, lo, err := b.coerceCompare(name, args[0], args[1])
+	out, err := b.coerceAll(name, args)
 	if err != nil {
 		return nil, types.Type{}, err
 	}
-	x2, hi, err := b.coerceCompare(name, args[0], args[2])
-	if err != nil {
-		return nil, types.Type{}, err
-	}
-	x := x1
-	if x1 != x2 {
-		// The operand needs different conversions for the two bounds:
-		// convert the bounds to its type instead.
-		x = args[0]
-		lo, hi = b.coerce(args[1], x.Type()), b.coerce(args[2], x.Type())
-	}
-	out := []Node{x, lo, hi}
 	return out, nullableIf(types.Boolean, out), nil
+}
+
+// coerceAll makes a value and the values it is compared with (BETWEEN
+// bounds, an IN list) comparable with one another: each must be comparable
+// with the first, and where a conversion is needed all are converted to
+// their common type, so that the first is converted once.
+func (b *Builder) coerceAll(name string, args []Node) ([]Node, error) {
+	needCast := false
+	for _, e := range args[1:] {
+		x, y, err := b.coerceCompare(name, args[0], e)
+		if err != nil {
+			return nil, err
+		}
+		if x != args[0] || y != e {
+			needCast = true
+		}
+	}
+	if !needCast {
+		return args, nil
+	}
+	t, err := commonOf(name, args)
+	if err != nil {
+		return nil, err
+	}
+	if t.Kind.IsNumeric() && t.Kind != types.KindDouble && t.Kind != types.KindFloat {
+		return args, nil // exact numbers compare across types
+	}
+	if t.Kind == types.KindFloat {
+		t = types.Double
+	}
+	out := make([]Node, len(args))
+	for i, a := range args {
+		out[i] = b.coerce(a, t)
+	}
+	return out, nil
 }
 
 func compileBetween(c *compiler, call *Call) (triEval, error) {
@@ -384,19 +413,9 @@ func bindIn(b *Builder, name string, args []Node) ([]Node, types.Type, error) {
 	if len(args) < 2 {
 		return nil, types.Type{}, fmt.Errorf("'%s' needs a value and at least one list element", name)
 	}
-	out := make([]Node, len(args))
-	out[0] = args[0]
-	for i, e := range args[1:] {
-		x, y, err := b.coerceCompare(name, args[0], e)
-		if err != nil {
-			return nil, types.Type{}, err
-		}
-		if x != args[0] {
-			// The needle would need a conversion: convert the element to
-			// the needle's type instead.
-			y = b.coerce(e, args[0].Type())
-		}
-		out[i+1] = y
+	out, err := b.coerceAll(name, args)
+	if err != nil {
+		return nil, types.Type{}, err
 	}
 	return out, nullableIf(types.Boolean, out), nil
 }
@@ -445,6 +464,21 @@ func compileIn(c *compiler, call *Call) (triEval, error) {
 		switch {
 		case len(vals) == 0:
 			in = func(types.Value) bool { return false }
+		case mode == modeInt && nt.Kind.IsInteger() && allIntegers(vals) && len(vals) <= 8:
+			// A short list is faster to scan than to hash.
+			ks := make([]int64, len(vals))
+			for i, v := range vals {
+				ks[i] = v.Int()
+			}
+			in = func(v types.Value) bool {
+				n := v.Int()
+				for _, k := range ks {
+					if n == k {
+						return true
+					}
+				}
+				return false
+			}
 		case mode == modeInt && nt.Kind.IsInteger() && allIntegers(vals):
 			set := make(map[int64]struct{}, len(vals))
 			for _, v := range vals {

@@ -305,9 +305,14 @@ func (c *compiler) compileCast(n *Cast) (Eval, error) {
 	switch {
 	case fk.IsInteger() && tk.IsInteger() && fk <= tk:
 		// Widening: the representation is the same.
+		// Build the result from its fields rather than copying the Value:
+		// it is measurably faster than relabelling a copy.
 		return func(row []types.Value) (types.Value, error) {
 			v, err := x(row)
-			return v.WithKind(tk), err
+			if err != nil || v.IsNull() {
+				return types.NullValue, err
+			}
+			return types.IntValue(tk, v.Int()), nil
 		}, nil
 	case fk.IsInteger() && tk == types.KindDouble:
 		return func(row []types.Value) (types.Value, error) {
@@ -320,9 +325,12 @@ func (c *compiler) compileCast(n *Cast) (Eval, error) {
 	case fk == types.KindFloat && tk == types.KindDouble:
 		return func(row []types.Value) (types.Value, error) {
 			v, err := x(row)
-			return v.WithKind(types.KindDouble), err
+			if err != nil || v.IsNull() {
+				return types.NullValue, err
+			}
+			return types.DoubleValue(v.Float()), nil
 		}, nil
-	case fk.IsString() && tk == types.KindVarChar && to.Precision == types.MaxLength:
+	case fk.IsString() && tk == types.KindVarChar && (to.Precision == types.MaxLength || to.Precision >= from.Precision && fk == types.KindChar):
 		return func(row []types.Value) (types.Value, error) {
 			v, err := x(row)
 			return v.WithKind(types.KindVarChar), err

@@ -307,6 +307,12 @@ func (f dateFormat) format(dst []byte, micros int64, offsetSec int) []byte {
 	return dst
 }
 
+// numeric reports whether a token reads digits (for adjacent fields such
+// as yyyyMMdd, which are then read by width).
+func (t dtToken) numeric() bool {
+	return isNumericField(t.f) || t.f == fMonth && t.width <= 2
+}
+
 func isNumericField(f dtField) bool {
 	switch f {
 	case fYear, fDay, fDayOfYear, fDayNum, fWeek, fHour24, fHourK, fHour0, fHour12, fMinute, fSecond, fFraction:
@@ -338,7 +344,7 @@ func (f dateFormat) parse(s string) (micros int64, zoned bool, err error) {
 		}
 		if isNumericField(t.f) {
 			maxW := 10
-			adjacent := ti+1 < len(f) && isNumericField(f[ti+1].f)
+			adjacent := ti+1 < len(f) && f[ti+1].numeric()
 			if adjacent || t.f == fFraction && t.width > 1 {
 				maxW = t.width
 			}
@@ -420,7 +426,7 @@ func (f dateFormat) parse(s string) (micros int64, zoned bool, err error) {
 				n = n*10 + int(s[i]-'0')
 				i++
 			}
-			adjacent := ti+1 < len(f) && isNumericField(f[ti+1].f)
+			adjacent := ti+1 < len(f) && f[ti+1].numeric()
 			if i == start || (adjacent && t.width == 2 && i-start != 2) {
 				return bad()
 			}

@@ -106,8 +106,6 @@ func percentMatcher(pieces []string) matcher {
 	}
 }
 
-const javaRegexSpecials = "[]()|^-+*?{}$\\."
-
 // sqlToRegexLike translates a LIKE pattern as Calcite does: '_' is any
 // character but a line terminator, '%' anything.
 func sqlToRegexLike(p []rune, escape rune) string {

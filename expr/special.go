@@ -57,7 +57,7 @@ func bindNullIf(b *Builder, name string, args []Node) ([]Node, types.Type, error
 	if err != nil {
 		return nil, types.Type{}, err
 	}
-	return []Node{x, y}, args[0].Type().WithoutTimeAttr().WithNullable(true), nil
+	return []Node{x, y}, x.Type().WithoutTimeAttr().WithNullable(true), nil
 }
 
 func compileNullIf(c *compiler, call *Call, args []Eval) (Eval, error) {

@@ -103,6 +103,10 @@ func runeIndex(s, sub string, from int) int {
 
 func str(s string) types.Value { return types.StringValue(s) }
 
+// maxResultChars bounds the strings REPEAT, LPAD and RPAD build, so that a
+// bad argument fails the row instead of exhausting memory.
+const maxResultChars = 1 << 28
+
 func int32Value(n int) types.Value { return types.IntValue(types.KindInt, int64(n)) }
 
 func compileCharLength(c *compiler, call *Call, args []Eval) (Eval, error) {
@@ -115,7 +119,12 @@ func compileUpper(c *compiler, call *Call, args []Eval) (Eval, error) {
 	up := call.Name == "UPPER"
 	return strict1(args[0], func(v types.Value) (types.Value, error) {
 		if up {
-			return str(strings.ToUpper(v.Str())), nil
+			u := strings.ToUpper(v.Str())
+			if strings.Contains(u, "ß") {
+				// Java upper-cases the sharp s to "SS".
+				u = strings.ReplaceAll(u, "ß", "SS")
+			}
+			return str(u), nil
 		}
 		return str(strings.ToLower(v.Str())), nil
 	}), nil
@@ -358,6 +367,9 @@ func pad(s string, n int64, p string, left bool) (string, bool) {
 func compilePad(c *compiler, call *Call, args []Eval) (Eval, error) {
 	left := call.Name == "LPAD"
 	return strictN(args, func(vs []types.Value) (types.Value, error) {
+		if vs[1].Int() > maxResultChars {
+			return types.NullValue, evalErr(call, fmt.Errorf("result too large"))
+		}
 		r, ok := pad(vs[0].Str(), vs[1].Int(), vs[2].Str(), left)
 		if !ok {
 			return types.NullValue, nil
@@ -503,7 +515,7 @@ func compileRepeat(c *compiler, call *Call, args []Eval) (Eval, error) {
 		if n.Int() <= 0 || s.Str() == "" {
 			return str(""), nil
 		}
-		if int64(len(s.Str()))*n.Int() > 1<<30 {
+		if n.Int() > maxResultChars || int64(len(s.Str()))*n.Int() > maxResultChars {
 			return types.NullValue, evalErr(call, fmt.Errorf("result too large"))
 		}
 		return str(strings.Repeat(s.Str(), int(n.Int()))), nil
