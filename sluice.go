@@ -300,7 +300,7 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 		if err != nil {
 			return Result{}, err
 		}
-		j, err := e.start(ctx, "insert-into-"+sink.Table.Name, sink)
+		j, err := e.start(ctx, "insert-into-"+sink.Table.Name, nil, sink)
 		return Result{Job: j}, err
 	case *ast.StatementSet:
 		var sinks []*plan.Sink
@@ -311,15 +311,15 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 			}
 			sinks = append(sinks, sink)
 		}
-		j, err := e.start(ctx, "statement-set", sinks...)
+		j, err := e.start(ctx, "statement-set", nil, sinks...)
 		return Result{Job: j}, err
 	case *ast.QueryStmt:
 		sink, err := e.planSelect(p, s.Query)
 		if err != nil {
 			return Result{}, err
 		}
-		fmt.Fprintln(e.opts.Stdout, strings.Join(sink.Input.Schema().Names(), ", "))
-		j, err := e.start(ctx, "select", sink)
+		header := func() { fmt.Fprintln(e.opts.Stdout, strings.Join(sink.Input.Schema().Names(), ", ")) }
+		j, err := e.start(ctx, "select", header, sink)
 		return Result{Job: j}, err
 	}
 	return Result{}, token.NewError(file, st.Pos(), "unsupported statement %T", st)
@@ -431,7 +431,9 @@ func (e *Engine) Explain(filename string, src []byte) (string, error) {
 	return b.String(), nil
 }
 
-func (e *Engine) start(ctx context.Context, name string, sinks ...*plan.Sink) (*Job, error) {
+// start builds the graph of sinks and runs it in the background; before,
+// if set, runs once the graph is built and before any row flows.
+func (e *Engine) start(ctx context.Context, name string, before func(), sinks ...*plan.Sink) (*Job, error) {
 	id := strconv.FormatInt(e.nextID.Add(1), 10)
 	cfg := e.Config()
 	par := 1
@@ -460,6 +462,9 @@ func (e *Engine) start(ctx context.Context, name string, sinks ...*plan.Sink) (*
 	g, err := physical.Build(env, sinks...)
 	if err != nil {
 		return nil, err
+	}
+	if before != nil {
+		before()
 	}
 	jctx, cancel := context.WithCancel(ctx)
 	j := &Job{ID: id, Name: name, Metrics: &exec.Metrics{}, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}

@@ -8,6 +8,7 @@ package connector
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/sluicesql/sluice/connector/format"
@@ -22,11 +23,43 @@ type Table struct {
 	// Schema holds the physical columns, in order: the ones a source
 	// produces and a sink receives (computed columns are not included).
 	Schema types.Schema
+	// Metadata are the METADATA columns a source must produce after the
+	// physical ones, in this order (and a sink receives after them, for
+	// the non-virtual ones). A connector that provides no metadata rejects
+	// a table that declares some.
+	Metadata []MetadataColumn
 	// PrimaryKey names the primary key columns, if any.
 	PrimaryKey []string
 	// Options are the WITH options. Keys are as written (Flink option keys
 	// are case-sensitive).
 	Options Options
+}
+
+// MetadataColumn is a METADATA column: the column's name, the connector's
+// metadata key (e.g. "offset", "partition", "timestamp", "headers") and its
+// declared type. A virtual column is read-only: sinks never receive it.
+type MetadataColumn struct {
+	Name    string
+	Key     string
+	Type    types.Type
+	Virtual bool
+}
+
+// MetadataFactory is a SourceFactory whose sources can produce METADATA
+// columns; the registry refuses metadata keys for which ProvidesMetadata is
+// false, and any metadata for factories without this interface.
+type MetadataFactory interface {
+	ProvidesMetadata(key string) bool
+}
+
+// RejectMetadata returns an error when t declares METADATA columns; for
+// connectors that provide none.
+func RejectMetadata(connectorName string, t Table) error {
+	if len(t.Metadata) > 0 {
+		return fmt.Errorf("connector '%s' provides no metadata, but column '%s' reads METADATA '%s'",
+			connectorName, t.Metadata[0].Name, t.Metadata[0].Key)
+	}
+	return nil
 }
 
 // Env is what the engine lends connectors.

@@ -67,6 +67,14 @@ func (r *Registry) Source(t Table, env Env) (Source, error) {
 	if !ok {
 		return nil, fmt.Errorf("table %s: connector '%s' cannot be read from (it is a sink only)", t.Name, name)
 	}
+	if len(t.Metadata) > 0 {
+		mf, ok := f.(MetadataFactory)
+		for _, m := range t.Metadata {
+			if !ok || !mf.ProvidesMetadata(m.Key) {
+				return nil, fmt.Errorf("table %s: connector '%s' does not provide metadata '%s' (column '%s')", t.Name, name, m.Key, m.Name)
+			}
+		}
+	}
 	s, err := sf.CreateSource(t, env)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", t.Name, err)

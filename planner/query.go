@@ -360,20 +360,35 @@ func (p *Planner) bindScan(at ast.Node, t *catalog.Table) (plan.Node, *scope, er
 	defer func() { p.File = saved }()
 
 	phys := t.Physical()
-	physScope := scopeOf(t.Name, phys)
+	// The connector's row: physical columns, then metadata columns.
+	var meta []connector.MetadataColumn
+	for _, c := range t.Columns {
+		if c.Metadata {
+			key := c.MetadataKey
+			if key == "" {
+				key = c.Name
+			}
+			meta = append(meta, connector.MetadataColumn{Name: c.Name, Key: key, Type: c.Type, Virtual: c.Virtual})
+		}
+	}
+	readRow := types.Schema{Columns: append([]types.Column(nil), phys.Columns...)}
+	for _, m := range meta {
+		readRow.Columns = append(readRow.Columns, types.Column{Name: m.Name, Type: m.Type})
+	}
+	physScope := scopeOf(t.Name, readRow)
 	scan := &plan.Scan{
-		Table:       connector.Table{Name: t.Name, Schema: phys, PrimaryKey: t.PrimaryKey, Options: t.Options},
+		Table:       connector.Table{Name: t.Name, Schema: phys, Metadata: meta, PrimaryKey: t.PrimaryKey, Options: t.Options},
 		RowtimeCol:  -1,
 		ProctimeCol: -1,
 		Alias:       t.Name,
 	}
-	physIdx := 0
+	physIdx, metaIdx := 0, len(phys.Columns)
 	for _, c := range t.Columns {
 		var n expr.Node
 		switch {
 		case c.Metadata:
-			return nil, nil, p.errorf(t.Decl, "table '%s': METADATA column '%s' is not provided by connector '%s'",
-				t.Name, c.Name, t.Options["connector"])
+			n = &expr.Column{Index: metaIdx, Name: c.Name, T: c.Type}
+			metaIdx++
 		case c.Computed != nil:
 			var err error
 			if n, err = p.bindExpr(c.Computed, physScope); err != nil {
