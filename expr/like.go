@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sluicesql/sluice/types"
 )
@@ -28,37 +29,39 @@ type matcher func(s string) bool
 // (0 for none).
 func likeMatcher(pattern string, escape rune) (matcher, error) {
 	// Split into literal pieces around '%' if the pattern has no '_'.
+	// Pieces keep the pattern's bytes, so that matching is byte-exact.
 	var pieces []string
 	var cur strings.Builder
 	simple := true
-	rs := []rune(pattern)
-	for i := 0; i < len(rs); i++ {
-		r := rs[i]
+	for i := 0; i < len(pattern); {
+		r, w := utf8.DecodeRuneInString(pattern[i:])
 		switch {
 		case escape != 0 && r == escape:
-			if i+1 == len(rs) {
-				return nil, fmt.Errorf("invalid escape sequence in LIKE pattern '%s' at %d", pattern, i)
+			if i+w == len(pattern) {
+				return nil, fmt.Errorf("invalid escape sequence in LIKE pattern '%s' at %d", pattern, utf8.RuneCountInString(pattern[:i]))
 			}
-			n := rs[i+1]
+			n, nw := utf8.DecodeRuneInString(pattern[i+w:])
 			if n != '_' && n != '%' && n != escape {
-				return nil, fmt.Errorf("invalid escape sequence in LIKE pattern '%s' at %d", pattern, i)
+				return nil, fmt.Errorf("invalid escape sequence in LIKE pattern '%s' at %d", pattern, utf8.RuneCountInString(pattern[:i]))
 			}
-			cur.WriteRune(n)
-			i++
+			cur.WriteString(pattern[i+w : i+w+nw])
+			i += w + nw
+			continue
 		case r == '%':
 			pieces = append(pieces, cur.String())
 			cur.Reset()
 		case r == '_':
 			simple = false
 		default:
-			cur.WriteRune(r)
+			cur.WriteString(pattern[i : i+w])
 		}
+		i += w
 	}
 	pieces = append(pieces, cur.String())
 	if simple {
 		return percentMatcher(pieces), nil
 	}
-	re, err := regexp.Compile("^(?:" + sqlToRegexLike(rs, escape) + ")$")
+	re, err := regexp.Compile("^(?:" + sqlToRegexLike([]rune(pattern), escape) + ")$")
 	if err != nil {
 		return nil, fmt.Errorf("cannot compile LIKE pattern '%s': %w", pattern, err)
 	}
