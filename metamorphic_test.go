@@ -1,0 +1,725 @@
+package sluice_test
+
+// Metamorphic tests of event-time windows.
+//
+// TestMetamorphicWindows generates a random bounded input from a seed and
+// runs the same window aggregations over it under several configurations
+// that must not change the result: parallelism 1, 2 and 4, and the rows in
+// one file or split over several files of a directory (several source
+// partitions). Every run's output must equal, as a sorted multiset of
+// lines, both the others' and the result of a naive computation in plain
+// Go that assigns every row to its windows and aggregates with exact
+// integer arithmetic.
+//
+// The input is built so that no row is late in any configuration: within
+// every file a row is at most delay - 2 ms older than the newest row before
+// it, where delay is the watermark delay of the table (WATERMARK FOR ts AS
+// ts - INTERVAL 'delay' SECOND). A row is therefore at least 2 ms after the
+// watermark of its partition, and after the watermark of the job (the
+// minimum over partitions); no window it belongs to has fired, and no
+// session it touches has fired either (a session [s, e) fires when the
+// watermark reaches e - 1 ms, and a row at e would merge into it).
+//
+// A failure names the seed; rerun one input with
+//
+//	go test -run TestMetamorphicWindows -metamorphic.seed=N .
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluicesql/sluice"
+)
+
+var (
+	metamorphicSeed = flag.Int64("metamorphic.seed", 0, "run TestMetamorphicWindows on this seed only")
+	metamorphicRows = flag.Int("metamorphic.rows", 0, "rows per TestMetamorphicWindows input (0: chosen by the seed)")
+)
+
+// mmBase is 2020-04-15 08:00:00 UTC in milliseconds, the earliest event
+// time of an input.
+var mmBase = time.Date(2020, 4, 15, 8, 0, 0, 0, time.UTC).UnixMilli()
+
+// mmRow is one input row.
+type mmRow struct {
+	ts    int64 // event time, milliseconds since the epoch
+	k     string
+	kNull bool
+	v     int64 // the INT value, or the unscaled DECIMAL(10, 2) value
+	vNull bool
+	vOmit bool // NULL written as a missing field rather than null
+}
+
+// mmInput is one generated input and the queries run over it.
+type mmInput struct {
+	seed    int64
+	decimal bool  // v is DECIMAL(10, 2), else INT
+	delay   int64 // watermark delay in seconds
+	keys    int
+	rows    []mmRow // in the order of the one-file layout
+	files   int     // files of the split layout
+	file    []int   // file of each row in the split layout
+	split   string  // how rows were split: interleaved, chunks, keys
+	queries []mmQuery
+}
+
+// mmAgg is one aggregate column of a query.
+type mmAgg int
+
+const (
+	aggCount    mmAgg = iota // COUNT(*)
+	aggCountV                // COUNT(v)
+	aggSum                   // SUM(v)
+	aggMin                   // MIN(v)
+	aggMax                   // MAX(v)
+	aggAvg                   // AVG(v)
+	aggDistinct              // COUNT(DISTINCT k)
+)
+
+// mmWindow is a window of a query; sizes are in milliseconds.
+type mmWindow struct {
+	kind  string // TUMBLE, HOP, CUMULATE or SESSION
+	size  int64  // TUMBLE and HOP size, CUMULATE max size
+	slide int64  // HOP slide, CUMULATE step
+	gap   int64  // SESSION gap
+}
+
+// mmQuery is one window aggregation.
+type mmQuery struct {
+	name   string
+	win    mmWindow
+	byKey  bool // group (or partition sessions) by k as well
+	legacy bool // GROUP BY TUMBLE(...) rather than a window TVF
+	aggs   []mmAgg
+}
+
+var (
+	aggsByKey = []mmAgg{aggCount, aggCountV, aggSum, aggMin, aggMax, aggAvg}
+	aggsAll   = []mmAgg{aggCount, aggSum, aggMin, aggMax, aggAvg, aggDistinct}
+)
+
+func pick[T any](r *rand.Rand, xs ...T) T { return xs[r.IntN(len(xs))] }
+
+// genInput builds the input and queries of one seed. rows > 0 fixes the
+// number of rows; otherwise it is drawn between minRows and maxRows.
+func genInput(seed int64, rows, minRows, maxRows int) *mmInput {
+	r := rand.New(rand.NewPCG(uint64(seed), 0x5eed))
+	in := &mmInput{seed: seed, decimal: r.IntN(2) == 0, delay: 1 + r.Int64N(5), keys: 1 + r.IntN(50)}
+	n := rows
+	if n <= 0 {
+		n = minRows + r.IntN(maxRows-minRows+1)
+	}
+
+	const s, m = 1000, 60_000
+	tumble := mmWindow{kind: "TUMBLE", size: pick[int64](r, 10*s, 30*s, m, 5*m, 10*m)}
+	slide := pick[int64](r, 10*s, 30*s, m, 2*m)
+	hop := mmWindow{kind: "HOP", slide: slide, size: slide * (2 + r.Int64N(4))}
+	step := pick[int64](r, 10*s, 30*s, m)
+	cumulate := mmWindow{kind: "CUMULATE", slide: step, size: step * (2 + r.Int64N(5))}
+	session := mmWindow{kind: "SESSION", gap: pick[int64](r, 10*s, 30*s, m, 2*m)}
+	legacyTumble := mmWindow{kind: "TUMBLE", size: pick[int64](r, 30*s, m, 2*m, 5*m)}
+	legacySlide := pick[int64](r, 30*s, m)
+	legacyHop := mmWindow{kind: "HOP", slide: legacySlide, size: legacySlide * (2 + r.Int64N(3))}
+	legacySession := mmWindow{kind: "SESSION", gap: pick[int64](r, 10*s, 30*s, m)}
+	in.queries = []mmQuery{
+		{name: "tumble_k", win: tumble, byKey: true, aggs: aggsByKey},
+		{name: "tumble_all", win: tumble, aggs: aggsAll},
+		{name: "hop_k", win: hop, byKey: true, aggs: aggsByKey},
+		{name: "hop_all", win: hop, aggs: aggsAll},
+		{name: "cumulate_k", win: cumulate, byKey: true, aggs: aggsByKey},
+		{name: "cumulate_all", win: cumulate, aggs: aggsAll},
+		{name: "session_k", win: session, byKey: true, aggs: aggsByKey},
+		{name: "session_all", win: session, aggs: aggsAll},
+		{name: "legacy_tumble_k", win: legacyTumble, byKey: true, legacy: true, aggs: aggsByKey},
+		{name: "legacy_hop_all", win: legacyHop, legacy: true, aggs: aggsAll},
+		{name: "legacy_session_k", win: legacySession, byKey: true, legacy: true, aggs: aggsByKey},
+	}
+
+	// Event times: t advances by a random step (sometimes 0, sometimes a
+	// pause that leaves windows empty and ends sessions); a row's time is
+	// t minus a jitter below the watermark delay.
+	maxJitter := in.delay*1000 - 2
+	span := (20 + r.Int64N(160)) * m
+	avgStep := max(span/int64(n), 1)
+	t := mmBase + r.Int64N(60*m)
+	nullRate := pick(r, 0, 20, 100) // NULL v in 1 of nullRate rows; 0: none
+	keyNulls := r.IntN(3) == 0
+	last := map[string]int64{} // newest time of each key so far
+	in.rows = make([]mmRow, n)
+	for i := range in.rows {
+		t += r.Int64N(2*avgStep + 1)
+		if r.IntN(500) == 0 {
+			t += r.Int64N(15 * m)
+		}
+		var jitter int64
+		switch x := r.IntN(20); {
+		case x < 8:
+		case x < 10:
+			jitter = maxJitter
+		default:
+			jitter = r.Int64N(maxJitter + 1)
+		}
+		row := mmRow{ts: t - jitter, k: fmt.Sprintf("k%02d", r.IntN(in.keys))}
+		if keyNulls && r.IntN(100) == 0 {
+			row.k, row.kNull = "", true
+		}
+		// Pull some rows onto window boundaries and onto the end of their
+		// key's session, where off-by-one errors live.
+		switch r.IntN(25) {
+		case 0:
+			if b := t - t%(10*s); t-b <= maxJitter {
+				row.ts = b
+			}
+		case 1:
+			if l, ok := last[row.k]; ok {
+				if e := l + session.gap; e <= t && t-e <= maxJitter {
+					row.ts = e
+				}
+			}
+		}
+		last[row.k] = max(last[row.k], row.ts)
+		if nullRate > 0 && r.IntN(nullRate) == 0 {
+			row.vNull = true
+			row.vOmit = r.IntN(4) == 0
+		} else if in.decimal {
+			row.v = r.Int64N(200_001) - 100_000
+		} else {
+			row.v = r.Int64N(2001) - 1000
+		}
+		in.rows[i] = row
+	}
+
+	// The split layout: each file keeps its rows in the one-file order,
+	// so no file is more out of order than the whole.
+	in.files = 2 + r.IntN(3)
+	in.file = make([]int, n)
+	in.split = pick(r, "interleaved", "chunks", "keys")
+	for i, row := range in.rows {
+		switch in.split {
+		case "interleaved":
+			in.file[i] = r.IntN(in.files)
+		case "chunks":
+			in.file[i] = i * in.files / n
+		case "keys":
+			h := 0
+			for _, c := range row.k {
+				h = h*31 + int(c)
+			}
+			in.file[i] = h % in.files
+		}
+	}
+	return in
+}
+
+func appendRowJSON(dst []byte, row mmRow, decimal bool) []byte {
+	dst = append(dst, `{"ts":"`...)
+	dst = time.UnixMilli(row.ts).UTC().AppendFormat(dst, "2006-01-02 15:04:05.000")
+	dst = append(dst, `","k":`...)
+	if row.kNull {
+		dst = append(dst, "null"...)
+	} else {
+		dst = strconv.AppendQuote(dst, row.k)
+	}
+	switch {
+	case row.vOmit:
+	case row.vNull:
+		dst = append(dst, `,"v":null`...)
+	case decimal:
+		dst = append(dst, `,"v":`...)
+		dst = append(dst, fmtDecimal(row.v, 2)...)
+	default:
+		dst = append(dst, `,"v":`...)
+		dst = strconv.AppendInt(dst, row.v, 10)
+	}
+	return append(dst, "}\n"...)
+}
+
+// writeInput writes the one-file layout to dir/one.jsonl and the split
+// layout to the directory dir/split.
+func writeInput(t *testing.T, dir string, in *mmInput) {
+	t.Helper()
+	one := []byte{}
+	parts := make([][]byte, in.files)
+	for i, row := range in.rows {
+		one = appendRowJSON(one, row, in.decimal)
+		parts[in.file[i]] = appendRowJSON(parts[in.file[i]], row, in.decimal)
+	}
+	writeFile(t, dir, "one.jsonl", string(one))
+	if err := os.Mkdir(filepath.Join(dir, "split"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range parts {
+		writeFile(t, dir, filepath.Join("split", fmt.Sprintf("part-%d.jsonl", i)), string(p))
+	}
+}
+
+// fmtDecimal formats an unscaled decimal as the engine prints it.
+func fmtDecimal(unscaled int64, scale int) string {
+	neg := unscaled < 0
+	if neg {
+		unscaled = -unscaled
+	}
+	s := strconv.FormatInt(unscaled, 10)
+	if len(s) <= scale {
+		s = strings.Repeat("0", scale-len(s)+1) + s
+	}
+	s = s[:len(s)-scale] + "." + s[len(s)-scale:]
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+func fmtTS(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05.000")
+}
+
+func sqlInterval(ms int64) string {
+	if ms%60_000 == 0 {
+		return fmt.Sprintf("INTERVAL '%d' MINUTE", ms/60_000)
+	}
+	return fmt.Sprintf("INTERVAL '%d' SECOND", ms/1000)
+}
+
+// valueType is the SQL type of v.
+func (in *mmInput) valueType() string {
+	if in.decimal {
+		return "DECIMAL(10, 2)"
+	}
+	return "INT"
+}
+
+// aggType is the result type of an aggregate over v, as Flink types it.
+func (in *mmInput) aggType(a mmAgg) string {
+	switch a {
+	case aggCount, aggCountV, aggDistinct:
+		return "BIGINT"
+	case aggSum:
+		if in.decimal {
+			return "DECIMAL(38, 2)"
+		}
+	case aggAvg:
+		if in.decimal {
+			return "DECIMAL(38, 6)"
+		}
+	}
+	return in.valueType()
+}
+
+var aggSQL = map[mmAgg]string{
+	aggCount: "COUNT(*)", aggCountV: "COUNT(v)", aggSum: "SUM(v)", aggMin: "MIN(v)",
+	aggMax: "MAX(v)", aggAvg: "AVG(v)", aggDistinct: "COUNT(DISTINCT k)",
+}
+
+// sinkDDL declares the print table a query writes to.
+func (in *mmInput) sinkDDL(q mmQuery) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "CREATE TABLE %s (window_start TIMESTAMP(3), window_end TIMESTAMP(3)", q.name)
+	if q.byKey {
+		b.WriteString(", k STRING")
+	}
+	for i, a := range q.aggs {
+		fmt.Fprintf(&b, ", a%d %s", i, in.aggType(a))
+	}
+	fmt.Fprintf(&b, ") WITH ('connector' = 'print', 'print-identifier' = '%s');\n", q.name)
+	return b.String()
+}
+
+// sql is the query's INSERT statement.
+func (q mmQuery) sql() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "INSERT INTO %s SELECT ", q.name)
+	w := q.win
+	var args string
+	switch w.kind {
+	case "TUMBLE":
+		args = sqlInterval(w.size)
+	case "HOP", "CUMULATE":
+		args = sqlInterval(w.slide) + ", " + sqlInterval(w.size)
+	case "SESSION":
+		args = sqlInterval(w.gap)
+	}
+	if q.legacy {
+		fmt.Fprintf(&b, "%s_START(ts, %s), %s_END(ts, %s)", w.kind, args, w.kind, args)
+	} else {
+		b.WriteString("window_start, window_end")
+	}
+	if q.byKey {
+		b.WriteString(", k")
+	}
+	for _, a := range q.aggs {
+		b.WriteString(", ")
+		b.WriteString(aggSQL[a])
+	}
+	switch {
+	case q.legacy:
+		fmt.Fprintf(&b, " FROM t GROUP BY %s(ts, %s)", w.kind, args)
+	case w.kind == "SESSION" && q.byKey:
+		fmt.Fprintf(&b, " FROM TABLE(SESSION(TABLE t PARTITION BY k, DESCRIPTOR(ts), %s)) GROUP BY window_start, window_end", args)
+	default:
+		fmt.Fprintf(&b, " FROM TABLE(%s(TABLE t, DESCRIPTOR(ts), %s)) GROUP BY window_start, window_end", w.kind, args)
+	}
+	if q.byKey {
+		b.WriteString(", k")
+	}
+	b.WriteString(";\n")
+	return b.String()
+}
+
+// job is the SQL text of one run: parallelism par over path.
+func (in *mmInput) job(path string, par int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "SET 'parallelism.default' = '%d';\n", par)
+	fmt.Fprintf(&b, "CREATE TABLE t (ts TIMESTAMP(3), k STRING, v %s, WATERMARK FOR ts AS ts - INTERVAL '%d' SECOND)\n",
+		in.valueType(), in.delay)
+	fmt.Fprintf(&b, "WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');\n", path)
+	for _, q := range in.queries {
+		b.WriteString(in.sinkDDL(q))
+	}
+	b.WriteString("EXECUTE STATEMENT SET\nBEGIN\n")
+	for _, q := range in.queries {
+		b.WriteString(q.sql())
+	}
+	b.WriteString("END;\n")
+	return b.String()
+}
+
+// mmGroup accumulates one (window, key) group of the naive computation.
+type mmGroup struct {
+	count, countV int64
+	sum           int64
+	min, max      int64
+	distinct      map[string]bool
+}
+
+func (g *mmGroup) add(row mmRow) {
+	g.count++
+	if !row.kNull {
+		if g.distinct == nil {
+			g.distinct = map[string]bool{}
+		}
+		g.distinct[row.k] = true
+	}
+	if row.vNull {
+		return
+	}
+	if g.countV == 0 {
+		g.min, g.max = row.v, row.v
+	}
+	g.countV++
+	g.sum += row.v
+	g.min = min(g.min, row.v)
+	g.max = max(g.max, row.v)
+}
+
+// value formats aggregate a of the group as the print sink shows it.
+func (in *mmInput) value(g *mmGroup, a mmAgg) string {
+	num := func(x int64) string {
+		if in.decimal {
+			return fmtDecimal(x, 2)
+		}
+		return strconv.FormatInt(x, 10)
+	}
+	switch a {
+	case aggCount:
+		return strconv.FormatInt(g.count, 10)
+	case aggCountV:
+		return strconv.FormatInt(g.countV, 10)
+	case aggDistinct:
+		return strconv.Itoa(len(g.distinct))
+	}
+	if g.countV == 0 {
+		return "null"
+	}
+	switch a {
+	case aggSum:
+		return num(g.sum)
+	case aggMin:
+		return num(g.min)
+	case aggMax:
+		return num(g.max)
+	case aggAvg:
+		if !in.decimal {
+			return strconv.FormatInt(g.sum/g.countV, 10) // truncated toward zero
+		}
+		// DECIMAL(38, 6), rounded half away from zero.
+		n := g.sum * 10_000
+		q, rem := n/g.countV, n%g.countV
+		if rem < 0 {
+			rem = -rem
+		}
+		if 2*rem >= g.countV {
+			if n < 0 {
+				q--
+			} else {
+				q++
+			}
+		}
+		return fmtDecimal(q, 6)
+	}
+	panic("unknown aggregate")
+}
+
+type mmKey struct {
+	start, end int64
+	k          string
+	kNull      bool
+}
+
+// windowsOf returns the [start, end) windows of an aligned window kind
+// that hold ts.
+func windowsOf(w mmWindow, ts int64) [][2]int64 {
+	var out [][2]int64
+	switch w.kind {
+	case "TUMBLE":
+		s := ts - ts%w.size
+		out = append(out, [2]int64{s, s + w.size})
+	case "HOP":
+		for s := ts - ts%w.slide; s > ts-w.size; s -= w.slide {
+			out = append(out, [2]int64{s, s + w.size})
+		}
+	case "CUMULATE":
+		s := ts - ts%w.size
+		for e := s + w.slide; e <= s+w.size; e += w.slide {
+			if ts < e {
+				out = append(out, [2]int64{s, e})
+			}
+		}
+	}
+	return out
+}
+
+// expected computes the output lines of q over the input in plain Go.
+func (in *mmInput) expected(q mmQuery) []string {
+	groups := map[mmKey]*mmGroup{}
+	add := func(k mmKey, row mmRow) {
+		g := groups[k]
+		if g == nil {
+			g = &mmGroup{}
+			groups[k] = g
+		}
+		g.add(row)
+	}
+	keyOf := func(row mmRow) mmKey {
+		if q.byKey {
+			return mmKey{k: row.k, kNull: row.kNull}
+		}
+		return mmKey{}
+	}
+	if q.win.kind == "SESSION" {
+		// Sessions per key: rows in time order; a row within gap of the
+		// session's newest row (touching ends included) extends it.
+		byKey := map[mmKey][]mmRow{}
+		for _, row := range in.rows {
+			byKey[keyOf(row)] = append(byKey[keyOf(row)], row)
+		}
+		for key, rows := range byKey {
+			sort.SliceStable(rows, func(i, j int) bool { return rows[i].ts < rows[j].ts })
+			for i := 0; i < len(rows); {
+				j, end := i+1, rows[i].ts+q.win.gap
+				for j < len(rows) && rows[j].ts <= end {
+					end = rows[j].ts + q.win.gap
+					j++
+				}
+				k := key
+				k.start, k.end = rows[i].ts, end
+				for _, row := range rows[i:j] {
+					add(k, row)
+				}
+				i = j
+			}
+		}
+	} else {
+		for _, row := range in.rows {
+			for _, w := range windowsOf(q.win, row.ts) {
+				k := keyOf(row)
+				k.start, k.end = w[0], w[1]
+				add(k, row)
+			}
+		}
+	}
+	lines := make([]string, 0, len(groups))
+	for k, g := range groups {
+		vals := []string{fmtTS(k.start), fmtTS(k.end)}
+		if q.byKey {
+			if k.kNull {
+				vals = append(vals, "null")
+			} else {
+				vals = append(vals, k.k)
+			}
+		}
+		for _, a := range q.aggs {
+			vals = append(vals, in.value(g, a))
+		}
+		lines = append(lines, q.name+"> +I["+strings.Join(vals, ", ")+"]")
+	}
+	sort.Strings(lines)
+	return lines
+}
+
+// lockedBuffer is an io.Writer safe for the concurrent sinks of a job.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// runJob runs src in a fresh engine and returns the printed lines per
+// query name, each sorted.
+func runJob(t *testing.T, src string) (map[string][]string, error) {
+	t.Helper()
+	var out lockedBuffer
+	e, err := sluice.Open(sluice.Options{Stdout: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	// A guard against a job that never ends, not a timing assertion: the
+	// stopped job's output is incomplete and fails the comparison.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := e.Run(ctx, "metamorphic.sql", []byte(src)); err != nil {
+		return nil, fmt.Errorf("%s", sluice.FormatError(err, []byte(src)))
+	}
+	byQuery := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out.buf.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		name, _, _ := strings.Cut(line, "> ")
+		byQuery[name] = append(byQuery[name], line)
+	}
+	for _, lines := range byQuery {
+		sort.Strings(lines)
+	}
+	return byQuery, nil
+}
+
+// multisetDiff returns the lines of a missing from b and those of b
+// missing from a; both inputs are sorted.
+func multisetDiff(a, b []string) (onlyA, onlyB []string) {
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || i < len(a) && a[i] < b[j]:
+			onlyA = append(onlyA, a[i])
+			i++
+		case i == len(a) || b[j] < a[i]:
+			onlyB = append(onlyB, b[j])
+			j++
+		default:
+			i++
+			j++
+		}
+	}
+	return onlyA, onlyB
+}
+
+func firstLines(lines []string, n int) string {
+	if len(lines) > n {
+		return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n... and %d more", len(lines)-n)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// raceEnabled reports whether the test binary was built with -race.
+func raceEnabled() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-race" {
+			return s.Value == "true"
+		}
+	}
+	return false
+}
+
+// mmConfig is one way to run the queries.
+type mmConfig struct {
+	split bool // the rows split over several files
+	par   int
+}
+
+func (c mmConfig) String() string {
+	layout := "one file"
+	if c.split {
+		layout = "split files"
+	}
+	return fmt.Sprintf("%s, parallelism %d", layout, c.par)
+}
+
+func TestMetamorphicWindows(t *testing.T) {
+	seeds := []int64{1, 2, 3}
+	minRows, maxRows := 2000, 20000
+	configs := []mmConfig{{false, 1}, {false, 2}, {false, 4}, {true, 1}, {true, 2}, {true, 4}}
+	switch {
+	case testing.Short():
+		seeds, minRows, maxRows = seeds[:1], 500, 1000
+	case raceEnabled():
+		seeds, minRows, maxRows = seeds[:2], 1000, 3000
+	}
+	if *metamorphicSeed != 0 {
+		seeds = []int64{*metamorphicSeed}
+	}
+	for _, seed := range seeds {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			in := genInput(seed, *metamorphicRows, minRows, maxRows)
+			dir := t.TempDir()
+			writeInput(t, dir, in)
+			t.Logf("seed %d: %d rows, %d keys, v %s, watermark delay %d s, %d files split %s",
+				seed, len(in.rows), in.keys, in.valueType(), in.delay, in.files, in.split)
+			want := map[string][]string{}
+			for _, q := range in.queries {
+				want[q.name] = in.expected(q)
+			}
+			var base map[string][]string
+			for _, c := range configs {
+				path := filepath.Join(dir, "one.jsonl")
+				if c.split {
+					path = filepath.Join(dir, "split")
+				}
+				src := in.job(path, c.par)
+				got, err := runJob(t, src)
+				if err != nil {
+					t.Fatalf("seed %d, %s: %v\njob:\n%s", seed, c, err, src)
+				}
+				if base == nil {
+					base = got
+				}
+				for _, q := range in.queries {
+					if a, b := multisetDiff(got[q.name], want[q.name]); a != nil || b != nil {
+						t.Errorf("seed %d, %s, query %s differs from the naive computation (%d rows, want %d)\n%s\n"+
+							"rows only in the engine's output:\n%s\nrows only in the naive result:\n%s",
+							seed, c, q.name, len(got[q.name]), len(want[q.name]), q.sql(), firstLines(a, 10), firstLines(b, 10))
+					}
+					if a, b := multisetDiff(got[q.name], base[q.name]); a != nil || b != nil {
+						t.Errorf("seed %d, query %s: %s differs from %s\n%s\nrows only under %s:\n%s\nrows only under %s:\n%s",
+							seed, q.name, c, configs[0], q.sql(), c, firstLines(a, 10), configs[0], firstLines(b, 10))
+					}
+				}
+				if t.Failed() {
+					return
+				}
+			}
+		})
+	}
+}
