@@ -284,6 +284,7 @@ func TestNoAllocs(t *testing.T) {
 		c("AND", c(">", c("*", col("f"), I(2)), I(3)), c("LIKE", col("s"), S("h%"))),
 		c("<=", c("+", col("i"), col("b")), I(10)),
 		c("=", c("*", col("d"), I(2)), Dec("24.60")),
+		c(">", c("+", col("d"), I(1)), col("b")),
 		c("IN", col("i"), I(1), I(5), I(7)),
 		c("BETWEEN", col("f"), I(1), I(3)),
 		c("OR", c("IS NULL", col("n")), c("<>", col("s"), S("x"))),

@@ -411,10 +411,16 @@ func DecimalModType(a, b Type) Type {
 func DecimalAdd(a, b Value, p, s int) (Value, error) {
 	au, ab, as := decParts(a)
 	bu, bb, bs := decParts(b)
-	if ab == nil && bb == nil && as == s && bs == s {
-		sum := au + bu
+	if ab == nil && bb == nil && as <= s && bs <= s {
+		// Both operands align to the result scale exactly.
+		x, ok1 := rescale64(au, as, s)
+		y, ok2 := rescale64(bu, bs, s)
+		if !ok1 || !ok2 {
+			goto slow
+		}
+		sum := x + y
 		// Signed overflow: operands of equal sign, result of the other.
-		if (au >= 0) == (bu >= 0) && (sum >= 0) != (au >= 0) {
+		if (x >= 0) == (y >= 0) && (sum >= 0) != (x >= 0) {
 			goto slow
 		}
 		if !fits64(sum, p) {
@@ -432,9 +438,14 @@ slow:
 func DecimalSub(a, b Value, p, s int) (Value, error) {
 	au, ab, as := decParts(a)
 	bu, bb, bs := decParts(b)
-	if ab == nil && bb == nil && as == s && bs == s {
-		d := au - bu
-		if (au >= 0) != (bu >= 0) && (d >= 0) != (au >= 0) {
+	if ab == nil && bb == nil && as <= s && bs <= s {
+		x, ok1 := rescale64(au, as, s)
+		y, ok2 := rescale64(bu, bs, s)
+		if !ok1 || !ok2 {
+			goto slow
+		}
+		d := x - y
+		if (x >= 0) != (y >= 0) && (d >= 0) != (x >= 0) {
 			goto slow
 		}
 		if !fits64(d, p) {

@@ -109,6 +109,10 @@ func TestDecimalArithmetic(t *testing.T) {
 		{"add-fits", add, "99.9", "0.1", 4, 1, "100.0"},
 		{"add-big", add, "9223372036854775807", "1", 20, 0, "9223372036854775808"},
 		{"add-big-neg", add, "-9223372036854775807", "-2", 20, 0, "-9223372036854775809"},
+		{"add-mixed", add, "1.5", "2.25", 4, 2, "3.75"},
+		{"add-int", add, "7", "-0.25", 13, 2, "6.75"},
+		{"sub-mixed", sub, "0.5", "12.345", 6, 3, "-11.845"},
+		{"add-rescale-overflow", add, "9223372036854775807", "0.5", 22, 1, "9223372036854775807.5"},
 		{"add-38", add, "99999999999999999999999999999999999999", "1", 38, 0, "NULL"},
 		{"sub", sub, "1.00", "0.015", 5, 3, "0.985"},
 		{"sub-neg", sub, "0.1", "0.25", 4, 2, "-0.15"},
@@ -287,6 +291,15 @@ func TestDecimalAddNoAlloc(t *testing.T) {
 	n := testing.AllocsPerRun(100, func() { _, _ = DecimalAdd(x, y, 12, 2) })
 	if n != 0 {
 		t.Errorf("DecimalAdd allocates %v per call", n)
+	}
+	// Mixed scales and integer operands align without allocating.
+	z := Int32Value(3)
+	n = testing.AllocsPerRun(100, func() {
+		_, _ = DecimalAdd(x, z, 13, 2)
+		_, _ = DecimalSub(DecimalValue(5, 1), x, 13, 2)
+	})
+	if n != 0 {
+		t.Errorf("DecimalAdd with mixed scales allocates %v per call", n)
 	}
 }
 
