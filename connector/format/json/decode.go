@@ -452,6 +452,9 @@ func fromNumber(n *node, lit []byte, frac bool) (types.Value, error) {
 		}
 		return types.IntValue(k, v), nil
 	case k == types.KindDouble:
+		if f, ok := fastFloat(lit); ok {
+			return types.DoubleValue(f), nil
+		}
 		f, err := strconv.ParseFloat(string(lit), 64)
 		if err != nil && !isRange(err) {
 			return types.NullValue, fmt.Errorf("invalid number %q", lit)
@@ -739,4 +742,44 @@ func fastDecimal(lit []byte, p, scale int) (types.Value, bool) {
 		u = -u
 	}
 	return types.DecimalValue(u, scale), true
+}
+
+// float64pow10 holds the powers of ten that float64 represents exactly.
+var float64pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// fastFloat parses a plain decimal literal of at most 15 digits without an
+// exponent. Such a mantissa and its power of ten are exact in float64, so
+// one division is correctly rounded (Clinger's fast path); ok is false for
+// anything else, which strconv then handles.
+func fastFloat(lit []byte) (float64, bool) {
+	i, neg := 0, false
+	if len(lit) > 0 && lit[0] == '-' {
+		neg, i = true, 1
+	}
+	var m uint64
+	n, frac, dot := 0, 0, false
+	for ; i < len(lit); i++ {
+		c := lit[i]
+		switch {
+		case c >= '0' && c <= '9':
+			m = m*10 + uint64(c-'0')
+			n++
+			if dot {
+				frac++
+			}
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return 0, false
+		}
+	}
+	if n == 0 || n > 15 {
+		return 0, false
+	}
+	f := float64(m) / float64pow10[frac]
+	if neg {
+		f = -f
+	}
+	return f, true
 }

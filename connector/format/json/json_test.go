@@ -3,6 +3,7 @@ package json
 import (
 	"math"
 	"math/big"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -403,4 +404,15 @@ func TestDuplicateFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	equalValues(t, got, []types.Value{types.NullValue, types.StringValue("two"), types.RowValue([]types.Value{types.StringValue("true")})})
+}
+
+func TestFastFloat(t *testing.T) {
+	for _, lit := range []string{"0", "-0", "0.125", "1.1", "-123456789012345", "0.000000000000001", "9007199254740.993",
+		"3.141592653589793", "1234567890123456", "1e5", "0.1000000000000000055511151231257827"} {
+		want, _ := strconv.ParseFloat(lit, 64)
+		got, err := fromNumber(compile(types.Double), []byte(lit), true)
+		if err != nil || got.Float() != want || math.Signbit(got.Float()) != math.Signbit(want) {
+			t.Errorf("%s: got %v (%v), want %v", lit, got.Float(), err, want)
+		}
+	}
 }

@@ -53,6 +53,10 @@ func (s *scanner) syntaxError(want string) error {
 
 // expect consumes byte c after optional whitespace.
 func (s *scanner) expect(c byte, want string) error {
+	if s.pos < len(s.data) && s.data[s.pos] == c { // the usual case: no space
+		s.pos++
+		return nil
+	}
 	if s.peek() != c {
 		return s.syntaxError(want)
 	}
@@ -67,8 +71,8 @@ func (s *scanner) expect(c byte, want string) error {
 func (s *scanner) str() (start, end int, esc bool, err error) {
 	start = s.pos + 1
 	d := s.data
-	// Strings are mostly short field names and values: a plain loop beats
-	// bytes.IndexByte's call overhead.
+	// Strings are mostly short names and values: a plain loop does better
+	// than bytes.IndexByte's call or an eight-bytes-at-a-time scan.
 	for i := start; i < len(d); i++ {
 		switch d[i] {
 		case '"':
