@@ -22,6 +22,9 @@ func (Factory) Name() string { return "datagen" }
 
 // CreateSource implements connector.SourceFactory.
 func (Factory) CreateSource(t connector.Table, env connector.Env) (connector.Source, error) {
+	if err := connector.RejectMetadata("datagen", t); err != nil {
+		return nil, err
+	}
 	b := &builder{opts: t.Options, seqLen: -1,
 		known: []string{"connector", "rows-per-second", "number-of-rows", "seed", "partitions"}}
 	s := &Source{width: t.Schema.Len(), now: env.Now}

@@ -326,3 +326,14 @@ func TestOptionErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestSinkRejectsMetadata(t *testing.T) {
+	reg := connector.NewRegistry()
+	reg.Register(New())
+	_, err := reg.Sink(connector.Table{Name: "t", Schema: bidSchema(),
+		Metadata: []connector.MetadataColumn{{Name: "ts", Key: "timestamp", Type: types.Timestamp(3)}},
+		Options:  connector.Options{"connector": "filesystem", "path": filepath.Join(t.TempDir(), "x"), "format": "json"}}, env(t))
+	if err == nil || !strings.Contains(err.Error(), "provides no metadata") {
+		t.Fatalf("err = %v", err)
+	}
+}

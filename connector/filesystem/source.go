@@ -38,6 +38,9 @@ type config struct {
 
 func parseConfig(t connector.Table, env connector.Env) (config, error) {
 	var c config
+	if err := connector.RejectMetadata("filesystem", t); err != nil {
+		return c, err
+	}
 	var err error
 	if c.path, err = t.Options.Required("path"); err != nil {
 		return c, err

@@ -27,6 +27,9 @@ func (Factory) Name() string { return "print" }
 
 // CreateSink implements connector.SinkFactory.
 func (f Factory) CreateSink(t connector.Table, env connector.Env) (connector.Sink, error) {
+	if err := connector.RejectMetadata("print", t); err != nil {
+		return nil, err
+	}
 	if err := t.Options.CheckKnown("print", []string{"connector", "print-identifier", "standard-error", "sink.parallelism"}); err != nil {
 		return nil, err
 	}
