@@ -1,0 +1,146 @@
+// Package kafka implements the 'kafka' and 'upsert-kafka' connectors over
+// any Kafka-protocol cluster, with Flink's option names.
+//
+// # kafka
+//
+// Table options:
+//
+//	'topic'                           a topic, or several separated by ';'
+//	'topic-pattern'                   a regular expression matching whole
+//	                                  topic names (source only)
+//	'properties.bootstrap.servers'    host:port,... (required)
+//	'properties.group.id'             the consumer group whose committed
+//	                                  offsets 'group-offsets' reads
+//	'properties.*'                    client properties; see below
+//	'format' or 'value.format'        the value's format (required)
+//	'key.format', 'key.fields'        the key's format and columns ('a;b')
+//	'key.fields-prefix'               prefix of the key columns' names that
+//	                                  the key's format does not see
+//	'value.fields-include'            ALL (default) or EXCEPT_KEY
+//	'scan.startup.mode'               earliest-offset, latest-offset,
+//	                                  group-offsets, timestamp or
+//	                                  specific-offsets (with
+//	                                  'scan.startup.timestamp-millis' or
+//	                                  'scan.startup.specific-offsets' =
+//	                                  'partition:0,offset:42;partition:1,offset:300')
+//	'scan.bounded.mode'               unbounded (default), latest-offset,
+//	                                  group-offsets, timestamp or
+//	                                  specific-offsets (with the matching
+//	                                  'scan.bounded.*' option)
+//	'sink.partitioner'                default (by key hash; sticky without a
+//	                                  key), fixed (all to partition 0: a
+//	                                  sink has one writer) or round-robin
+//	'sink.delivery-guarantee'         none, at-least-once (default) or
+//	                                  exactly-once (needs
+//	                                  'sink.transactional-id-prefix')
+//	'sink.transaction.interval'       (Sluice) how long an exactly-once
+//	                                  transaction stays open at most;
+//	                                  default 1 s
+//	'dead-letter.path'                (Sluice) file for malformed records;
+//	                                  see connector.ErrorPolicy
+//
+// Format options are '<format>.<option>' with 'format',
+// 'value.<format>.<option>' with 'value.format' and
+// 'key.<format>.<option>' for the key. Malformed records follow the
+// table's error policy, built from the value format's ignore-parse-errors
+// option; a key that cannot be decoded counts as a malformed record too.
+//
+// Accepted for Flink compatibility and ignored: 'sink.parallelism',
+// 'scan.parallelism' and 'scan.topic-partition-discovery.interval' (the
+// partitions are listed once, when the job starts). 'sink.semantic' is
+// the older name of 'sink.delivery-guarantee'.
+//
+// # upsert-kafka
+//
+// The table needs a PRIMARY KEY; the key columns are the record key, in
+// 'key.format' (required), and the value is in 'value.format'. It takes
+// 'topic', 'properties.*', 'key.fields-prefix', 'value.fields-include',
+// 'scan.bounded.*', the 'sink.delivery-guarantee' options and
+// 'sink.buffer-flush.interval' (the producer's linger;
+// 'sink.buffer-flush.max-rows' is accepted and ignored).
+//
+// The source reads the whole topic from the earliest offset as a
+// changelog: a record for a key not seen before is +I, a record for a key
+// seen before is +U, and a tombstone (a record without a value) is -D for
+// a known key and dropped for an unknown one. To tell these apart each
+// reader keeps the set of live keys of its partition: memory grows with
+// the number of distinct live keys (the key bytes plus about 50 bytes of
+// map overhead each). Records without a key are malformed.
+//
+// The sink writes +I and +U rows as records keyed by the primary key, -D
+// rows as tombstones, and skips -U rows (the +U that follows replaces the
+// key's value). With the default partitioner a key always goes to the
+// same partition, which the source relies on.
+//
+// # Partitions, offsets and ends
+//
+// A source has one partition per Kafka partition of its topics, listed
+// when the source is created (topics in the order named, or by name for a
+// pattern; partitions in order), and each reader consumes its partition
+// directly: no consumer group takes part yet. A row's Origin.Part is the
+// connector partition (for a single topic, the Kafka partition number)
+// and Origin.Offset the record's offset.
+//
+// Open resolves the start offset, and for a bounded source the end offset,
+// with the admin API; both are fixed from then on. A bounded reader
+// returns io.EOF once it has passed the end offset: records at or after
+// it are never returned. Transaction markers are fetched (and skipped) so
+// that a reader always sees the last offset before the end. Partitions
+// that specific offsets leave out start at the group's committed offset
+// when 'properties.group.id' is set, otherwise at the earliest offset, and
+// end at the latest offset.
+//
+// 'group-offsets' starts at the group's committed offset; a partition
+// without one starts as 'properties.auto.offset.reset' says: earliest
+// (default; Flink's default 'none' would fail), latest or none (fail).
+// Without 'scan.startup.mode' a table with 'properties.group.id' starts at
+// the group offsets, one without at the earliest offset.
+//
+// Readers fetch with 'properties.isolation.level' = 'read_committed' unless
+// told otherwise (Kafka's own default is read_uncommitted): records of
+// open or aborted transactions are not read, and 'latest-offset' means the
+// last stable offset.
+//
+// A tombstone read by a 'kafka' (not upsert) table is skipped, as Flink
+// does.
+//
+// # Sinks
+//
+// A sink writes one topic, which must exist: sinks do not create topics.
+// It has one writer. Rows must be +I or +U (a -U or -D row fails the
+// write; use upsert-kafka for updating queries). Records are produced
+// asynchronously; Flush returns once every record written so far is
+// acknowledged.
+//
+// With 'exactly-once', records are written in Kafka transactions under the
+// transactional id '<prefix>-0', which must be unique to the sink (a second
+// writer with the same id fences the first). The transaction commits on
+// Flush, on Close and once it has been open for
+// 'sink.transaction.interval'; read-committed consumers see the records
+// only then. A write error poisons the open transaction: Close aborts it,
+// so that none of its records become visible. A later change ties the
+// commits to the checkpoints of the job's state, so that output, state
+// and input offsets commit together.
+//
+// # Metadata columns
+//
+// Both connectors provide these METADATA keys to sources: 'topic'
+// (STRING), 'partition' (INT or BIGINT), 'offset' (BIGINT), 'timestamp'
+// (TIMESTAMP_LTZ(3) or TIMESTAMP(3)), 'timestamp-type' (STRING:
+// NoTimestampType, CreateTime or LogAppendTime), 'headers' (MAP<STRING,
+// BYTES>; of repeated header keys the last wins) and 'leader-epoch' (INT,
+// NULL when unknown). A column of another type is refused, naming it.
+//
+// # Client properties
+//
+// 'properties.*' options that the client understands are translated:
+// client.id, isolation.level, auto.offset.reset, fetch.max.wait.ms,
+// fetch.min.bytes, fetch.max.bytes, max.partition.fetch.bytes, linger.ms,
+// batch.size, compression.type, acks, enable.idempotence,
+// transaction.timeout.ms, request.timeout.ms, delivery.timeout.ms,
+// socket.connection.setup.timeout.ms, metadata.max.age.ms and
+// security.protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL with
+// sasl.mechanism PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 and the username and
+// password of sasl.jaas.config). Others are accepted and ignored, as Flink
+// passes them to its client unchecked.
+package kafka
