@@ -9,13 +9,14 @@ import (
 	"github.com/sluicesql/sluice/connector/format/csv"
 	"github.com/sluicesql/sluice/connector/format/json"
 	"github.com/sluicesql/sluice/connector/format/raw"
+	"github.com/sluicesql/sluice/connector/kafka"
 	"github.com/sluicesql/sluice/connector/print"
 )
 
 // Connectors returns the built-in connector factories: blackhole, datagen,
-// filesystem and print.
+// filesystem, kafka, print and upsert-kafka.
 func Connectors() []connector.Factory {
-	return []connector.Factory{blackhole.New(), datagen.New(), filesystem.New(), print.New()}
+	return []connector.Factory{blackhole.New(), datagen.New(), filesystem.New(), kafka.New(), print.New(), kafka.NewUpsert()}
 }
 
 // Formats returns the built-in format factories: csv, json and raw.
