@@ -53,7 +53,9 @@ func (c Checkpoint) MarshalBinary() ([]byte, error) { return c.AppendBinary(nil)
 
 // UnmarshalBinary decodes a checkpoint encoded by MarshalBinary.
 func (c *Checkpoint) UnmarshalBinary(b []byte) error {
-	bad := func(what string) error { return fmt.Errorf("cannot decode shuffle checkpoint: bad %s: %w", what, errCorrupt) }
+	bad := func(what string) error {
+		return fmt.Errorf("cannot decode shuffle checkpoint: bad %s: %w", what, errCorrupt)
+	}
 	if len(b) == 0 || b[0] != checkpointVersion {
 		return bad("version")
 	}

@@ -187,12 +187,12 @@ func TestWatermarks(t *testing.T) {
 		func() { must(t, ws[1].Watermark(50)) },
 		func() { must(t, ws[1].Watermark(40)) }, // older: ignored
 		func() { must(t, ws[2].Process(batchOf(testRow(2, 0, 10)))) },
-		func() { must(t, ws[2].Watermark(70)) }, // -> 50
-		func() { must(t, ws[1].SetIdle(true)) }, // -> 70
-		func() { must(t, ws[2].Finish()) },      // -> 100
-		func() { must(t, ws[0].SetIdle(true)) }, // -> idle, held at 100
+		func() { must(t, ws[2].Watermark(70)) },  // -> 50
+		func() { must(t, ws[1].SetIdle(true)) },  // -> 70
+		func() { must(t, ws[2].Finish()) },       // -> 100
+		func() { must(t, ws[0].SetIdle(true)) },  // -> idle, held at 100
 		func() { must(t, ws[1].SetIdle(false)) }, // active, 50 < 100: held
-		func() { must(t, ws[1].Watermark(200)) },  // w0 idle: -> 200
+		func() { must(t, ws[1].Watermark(200)) }, // w0 idle: -> 200
 		func() { must(t, ws[0].Finish()) },
 		func() { must(t, ws[1].Finish()) }, // -> max, then EOF
 	}
