@@ -158,7 +158,7 @@ as they are produced; Ctrl-C stops the running query.`,
 			fmt.Fprintln(stdout, "sluice", sluice.Version)
 		},
 	}
-	root.AddCommand(run, explain, sqlCmd, version, newBench(stdout))
+	root.AddCommand(run, explain, sqlCmd, version, newBench(stdout), newDev(stdout, stderr))
 	return root
 }
 
