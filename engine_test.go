@@ -223,3 +223,19 @@ GROUP BY window_start, window_end;`
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// Connector errors found when a job starts point at the table's DDL: at the
+// option they name, or at the connector option.
+func TestConnectorErrorsArePositioned(t *testing.T) {
+	for _, tc := range []struct{ ddl, want string }{
+		{`CREATE TABLE t (a INT) WITH ('connector' = 'datagen', 'number-of-rowz' = '3');`,
+			`test.sql:2:55: table t: datagen: unsupported option 'number-of-rowz' (did you mean "number-of-rows"?)`},
+		{`CREATE TABLE t (a INT) WITH ('connector' = 'datagn');`,
+			`test.sql:2:30: table t: unknown connector 'datagn' (did you mean "datagen"?)`},
+	} {
+		_, err := runSQL(t, nil, t.TempDir(), "\n"+tc.ddl+"\nSELECT * FROM t;")
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("got %v\nwant prefix %s", err, tc.want)
+		}
+	}
+}

@@ -461,7 +461,7 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	}
 	g, err := physical.Build(env, sinks...)
 	if err != nil {
-		return nil, err
+		return nil, e.positionTableError(err)
 	}
 	if before != nil {
 		before()
@@ -481,6 +481,30 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		j.err = err
 	}()
 	return j, nil
+}
+
+// positionTableError turns a connector error about a declared table into an
+// error positioned in that table's CREATE TABLE: at the option it names,
+// or at the table's name.
+func (e *Engine) positionTableError(err error) error {
+	var te *physical.TableError
+	if !errors.As(err, &te) {
+		return err
+	}
+	t, _, lerr := e.catalog.Lookup(te.Table)
+	if lerr != nil || t == nil || t.Decl == nil {
+		return err
+	}
+	pos := t.Decl.Name.Pos()
+	msg := te.Err.Error()
+	for _, o := range t.Decl.Options {
+		if strings.Contains(msg, "'"+o.Key+"'") && o.Key != "connector" ||
+			o.Key == "connector" && strings.Contains(msg, "connector '"+o.Value+"'") {
+			pos = o.Pos()
+			break
+		}
+	}
+	return token.NewError(t.File, pos, "%s", msg)
 }
 
 // Run executes src and waits for every job it started to end. Stop the

@@ -19,6 +19,18 @@ import (
 	"github.com/sluicesql/sluice/types"
 )
 
+// TableError is an error in a table's declaration found when its connector
+// was built (an unknown connector or option, a bad option value). Table
+// names the table so that the error can be positioned in its DDL.
+type TableError struct {
+	Table string
+	Err   error
+}
+
+func (e *TableError) Error() string { return e.Err.Error() }
+
+func (e *TableError) Unwrap() error { return e.Err }
+
 // Env is what translation needs from the engine.
 type Env struct {
 	// Job names the job; operator IDs (and so state) derive from it.
@@ -107,7 +119,7 @@ func (b *builder) sink(s *plan.Sink) error {
 	}
 	sink, err := b.env.Connectors.Sink(s.Table, b.env.ConnEnv)
 	if err != nil {
-		return err
+		return &TableError{Table: s.Table.Name, Err: err}
 	}
 	// One writer per sink: merge the upstream tasks into one.
 	if p.stage.Source != nil || p.stage.Parallelism > 1 {
@@ -289,7 +301,7 @@ func valuesRows(rows [][]types.Value) []types.Row {
 func (b *builder) scan(n *plan.Scan) (*pipe, error) {
 	src, err := b.env.Connectors.Source(n.Table, b.env.ConnEnv)
 	if err != nil {
-		return nil, err
+		return nil, &TableError{Table: n.Table.Name, Err: err}
 	}
 	st := &exec.Stage{Name: n.Table.Name, Source: src, IdleTimeout: time.Duration(n.IdleTimeoutMillis) * time.Millisecond}
 	p := &pipe{stage: st, assigner: -1, bounded: src.Bounded()}
