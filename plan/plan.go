@@ -22,6 +22,9 @@ type Node interface {
 	// Updating reports whether the node's output carries updates or
 	// deletes (-U/+U/-D) rather than inserts only.
 	Updating() bool
+	// WithInputs returns a copy of the node over other inputs (as many as
+	// Inputs returns), for rewrite rules.
+	WithInputs(ins []Node) Node
 }
 
 // Scan reads a table. Its output is the table's full row: physical columns
@@ -388,3 +391,65 @@ func (c *Correlate) Describe() string {
 	}
 	return fmt.Sprintf("Correlate(invocation=[%s], joinType=[%s], fields=[%s])", c.Call, kind, strings.Join(c.Out.Names(), ", "))
 }
+
+// WithInputs implements Node.
+func (c *Calc) WithInputs(ins []Node) Node {
+	x := *c
+	x.Input = ins[0]
+	return &x
+}
+
+// WithInputs implements Node.
+func (w *WindowTVF) WithInputs(ins []Node) Node {
+	c := *w
+	c.Input = ins[0]
+	return &c
+}
+
+// WithInputs implements Node.
+func (w *WindowAggregate) WithInputs(ins []Node) Node {
+	c := *w
+	c.Input = ins[0]
+	return &c
+}
+
+// WithInputs implements Node.
+func (g *GroupAggregate) WithInputs(ins []Node) Node {
+	c := *g
+	c.Input = ins[0]
+	return &c
+}
+
+// WithInputs implements Node.
+func (s *Sort) WithInputs(ins []Node) Node {
+	c := *s
+	c.Input = ins[0]
+	return &c
+}
+
+// WithInputs implements Node.
+func (s *Sink) WithInputs(ins []Node) Node {
+	c := *s
+	c.Input = ins[0]
+	return &c
+}
+
+// WithInputs implements Node.
+func (c *Correlate) WithInputs(ins []Node) Node {
+	x := *c
+	x.Input = ins[0]
+	return &x
+}
+
+// WithInputs implements Node.
+func (u *Union) WithInputs(ins []Node) Node {
+	c := *u
+	c.Ins = ins
+	return &c
+}
+
+// WithInputs implements Node.
+func (s *Scan) WithInputs([]Node) Node { return s }
+
+// WithInputs implements Node.
+func (v *Values) WithInputs([]Node) Node { return v }

@@ -46,44 +46,15 @@ func (o *Optimizer) Optimize(n plan.Node) plan.Node {
 }
 
 func (o *Optimizer) rewriteInputs(n plan.Node) plan.Node {
-	switch x := n.(type) {
-	case *plan.Calc:
-		c := *x
-		c.Input = o.Optimize(x.Input)
-		return &c
-	case *plan.Correlate:
-		c := *x
-		c.Input = o.Optimize(x.Input)
-		return &c
-	case *plan.WindowTVF:
-		c := *x
-		c.Input = o.Optimize(x.Input)
-		return &c
-	case *plan.WindowAggregate:
-		c := *x
-		c.Input = o.Optimize(x.Input)
-		return &c
-	case *plan.GroupAggregate:
-		c := *x
-		c.Input = o.Optimize(x.Input)
-		return &c
-	case *plan.Union:
-		c := *x
-		c.Ins = make([]plan.Node, len(x.Ins))
-		for i, in := range x.Ins {
-			c.Ins[i] = o.Optimize(in)
-		}
-		return &c
-	case *plan.Sort:
-		c := *x
-		c.Input = o.Optimize(x.Input)
-		return &c
-	case *plan.Sink:
-		c := *x
-		c.Input = o.Optimize(x.Input)
-		return &c
+	ins := n.Inputs()
+	if len(ins) == 0 {
+		return n
 	}
-	return n
+	out := make([]plan.Node, len(ins))
+	for i, in := range ins {
+		out[i] = o.Optimize(in)
+	}
+	return n.WithInputs(out)
 }
 
 // mergeCalc fuses Calc(Calc(x)) into one Calc over x: the outer
