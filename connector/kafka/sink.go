@@ -32,6 +32,11 @@ const defaultTxnInterval = time.Second
 // interrupted EndTransaction leaves its outcome unknown.
 const txnEndTimeout = 30 * time.Second
 
+// closeTimeout bounds the flush of the commit loop and of Close, which
+// have no caller's context, so that an unreachable cluster fails them
+// rather than hanging the job.
+const closeTimeout = 2 * time.Minute
+
 // CreateSink implements connector.SinkFactory.
 func (Factory) CreateSink(t connector.Table, env connector.Env) (connector.Sink, error) {
 	return createSink(t, env, false)
@@ -409,7 +414,9 @@ func (s *Sink) commitLoop() {
 		}
 		s.mu.Lock()
 		if !s.closed && s.inTxn && s.err == nil && time.Since(s.txnStart) >= s.interval {
-			s.flush(context.Background()) // a failure is sticky: the next Write reports it
+			ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+			s.flush(ctx) // a failure is sticky: the next Write reports it
+			cancel()
 		}
 		s.mu.Unlock()
 	}
@@ -430,7 +437,8 @@ func (s *Sink) Close() error {
 	}
 	s.closed = true
 	defer s.cl.Close()
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
 	if s.err == nil {
 		s.err = s.deliveryErr()
 	}

@@ -293,3 +293,42 @@ func TestUpsertRoundTrip(t *testing.T) {
 		t.Fatalf("skipped = %d", src.(*Source).Skipped())
 	}
 }
+
+// TestSourceReadsTransactions reads a topic written in transactions, one of
+// them aborted: a bounded read-committed reader sees the committed rows
+// and ends although the topic ends with a transaction marker; a
+// read-uncommitted reader sees the aborted rows too.
+func TestSourceReadsTransactions(t *testing.T) {
+	bs := kafkatest.Start(t, 1, "tx")
+	ctx := context.Background()
+	s := newSink(t, table("tx", bidSchema(), bs, "tx", connector.Options{
+		"sink.delivery-guarantee":      "exactly-once",
+		"sink.transactional-id-prefix": "tx",
+		"sink.transaction.interval":    "1 h",
+	}))
+	for i, commit := range []bool{true, false, true} {
+		if err := s.Write(ctx, bidBatch(types.Insert, 10*i, 10*i+2)); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if commit {
+			err = s.Flush(ctx)
+		} else if err = s.cl.Flush(ctx); err == nil { // on the log, then aborted
+			err = s.Abort(ctx)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	bounded := connector.Options{"scan.bounded.mode": "latest-offset"}
+	if got := ids(readAll(t, newSource(t, table("tx", bidSchema(), bs, "tx", bounded)))); got != "0@0,1@1,20@6,21@7" {
+		t.Errorf("read committed: %s", got)
+	}
+	bounded["properties.isolation.level"] = "read_uncommitted"
+	if got := ids(readAll(t, newSource(t, table("tx", bidSchema(), bs, "tx", bounded)))); got != "0@0,1@1,10@3,11@4,20@6,21@7" {
+		t.Errorf("read uncommitted: %s", got)
+	}
+}

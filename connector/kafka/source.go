@@ -175,9 +175,9 @@ func (s *Source) Partitions() int { return len(s.parts) }
 // Bounded implements connector.Source: only with a 'scan.bounded.mode'.
 func (s *Source) Bounded() bool { return s.end.mode != modeUnbounded }
 
-// Topics returns the topic and Kafka partition that each connector
-// partition reads, in partition order.
-func (s *Source) Topics() []string {
+// TopicPartitions returns the topic and Kafka partition ("topic/2") that
+// each connector partition reads, in partition order.
+func (s *Source) TopicPartitions() []string {
 	out := make([]string, len(s.parts))
 	for i, p := range s.parts {
 		out[i] = p.topic + "/" + strconv.Itoa(int(p.part))

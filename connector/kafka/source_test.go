@@ -212,7 +212,7 @@ func TestTopicListAndPattern(t *testing.T) {
 	}
 	bounded := connector.Options{"scan.bounded.mode": "latest-offset"}
 	s := newSource(t, table("t", bidSchema(), bs, "c.y;a.x", bounded))
-	if got := strings.Join(s.(*Source).Topics(), " "); got != "c.y/0 c.y/1 a.x/0 a.x/1" {
+	if got := strings.Join(s.(*Source).TopicPartitions(), " "); got != "c.y/0 c.y/1 a.x/0 a.x/1" {
 		t.Fatalf("topics = %s", got)
 	}
 	rows := readAll(t, s)
@@ -223,7 +223,7 @@ func TestTopicListAndPattern(t *testing.T) {
 	delete(tbl.Options, "topic")
 	tbl.Options["topic-pattern"] = `.*\.x`
 	s = newSource(t, tbl)
-	if got := strings.Join(s.(*Source).Topics(), " "); got != "a.x/0 a.x/1 b.x/0 b.x/1" {
+	if got := strings.Join(s.(*Source).TopicPartitions(), " "); got != "a.x/0 a.x/1 b.x/0 b.x/1" {
 		t.Fatalf("topics = %s", got)
 	}
 }
