@@ -79,8 +79,9 @@ type config struct {
 	table    string
 	upsert   bool
 
-	topics  []string       // 'topic': one or more names
-	pattern *regexp.Regexp // 'topic-pattern'
+	topics      []string       // 'topic': one or more names
+	pattern     *regexp.Regexp // 'topic-pattern', anchored
+	patternText string         // 'topic-pattern' as written
 
 	formats *format.Registry
 	brokers []string
@@ -193,7 +194,7 @@ func (c *config) parseTopics(o connector.Options) error {
 		if err != nil {
 			return fmt.Errorf("option 'topic-pattern': cannot compile %q: %w", pattern, err)
 		}
-		c.pattern = re
+		c.pattern, c.patternText = re, pattern
 		return nil
 	case !hasTopic:
 		if c.upsert {
@@ -338,7 +339,7 @@ func (c *config) listPartitions(ctx context.Context, adm *kadm.Client) ([]partit
 			}
 		}
 		if len(topics) == 0 {
-			return nil, fmt.Errorf("no topic matches 'topic-pattern' '%s'", c.pattern.String()[4:len(c.pattern.String())-2])
+			return nil, fmt.Errorf("no topic matches 'topic-pattern' '%s'", c.patternText)
 		}
 	}
 	var out []partition

@@ -238,7 +238,7 @@ func (s *Source) Open(ctx context.Context, p int) (connector.Reader, error) {
 	}
 	if err != nil {
 		r.cl.Close()
-		return nil, fmt.Errorf("source %s: topic %s partition %d: %w", s.table.Name, tp.topic, tp.part, err)
+		return nil, fmt.Errorf("topic %s partition %d: %w", tp.topic, tp.part, err)
 	}
 	r.next = start
 	if r.end < 0 || start < r.end {

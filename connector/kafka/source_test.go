@@ -173,7 +173,7 @@ func TestStartupAndBoundedModes(t *testing.T) {
 
 	// group-offsets with no committed offset and auto.offset.reset none.
 	s := newSource(t, table("n", bidSchema(), bs, "n", connector.Options{"properties.group.id": "other", "properties.auto.offset.reset": "none"}))
-	if _, err := s.Open(context.Background(), 0); err == nil || !strings.Contains(err.Error(), "source n: topic n partition 0: group 'other' has no committed offset") {
+	if _, err := s.Open(context.Background(), 0); err == nil || !strings.Contains(err.Error(), "topic n partition 0: group 'other' has no committed offset") {
 		t.Fatalf("err = %v", err)
 	}
 }
