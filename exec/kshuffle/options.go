@@ -104,9 +104,12 @@ type Options struct {
 	CompressBatches bool
 
 	// Client is the Kafka client to produce with; it must partition
-	// records manually (kgo.RecordPartitioner(kgo.ManualPartitioner())).
-	// The writer does not close it. When nil, the writer builds its own
-	// from Brokers and ClientOpts and closes it in Close.
+	// records manually (kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	// and should not compress batches (kgo.ProducerBatchCompression(
+	// kgo.NoCompression()); the client's default is snappy, which spends
+	// time on payloads compressed already). The writer does not close it.
+	// When nil, the writer builds its own from Brokers and ClientOpts and
+	// closes it in Close.
 	Client     *kgo.Client
 	Brokers    []string
 	ClientOpts []kgo.Opt

@@ -96,9 +96,13 @@ func (w *Writer) Open(ctx *exec.Context) error {
 		}
 		copts = append(copts, o.ClientOpts...)
 		copts = append(copts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		// The client compresses batches with snappy unless told otherwise:
+		// payloads are compressed already (or were asked not to be).
+		batchCodec := NoCompression
 		if o.CompressBatches {
-			copts = append(copts, kgo.ProducerBatchCompression(o.Compression.kgoCodec()))
+			batchCodec = o.Compression
 		}
+		copts = append(copts, kgo.ProducerBatchCompression(batchCodec.kgoCodec()))
 		cl, err := kgo.NewClient(copts...)
 		if err != nil {
 			return fmt.Errorf("cannot create shuffle writer client: %w", err)

@@ -232,6 +232,29 @@ func TestOriginBytes(t *testing.T) {
 	}
 }
 
+// TestOriginModes covers every origin mode: next offset, same origin,
+// same partition with a gap or going back, another partition.
+func TestOriginModes(t *testing.T) {
+	c := mustCodec(t, []types.Type{types.Int})
+	e := c.NewEncoder()
+	origins := []types.Origin{{Part: 1, Offset: 5}, {Part: 1, Offset: 6}, {Part: 1, Offset: 6}, {Part: 1, Offset: 10},
+		{Part: 1, Offset: 2}, {Part: 2, Offset: 3}, types.NoOrigin, types.NoOrigin, {Part: 0, Offset: math.MinInt64}}
+	for _, o := range origins {
+		if err := e.Append(types.Row{Origin: o, Vals: []types.Value{types.Int32Value(1)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := types.NewBatch(len(origins), 1)
+	if _, err := c.Decode(b, e.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range origins {
+		if b.Rows[i].Origin != o {
+			t.Errorf("row %d: origin %+v, want %+v", i, b.Rows[i].Origin, o)
+		}
+	}
+}
+
 func TestEncodeErrors(t *testing.T) {
 	c := mustCodec(t, []types.Type{types.Int, types.ArrayOf(types.Int)})
 	e := c.NewEncoder()
