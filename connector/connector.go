@@ -127,6 +127,15 @@ type Sink interface {
 	Close() error
 }
 
+// Committer is a Sink that makes its writes visible in two steps: Flush,
+// called at a checkpoint barrier, prepares everything written so far;
+// Commit, called once the checkpoint is complete (state and source
+// positions durable), makes it visible. A sink that is not a Committer is
+// at-least-once.
+type Committer interface {
+	Commit(ctx context.Context) error
+}
+
 // Stats are optional counters a Reader may expose.
 type Stats interface {
 	// Skipped returns the number of malformed records skipped so far.

@@ -25,6 +25,7 @@ const (
 	msgIdle
 	msgActive
 	msgFinish
+	msgBarrier
 )
 
 type message struct {
@@ -107,6 +108,11 @@ func (s *sender) SetIdle(idle bool) error {
 	return s.in.send(s.ctx, message{sender: s.id, kind: k})
 }
 
+// Barrier implements BarrierOutput.
+func (s *sender) Barrier(id int64) error {
+	return s.in.send(s.ctx, message{sender: s.id, kind: msgBarrier, wm: id})
+}
+
 func (s *sender) Finish() error {
 	return s.in.send(s.ctx, message{sender: s.id, kind: msgFinish})
 }
@@ -116,8 +122,30 @@ func (s *sender) Close() error { return nil }
 // Run drains the inbox into next until every sender has finished, then
 // calls next.Finish. tail, if not nil, is told when all unfinished senders
 // are idle, so that idleness propagates downstream. Run does not Open or
-// Close next.
+// Close next. Barriers are forwarded to tail without snapshots; a task that
+// takes part in checkpoints uses run.
 func (in *Inbox) Run(ctx context.Context, next Operator, tail Output) error {
+	return in.run(ctx, inboxTask{chain: &Chain{Head: next}, out: tail})
+}
+
+// inboxTask is what an inbox-driven task does besides passing rows on.
+type inboxTask struct {
+	chain *Chain
+	out   Output
+	// onBarrier is called once a barrier is aligned (received from every
+	// unfinished sender), after the chain's snapshot; nil forwards it to out.
+	onBarrier func(id int64) error
+	// complete delivers the IDs of completed checkpoints, so that the
+	// chain's listeners hear of them on the task's goroutine.
+	complete <-chan int64
+	// snapshotAtEnd takes a last snapshot after Finish, for the final
+	// commit of a job that ends normally.
+	snapshotAtEnd bool
+}
+
+func (in *Inbox) run(ctx context.Context, t inboxTask) error {
+	next := t.chain.Head
+	tail := t.out
 	wms := make([]int64, in.senders)
 	idle := make([]bool, in.senders)
 	done := make([]bool, in.senders)
@@ -127,14 +155,74 @@ func (in *Inbox) Run(ctx context.Context, next Operator, tail Output) error {
 	finished := 0
 	outWM := MinWatermark
 	allIdle := false
+
+	// Barrier alignment: once sender i delivered barrier `aligning`, its
+	// later messages wait in held[i] until every unfinished sender has.
+	aligning := int64(0)
+	arrived := make([]bool, in.senders)
+	held := make([][]message, in.senders)
+	var backlog []message
+
+	alignedNow := func() bool {
+		for i := range arrived {
+			if !arrived[i] && !done[i] {
+				return false
+			}
+		}
+		return true
+	}
+	completeBarrier := func() error {
+		if err := t.chain.snapshot(); err != nil {
+			return err
+		}
+		var err error
+		if t.onBarrier != nil {
+			err = t.onBarrier(aligning)
+		} else if b, ok := tail.(BarrierOutput); ok && tail != nil {
+			err = b.Barrier(aligning)
+		}
+		if err != nil {
+			return err
+		}
+		aligning = 0
+		for i := range arrived {
+			arrived[i] = false
+			backlog = append(backlog, held[i]...)
+			held[i] = nil
+		}
+		return nil
+	}
+
 	for finished < in.senders {
 		var m message
-		select {
-		case m = <-in.ch:
-		case <-ctx.Done():
-			return context.Cause(ctx)
+		if len(backlog) > 0 {
+			m, backlog = backlog[0], backlog[1:]
+		} else {
+			select {
+			case m = <-in.ch:
+			case id := <-t.complete:
+				if err := t.chain.notify(id); err != nil {
+					return err
+				}
+				continue
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		}
+		if aligning != 0 && arrived[m.sender] {
+			held[m.sender] = append(held[m.sender], m)
+			continue
 		}
 		switch m.kind {
+		case msgBarrier:
+			aligning = m.wm
+			arrived[m.sender] = true
+			if alignedNow() {
+				if err := completeBarrier(); err != nil {
+					return err
+				}
+			}
+			continue
 		case msgBatch:
 			if idle[m.sender] {
 				idle[m.sender] = false
@@ -163,15 +251,17 @@ func (in *Inbox) Run(ctx context.Context, next Operator, tail Output) error {
 			done[m.sender] = true
 			wms[m.sender] = MaxWatermark
 			finished++
+			if aligning != 0 && alignedNow() {
+				if err := completeBarrier(); err != nil {
+					return err
+				}
+			}
 		}
 		// Combined watermark: the minimum over active senders. Finished
 		// senders count as MaxWatermark; idle ones are left out.
 		combined, active := MaxWatermark, 0
 		for i := range wms {
-			if done[i] {
-				continue
-			}
-			if idle[i] {
+			if done[i] || idle[i] {
 				continue
 			}
 			active++
@@ -200,7 +290,13 @@ func (in *Inbox) Run(ctx context.Context, next Operator, tail Output) error {
 			}
 		}
 	}
-	return next.Finish()
+	if err := next.Finish(); err != nil {
+		return err
+	}
+	if t.snapshotAtEnd {
+		return t.chain.snapshot()
+	}
+	return nil
 }
 
 // HashExchange routes each row to one of several outputs by the hash of its
@@ -272,6 +368,20 @@ func (h *HashExchange) SetIdle(idle bool) error {
 	return nil
 }
 
+// Barrier implements BarrierOutput: the barrier goes to every output.
+func (h *HashExchange) Barrier(id int64) error {
+	for _, o := range h.Outputs {
+		b, ok := o.(BarrierOutput)
+		if !ok {
+			return fmt.Errorf("exchange output %T cannot carry checkpoint barriers", o)
+		}
+		if err := b.Barrier(id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Finish implements Operator.
 func (h *HashExchange) Finish() error {
 	for _, o := range h.Outputs {
@@ -324,6 +434,9 @@ func (Discard) SetIdle(bool) error { return nil }
 
 // Finish implements Operator.
 func (Discard) Finish() error { return nil }
+
+// Barrier implements BarrierOutput.
+func (Discard) Barrier(int64) error { return nil }
 
 // Close implements Operator.
 func (Discard) Close() error { return nil }

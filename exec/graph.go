@@ -14,8 +14,11 @@ import (
 // or a set of parallel tasks fed through inboxes. Stages are cut where rows
 // must be re-keyed.
 type Stage struct {
-	// Name identifies the stage in errors and operator IDs.
+	// Name identifies the stage in errors.
 	Name string
+	// ID is the stage's stable identity within the job (derived from the
+	// plan): checkpointed source positions are kept under it.
+	ID string
 	// Source, if set, makes this a source stage with one task per
 	// partition; Inputs and Parallelism are then unused.
 	Source      connector.Source
@@ -29,10 +32,8 @@ type Stage struct {
 	// KeyBy are the columns of the input rows whose hash picks the task
 	// when Parallelism > 1.
 	KeyBy []int
-	// Build builds the operator chain of task i, ending in out. A source
-	// stage's chain may contain a WatermarkAssigner, returned so that the
-	// source loop can tick it.
-	Build func(task int, out Output) (Operator, *WatermarkAssigner, error)
+	// Build builds the operator chain of task i, ending in out.
+	Build func(task int, out Output) (*Chain, error)
 }
 
 func (s *Stage) tasks() int {
@@ -58,12 +59,17 @@ type RunOptions struct {
 	// and finish their chains without advancing the watermark to the end,
 	// so sinks flush what is complete (Flink's stop without drain).
 	Stop <-chan struct{}
+	// CheckpointInterval, if positive, takes a checkpoint that often: the
+	// stateful operators' changes and the sources' positions are committed
+	// to the state backend together. Sources resume from the backend's
+	// last committed positions.
+	CheckpointInterval time.Duration
 }
 
 type task struct {
 	stage *Stage
 	index int
-	head  Operator
+	chain *Chain
 	run   func(ctx context.Context) error
 }
 
@@ -121,6 +127,16 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 		}
 	}
 
+	var coord *coordinator
+	var resume map[string]int64
+	if opts.CheckpointInterval > 0 {
+		coord = newCoordinator(opts.CheckpointInterval, opts.State)
+		var err error
+		if resume, err = opts.State.Positions(); err != nil {
+			return fmt.Errorf("cannot read checkpointed positions: %w", err)
+		}
+	}
+
 	var tasks []*task
 	for _, s := range g.Stages {
 		for i := 0; i < s.tasks(); i++ {
@@ -137,18 +153,45 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 					out = &HashExchange{Keys: c.KeyBy, Outputs: outs}
 				}
 			}
-			head, assigner, err := s.Build(i, out)
+			chain, err := s.Build(i, out)
 			if err != nil {
 				return fmt.Errorf("cannot build stage %s: %w", s.Name, err)
 			}
-			t := &task{stage: s, index: i, head: head}
+			if coord != nil {
+				if _, ok := out.(BarrierOutput); !ok {
+					return fmt.Errorf("stage %s: its output %T cannot carry checkpoint barriers; disable checkpointing", s.Name, out)
+				}
+			}
+			t := &task{stage: s, index: i, chain: chain}
 			if s.Source != nil {
-				st := &SourceTask{Table: s.Name, Source: s.Source, Part: i, Head: head, Out: out,
-					Assigner: assigner, IdleTimeout: s.IdleTimeout, Stop: opts.Stop, Metrics: opts.Metrics, PartBase: partBase[s]}
+				st := &SourceTask{Table: s.Name, Source: s.Source, Part: i, Head: chain.Head, Out: out,
+					Assigner: chain.Assigner, IdleTimeout: s.IdleTimeout, Stop: opts.Stop, Metrics: opts.Metrics,
+					PartBase: partBase[s], Chain: chain}
+				if coord != nil {
+					ch := make(chan int64, 1)
+					coord.sources = append(coord.sources, ch)
+					key := PositionKey(s.ID, i)
+					st.Barriers = ch
+					st.Position = func(off int64) { coord.recordPosition(key, off) }
+					st.ResumeAfter = resume[key]
+				}
 				t.run = st.Run
 			} else {
 				in := inboxes[s][i]
-				t.run = func(ctx context.Context) error { return in.Run(ctx, head, out) }
+				it := inboxTask{chain: chain, out: out, snapshotAtEnd: coord != nil}
+				if coord != nil {
+					complete := make(chan int64, 16)
+					coord.completes = append(coord.completes, complete)
+					it.complete = complete
+					if consumer[s] == nil { // a terminal task acknowledges
+						coord.need++
+						it.onBarrier = func(id int64) error {
+							coord.acks <- id
+							return nil
+						}
+					}
+				}
+				t.run = func(ctx context.Context) error { return in.run(ctx, it) }
 			}
 			tasks = append(tasks, t)
 		}
@@ -159,7 +202,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 	var err error
 	for _, t := range tasks {
 		octx := &Context{Ctx: ctx, Task: t.index, State: opts.State, Now: opts.Now, Metrics: opts.Metrics}
-		if err = t.head.Open(octx); err != nil {
+		if err = t.chain.Head.Open(octx); err != nil {
 			err = fmt.Errorf("cannot open stage %s task %d: %w", t.stage.Name, t.index, err)
 			break
 		}
@@ -167,6 +210,14 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 	}
 	if err == nil {
 		var wg sync.WaitGroup
+		finished := make(chan struct{})
+		if coord != nil {
+			go func() {
+				if err := coord.run(ctx, finished); err != nil {
+					cancel(err)
+				}
+			}()
+		}
 		for _, t := range tasks {
 			wg.Add(1)
 			go func() {
@@ -177,10 +228,16 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 			}()
 		}
 		wg.Wait()
+		close(finished)
 		err = context.Cause(ctx)
+		if err == nil && coord != nil {
+			// Everything was processed and flushed: commit the final state
+			// with the sources' final positions.
+			err = coord.commitFinal()
+		}
 	}
 	for _, t := range opened {
-		if cerr := t.head.Close(); cerr != nil && err == nil {
+		if cerr := t.chain.Head.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
 	}

@@ -63,20 +63,20 @@ func TestGraphHashExchangeAndWatermarks(t *testing.T) {
 		[]types.Row{row("b", 5), row("d", 15)},
 	)
 	source := &exec.Stage{Name: "src", Source: src,
-		Build: func(task int, out exec.Output) (exec.Operator, *exec.WatermarkAssigner, error) {
+		Build: func(task int, out exec.Output) (*exec.Chain, error) {
 			a := &exec.WatermarkAssigner{Expr: tsWatermark(1), Next: out}
-			return a, a, nil
+			return &exec.Chain{Head: a, Assigner: a}, nil
 		}}
 	workers := make([]*recorder, 2)
 	keyed := &exec.Stage{Name: "keyed", Inputs: []*exec.Stage{source}, Parallelism: 2, KeyBy: []int{0},
-		Build: func(task int, out exec.Output) (exec.Operator, *exec.WatermarkAssigner, error) {
+		Build: func(task int, out exec.Output) (*exec.Chain, error) {
 			workers[task] = &recorder{}
-			return &exec.Calc{Next: &tee{a: workers[task], b: out}}, nil, nil
+			return &exec.Chain{Head: &exec.Calc{Next: &tee{a: workers[task], b: out}}}, nil
 		}}
 	final := &recorder{}
 	sink := &exec.Stage{Name: "sink", Inputs: []*exec.Stage{keyed}, Parallelism: 1,
-		Build: func(task int, out exec.Output) (exec.Operator, *exec.WatermarkAssigner, error) {
-			return final, nil, nil
+		Build: func(task int, out exec.Output) (*exec.Chain, error) {
+			return &exec.Chain{Head: final}, nil
 		}}
 	g := &exec.Graph{Stages: []*exec.Stage{source, keyed, sink}}
 	if err := g.Run(context.Background(), exec.RunOptions{}); err != nil {
@@ -135,13 +135,13 @@ func TestGraphIdlePartition(t *testing.T) {
 	for _, idle := range []time.Duration{0, 20 * time.Millisecond} {
 		src := memory.NewUnbounded(2)
 		source := &exec.Stage{Name: "src", Source: src, IdleTimeout: idle,
-			Build: func(task int, out exec.Output) (exec.Operator, *exec.WatermarkAssigner, error) {
+			Build: func(task int, out exec.Output) (*exec.Chain, error) {
 				a := &exec.WatermarkAssigner{Expr: tsWatermark(0), Next: out}
-				return a, a, nil
+				return &exec.Chain{Head: a, Assigner: a}, nil
 			}}
 		rec := &recorder{}
 		sink := &exec.Stage{Name: "sink", Inputs: []*exec.Stage{source}, Parallelism: 1,
-			Build: func(int, exec.Output) (exec.Operator, *exec.WatermarkAssigner, error) { return rec, nil, nil }}
+			Build: func(int, exec.Output) (*exec.Chain, error) { return &exec.Chain{Head: rec}, nil }}
 		g := &exec.Graph{Stages: []*exec.Stage{source, sink}}
 		stop := make(chan struct{})
 		done := make(chan error, 1)

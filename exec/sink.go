@@ -48,5 +48,25 @@ func (s *SinkOperator) Close() error {
 	return nil
 }
 
+// Checkpoint implements Checkpointer: at a barrier, everything written so
+// far is flushed (prepared, for a sink that commits in two steps).
+func (s *SinkOperator) Checkpoint() error {
+	if err := s.Sink.Flush(s.ctx.Ctx); err != nil {
+		return fmt.Errorf("cannot flush %s at a checkpoint: %w", s.Table, err)
+	}
+	return nil
+}
+
+// CheckpointComplete implements CheckpointListener: a two-step sink makes
+// what it prepared visible.
+func (s *SinkOperator) CheckpointComplete(id int64) error {
+	if c, ok := s.Sink.(connector.Committer); ok {
+		if err := c.Commit(s.ctx.Ctx); err != nil {
+			return fmt.Errorf("cannot commit %s for checkpoint %d: %w", s.Table, id, err)
+		}
+	}
+	return nil
+}
+
 // SetIdle implements Output, so that a sink can end a chain.
 func (s *SinkOperator) SetIdle(bool) error { return nil }

@@ -113,6 +113,45 @@ type SourceTask struct {
 	// partitions of different sources of one job never share a number
 	// (stateful operators drop replays per origin partition).
 	PartBase int32
+	// Chain is the task's operators, snapshotted at checkpoint barriers.
+	Chain *Chain
+	// Barriers delivers checkpoint requests; nil takes no checkpoints.
+	Barriers <-chan int64
+	// Position records the partition's position at a barrier: the origin
+	// offset of the last row read (0 before any).
+	Position func(offset int64)
+	// ResumeAfter, if positive, skips rows whose origin offset is not
+	// above it: the position of the checkpoint the job restarts from.
+	ResumeAfter int64
+}
+
+// finish ends the chain and, when the job takes checkpoints, snapshots it
+// for the final commit.
+func (t *SourceTask) finish() error {
+	if err := t.Head.Finish(); err != nil {
+		return err
+	}
+	if t.Barriers != nil && t.Chain != nil {
+		return t.Chain.snapshot()
+	}
+	return nil
+}
+
+// barrier takes the task's part of checkpoint id: the chain's snapshot, the
+// partition's position, then the barrier downstream.
+func (t *SourceTask) barrier(id, last int64) error {
+	if t.Chain != nil {
+		if err := t.Chain.snapshot(); err != nil {
+			return err
+		}
+	}
+	if t.Position != nil {
+		t.Position(last)
+	}
+	if b, ok := t.Out.(BarrierOutput); ok {
+		return b.Barrier(id)
+	}
+	return fmt.Errorf("source %s: its output cannot carry checkpoint barriers", t.Table)
 }
 
 // Run reads the partition until it ends or ctx is cancelled. At the end of
@@ -133,13 +172,18 @@ func (t *SourceTask) Run(ctx context.Context) error {
 	b := types.NewBatch(n, 8)
 	lastData := time.Now()
 	idle := false
+	last := t.ResumeAfter // origin offset of the last row read
 	for {
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx)
 		}
 		select {
 		case <-t.Stop:
-			return t.Head.Finish()
+			return t.finish()
+		case id := <-t.Barriers:
+			if err := t.barrier(id, last); err != nil {
+				return err
+			}
 		default:
 		}
 		b.Reset()
@@ -152,6 +196,20 @@ func (t *SourceTask) Run(ctx context.Context) error {
 				return err // the connector's error policy already named the source
 			}
 			return fmt.Errorf("source %s: %w", t.Table, err)
+		}
+		if t.ResumeAfter > 0 && len(b.Rows) > 0 {
+			// Restarting from a checkpoint: the state already holds rows
+			// up to ResumeAfter.
+			keep := b.Rows[:0]
+			for _, r := range b.Rows {
+				if r.Origin.Part < 0 || r.Origin.Offset > t.ResumeAfter {
+					keep = append(keep, r)
+				}
+			}
+			b.Rows = keep
+		}
+		if n := len(b.Rows); n > 0 && b.Rows[n-1].Origin.Part >= 0 {
+			last = b.Rows[n-1].Origin.Offset
 		}
 		if len(b.Rows) > 0 {
 			if t.Metrics != nil {
@@ -186,10 +244,13 @@ func (t *SourceTask) Run(ctx context.Context) error {
 			}
 		}
 		if errors.Is(err, io.EOF) {
+			if t.Position != nil {
+				t.Position(last)
+			}
 			if err := t.Head.Watermark(MaxWatermark); err != nil {
 				return err
 			}
-			return t.Head.Finish()
+			return t.finish()
 		}
 	}
 }

@@ -82,20 +82,22 @@ func (b *builder) id(kind string) string {
 // output edge.
 func (b *builder) close(p *pipe) *exec.Stage {
 	ops, asg := p.ops, p.assigner
-	p.stage.Build = func(task int, out exec.Output) (exec.Operator, *exec.WatermarkAssigner, error) {
+	p.stage.Build = func(task int, out exec.Output) (*exec.Chain, error) {
 		var next exec.Operator = out
-		var assigner *exec.WatermarkAssigner
+		c := &exec.Chain{Ops: make([]exec.Operator, len(ops))}
 		for i := len(ops) - 1; i >= 0; i-- {
 			op, err := ops[i](task, next)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			if i == asg {
-				assigner = op.(*exec.WatermarkAssigner)
+				c.Assigner = op.(*exec.WatermarkAssigner)
 			}
+			c.Ops[i] = op
 			next = op
 		}
-		return next, assigner, nil
+		c.Head = next
+		return c, nil
 	}
 	b.stages = append(b.stages, p.stage)
 	return p.stage
@@ -103,7 +105,7 @@ func (b *builder) close(p *pipe) *exec.Stage {
 
 // newStage starts a stage fed by the given pipes.
 func (b *builder) newStage(name string, parallelism int, keys []int, inputs ...*pipe) *pipe {
-	st := &exec.Stage{Name: name, Parallelism: parallelism, KeyBy: keys}
+	st := &exec.Stage{Name: name, ID: b.id("stage"), Parallelism: parallelism, KeyBy: keys}
 	bounded := true
 	for _, in := range inputs {
 		st.Inputs = append(st.Inputs, b.close(in))
@@ -147,7 +149,7 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 		return b.scan(n)
 	case *plan.Values:
 		src := memory.NewBounded(valuesRows(n.Rows))
-		st := &exec.Stage{Name: "values", Source: src}
+		st := &exec.Stage{Name: "values", ID: b.id("values"), Source: src}
 		return &pipe{stage: st, assigner: -1, bounded: true}, nil
 	case *plan.Calc:
 		p, err := b.build(n.Input)
@@ -303,7 +305,8 @@ func (b *builder) scan(n *plan.Scan) (*pipe, error) {
 	if err != nil {
 		return nil, &TableError{Table: n.Table.Name, Err: err}
 	}
-	st := &exec.Stage{Name: n.Table.Name, Source: src, IdleTimeout: time.Duration(n.IdleTimeoutMillis) * time.Millisecond}
+	st := &exec.Stage{Name: n.Table.Name, ID: b.id("source"), Source: src,
+		IdleTimeout: time.Duration(n.IdleTimeoutMillis) * time.Millisecond}
 	p := &pipe{stage: st, assigner: -1, bounded: src.Bounded()}
 	// Physical row → full row, when there are computed columns.
 	identity := len(n.Computed) == n.Table.Schema.Len()

@@ -11,6 +11,14 @@ type Backend interface {
 	// Store returns the store of the operator with the given stable ID
 	// (derived from the plan, e.g. "job/agg-2/task-0"), creating it if needed.
 	Store(operatorID string) (Store, error)
+	// Commit makes every store's writes since the last Commit durable,
+	// together with the positions the sources had reached at the same
+	// checkpoint (atomically, for durable backends): after a restart, the
+	// stores hold exactly the state of the input up to those positions.
+	Commit(positions map[string]int64) error
+	// Positions returns the source positions of the last Commit (empty if
+	// there was none): where sources resume after a restart.
+	Positions() (map[string]int64, error)
 	// Close releases the backend.
 	Close() error
 }
@@ -30,8 +38,10 @@ type Store interface {
 	// Offsets is the table of the highest origin offset folded into this
 	// store, per upstream partition.
 	Offsets() *Offsets
-	// Checkpoint makes all writes and offsets so far durable. For the
-	// in-memory backend it is a no-op.
+	// Checkpoint records the store's offsets table with its writes: the
+	// operator's part of the current checkpoint is complete. The writes
+	// become durable at the backend's next Commit. For the in-memory
+	// backend it is a no-op.
 	Checkpoint() error
 }
 
@@ -75,10 +85,11 @@ func (o *Offsets) All() map[int32]int64 {
 	return out
 }
 
-// Memory is the in-memory Backend.
+// Memory is the in-memory Backend. Commit only records the positions.
 type Memory struct {
-	mu     sync.Mutex
-	stores map[string]*memStore
+	mu        sync.Mutex
+	stores    map[string]*memStore
+	positions map[string]int64
 }
 
 // NewMemory returns an empty in-memory backend.
@@ -98,6 +109,28 @@ func (m *Memory) Store(id string) (Store, error) {
 
 // Close implements Backend.
 func (m *Memory) Close() error { return nil }
+
+// Commit implements Backend.
+func (m *Memory) Commit(positions map[string]int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.positions = make(map[string]int64, len(positions))
+	for k, v := range positions {
+		m.positions[k] = v
+	}
+	return nil
+}
+
+// Positions implements Backend.
+func (m *Memory) Positions() (map[string]int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]int64, len(m.positions))
+	for k, v := range m.positions {
+		out[k] = v
+	}
+	return out, nil
+}
 
 type memStore struct {
 	kv      map[string][]byte

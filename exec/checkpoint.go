@@ -1,0 +1,187 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sluicesql/sluice/state"
+)
+
+// Checkpointer is implemented by operators that keep state. At a checkpoint
+// barrier the task that drives the operator calls Checkpoint between batches:
+// the operator writes what changed since the last checkpoint into its
+// state.Store. The writes become durable when the whole checkpoint
+// completes (state.Backend.Commit), together with the source positions.
+type Checkpointer interface {
+	Checkpoint() error
+}
+
+// CheckpointListener is implemented by operators (sinks) that must learn
+// when a checkpoint completed, e.g. to commit a transaction prepared at the
+// barrier.
+type CheckpointListener interface {
+	CheckpointComplete(id int64) error
+}
+
+// BarrierOutput is implemented by edges that carry checkpoint barriers.
+// A graph takes checkpoints only when every edge does.
+type BarrierOutput interface {
+	Barrier(id int64) error
+}
+
+// Chain is a task's operators, built by Stage.Build.
+type Chain struct {
+	// Head receives the task's input.
+	Head Operator
+	// Ops are the chain's operators, head first (the edge excluded): the
+	// runtime snapshots those that are Checkpointers at every barrier.
+	Ops []Operator
+	// Assigner is the source chain's watermark assigner, if any.
+	Assigner *WatermarkAssigner
+}
+
+// snapshot checkpoints the chain's stateful operators, upstream first.
+func (c *Chain) snapshot() error {
+	for _, op := range c.Ops {
+		if cp, ok := op.(Checkpointer); ok {
+			if err := cp.Checkpoint(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// notify tells the chain's listeners that checkpoint id completed.
+func (c *Chain) notify(id int64) error {
+	for _, op := range c.Ops {
+		if l, ok := op.(CheckpointListener); ok {
+			if err := l.CheckpointComplete(id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// PositionKey names a source partition in the positions a checkpoint
+// records: the source stage's ID and the connector's partition number.
+func PositionKey(stageID string, part int) string { return fmt.Sprintf("%s/%d", stageID, part) }
+
+// coordinator triggers checkpoints and completes them. It runs one
+// checkpoint at a time: each source task injects barrier id after its
+// current batch and records its position; the barrier flows through every
+// inbox (aligned: a sender that delivered it waits for the others); each
+// terminal task acknowledges it; then the backend commits the stores'
+// writes with the positions, and the chains' listeners are told.
+type coordinator struct {
+	interval time.Duration
+	backend  state.Backend
+	sources  []chan int64 // one per source task
+	acks     chan int64
+	need     int // terminal tasks
+
+	// completes delivers completed checkpoint IDs to the inbox tasks, whose
+	// chains' listeners (sinks) hear of them on their own goroutines.
+	completes []chan int64
+
+	mu        sync.Mutex
+	positions map[string]int64
+	completed int64
+	running   sync.Mutex // held while a checkpoint is being completed
+}
+
+func newCoordinator(interval time.Duration, backend state.Backend) *coordinator {
+	return &coordinator{interval: interval, backend: backend, acks: make(chan int64, 64),
+		positions: map[string]int64{}}
+}
+
+// recordPosition is called by a source task at a barrier.
+func (c *coordinator) recordPosition(key string, offset int64) {
+	c.mu.Lock()
+	c.positions[key] = offset
+	c.mu.Unlock()
+}
+
+// run triggers checkpoints until ctx ends or done is closed.
+func (c *coordinator) run(ctx context.Context, done <-chan struct{}) error {
+	t := time.NewTicker(c.interval)
+	defer t.Stop()
+	var id int64
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-done:
+			return nil
+		case <-t.C:
+		}
+		id++
+		for _, ch := range c.sources {
+			select {
+			case ch <- id:
+			default: // a finished or busy task; finished ones count as aligned
+			}
+		}
+		got := 0
+		for got < c.need {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-done:
+				return nil
+			case a := <-c.acks:
+				if a == id {
+					got++
+				}
+			}
+		}
+		if err := c.complete(id); err != nil {
+			return err
+		}
+	}
+}
+
+func (c *coordinator) complete(id int64) error {
+	c.running.Lock()
+	defer c.running.Unlock()
+	c.mu.Lock()
+	pos := make(map[string]int64, len(c.positions))
+	for k, v := range c.positions {
+		pos[k] = v
+	}
+	c.mu.Unlock()
+	if err := c.backend.Commit(pos); err != nil {
+		return fmt.Errorf("cannot complete checkpoint %d: %w", id, err)
+	}
+	for _, ch := range c.completes {
+		select {
+		case ch <- id:
+		default: // the task is gone or far behind; it hears of a later one
+		}
+	}
+	c.mu.Lock()
+	c.completed = id
+	c.mu.Unlock()
+	return nil
+}
+
+// commitFinal commits the state after every task ended normally. The
+// stateful operators flushed their results at the end of input; their
+// stores are written by a last snapshot taken by the runtime before this.
+func (c *coordinator) commitFinal() error {
+	c.running.Lock()
+	defer c.running.Unlock()
+	c.mu.Lock()
+	pos := make(map[string]int64, len(c.positions))
+	for k, v := range c.positions {
+		pos[k] = v
+	}
+	c.mu.Unlock()
+	if err := c.backend.Commit(pos); err != nil {
+		return fmt.Errorf("cannot commit the final checkpoint: %w", err)
+	}
+	return nil
+}
