@@ -128,7 +128,7 @@ func (d *decompressor) payload(value []byte) ([]byte, error) {
 		return out, nil
 	case wireLZ4:
 		n, m := binary.Uvarint(body)
-		if m <= 0 || n > uint64(d.max) {
+		if m <= 0 || n == 0 || n > uint64(d.max) { // LZ4 faults on an empty destination
 			return nil, fmt.Errorf("bad LZ4 payload size: %w", errCorrupt)
 		}
 		if uint64(cap(d.buf)) < n {

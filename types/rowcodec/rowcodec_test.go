@@ -232,8 +232,8 @@ func TestOriginBytes(t *testing.T) {
 	}
 }
 
-// TestOriginModes covers every origin mode: next offset, same origin,
-// same partition with a gap or going back, another partition.
+// TestOriginModes covers every origin mode and the changes between them:
+// next offset, same origin, a gap or a step back, another partition.
 func TestOriginModes(t *testing.T) {
 	c := mustCodec(t, []types.Type{types.Int})
 	e := c.NewEncoder()
