@@ -61,8 +61,9 @@ func (c Compression) kgoCodec() kgo.CompressionCodec {
 
 // Defaults of Options.
 const (
-	DefaultBatchBytes = 128 << 10
-	DefaultLinger     = 10 * time.Millisecond
+	DefaultBatchBytes        = 128 << 10
+	DefaultLinger            = 10 * time.Millisecond
+	DefaultWatermarkInterval = 100 * time.Millisecond
 )
 
 // Options configure a Writer.
@@ -96,6 +97,11 @@ type Options struct {
 	// they are sent (default DefaultLinger). Negative sends at the end of
 	// every Process and Watermark call.
 	Linger time.Duration
+	// WatermarkInterval is the least time between two watermarks the
+	// writer sends (default DefaultWatermarkInterval): each is a record
+	// to every partition. Negative sends each watermark with the next
+	// flush of rows (at once when Linger is negative).
+	WatermarkInterval time.Duration
 	// Compression compresses payloads (default zstd).
 	Compression Compression
 	// CompressBatches compresses Kafka record batches with the client
@@ -122,6 +128,9 @@ func (o Options) EnsureDefaults() Options {
 	}
 	if o.Linger == 0 {
 		o.Linger = DefaultLinger
+	}
+	if o.WatermarkInterval == 0 {
+		o.WatermarkInterval = DefaultWatermarkInterval
 	}
 	if o.Compression == DefaultCompression {
 		o.Compression = Zstd

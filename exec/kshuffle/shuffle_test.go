@@ -486,3 +486,42 @@ func TestOptionsValidate(t *testing.T) {
 		t.Error("ParseCompression(gzip): no error")
 	}
 }
+
+// TestWatermarkInterval checks that frequent watermarks become few control
+// records, and that the last one still arrives.
+func TestWatermarkInterval(t *testing.T) {
+	const parts = 3
+	brokers := newCluster(t)
+	ctx := testContext(t)
+	w := openWriter(t, ctx, Options{Topic: "interval", Partitions: parts, Schema: testSchema, Keys: []int{0},
+		WriterID: 0, Writers: 1, Brokers: brokers, Linger: time.Millisecond, WatermarkInterval: time.Hour})
+	for i := 1; i <= 1000; i++ {
+		must(t, w.Process(batchOf(testRow(0, i, 10))))
+		must(t, w.Watermark(int64(i)))
+	}
+	must(t, w.Flush())
+	// The first watermark may go out with a linger flush; every later one
+	// waits for the interval, until Flush sends the last.
+	if n := w.Stats().ControlRecords; n > 2*parts {
+		t.Fatalf("1000 watermarks took %d control records, want at most %d", n, 2*parts)
+	}
+	src, err := NewSource(SourceOptions{Topic: "interval", Partitions: parts, Schema: testSchema, Writers: 1, Brokers: brokers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := 0; p < parts; p++ {
+		r, err := src.OpenReader(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := types.NewBatch(64, len(testSchema))
+		for {
+			b.Reset()
+			must(t, r.Read(ctx, b, 64))
+			if wm, _, ok := r.Watermark(); ok && wm == 1000 {
+				break
+			}
+		}
+		_ = r.Close()
+	}
+}

@@ -21,10 +21,11 @@ import (
 // to every partition.
 //
 // Rows are sent when a partition's payload reaches BatchBytes and at most
-// Linger after they were buffered; watermarks at most Linger after they
-// arrive (a later watermark replaces an earlier one still waiting); the
-// end of input, MaxWatermark and idleness changes at once, after every
-// buffered row. The writer's task drives it from one goroutine; a timer
+// Linger after they were buffered. A watermark waits until WatermarkInterval
+// has passed since the previous one was sent (a later watermark replaces
+// one still waiting), so that control records stay few however often the
+// task reports progress. The end of input, MaxWatermark and idleness
+// changes are sent at once, after every buffered row and watermark. The writer's task drives it from one goroutine; a timer
 // sends what lingered, under the writer's mutex.
 type Writer struct {
 	opts  Options
@@ -43,15 +44,21 @@ type Writer struct {
 	key      []byte
 	wm       int64 // highest watermark received
 	sentWM   int64 // highest watermark sent
+	sentAt   time.Time
 	idle     bool
 	timer    *time.Timer
 	armed    bool
 	finished bool
 
-	inflight sync.WaitGroup
-	errMu    sync.Mutex
-	err      error
-	stats    writerCounters
+	// Records produced and not yet acknowledged; drained is closed when
+	// their number drops to zero.
+	inflightMu sync.Mutex
+	inflight   int
+	drained    chan struct{}
+
+	errMu sync.Mutex
+	err   error
+	stats writerCounters
 }
 
 // WriterStats are a writer's counters.
@@ -134,7 +141,7 @@ func (w *Writer) Open(ctx *exec.Context) error {
 // promise returns the completion callback of records to partition p.
 func (w *Writer) promise(p int32) func(*kgo.Record, error) {
 	return func(r *kgo.Record, err error) {
-		defer w.inflight.Done()
+		defer w.acked()
 		if err == nil && r.Partition != p {
 			err = fmt.Errorf("the client sent it to partition %d: it must use kgo.ManualPartitioner", r.Partition)
 		}
@@ -214,9 +221,12 @@ func (w *Writer) Watermark(wm int64) error {
 	if w.wm <= w.sentWM {
 		return nil
 	}
-	if w.opts.Linger < 0 || w.wm == exec.MaxWatermark {
+	switch {
+	case w.opts.Linger < 0 || w.wm == exec.MaxWatermark:
 		w.flushAll()
-	} else {
+	case w.opts.WatermarkInterval < 0 && w.buffered == 0:
+		w.sendWatermark()
+	default:
 		w.arm()
 	}
 	return w.failure()
@@ -274,16 +284,37 @@ func (w *Writer) Flush() error {
 	return w.wait()
 }
 
+// produce sends r; its promise calls acked.
+func (w *Writer) produce(r *kgo.Record, p int) {
+	w.inflightMu.Lock()
+	if w.inflight == 0 {
+		w.drained = make(chan struct{})
+	}
+	w.inflight++
+	w.inflightMu.Unlock()
+	w.cl.Produce(w.ctx, r, w.promises[p])
+}
+
+func (w *Writer) acked() {
+	w.inflightMu.Lock()
+	w.inflight--
+	if w.inflight == 0 {
+		close(w.drained)
+	}
+	w.inflightMu.Unlock()
+}
+
+// wait waits until no record is in flight.
 func (w *Writer) wait() error {
-	done := make(chan struct{})
-	go func() {
-		w.inflight.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-w.ctx.Done():
-		return context.Cause(w.ctx)
+	w.inflightMu.Lock()
+	n, drained := w.inflight, w.drained
+	w.inflightMu.Unlock()
+	if n > 0 {
+		select {
+		case <-drained:
+		case <-w.ctx.Done():
+			return context.Cause(w.ctx)
+		}
 	}
 	return w.failure()
 }
@@ -330,6 +361,8 @@ func (w *Writer) arm() {
 	}
 }
 
+// onLinger sends the rows that lingered, and the watermark if its interval
+// has passed; a watermark still waiting keeps the timer going.
 func (w *Writer) onLinger() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -337,19 +370,37 @@ func (w *Writer) onLinger() {
 	if w.finished || w.failure() != nil {
 		return
 	}
-	w.flushAll()
+	w.flushData()
+	if w.wm > w.sentWM {
+		if time.Since(w.sentAt) >= w.opts.WatermarkInterval {
+			w.sendWatermark()
+		} else {
+			w.arm()
+		}
+	}
 }
 
 // flushAll sends every partition's rows, then the watermark if it
 // advanced. Called with mu held.
 func (w *Writer) flushAll() {
+	w.flushData()
+	w.sendWatermark()
+}
+
+// flushData sends every partition's rows. Called with mu held.
+func (w *Writer) flushData() {
 	if w.buffered > 0 {
 		for p := range w.encs {
 			w.flushPart(p)
 		}
 	}
+}
+
+// sendWatermark sends the watermark if it advanced. Called with mu held,
+// after flushData.
+func (w *Writer) sendWatermark() {
 	if w.wm > w.sentWM {
-		w.sentWM = w.wm
+		w.sentWM, w.sentAt = w.wm, time.Now()
 		w.sendControl(control{kind: ctlWatermark, wm: w.wm})
 	}
 }
@@ -372,8 +423,7 @@ func (w *Writer) flushPart(p int) {
 	w.stats.payload.Add(int64(len(payload)))
 	w.stats.record.Add(int64(len(buf)))
 	e.Reset()
-	w.inflight.Add(1)
-	w.cl.Produce(w.ctx, &kgo.Record{Topic: w.opts.Topic, Partition: int32(p), Value: buf}, w.promises[p])
+	w.produce(&kgo.Record{Topic: w.opts.Topic, Partition: int32(p), Value: buf}, p)
 }
 
 // sendControl writes a control record to every partition. Called with mu
@@ -383,12 +433,11 @@ func (w *Writer) sendControl(c control) {
 	v := appendControl(nil, c)
 	for p := range w.encs {
 		w.stats.control.Add(1)
-		w.inflight.Add(1)
-		w.cl.Produce(w.ctx, &kgo.Record{
+		w.produce(&kgo.Record{
 			Topic:     w.opts.Topic,
 			Partition: int32(p),
 			Headers:   []kgo.RecordHeader{{Key: ControlHeader, Value: v}},
-		}, w.promises[p])
+		}, p)
 	}
 }
 
