@@ -204,7 +204,7 @@ func readAll(b *testing.B, ctx context.Context, brokers []string, topic string, 
 }
 
 // storedBytes sums the sizes of topic's partitions in the broker's logs.
-func storedBytes(b *testing.B, ctx context.Context, brokers []string, topic string) int64 {
+func storedBytes(b testing.TB, ctx context.Context, brokers []string, topic string) int64 {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
 		b.Fatal(err)

@@ -525,3 +525,39 @@ func TestWatermarkInterval(t *testing.T) {
 		_ = r.Close()
 	}
 }
+
+// TestBytesFloor checks the floor: merged, compressed, the shuffle
+// puts at most a quarter of the bytes per row on the broker that one
+// message per row does.
+func TestBytesFloor(t *testing.T) {
+	const rows = 16 * 1024
+	brokers := newCluster(t)
+	ctx := testContext(t)
+	stored := map[string]int64{}
+	for _, tc := range []struct {
+		topic string
+		opts  Options
+	}{
+		{"per-row", Options{BatchBytes: 1, Compression: NoCompression}},
+		{"merged", Options{}},
+	} {
+		o := tc.opts
+		o.Topic, o.Partitions, o.Schema, o.Keys = tc.topic, 4, bidSchema, []int{0}
+		o.WriterID, o.Writers, o.Brokers = 0, 1, brokers
+		w := openWriter(t, ctx, o)
+		gen := newBidGen()
+		b := types.NewBatch(1024, len(bidSchema))
+		for i := 0; i < rows/1024; i++ {
+			gen.fill(b, 1024)
+			must(t, w.Process(b))
+			must(t, w.Watermark(int64(i)))
+		}
+		must(t, w.Finish())
+		stored[tc.topic] = storedBytes(t, ctx, brokers, tc.topic)
+	}
+	perRow, merged := float64(stored["per-row"])/rows, float64(stored["merged"])/rows
+	t.Logf("bytes/row: one message per row %.1f, merged and compressed %.1f", perRow, merged)
+	if merged > perRow/4 {
+		t.Fatalf("merged shuffle stores %.1f bytes/row, more than a quarter of %.1f", merged, perRow)
+	}
+}
