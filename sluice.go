@@ -35,6 +35,7 @@ import (
 	"github.com/sluicesql/sluice/sql/parser"
 	"github.com/sluicesql/sluice/sql/token"
 	"github.com/sluicesql/sluice/state"
+	"github.com/sluicesql/sluice/state/lsm"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -79,6 +80,8 @@ type Engine struct {
 	config map[string]string
 	jobs   []*Job
 	nextID atomic.Int64
+	// durable are the local state backends opened for 'state.dir' values.
+	durable map[string]*lsm.Backend
 }
 
 // Open returns a new engine with the built-in connectors, formats and
@@ -121,7 +124,37 @@ func (e *Engine) Close() error {
 	for _, j := range jobs {
 		j.Wait()
 	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for dir, b := range e.durable {
+		if err := b.Close(); err != nil {
+			return fmt.Errorf("sluice: cannot close state directory %s: %w", dir, err)
+		}
+	}
 	return e.opts.State.Close()
+}
+
+// backend returns the state backend for a job: the local LSM store in the
+// session's 'state.dir' if set, else the engine's State.
+func (e *Engine) backend(cfg map[string]string) (state.Backend, error) {
+	dir := cfg["state.dir"]
+	if dir == "" {
+		return e.opts.State, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if b, ok := e.durable[dir]; ok {
+		return b, nil
+	}
+	b, err := lsm.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	if e.durable == nil {
+		e.durable = map[string]*lsm.Backend{}
+	}
+	e.durable[dir] = b
+	return b, nil
 }
 
 // RegisterConnector adds a connector factory.
@@ -466,6 +499,16 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	if before != nil {
 		before()
 	}
+	backend, err := e.backend(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var interval time.Duration
+	if v, ok := cfg["execution.checkpointing.interval"]; ok {
+		if interval, err = connector.ParseDuration(v); err != nil {
+			return nil, fmt.Errorf("execution.checkpointing.interval: %w", err)
+		}
+	}
 	jctx, cancel := context.WithCancel(ctx)
 	j := &Job{ID: id, Name: name, Metrics: &exec.Metrics{}, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}
 	e.mu.Lock()
@@ -474,7 +517,8 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	go func() {
 		defer close(j.done)
 		defer cancel()
-		err := g.Run(jctx, exec.RunOptions{State: e.opts.State, Metrics: j.Metrics, Now: now, Stop: j.stop})
+		err := g.Run(jctx, exec.RunOptions{State: backend, Metrics: j.Metrics, Now: now, Stop: j.stop,
+			CheckpointInterval: interval})
 		if errors.Is(err, context.Canceled) {
 			err = nil
 		}
@@ -625,6 +669,10 @@ func checkSetting(key, value string) error {
 	case "table.exec.source.idle-timeout":
 		if _, err := connector.ParseDuration(value); err != nil {
 			return fmt.Errorf("table.exec.source.idle-timeout: %w", err)
+		}
+	case "execution.checkpointing.interval":
+		if _, err := connector.ParseDuration(value); err != nil {
+			return fmt.Errorf("execution.checkpointing.interval: %w", err)
 		}
 	case "table.local-time-zone":
 		if _, err := time.LoadLocation(value); err != nil {

@@ -1,0 +1,249 @@
+// Package lsm is the durable local state backend: every operator's store
+// lives in one embedded LSM tree (Pebble) in a directory. Writes of all
+// stores go into one pending batch; Commit writes that batch together with
+// the sources' positions, atomically and synced, so that after a crash the
+// directory holds the state of one complete checkpoint.
+//
+// Key layout: 's' + len(id) + id + key for store entries, 'o' + id for a
+// store's offsets table, 'p' + position key for source positions.
+package lsm
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/sluicesql/sluice/state"
+)
+
+// Backend is a state.Backend over a Pebble database.
+type Backend struct {
+	db *pebble.DB
+
+	mu      sync.Mutex // guards pending, and every read that merges it
+	pending *pebble.Batch
+	stores  map[string]*store
+}
+
+// Open opens (or creates) the state directory dir.
+func Open(dir string) (*Backend, error) {
+	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+	if err != nil {
+		return nil, fmt.Errorf("lsm: cannot open state directory %s: %w", dir, err)
+	}
+	return &Backend{db: db, pending: db.NewIndexedBatch(), stores: map[string]*store{}}, nil
+}
+
+// Store implements state.Backend.
+func (b *Backend) Store(id string) (state.Store, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s, ok := b.stores[id]; ok {
+		return s, nil
+	}
+	s := &store{b: b, id: id, prefix: storePrefix(id), offsets: state.NewOffsets()}
+	v, closer, err := b.pending.Get(offsetsKey(id))
+	switch {
+	case err == nil:
+		err = decodeOffsets(v, s.offsets)
+		closer.Close()
+		if err != nil {
+			return nil, fmt.Errorf("lsm: store %s: %w", id, err)
+		}
+	case !errors.Is(err, pebble.ErrNotFound):
+		return nil, fmt.Errorf("lsm: cannot read offsets of %s: %w", id, err)
+	}
+	b.stores[id] = s
+	return s, nil
+}
+
+// Commit implements state.Backend.
+func (b *Backend) Commit(positions map[string]int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for k, v := range positions {
+		if err := b.pending.Set(positionKey(k), binary.AppendVarint(nil, v), nil); err != nil {
+			return fmt.Errorf("lsm: cannot record position %s: %w", k, err)
+		}
+	}
+	if err := b.pending.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("lsm: cannot commit checkpoint: %w", err)
+	}
+	b.pending = b.db.NewIndexedBatch()
+	return nil
+}
+
+// Positions implements state.Backend: the positions of the last Commit.
+func (b *Backend) Positions() (map[string]int64, error) {
+	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: []byte{'p'}, UpperBound: []byte{'q'}})
+	if err != nil {
+		return nil, fmt.Errorf("lsm: cannot read positions: %w", err)
+	}
+	defer it.Close()
+	out := map[string]int64{}
+	for it.First(); it.Valid(); it.Next() {
+		v, n := binary.Varint(it.Value())
+		if n <= 0 {
+			return nil, fmt.Errorf("lsm: corrupt position %q", it.Key())
+		}
+		out[string(it.Key()[1:])] = v
+	}
+	return out, it.Error()
+}
+
+// Close implements state.Backend; uncommitted writes are dropped.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pending.Close()
+	return b.db.Close()
+}
+
+type store struct {
+	b       *Backend
+	id      string
+	prefix  []byte
+	offsets *state.Offsets
+	key     []byte
+}
+
+func (s *store) k(key []byte) []byte {
+	s.key = append(append(s.key[:0], s.prefix...), key...)
+	return s.key
+}
+
+func (s *store) Get(key []byte) ([]byte, bool, error) {
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	v, closer, err := s.b.pending.Get(s.k(key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("lsm: %s: %w", s.id, err)
+	}
+	out := bytes.Clone(v)
+	closer.Close()
+	return out, true, nil
+}
+
+func (s *store) Put(key, value []byte) error {
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	return s.b.pending.Set(s.k(key), value, nil)
+}
+
+func (s *store) Delete(key []byte) error {
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	return s.b.pending.Delete(s.k(key), nil)
+}
+
+func (s *store) Scan(prefix []byte, fn func(key, value []byte) bool) error {
+	s.b.mu.Lock()
+	lower := append(bytes.Clone(s.prefix), prefix...)
+	it, err := s.b.pending.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upperBound(lower)})
+	if err != nil {
+		s.b.mu.Unlock()
+		return fmt.Errorf("lsm: %s: %w", s.id, err)
+	}
+	type kv struct{ k, v []byte }
+	var all []kv
+	for it.First(); it.Valid(); it.Next() {
+		all = append(all, kv{bytes.Clone(it.Key()[len(s.prefix):]), bytes.Clone(it.Value())})
+	}
+	err = it.Close()
+	s.b.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("lsm: %s: %w", s.id, err)
+	}
+	// fn runs without the lock: it may call Put or Delete.
+	for _, e := range all {
+		if !fn(e.k, e.v) {
+			break
+		}
+	}
+	return nil
+}
+
+func (s *store) Offsets() *state.Offsets { return s.offsets }
+
+// Checkpoint writes the offsets table into the pending batch, beside the
+// writes it covers.
+func (s *store) Checkpoint() error {
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	return s.b.pending.Set(offsetsKey(s.id), encodeOffsets(s.offsets), nil)
+}
+
+func storePrefix(id string) []byte {
+	p := []byte{'s'}
+	p = binary.AppendUvarint(p, uint64(len(id)))
+	return append(p, id...)
+}
+
+func offsetsKey(id string) []byte { return append([]byte{'o'}, id...) }
+
+func positionKey(k string) []byte { return append([]byte{'p'}, k...) }
+
+// upperBound returns the smallest key greater than every key with prefix p.
+func upperBound(p []byte) []byte {
+	u := bytes.Clone(p)
+	for i := len(u) - 1; i >= 0; i-- {
+		if u[i] < 0xff {
+			u[i]++
+			return u[:i+1]
+		}
+	}
+	return nil
+}
+
+func encodeOffsets(o *state.Offsets) []byte {
+	all := o.All()
+	parts := make([]int32, 0, len(all))
+	for p := range all {
+		parts = append(parts, p)
+	}
+	sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
+	buf := binary.AppendUvarint(nil, uint64(len(parts)))
+	for _, p := range parts {
+		buf = binary.AppendVarint(buf, int64(p))
+		buf = binary.AppendVarint(buf, all[p])
+	}
+	return buf
+}
+
+func decodeOffsets(b []byte, o *state.Offsets) error {
+	n, k := binary.Uvarint(b)
+	if k <= 0 {
+		return errors.New("corrupt offsets table")
+	}
+	b = b[k:]
+	for i := uint64(0); i < n; i++ {
+		p, k1 := binary.Varint(b)
+		if k1 <= 0 {
+			return errors.New("corrupt offsets table")
+		}
+		off, k2 := binary.Varint(b[k1:])
+		if k2 <= 0 {
+			return errors.New("corrupt offsets table")
+		}
+		o.Set(int32(p), off)
+		b = b[k1+k2:]
+	}
+	return nil
+}
+
+// quietLogger keeps Pebble's informational messages off the terminal.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)  {}
+func (quietLogger) Errorf(string, ...any) {}
+func (quietLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf("pebble: "+format, args...))
+}
