@@ -68,6 +68,20 @@ var fuzzSeeds = []string{
 	`SELECT DISTINCT kind, ok FROM ev;`,
 	`SELECT REGEXP_EXTRACT(kind, '([a-z]+)', 1), JSON_VALUE(kind, '$.a'), SPLIT_INDEX(kind, ',', 0) FROM ev;`,
 	`DESCRIBE ev; SHOW TABLES; SHOW FUNCTIONS; DROP TABLE IF EXISTS nope;`,
+	`SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '9999999999999' DAY)) GROUP BY window_start, window_end;`,
+	`SELECT window_start FROM TABLE(CUMULATE(DATA => TABLE ev, TIMECOL => DESCRIPTOR(ts), STEP => INTERVAL '1' MINUTE, SIZE => INTERVAL '3' MINUTE, OFFSET => INTERVAL '-20' SECOND)) GROUP BY window_start, window_end;`,
+	`SELECT HOP_END(ts, INTERVAL '1' SECOND, INTERVAL '0' SECOND) FROM ev GROUP BY HOP(ts, INTERVAL '1' SECOND, INTERVAL '0' SECOND);`,
+	`SELECT SESSION_START(ts, INTERVAL '1' SECOND), kind FROM ev GROUP BY SESSION(ts, INTERVAL '1' SECOND), kind HAVING COUNT(*) > 1;`,
+	`SELECT CAST(amount AS DECIMAL(38, 38)), CAST(ts AS TIMESTAMP(9)), CAST(kind AS CHAR(1)), CAST(raw AS VARBINARY(3)) FROM ev;`,
+	`SELECT INTERVAL '1 23:59:59.999' DAY TO SECOND, ts + INTERVAL '1-11' YEAR TO MONTH, TIMESTAMPADD(MICROSECOND, 1, ts) FROM ev;`,
+	`SELECT TIMESTAMP '2020-02-29 23:59:59.999999999', DATE '2020-02-29', TIME '23:59:59.999' FROM ev;`,
+	`SELECT ROW(1, 'a'), MAP['a', 1], ARRAY[ARRAY[1]], CAST(NULL AS ROW<a INT, b ARRAY<MAP<STRING, INT>>>) FROM ev;`,
+	`SELECT kind LIKE 'a!%' ESCAPE '!', kind SIMILAR TO '(a|b)*', REGEXP_REPLACE(kind, '[0-9]+', 'n') FROM ev;`,
+	`SELECT * FROM (VALUES (1, 'a'), (2, 'b')) AS x(a, b) WHERE a IN (1, 2) ORDER BY 1 DESC LIMIT 1;`,
+	`INSERT INTO out_json (n, a) SELECT user_id, kind FROM ev;`,
+	`CREATE VIEW v1 AS SELECT * FROM ev; CREATE VIEW v2 (a, b) AS SELECT kind, user_id FROM v1; DROP VIEW v1; SELECT * FROM v2;`,
+	`CREATE TABLE x (a TIMESTAMP_LTZ(3), b AS a, WATERMARK FOR a AS a - INTERVAL '1' SECOND) WITH ('connector' = 'datagen'); SELECT window_time FROM TABLE(TUMBLE(TABLE x, DESCRIPTOR(a), INTERVAL '1' SECOND));`,
+	`SET 'parallelism.default' = '3'; RESET 'parallelism.default'; RESET; SET; SELECT 1;`,
 }
 
 // fuzzSeedFiles are the job files whose text seeds the corpus.
