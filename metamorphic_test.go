@@ -8,11 +8,12 @@ package sluice_test
 // over a TVF, HAVING, FILTER, COUNT(DISTINCT)) under several
 // configurations that must not change the result: parallelism 1, 2 and 4,
 // the rows in one file or split over several files of a directory
-// (several source partitions), and another session time zone. Every run's
-// output, as a sorted multiset of lines after applying any changelog, must
-// equal both the first run's and the result of a naive computation in
-// plain Go that assigns every row to its windows and aggregates with exact
-// integer arithmetic. Window aggregates must print inserts only.
+// (several source partitions) or over two tables combined with UNION ALL,
+// and another session time zone. Every run's output, as a sorted multiset
+// of lines after applying any changelog, must equal both the first run's
+// and the result of a naive computation in plain Go that assigns every row
+// to its windows and aggregates with exact integer arithmetic. Window
+// aggregates must print inserts only.
 //
 // The input is built so that no row is late in any configuration: within
 // every file a row is at most delay - 2 ms older than the newest row before
@@ -283,8 +284,10 @@ func appendRowJSON(dst []byte, row mmRow, decimal bool) []byte {
 	return append(dst, "}\n"...)
 }
 
-// writeInput writes the one-file layout to dir/one.jsonl and the split
-// layout to the directory dir/split.
+// writeInput writes the one-file layout to dir/one.jsonl, the split
+// layout to the directory dir/split, and the split layout's files again
+// over two directories dir/union-0 (even files) and dir/union-1 (odd
+// files), the two tables of the union layout.
 func writeInput(t *testing.T, dir string, in *mmInput) {
 	t.Helper()
 	one := []byte{}
@@ -294,11 +297,15 @@ func writeInput(t *testing.T, dir string, in *mmInput) {
 		parts[in.file[i]] = appendRowJSON(parts[in.file[i]], row, in.decimal)
 	}
 	writeFile(t, dir, "one.jsonl", string(one))
-	if err := os.Mkdir(filepath.Join(dir, "split"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, sub := range []string{"split", "union-0", "union-1"} {
+		if err := os.Mkdir(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for i, p := range parts {
-		writeFile(t, dir, filepath.Join("split", fmt.Sprintf("part-%d.jsonl", i)), string(p))
+		name := fmt.Sprintf("part-%d.jsonl", i)
+		writeFile(t, dir, filepath.Join("split", name), string(p))
+		writeFile(t, dir, filepath.Join(fmt.Sprintf("union-%d", i%2), name), string(p))
 	}
 }
 
@@ -438,16 +445,29 @@ func (q mmQuery) sql() string {
 	return b.String()
 }
 
-// job is the SQL text of one run of configuration c over path.
-func (in *mmInput) job(path string, c mmConfig) string {
+// job is the SQL text of one run of configuration c over the input
+// written to dir.
+func (in *mmInput) job(dir string, c mmConfig) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "SET 'parallelism.default' = '%d';\n", c.par)
 	if c.tz != "" {
 		fmt.Fprintf(&b, "SET 'table.local-time-zone' = '%s';\n", c.tz)
 	}
-	fmt.Fprintf(&b, "CREATE TABLE t (ts TIMESTAMP(3), k STRING, v %s, WATERMARK FOR ts AS ts - INTERVAL '%d' SECOND)\n",
-		in.valueType(), in.delay)
-	fmt.Fprintf(&b, "WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');\n", path)
+	table := func(name, path string) {
+		fmt.Fprintf(&b, "CREATE TABLE %s (ts TIMESTAMP(3), k STRING, v %s, WATERMARK FOR ts AS ts - INTERVAL '%d' SECOND)\n",
+			name, in.valueType(), in.delay)
+		fmt.Fprintf(&b, "WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');\n", path)
+	}
+	switch c.layout {
+	case layoutOne:
+		table("t", filepath.Join(dir, "one.jsonl"))
+	case layoutSplit:
+		table("t", filepath.Join(dir, "split"))
+	case layoutUnion:
+		table("t0", filepath.Join(dir, "union-0"))
+		table("t1", filepath.Join(dir, "union-1"))
+		b.WriteString("CREATE VIEW t AS SELECT * FROM t0 UNION ALL SELECT * FROM t1;\n")
+	}
 	for _, q := range in.queries {
 		b.WriteString(in.sinkDDL(q))
 	}
@@ -779,18 +799,26 @@ func raceEnabled() bool {
 
 // mmConfig is one way to run the queries.
 type mmConfig struct {
-	split bool // the rows split over several files
-	par   int
+	layout mmLayout
+	par    int
 	// tz is the session time zone, which must not move windows over
 	// TIMESTAMP (not TIMESTAMP_LTZ) columns; "" keeps the default.
 	tz string
 }
 
+// mmLayout is how the rows are laid out in files and tables.
+type mmLayout int
+
+const (
+	layoutOne   mmLayout = iota // one file
+	layoutSplit                 // several files of one directory
+	// layoutUnion is the split layout's files in two directories, read by
+	// two tables and combined by a UNION ALL view.
+	layoutUnion
+)
+
 func (c mmConfig) String() string {
-	layout := "one file"
-	if c.split {
-		layout = "split files"
-	}
+	layout := [...]string{"one file", "split files", "two tables' files under UNION ALL"}[c.layout]
 	s := fmt.Sprintf("%s, parallelism %d", layout, c.par)
 	if c.tz != "" {
 		s += ", time zone " + c.tz
@@ -805,8 +833,9 @@ func TestMetamorphicWindows(t *testing.T) {
 	seeds := []int64{1, 2}
 	minRows, maxRows := 2000, 10000
 	configs := []mmConfig{
-		{split: false, par: 1}, {split: false, par: 2}, {split: false, par: 4},
-		{split: true, par: 1}, {split: true, par: 2, tz: "Asia/Kathmandu"}, {split: true, par: 4},
+		{layout: layoutOne, par: 1}, {layout: layoutOne, par: 2}, {layout: layoutOne, par: 4},
+		{layout: layoutSplit, par: 1}, {layout: layoutSplit, par: 2, tz: "Asia/Kathmandu"}, {layout: layoutSplit, par: 4},
+		{layout: layoutUnion, par: 2},
 	}
 	switch {
 	case testing.Short():
@@ -830,11 +859,7 @@ func TestMetamorphicWindows(t *testing.T) {
 			}
 			var base map[string]*mmOutput
 			for _, c := range configs {
-				path := filepath.Join(dir, "one.jsonl")
-				if c.split {
-					path = filepath.Join(dir, "split")
-				}
-				src := in.job(path, c)
+				src := in.job(dir, c)
 				got, err := runJob(t, src)
 				if err != nil {
 					t.Fatalf("seed %d, %s: %v\njob:\n%s", seed, c, err, src)
