@@ -127,12 +127,14 @@ type Sink interface {
 	Close() error
 }
 
-// Committer is a Sink that makes its writes visible in two steps: Flush,
-// called at a checkpoint barrier, prepares everything written so far;
-// Commit, called once the checkpoint is complete (state and source
-// positions durable), makes it visible. A sink that is not a Committer is
-// at-least-once.
+// Committer is a Sink that makes its writes visible in two steps, in step
+// with the job's checkpoints: Prepare, called at a checkpoint barrier and at
+// the end of input, makes everything written so far durable but not yet
+// visible; Commit, called once the checkpoint is complete (state and source
+// positions durable), makes it visible. Close discards what was written
+// but not committed. A sink that is not a Committer is at-least-once.
 type Committer interface {
+	Prepare(ctx context.Context) error
 	Commit(ctx context.Context) error
 }
 

@@ -268,7 +268,22 @@ func (in *Inbox) run(ctx context.Context, t inboxTask) error {
 			combined = min(combined, wms[i])
 		}
 		if active == 0 && finished < in.senders {
-			// Everyone unfinished is idle: hold the watermark, tell downstream.
+			// Everyone unfinished is idle. As Flink's watermark valve does,
+			// advance to the largest watermark any of them reached (nothing
+			// older can arrive before one of them resumes, and a resuming
+			// sender's older rows are late), then tell downstream.
+			highest := MinWatermark
+			for i := range wms {
+				if !done[i] {
+					highest = max(highest, wms[i])
+				}
+			}
+			if highest > outWM {
+				outWM = highest
+				if err := next.Watermark(outWM); err != nil {
+					return err
+				}
+			}
 			if !allIdle && tail != nil {
 				allIdle = true
 				if err := tail.SetIdle(true); err != nil {

@@ -235,6 +235,15 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 			// with the sources' final positions.
 			err = coord.commitFinal()
 		}
+		if err == nil {
+			// Then two-step sinks make their last writes visible. Every
+			// task has ended, so the chains are quiet.
+			for _, t := range tasks {
+				if err = t.chain.notify(-1); err != nil {
+					break
+				}
+			}
+		}
 	}
 	for _, t := range opened {
 		if cerr := t.chain.Head.Close(); cerr != nil && err == nil {

@@ -171,3 +171,36 @@ func TestGraphIdlePartition(t *testing.T) {
 		}
 	}
 }
+
+// When every sender goes idle, the inbox advances to the largest watermark
+// any of them reached, as Flink's watermark valve does: a sender that went
+// idle first must not hold back the one that went idle after it.
+func TestInboxAllIdleAdvancesToMax(t *testing.T) {
+	for _, order := range [][2]int{{0, 1}, {1, 0}} {
+		in := exec.NewInbox(2, 8)
+		rec := &recorder{}
+		s0, s1 := in.Sender(0), in.Sender(1)
+		ctx := &exec.Context{Ctx: context.Background()}
+		s0.Open(ctx)
+		s1.Open(ctx)
+		done := make(chan error, 1)
+		go func() { done <- in.Run(context.Background(), rec, nil) }()
+		if err := s0.Watermark(1000); err != nil {
+			t.Fatal(err)
+		}
+		senders := []exec.Output{s0, s1}
+		for _, i := range order {
+			if err := senders[i].SetIdle(true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s0.Finish()
+		s1.Finish()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.watermarks) == 0 || rec.watermarks[0] != 1000 {
+			t.Errorf("idle order %v: watermarks %v, want 1000 first", order, rec.watermarks)
+		}
+	}
+}

@@ -32,10 +32,19 @@ func (s *SinkOperator) Process(b *types.Batch) error {
 // Watermark implements Operator.
 func (s *SinkOperator) Watermark(int64) error { return nil }
 
-// Finish implements Operator: everything is flushed.
-func (s *SinkOperator) Finish() error {
-	if err := s.Sink.Flush(s.ctx.Ctx); err != nil {
-		return fmt.Errorf("cannot flush %s: %w", s.Table, err)
+// Finish implements Operator: everything is flushed (prepared, for a sink
+// that commits in two steps: it commits when the job's final state is).
+func (s *SinkOperator) Finish() error { return s.prepare("at the end of input") }
+
+func (s *SinkOperator) prepare(when string) error {
+	var err error
+	if c, ok := s.Sink.(connector.Committer); ok {
+		err = c.Prepare(s.ctx.Ctx)
+	} else {
+		err = s.Sink.Flush(s.ctx.Ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("cannot flush %s %s: %w", s.Table, when, err)
 	}
 	return nil
 }
@@ -50,12 +59,7 @@ func (s *SinkOperator) Close() error {
 
 // Checkpoint implements Checkpointer: at a barrier, everything written so
 // far is flushed (prepared, for a sink that commits in two steps).
-func (s *SinkOperator) Checkpoint() error {
-	if err := s.Sink.Flush(s.ctx.Ctx); err != nil {
-		return fmt.Errorf("cannot flush %s at a checkpoint: %w", s.Table, err)
-	}
-	return nil
-}
+func (s *SinkOperator) Checkpoint() error { return s.prepare("at a checkpoint") }
 
 // CheckpointComplete implements CheckpointListener: a two-step sink makes
 // what it prepared visible.

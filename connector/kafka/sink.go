@@ -202,14 +202,16 @@ type Sink struct {
 	stop, stopped chan struct{} // the commit loop
 	stopOnce      sync.Once
 
-	mu       sync.Mutex
-	valRow   types.Row // scratch rows of the projected columns
-	keyRow   types.Row
-	avg      int // bytes per record of the last batch, to size the next
-	inTxn    bool
-	txnStart time.Time
-	closed   bool
-	err      error // sticky: a failed write or commit
+	mu     sync.Mutex
+	valRow types.Row // scratch rows of the projected columns
+	keyRow types.Row
+	avg    int // bytes per record of the last batch, to size the next
+	inTxn  bool
+	// checkpointed: commits follow the job's checkpoints (see Prepare).
+	checkpointed bool
+	txnStart     time.Time
+	closed       bool
+	err          error // sticky: a failed write or commit
 
 	perrMu sync.Mutex
 	perr   error // the first failed delivery
@@ -336,6 +338,38 @@ func (s *Sink) Flush(ctx context.Context) error {
 	return s.flush(ctx)
 }
 
+// Prepare implements connector.Committer: it waits until every record
+// written so far is acknowledged, inside the open transaction, without
+// committing it. From the first Prepare on, the sink commits only on Commit
+// (the job's checkpoints), never on its own interval, and Close aborts what
+// was not committed.
+func (s *Sink) Prepare(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.checkpointed = true
+	if s.closed {
+		return nil
+	}
+	if s.err != nil {
+		return s.err
+	}
+	if err := s.cl.Flush(ctx); err != nil {
+		return fmt.Errorf("kafka sink '%s': cannot flush: %w", s.table, err)
+	}
+	s.err = s.deliveryErr()
+	return s.err
+}
+
+// Commit implements connector.Committer: the prepared transaction commits.
+func (s *Sink) Commit(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	return s.flush(ctx)
+}
+
 func (s *Sink) flush(ctx context.Context) error {
 	if s.err != nil {
 		return s.err
@@ -413,7 +447,7 @@ func (s *Sink) commitLoop() {
 		case <-t.C:
 		}
 		s.mu.Lock()
-		if !s.closed && s.inTxn && s.err == nil && time.Since(s.txnStart) >= s.interval {
+		if !s.closed && !s.checkpointed && s.inTxn && s.err == nil && time.Since(s.txnStart) >= s.interval {
 			ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 			s.flush(ctx) // a failure is sticky: the next Write reports it
 			cancel()
@@ -447,6 +481,10 @@ func (s *Sink) Close() error {
 			return fmt.Errorf("%w (and %v)", s.err, err)
 		}
 		return s.err
+	}
+	if s.checkpointed {
+		// Whatever is still open was not covered by a checkpoint.
+		return s.abort(ctx)
 	}
 	return s.flush(ctx)
 }
