@@ -35,8 +35,17 @@ func runSQL(t testing.TB, bootstrap, src string) string {
 }
 
 // TestEngineTumbleExactlyOnce runs a windowed aggregation from a bounded
-// four-partition topic into an exactly-once Kafka sink.
+// four-partition topic into an exactly-once Kafka sink: with the sink's
+// transaction committed at the end of the job, and with checkpoints every
+// 20 ms driving the commits.
 func TestEngineTumbleExactlyOnce(t *testing.T) {
+	t.Run("end-of-job commit", func(t *testing.T) { testEngineTumble(t, "") })
+	t.Run("checkpointed", func(t *testing.T) {
+		testEngineTumble(t, "SET 'execution.checkpointing.interval' = '20ms';")
+	})
+}
+
+func testEngineTumble(t *testing.T, settings string) {
 	bs := kafkatest.Start(t, 4, "bids", "totals")
 	base := time.Date(2020, 4, 15, 8, 0, 0, 0, time.UTC)
 	var recs []*kgo.Record
@@ -56,7 +65,7 @@ func TestEngineTumbleExactlyOnce(t *testing.T) {
 	recs = append(recs, &kgo.Record{Partition: 2, Value: []byte(`{"bidtime":"not a time"}`)})
 	kafkatest.ProduceTo(t, bs, "bids", recs...)
 
-	runSQL(t, bs, `
+	runSQL(t, bs, settings+`
 CREATE TABLE bids (
   bidtime TIMESTAMP(3),
   price DOUBLE,
