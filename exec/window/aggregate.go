@@ -103,6 +103,27 @@ type entry struct {
 	key   string        // the encoded key: the map key it is stored under
 	vals  []types.Value // the key column values, in Keys order
 	group agg.Group
+
+	// Checkpoint bookkeeping of slicing aggregates, whose store holds one
+	// record per entry. (A session's entries are stored with their
+	// session.)
+	home   home // the slice or CUMULATE window holding the entry
+	dirty  bool // changed since the last Checkpoint, and listed in dirty
+	stored bool // the store holds the entry under home and key
+}
+
+// home names the container of an entry in the store: a slice by its end,
+// or the running accumulators of a CUMULATE window by its start.
+type home struct {
+	prefix byte // sliceKey or cumKey
+	at     int64
+}
+
+// storedEntry is the store key of an entry that must be deleted at the next
+// Checkpoint.
+type storedEntry struct {
+	home home
+	key  string
 }
 
 // aggBase is what every window aggregate shares: input checks, replay
@@ -116,6 +137,7 @@ type aggBase struct {
 	timeCol int
 	maxCol  int // the largest input column read: rows must be wider
 
+	store   state.Store // nil without a state backend
 	offsets *state.Offsets
 	metrics *exec.Metrics
 	// run caches the offset of the partition of the last admitted row;
@@ -136,6 +158,22 @@ type aggBase struct {
 	width   int
 	free    []*entry
 	sorted  []*entry
+	live    int // entries handed out and not released
+
+	// Checkpoint bookkeeping. track is set while every change since the
+	// last Checkpoint is listed (in dirty for slicing aggregates, in the
+	// session set for session aggregates); without it the next Checkpoint
+	// writes every live entry. It starts unset, so that a job that never
+	// checkpoints keeps no lists, and is given up when the list grows past
+	// dirtyLimit.
+	track   bool
+	dirty   []*entry
+	removed []storedEntry // stored entries released or moved since
+	meta    metaState     // the meta record last written or restored
+	fp      []byte        // the operator's fingerprint, kept in the meta record
+	enc     []byte        // scratch: store values
+	keyEnc  []byte        // scratch: store keys
+	accEnc  []byte        // scratch: one accumulator's state
 }
 
 func newAggBase(cfg AggregateConfig, name string) aggBase {
@@ -164,11 +202,12 @@ func newAggBase(cfg AggregateConfig, name string) aggBase {
 		scratch: make([]types.Value, max(agg.MaxArgs(cfg.Calls), 1)),
 		out:     types.NewBatch(outBatchRows, width),
 		width:   width,
+		fp:      aggFingerprint(cfg),
 	}
 }
 
-// open attaches the operator's store and opens downstream.
-func (b *aggBase) open(ctx *exec.Context) error {
+// attach attaches the operator's store and its offsets table.
+func (b *aggBase) attach(ctx *exec.Context) error {
 	if ctx != nil {
 		b.metrics = ctx.Metrics
 		if ctx.State != nil {
@@ -176,15 +215,17 @@ func (b *aggBase) open(ctx *exec.Context) error {
 			if err != nil {
 				return fmt.Errorf("cannot open %s: %w", b.name, err)
 			}
+			b.store = st
 			b.offsets = st.Offsets()
 		}
 	}
 	if b.offsets == nil {
 		// No state backend (a test, or a job without one): dedup
-		// replays within this run all the same.
+		// replays within this run all the same. Nothing is restored
+		// or checkpointed.
 		b.offsets = state.NewOffsets()
 	}
-	return b.next.Open(ctx)
+	return nil
 }
 
 // admit checks an input row and reports whether to fold it in, and its
@@ -279,6 +320,7 @@ func (b *aggBase) copyEntry(src *entry) (*entry, error) {
 }
 
 func (b *aggBase) emptyEntry() *entry {
+	b.live++
 	if n := len(b.free); n > 0 {
 		e := b.free[n-1]
 		b.free = b.free[:n-1]
@@ -287,8 +329,14 @@ func (b *aggBase) emptyEntry() *entry {
 	return &entry{vals: make([]types.Value, len(b.keys)), group: agg.NewGroup(b.calls)}
 }
 
-// release resets e and keeps it for reuse.
+// release resets e and keeps it for reuse. A stored entry is deleted from
+// the store at the next Checkpoint.
 func (b *aggBase) release(e *entry) {
+	b.live--
+	if e.stored {
+		b.removed = append(b.removed, storedEntry{e.home, e.key})
+	}
+	e.stored, e.dirty = false, false
 	if len(b.free) >= maxFreeEntries {
 		return
 	}

@@ -67,7 +67,7 @@ func NewAssign(cfg AssignConfig) (exec.Operator, error) {
 	}
 	base := assignBase{cfg: cfg, name: name, maxCol: maxCol, out: types.NewBatch(outBatchRows, 0)}
 	if cfg.Spec.Kind == Session {
-		op := &sessionAssign{assignBase: base, wm: exec.MinWatermark}
+		op := &sessionAssign{assignBase: base, wm: exec.MinWatermark, fp: assignFingerprint(cfg)}
 		op.set = newSessionSet(cfg.Spec.Gap, mergeRows)
 		return op, nil
 	}
@@ -175,13 +175,30 @@ func (a *alignedAssign) Close() error { return a.cfg.Next.Close() }
 // sessionAssign buffers rows per session until the session fires.
 type sessionAssign struct {
 	assignBase
+	store   state.Store // nil without a state backend or an ID
 	offsets *state.Offsets
 	wm      int64
 	ended   bool
-	seq     int64
+	seq     int64 // the seq of the last buffered row
 	keyBuf  []byte
 	set     *sessionSet[[]bufferedRow]
 	fired   []*session[[]bufferedRow]
+
+	// Checkpoint bookkeeping. The store holds every buffered row whose seq
+	// is at most storedSeq. While track is set, fresh lists the rows
+	// buffered since (seqs storedSeq+1, storedSeq+2, ...) and gone marks
+	// those that fired before the next checkpoint; without it the next
+	// checkpoint looks for new rows in every session.
+	buffered  int // rows buffered now
+	storedSeq int64
+	track     bool
+	fresh     []bufferedRow
+	gone      []bool
+	removed   []int64 // seqs of stored rows that fired
+	meta      metaState
+	fp        []byte
+	enc       []byte
+	keyEnc    []byte
 }
 
 type bufferedRow struct {
@@ -207,11 +224,16 @@ func (a *sessionAssign) Open(ctx *exec.Context) error {
 			if err != nil {
 				return fmt.Errorf("cannot open %s: %w", a.name, err)
 			}
+			a.store = st
 			a.offsets = st.Offsets()
 		}
 	}
 	if a.offsets == nil {
+		// Replays are dropped within this run all the same.
 		a.offsets = state.NewOffsets()
+	}
+	if err := a.restore(); err != nil {
+		return fmt.Errorf("cannot open %s: %w", a.name, err)
 	}
 	return a.cfg.Next.Open(ctx)
 }
@@ -249,7 +271,12 @@ func (a *sessionAssign) Process(b *types.Batch) error {
 			continue
 		}
 		a.seq++
-		s.data = append(s.data, bufferedRow{seq: a.seq, kind: r.Kind, vals: slices.Clone(r.Vals)})
+		br := bufferedRow{seq: a.seq, kind: r.Kind, vals: slices.Clone(r.Vals)}
+		s.data = append(s.data, br)
+		a.buffered++
+		if a.track {
+			a.keep(br)
+		}
 	}
 	return nil
 }
@@ -300,7 +327,9 @@ func (a *sessionAssign) fire(wm int64) error {
 			if err := a.emit(r.kind, types.NoOrigin, r.vals, s.start, s.end); err != nil {
 				return err
 			}
+			a.forget(r.seq)
 		}
+		a.buffered -= len(rows)
 		s.data = nil
 	}
 	clear(a.fired)

@@ -91,8 +91,17 @@ func (op *sessionAggregate) newAcc(a *sessionAcc) {
 	}
 }
 
-// Open implements exec.Operator.
-func (op *sessionAggregate) Open(ctx *exec.Context) error { return op.open(ctx) }
+// Open implements exec.Operator. It attaches the operator's store,
+// restores the sessions of the last checkpoint, and opens downstream.
+func (op *sessionAggregate) Open(ctx *exec.Context) error {
+	if err := op.attach(ctx); err != nil {
+		return err
+	}
+	if err := op.restore(); err != nil {
+		return fmt.Errorf("cannot open %s: %w", op.name, err)
+	}
+	return op.next.Open(ctx)
+}
 
 // Process implements exec.Operator.
 func (op *sessionAggregate) Process(b *types.Batch) error {

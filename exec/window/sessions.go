@@ -16,6 +16,17 @@ type sessionSet[D any] struct {
 	heap  sessionHeap[D]
 	// merge folds src's data into dst's when two sessions merge.
 	merge func(dst, src *D) error
+
+	// Checkpoint bookkeeping, for operators that store whole sessions.
+	// While track is set, every session changed since the last
+	// checkpoint is listed in dirty (once: its dirty flag is set); the
+	// list is given up when it outgrows dirtyLimit(live). removed lists
+	// the IDs of stored sessions that merged away or fired.
+	nextID  uint64
+	live    int
+	track   bool
+	dirty   []*session[D]
+	removed []uint64
 }
 
 // sessionPart is the live sessions of one partition key, sorted by start;
@@ -26,13 +37,16 @@ type sessionPart[D any] struct {
 }
 
 type session[D any] struct {
+	id         uint64 // the session's store key; unique in the operator
 	start, end int64
 	// heapEnd is the end the session was queued under; the real end may
 	// have grown since, in which case the session is queued again when it
 	// reaches the top of the heap.
 	heapEnd int64
 	part    *sessionPart[D]
-	dead    bool // merged into another session
+	dead    bool // merged into another session, or fired
+	dirty   bool // listed in the set's dirty list
+	stored  bool // the store holds the session under id
 	data    D
 }
 
@@ -67,12 +81,15 @@ func (ss *sessionSet[D]) add(pkey []byte, t, wm int64, newData func(*D)) (*sessi
 				if err := ss.merge(&dst.data, &src.data); err != nil {
 					return nil, err
 				}
-				src.dead = true
+				ss.kill(src)
 			}
 			if j-i > 1 {
 				n := copy(list[i+1:], list[j:])
 				clear(list[i+1+n:])
 				p.list = list[:i+1+n]
+			}
+			if ss.track && !dst.dirty {
+				ss.touch(dst)
 			}
 			return dst, nil
 		}
@@ -94,10 +111,74 @@ func (ss *sessionSet[D]) add(pkey []byte, t, wm int64, newData func(*D)) (*sessi
 }
 
 func (ss *sessionSet[D]) newSession(p *sessionPart[D], start, end int64, newData func(*D)) *session[D] {
-	s := &session[D]{start: start, end: end, heapEnd: end, part: p}
+	s := &session[D]{id: ss.nextID, start: start, end: end, heapEnd: end, part: p}
+	ss.nextID++
+	ss.live++
 	newData(&s.data)
 	ss.heap.push(s)
+	if ss.track {
+		ss.touch(s)
+	}
 	return s
+}
+
+// touch lists s as changed since the last checkpoint.
+func (ss *sessionSet[D]) touch(s *session[D]) {
+	if len(ss.dirty) >= dirtyLimit(ss.live) {
+		// Mostly sessions that are gone: the next checkpoint writes
+		// the live ones instead.
+		clear(ss.dirty)
+		ss.dirty, ss.track = ss.dirty[:0], false
+		return
+	}
+	s.dirty = true
+	ss.dirty = append(ss.dirty, s)
+}
+
+// kill marks a session that merged away or fired; a stored one is deleted
+// at the next checkpoint.
+func (ss *sessionSet[D]) kill(s *session[D]) {
+	s.dead = true
+	ss.live--
+	if s.stored {
+		ss.removed = append(ss.removed, s.id)
+		s.stored = false
+	}
+}
+
+// restore adds a session read from the store. Sessions of one partition
+// key may come in any order; call sorted once they are all in.
+func (ss *sessionSet[D]) restore(id uint64, pkey string, start, end int64, data D) *session[D] {
+	p := ss.parts[pkey]
+	if p == nil {
+		p = &sessionPart[D]{key: pkey}
+		ss.parts[pkey] = p
+	}
+	s := &session[D]{id: id, start: start, end: end, heapEnd: end, part: p, stored: true, data: data}
+	p.list = append(p.list, s)
+	ss.heap.push(s)
+	ss.live++
+	ss.nextID = max(ss.nextID, id+1)
+	return s
+}
+
+// sorted sorts every partition's sessions by start after restore.
+func (ss *sessionSet[D]) sorted() {
+	for _, p := range ss.parts {
+		slices.SortFunc(p.list, func(x, y *session[D]) int { return cmp.Compare(x.start, y.start) })
+	}
+}
+
+// each calls fn for every live session.
+func (ss *sessionSet[D]) each(fn func(s *session[D]) error) error {
+	for _, p := range ss.parts {
+		for _, s := range p.list {
+			if err := fn(s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // pending reports whether some session may fire under wm.
@@ -128,6 +209,7 @@ func (ss *sessionSet[D]) fire(wm int64, dst []*session[D]) []*session[D] {
 		if len(p.list) == 0 {
 			delete(ss.parts, p.key)
 		}
+		ss.kill(s)
 		dst = append(dst, s)
 	}
 	slices.SortFunc(dst[n:], func(x, y *session[D]) int {

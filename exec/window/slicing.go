@@ -93,8 +93,17 @@ func newSlicingAggregate(b aggBase) *slicingAggregate {
 	return op
 }
 
-// Open implements exec.Operator.
-func (op *slicingAggregate) Open(ctx *exec.Context) error { return op.open(ctx) }
+// Open implements exec.Operator. It attaches the operator's store,
+// restores the state of the last checkpoint, and opens downstream.
+func (op *slicingAggregate) Open(ctx *exec.Context) error {
+	if err := op.attach(ctx); err != nil {
+		return err
+	}
+	if err := op.restore(); err != nil {
+		return fmt.Errorf("cannot open %s: %w", op.name, err)
+	}
+	return op.next.Open(ctx)
+}
 
 // Process implements exec.Operator.
 func (op *slicingAggregate) Process(b *types.Batch) error {
@@ -120,33 +129,43 @@ func (op *slicingAggregate) Process(b *types.Batch) error {
 				// A CUMULATE row whose slice already fired: it
 				// goes to the running accumulators of its max
 				// window, which later windows still include.
-				if err := op.add(m, r.Vals); err != nil {
+				if err := op.add(m, op.cumHome(t), r.Vals); err != nil {
 					return err
 				}
 				continue
 			}
 			op.cur = s
 		}
-		if err := op.add(s.m, r.Vals); err != nil {
+		if err := op.add(s.m, home{sliceKey, s.end}, r.Vals); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// add folds row into the entry of its key in m.
-func (op *slicingAggregate) add(m map[string]*entry, row []types.Value) error {
+// add folds row into the entry of its key in m, whose entries live at h.
+func (op *slicingAggregate) add(m map[string]*entry, h home, row []types.Value) error {
 	key := op.appendKey(op.keys, row)
 	e := m[string(key)]
 	if e == nil {
 		k := string(key)
 		e = op.newEntry(k, row)
+		e.home = h
 		m[k] = e
 	}
 	if err := e.group.Add(op.calls, row, op.scratch); err != nil {
 		return fmt.Errorf("%s: cannot accumulate: %w", op.name, err)
 	}
+	if op.track && !e.dirty {
+		op.touch(e)
+	}
 	return nil
+}
+
+// cumHome is where the running accumulators of the CUMULATE window holding
+// t are stored.
+func (op *slicingAggregate) cumHome(t int64) home {
+	return home{cumKey, alignedStart(t, op.offset, op.size)}
 }
 
 // target finds where a row at t, in the slice ending at sliceEnd, goes
@@ -392,10 +411,14 @@ func (op *slicingAggregate) fireCumulateWindow(c *cumWindow, end int64) error {
 				if err := d.group.Merge(e.group); err != nil {
 					return fmt.Errorf("%s: cannot merge slices: %w", op.name, err)
 				}
+				if op.track && !d.dirty {
+					op.touch(d)
+				}
 				op.release(e)
 				continue
 			}
 			// The slice is freed below: its entry moves over as is.
+			op.rehome(e, home{cumKey, c.start})
 			c.running[k] = e
 			c.order = append(c.order, e)
 			c.dirty = true
