@@ -35,6 +35,7 @@ import (
 	"github.com/sluicesql/sluice/sql/parser"
 	"github.com/sluicesql/sluice/sql/token"
 	"github.com/sluicesql/sluice/state"
+	"github.com/sluicesql/sluice/state/kafkalog"
 	"github.com/sluicesql/sluice/state/lsm"
 	"github.com/sluicesql/sluice/types"
 )
@@ -134,9 +135,46 @@ func (e *Engine) Close() error {
 	return e.opts.State.Close()
 }
 
-// backend returns the state backend for a job: the local LSM store in the
-// session's 'state.dir' if set, else the engine's State.
-func (e *Engine) backend(cfg map[string]string) (state.Backend, error) {
+// jobBackend returns the state backend of a job and how to release it:
+// with 'state.backend' = 'kafka', a changelog in Kafka of the job's own
+// (closed with the job); with 'state.dir', the local LSM store in that
+// directory (shared by the engine's jobs); else the engine's State.
+func (e *Engine) jobBackend(ctx context.Context, job string, cfg map[string]string) (state.Backend, func() error, error) {
+	nop := func() error { return nil }
+	switch kind := cfg["state.backend"]; kind {
+	case "", "memory", "local":
+	case "kafka":
+		bs := cfg["state.kafka.bootstrap.servers"]
+		if bs == "" {
+			return nil, nil, errors.New("'state.backend' = 'kafka' needs 'state.kafka.bootstrap.servers'")
+		}
+		o := kafkalog.Options{
+			Bootstrap:       strings.Split(bs, ","),
+			Topic:           cmpOr(cfg["state.kafka.topic"], "sluice-state-"+job),
+			TransactionalID: cmpOr(cfg["state.kafka.transactional-id"], "sluice-"+job),
+		}
+		b, err := kafkalog.Open(ctx, o)
+		if err != nil {
+			return nil, nil, err
+		}
+		return b, b.Close, nil
+	default:
+		return nil, nil, fmt.Errorf("'state.backend' = '%s' is not supported: use memory, local (with 'state.dir') or kafka", kind)
+	}
+	b, err := e.localBackend(cfg)
+	return b, nop, err
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// localBackend returns the local LSM store in the session's 'state.dir' if
+// set, else the engine's State.
+func (e *Engine) localBackend(cfg map[string]string) (state.Backend, error) {
 	dir := cfg["state.dir"]
 	if dir == "" {
 		return e.opts.State, nil
@@ -492,20 +530,28 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		}
 		env.Expr.Location = loc
 	}
+	backend, closeBackend, err := e.jobBackend(ctx, name, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if kb, ok := backend.(*kafkalog.Backend); ok {
+		env.ConnEnv.KafkaTxn = kb.Txn()
+	}
 	g, err := physical.Build(env, sinks...)
 	if err != nil {
+		closeBackend()
 		return nil, e.positionTableError(err)
 	}
 	if before != nil {
 		before()
 	}
-	backend, err := e.backend(cfg)
-	if err != nil {
-		return nil, err
-	}
 	var interval time.Duration
+	if _, ok := backend.(*kafkalog.Backend); ok {
+		interval = time.Second // state in Kafka commits with checkpoints
+	}
 	if v, ok := cfg["execution.checkpointing.interval"]; ok {
 		if interval, err = connector.ParseDuration(v); err != nil {
+			closeBackend()
 			return nil, fmt.Errorf("execution.checkpointing.interval: %w", err)
 		}
 	}
@@ -521,6 +567,9 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 			CheckpointInterval: interval})
 		if errors.Is(err, context.Canceled) {
 			err = nil
+		}
+		if cerr := closeBackend(); cerr != nil && err == nil {
+			err = cerr
 		}
 		j.err = err
 	}()

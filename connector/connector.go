@@ -70,6 +70,11 @@ type Env struct {
 	Stdout io.Writer
 	// Now returns processing time in microseconds since the epoch.
 	Now func() int64
+	// KafkaTxn, when the job's state lives in Kafka, is the *kgo.Client
+	// whose open transaction each checkpoint commits: exactly-once Kafka
+	// sinks write into it, so that output, state and positions commit
+	// together. Nil otherwise.
+	KafkaTxn any
 }
 
 // Factory builds sources and/or sinks for one connector name.
@@ -99,6 +104,14 @@ type Source interface {
 	Bounded() bool
 	// Open opens partition p for reading.
 	Open(ctx context.Context, p int) (Reader, error)
+}
+
+// Resumer is a Source that can open a partition just after a position: the
+// origin offset of the last row a job's checkpoint covered. Sources that
+// are not Resumers are replayed from their start and the rows up to the
+// position skipped.
+type Resumer interface {
+	OpenAfter(ctx context.Context, p int, offset int64) (Reader, error)
 }
 
 // Reader reads one partition.

@@ -157,7 +157,13 @@ func (t *SourceTask) barrier(id, last int64) error {
 // Run reads the partition until it ends or ctx is cancelled. At the end of
 // a bounded partition it emits MaxWatermark and finishes the chain.
 func (t *SourceTask) Run(ctx context.Context) error {
-	r, err := t.Source.Open(ctx, t.Part)
+	var r connector.Reader
+	var err error
+	if rs, ok := t.Source.(connector.Resumer); ok && t.ResumeAfter > 0 {
+		r, err = rs.OpenAfter(ctx, t.Part, t.ResumeAfter)
+	} else {
+		r, err = t.Source.Open(ctx, t.Part)
+	}
 	if err != nil {
 		return fmt.Errorf("cannot open source %s partition %d: %w", t.Table, t.Part, err)
 	}

@@ -101,6 +101,16 @@ func createSink(t connector.Table, env connector.Env, upsert bool) (*Sink, error
 			opts = append(opts, kgo.RequiredAcks(acks), kgo.DisableIdempotentWrite())
 		}
 	case guaranteeExactlyOnce:
+		if tx, ok := env.KafkaTxn.(*kgo.Client); ok {
+			// The job's state lives in Kafka: write into its transaction,
+			// which each checkpoint commits with the state and positions.
+			s.cl, s.shared = tx, true
+			if err := s.checkTopic(); err != nil {
+				return nil, err
+			}
+			s.promise = s.delivered
+			return s, nil
+		}
 		prefix, err := o.Required("sink.transactional-id-prefix")
 		if err != nil {
 			return nil, fmt.Errorf("'sink.delivery-guarantee' = 'exactly-once': %w", err)
@@ -209,6 +219,13 @@ type Sink struct {
 	inTxn  bool
 	// checkpointed: commits follow the job's checkpoints (see Prepare).
 	checkpointed bool
+	// shared: the sink writes into the job's transaction (Env.KafkaTxn),
+	// which the state backend commits; between a Prepare and the Commit
+	// that follows, records wait in held, so that none of the next epoch
+	// joins the committing transaction.
+	shared  bool
+	holding bool
+	held    []*kgo.Record
 	txnStart     time.Time
 	closed       bool
 	err          error // sticky: a failed write or commit
@@ -255,7 +272,7 @@ func (s *Sink) Write(ctx context.Context, b *types.Batch) error {
 	if len(b.Rows) == 0 {
 		return nil
 	}
-	if s.guarantee == guaranteeExactlyOnce && !s.inTxn {
+	if s.guarantee == guaranteeExactlyOnce && !s.inTxn && !s.shared {
 		if err := s.cl.BeginTransaction(); err != nil {
 			s.err = fmt.Errorf("kafka sink '%s': cannot begin a transaction: %w", s.table, err)
 			return s.err
@@ -303,6 +320,10 @@ func (s *Sink) Write(ctx context.Context, b *types.Batch) error {
 		rec := &recs[n]
 		n++
 		rec.Topic, rec.Key, rec.Value = s.topic, key, val
+		if s.holding {
+			s.held = append(s.held, rec)
+			continue
+		}
 		s.cl.Produce(ctx, rec, s.promise)
 	}
 	if n > 0 {
@@ -357,14 +378,27 @@ func (s *Sink) Prepare(ctx context.Context) error {
 		return fmt.Errorf("kafka sink '%s': cannot flush: %w", s.table, err)
 	}
 	s.err = s.deliveryErr()
+	if s.shared {
+		s.holding = true
+	}
 	return s.err
 }
 
 // Commit implements connector.Committer: the prepared transaction commits.
+// A shared sink's transaction was committed by the state backend: it only
+// sends the records it held back into the next one.
 func (s *Sink) Commit(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
+		return nil
+	}
+	if s.shared {
+		s.holding = false
+		for _, r := range s.held {
+			s.cl.Produce(ctx, r, s.promise)
+		}
+		s.held = nil
 		return nil
 	}
 	return s.flush(ctx)
@@ -470,6 +504,11 @@ func (s *Sink) Close() error {
 		return nil
 	}
 	s.closed = true
+	if s.shared {
+		// The state backend owns the client and its transaction.
+		s.held = nil
+		return nil
+	}
 	defer s.cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()

@@ -191,6 +191,18 @@ func (s *Source) Skipped() int64 { return s.policy.Skipped() }
 // Open implements connector.Source: it resolves the partition's start (and
 // end) offset and starts fetching.
 func (s *Source) Open(ctx context.Context, p int) (connector.Reader, error) {
+	return s.openAt(ctx, p, -1)
+}
+
+// OpenAfter implements connector.Resumer: the partition is read from the
+// record after offset, where a job's checkpoint left it.
+func (s *Source) OpenAfter(ctx context.Context, p int, offset int64) (connector.Reader, error) {
+	return s.openAt(ctx, p, offset+1)
+}
+
+// openAt opens partition p at from, or at the table's start position when
+// from is negative.
+func (s *Source) openAt(ctx context.Context, p int, from int64) (connector.Reader, error) {
 	if p < 0 || p >= len(s.parts) {
 		return nil, fmt.Errorf("kafka: partition %d out of range [0, %d)", p, len(s.parts))
 	}
@@ -232,7 +244,10 @@ func (s *Source) Open(ctx context.Context, p int) (connector.Reader, error) {
 	octx, cancel := context.WithTimeout(ctx, metadataTimeout)
 	defer cancel()
 	adm := kadm.NewClient(r.cl)
-	start, err := s.offset(octx, adm, tp, s.start, false)
+	start := from
+	if from < 0 {
+		start, err = s.offset(octx, adm, tp, s.start, false)
+	}
 	if err == nil && s.Bounded() {
 		r.end, err = s.offset(octx, adm, tp, s.end, true)
 	}

@@ -1,0 +1,403 @@
+// Package kafkalog keeps a job's state in a compacted Kafka topic: the
+// changelog. Each checkpoint writes the stores' changes and the sources'
+// positions to the changelog inside a Kafka transaction that the job's
+// exactly-once Kafka sinks write their output into too (Txn), so that state,
+// positions and output become visible together, or not at all. A job that
+// restarts reads the changelog back (read-committed) and goes on from the
+// last committed checkpoint; a crashed predecessor's open transaction is
+// aborted when the restarted job fences its transactional ID.
+//
+// Stores are served from memory; the changelog is their durable copy.
+// Record keys: 's' + len(id) + id + key for store entries (a tombstone
+// deletes), 'o' + id for a store's offsets table, 'p' + key for positions.
+package kafkalog
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluicesql/sluice/state"
+)
+
+// Options configure the backend.
+type Options struct {
+	// Bootstrap are the brokers.
+	Bootstrap []string
+	// Topic is the changelog topic; it is created (compacted, one
+	// partition) if missing.
+	Topic string
+	// TransactionalID identifies the job's producer: a restarted job must
+	// use the same one, so that it fences its crashed predecessor.
+	TransactionalID string
+	// Timeout bounds restoring and committing (default 30 s).
+	Timeout time.Duration
+}
+
+// Backend is a state.Backend over a Kafka changelog.
+type Backend struct {
+	opts Options
+	cl   *kgo.Client
+
+	mu        sync.Mutex
+	data      map[string][]byte // every live entry, committed or pending
+	dirty     map[string]bool   // keys changed since the last Commit
+	positions map[string]int64
+	stores    map[string]*store
+	inTxn     bool
+}
+
+// Open connects, restores the last committed checkpoint from the changelog
+// and begins the first transaction.
+func Open(ctx context.Context, o Options) (*Backend, error) {
+	if o.Timeout <= 0 {
+		o.Timeout = 30 * time.Second
+	}
+	if o.Topic == "" || o.TransactionalID == "" || len(o.Bootstrap) == 0 {
+		return nil, errors.New("kafkalog: bootstrap servers, topic and transactional ID are required")
+	}
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(o.Bootstrap...),
+		kgo.TransactionalID(o.TransactionalID),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.DefaultProduceTopic(o.Topic),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("kafkalog: cannot create client: %w", err)
+	}
+	b := &Backend{opts: o, cl: cl, data: map[string][]byte{}, dirty: map[string]bool{},
+		positions: map[string]int64{}, stores: map[string]*store{}}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	if err := b.ensureTopic(ctx); err != nil {
+		cl.Close()
+		return nil, err
+	}
+	if err := b.fence(ctx); err != nil {
+		cl.Close()
+		return nil, err
+	}
+	if err := b.restore(ctx); err != nil {
+		cl.Close()
+		return nil, err
+	}
+	if err := cl.BeginTransaction(); err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("kafkalog: cannot begin a transaction: %w", err)
+	}
+	b.inTxn = true
+	return b, nil
+}
+
+func (b *Backend) ensureTopic(ctx context.Context) error {
+	adm := kadm.NewClient(b.cl)
+	cleanup := "compact"
+	resp, err := adm.CreateTopic(ctx, 1, -1, map[string]*string{"cleanup.policy": &cleanup}, b.opts.Topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		return fmt.Errorf("kafkalog: cannot create changelog topic %s: %w", b.opts.Topic, err)
+	}
+	return nil
+}
+
+// fence takes over the transactional ID: the first transaction of this
+// producer (empty but for one record, and aborted) makes the broker abort
+// whatever a crashed predecessor left open, so that every transaction in
+// the changelog is decided before it is read.
+func (b *Backend) fence(ctx context.Context) error {
+	if err := b.cl.BeginTransaction(); err != nil {
+		return fmt.Errorf("kafkalog: cannot begin a transaction: %w", err)
+	}
+	if err := b.cl.ProduceSync(ctx, &kgo.Record{Key: []byte("f"), Partition: 0}).FirstErr(); err != nil {
+		return fmt.Errorf("kafkalog: cannot take over transactional ID %s: %w", b.opts.TransactionalID, err)
+	}
+	if err := b.cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		return fmt.Errorf("kafkalog: cannot take over transactional ID %s: %w", b.opts.TransactionalID, err)
+	}
+	return nil
+}
+
+// restore reads the changelog up to its current end. Control records are
+// kept so that the read sees the offset of the last transaction marker,
+// whether that transaction committed or aborted.
+func (b *Backend) restore(ctx context.Context) error {
+	adm := kadm.NewClient(b.cl)
+	ends, err := adm.ListEndOffsets(ctx, b.opts.Topic)
+	if err != nil {
+		return fmt.Errorf("kafkalog: cannot list the changelog's end: %w", err)
+	}
+	end, ok := ends.Lookup(b.opts.Topic, 0)
+	if !ok || end.Err != nil {
+		return fmt.Errorf("kafkalog: cannot find the changelog's end: %v", end.Err)
+	}
+	if end.Offset == 0 {
+		return nil
+	}
+	rd, err := kgo.NewClient(kgo.SeedBrokers(b.opts.Bootstrap...),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.KeepControlRecords(),
+		kgo.FetchMaxWait(200*time.Millisecond),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{b.opts.Topic: {0: kgo.NewOffset().AtStart()}}))
+	if err != nil {
+		return fmt.Errorf("kafkalog: cannot read the changelog: %w", err)
+	}
+	defer rd.Close()
+	for {
+		fs := rd.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("kafkalog: cannot restore from %s: %w", b.opts.Topic, err)
+		}
+		var ferr error
+		fs.EachError(func(_ string, _ int32, err error) { ferr = err })
+		if ferr != nil {
+			return fmt.Errorf("kafkalog: cannot restore from %s: %w", b.opts.Topic, ferr)
+		}
+		done := false
+		fs.EachRecord(func(r *kgo.Record) {
+			if !r.Attrs.IsControl() {
+				b.apply(r.Key, r.Value)
+			}
+			if r.Offset+1 >= end.Offset {
+				done = true
+			}
+		})
+		if done {
+			return nil
+		}
+	}
+}
+
+func (b *Backend) apply(key, value []byte) {
+	if len(key) == 0 || key[0] == 'f' {
+		return
+	}
+	if key[0] == 'p' {
+		if value == nil {
+			delete(b.positions, string(key[1:]))
+			return
+		}
+		if v, n := binary.Varint(value); n > 0 {
+			b.positions[string(key[1:])] = v
+		}
+		return
+	}
+	if value == nil {
+		delete(b.data, string(key))
+		return
+	}
+	b.data[string(key)] = bytes.Clone(value)
+}
+
+// Txn returns the client whose open transaction the checkpoint commits.
+// Exactly-once Kafka sinks produce into it between checkpoints.
+func (b *Backend) Txn() *kgo.Client { return b.cl }
+
+// Store implements state.Backend.
+func (b *Backend) Store(id string) (state.Store, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s, ok := b.stores[id]; ok {
+		return s, nil
+	}
+	s := &store{b: b, id: id, prefix: storePrefix(id), offsets: state.NewOffsets()}
+	if v, ok := b.data[offsetsKey(id)]; ok {
+		if err := decodeOffsets(v, s.offsets); err != nil {
+			return nil, fmt.Errorf("kafkalog: store %s: %w", id, err)
+		}
+	}
+	b.stores[id] = s
+	return s, nil
+}
+
+// Commit implements state.Backend: the changes since the last Commit and the
+// positions go into the open transaction with whatever the sinks produced
+// into it, and the transaction commits.
+func (b *Backend) Commit(positions map[string]int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), b.opts.Timeout)
+	defer cancel()
+	keys := make([]string, 0, len(b.dirty))
+	for k := range b.dirty {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		b.cl.Produce(ctx, &kgo.Record{Key: []byte(k), Value: b.data[k], Partition: 0}, nil)
+	}
+	for k, v := range positions {
+		b.positions[k] = v
+		b.cl.Produce(ctx, &kgo.Record{Key: []byte("p" + k), Value: binary.AppendVarint(nil, v), Partition: 0}, nil)
+	}
+	if err := b.cl.Flush(ctx); err != nil {
+		return fmt.Errorf("kafkalog: cannot write checkpoint: %w", err)
+	}
+	b.inTxn = false
+	if err := b.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		return fmt.Errorf("kafkalog: cannot commit checkpoint: %w", err)
+	}
+	clear(b.dirty)
+	if err := b.cl.BeginTransaction(); err != nil {
+		return fmt.Errorf("kafkalog: cannot begin a transaction: %w", err)
+	}
+	b.inTxn = true
+	return nil
+}
+
+// Positions implements state.Backend.
+func (b *Backend) Positions() (map[string]int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make(map[string]int64, len(b.positions))
+	for k, v := range b.positions {
+		out[k] = v
+	}
+	return out, nil
+}
+
+// Close implements state.Backend: an open transaction is aborted (nothing
+// uncommitted becomes visible).
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	defer b.cl.Close()
+	if !b.inTxn {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), b.opts.Timeout)
+	defer cancel()
+	b.inTxn = false
+	if err := b.cl.AbortBufferedRecords(ctx); err != nil {
+		return fmt.Errorf("kafkalog: cannot abort: %w", err)
+	}
+	if err := b.cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		return fmt.Errorf("kafkalog: cannot abort: %w", err)
+	}
+	return nil
+}
+
+type store struct {
+	b       *Backend
+	id      string
+	prefix  string
+	offsets *state.Offsets
+}
+
+func (s *store) Get(key []byte) ([]byte, bool, error) {
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	v, ok := s.b.data[s.prefix+string(key)]
+	if !ok || v == nil {
+		return nil, false, nil
+	}
+	return bytes.Clone(v), true, nil
+}
+
+func (s *store) Put(key, value []byte) error {
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	k := s.prefix + string(key)
+	s.b.data[k] = bytes.Clone(value)
+	s.b.dirty[k] = true
+	return nil
+}
+
+func (s *store) Delete(key []byte) error {
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	k := s.prefix + string(key)
+	if _, ok := s.b.data[k]; !ok {
+		return nil
+	}
+	delete(s.b.data, k)
+	s.b.dirty[k] = true // written as a tombstone
+	return nil
+}
+
+func (s *store) Scan(prefix []byte, fn func(key, value []byte) bool) error {
+	s.b.mu.Lock()
+	p := s.prefix + string(prefix)
+	var keys []string
+	for k, v := range s.b.data {
+		if v != nil && strings.HasPrefix(k, p) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	vals := make([][]byte, len(keys))
+	for i, k := range keys {
+		vals[i] = bytes.Clone(s.b.data[k])
+	}
+	s.b.mu.Unlock()
+	for i, k := range keys {
+		if !fn([]byte(k[len(s.prefix):]), vals[i]) {
+			break
+		}
+	}
+	return nil
+}
+
+func (s *store) Offsets() *state.Offsets { return s.offsets }
+
+func (s *store) Checkpoint() error {
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	k := offsetsKey(s.id)
+	s.b.data[k] = encodeOffsets(s.offsets)
+	s.b.dirty[k] = true
+	return nil
+}
+
+func storePrefix(id string) string {
+	return "s" + string(binary.AppendUvarint(nil, uint64(len(id)))) + id
+}
+
+func offsetsKey(id string) string { return "o" + id }
+
+func encodeOffsets(o *state.Offsets) []byte {
+	all := o.All()
+	parts := make([]int32, 0, len(all))
+	for p := range all {
+		parts = append(parts, p)
+	}
+	sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
+	buf := binary.AppendUvarint(nil, uint64(len(parts)))
+	for _, p := range parts {
+		buf = binary.AppendVarint(buf, int64(p))
+		buf = binary.AppendVarint(buf, all[p])
+	}
+	return buf
+}
+
+func decodeOffsets(b []byte, o *state.Offsets) error {
+	n, k := binary.Uvarint(b)
+	if k <= 0 {
+		return errors.New("corrupt offsets table")
+	}
+	b = b[k:]
+	for i := uint64(0); i < n; i++ {
+		p, k1 := binary.Varint(b)
+		if k1 <= 0 {
+			return errors.New("corrupt offsets table")
+		}
+		off, k2 := binary.Varint(b[k1:])
+		if k2 <= 0 {
+			return errors.New("corrupt offsets table")
+		}
+		o.Set(int32(p), off)
+		b = b[k1+k2:]
+	}
+	return nil
+}

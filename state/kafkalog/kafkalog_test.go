@@ -1,0 +1,87 @@
+package kafkalog
+
+import (
+	"context"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluicesql/sluice/internal/kafkatest"
+)
+
+// A checkpoint commits state, positions and the sinks' records together; a
+// successor that takes over the transactional ID after a crash sees exactly
+// the committed checkpoint, and the crashed transaction's records are never
+// visible.
+func TestCommitAndTakeOver(t *testing.T) {
+	bs := kafkatest.Start(t, 1, "out")
+	ctx := context.Background()
+	opts := Options{Bootstrap: []string{bs}, Topic: "job-state", TransactionalID: "job-1"}
+
+	a, err := Open(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := a.Store("job/agg/0")
+	s.Put([]byte("k"), []byte("1"))
+	s.Put([]byte("gone"), []byte("x"))
+	s.Offsets().Admit(0, 10)
+	s.Checkpoint()
+	a.Txn().Produce(ctx, &kgo.Record{Topic: "out", Value: []byte("committed")}, nil)
+	if err := a.Commit(map[string]int64{"job/source-1/0": 10}); err != nil {
+		t.Fatal(err)
+	}
+	// The next epoch: a change, a delete and an output record, never
+	// committed: the process "crashes" (a is abandoned, not closed).
+	s.Put([]byte("k"), []byte("2"))
+	s.Delete([]byte("gone"))
+	a.Txn().Produce(ctx, &kgo.Record{Topic: "out", Value: []byte("uncommitted")}, nil)
+	if err := a.Txn().Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	b, err := Open(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	pos, _ := b.Positions()
+	if pos["job/source-1/0"] != 10 {
+		t.Errorf("positions = %v", pos)
+	}
+	s2, _ := b.Store("job/agg/0")
+	if v, ok, _ := s2.Get([]byte("k")); !ok || string(v) != "1" {
+		t.Errorf("k = %q %v, want the committed 1", v, ok)
+	}
+	if _, ok, _ := s2.Get([]byte("gone")); !ok {
+		t.Error("the uncommitted delete was applied")
+	}
+	if off, _ := s2.Offsets().Get(0); off != 10 {
+		t.Errorf("offsets = %d", off)
+	}
+	recs := kafkatest.ReadAll(t, bs, "out")
+	if len(recs) != 1 || string(recs[0].Value) != "committed" {
+		var vals []string
+		for _, r := range recs {
+			vals = append(vals, string(r.Value))
+		}
+		t.Errorf("visible output %q, want only the committed record", vals)
+	}
+	// The successor commits on top: a third instance sees its changes.
+	s2.Delete([]byte("gone"))
+	if err := b.Commit(map[string]int64{"job/source-1/0": 20}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(ctx, Options{Bootstrap: []string{bs}, Topic: "job-state", TransactionalID: "job-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s3, _ := c.Store("job/agg/0")
+	if _, ok, _ := s3.Get([]byte("gone")); ok {
+		t.Error("a committed delete was lost")
+	}
+	if pos, _ := c.Positions(); pos["job/source-1/0"] != 20 {
+		t.Errorf("positions = %v", pos)
+	}
+}
