@@ -296,6 +296,9 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 		if err != nil {
 			return Result{}, err
 		}
+		if _, err := e.connectors.Lookup(t.Options["connector"]); err != nil {
+			return Result{}, e.positionTableErrorIn(t, fmt.Errorf("table %s: %w", t.Name, err))
+		}
 		if err := e.catalog.AddTable(t, s.IfNotExists); err != nil {
 			return Result{}, token.NewError(file, s.Name.Pos(), "%s", err.Error())
 		}
@@ -588,8 +591,13 @@ func (e *Engine) positionTableError(err error) error {
 	if lerr != nil || t == nil || t.Decl == nil {
 		return err
 	}
+	return e.positionTableErrorIn(t, te.Err)
+}
+
+// positionTableErrorIn positions err in t's CREATE TABLE.
+func (e *Engine) positionTableErrorIn(t *catalog.Table, err error) error {
 	pos := t.Decl.Name.Pos()
-	msg := te.Err.Error()
+	msg := err.Error()
 	for _, o := range t.Decl.Options {
 		if strings.Contains(msg, "'"+o.Key+"'") && o.Key != "connector" ||
 			o.Key == "connector" && strings.Contains(msg, "connector '"+o.Value+"'") {

@@ -131,7 +131,29 @@ func joinArgs(b *strings.Builder, args []Node) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(a.String())
+		writeNode(b, a)
+	}
+}
+
+// writeNode prints n into b; calls print their arguments into the same
+// builder, so that printing a deep tree is linear in its size.
+func writeNode(b *strings.Builder, n Node) {
+	if c, ok := n.(*Call); ok {
+		c.write(b)
+		return
+	}
+	b.WriteString(n.String())
+}
+
+// put prints strings and nodes in order.
+func put(b *strings.Builder, parts ...any) {
+	for _, p := range parts {
+		switch p := p.(type) {
+		case string:
+			b.WriteString(p)
+		case Node:
+			writeNode(b, p)
+		}
 	}
 }
 
@@ -152,33 +174,33 @@ func (c *Call) write(b *strings.Builder) {
 	switch syn {
 	case synInfix:
 		if len(a) == 2 {
-			b.WriteString("(" + a[0].String() + " " + c.Name + " " + a[1].String() + ")")
+			put(b, "(", a[0], " ", c.Name, " ", a[1], ")")
 			return
 		}
 	case synLike:
-		b.WriteString("(" + a[0].String() + " " + c.Name + " " + a[1].String())
+		put(b, "(", a[0], " ", c.Name, " ", a[1])
 		if len(a) > 2 {
-			b.WriteString(" ESCAPE " + a[2].String())
+			put(b, " ESCAPE ", a[2])
 		}
 		b.WriteString(")")
 		return
 	case synPrefix:
 		if c.Name == "NEG" {
-			b.WriteString("-" + a[0].String())
+			put(b, "-", a[0])
 		} else {
-			b.WriteString(c.Name + " " + a[0].String())
+			put(b, c.Name, " ", a[0])
 		}
 		return
 	case synPostfix:
-		b.WriteString("(" + a[0].String() + " " + c.Name + ")")
+		put(b, "(", a[0], " ", c.Name, ")")
 		return
 	case synIn:
-		b.WriteString("(" + a[0].String() + " " + c.Name + " (")
+		put(b, "(", a[0], " ", c.Name, " (")
 		joinArgs(b, a[1:])
 		b.WriteString("))")
 		return
 	case synBetween:
-		b.WriteString("(" + a[0].String() + " " + c.Name + " " + a[1].String() + " AND " + a[2].String() + ")")
+		put(b, "(", a[0], " ", c.Name, " ", a[1], " AND ", a[2], ")")
 		return
 	case synNiladic:
 		if len(a) == 0 {
@@ -188,37 +210,37 @@ func (c *Call) write(b *strings.Builder) {
 	}
 	switch c.Name {
 	case "ITEM":
-		b.WriteString(a[0].String() + "[" + a[1].String() + "]")
+		put(b, a[0], "[", a[1], "]")
 		return
 	case "FIELD":
-		b.WriteString(a[0].String() + "." + unitOf(a[1]))
+		put(b, a[0], ".", unitOf(a[1]))
 		return
 	case "ARRAY", "MAP":
-		b.WriteString(c.Name + "[")
+		put(b, c.Name, "[")
 		joinArgs(b, a)
 		b.WriteString("]")
 		return
 	case "EXTRACT":
-		b.WriteString("EXTRACT(" + unitOf(a[0]) + " FROM " + a[1].String() + ")")
+		put(b, "EXTRACT(", unitOf(a[0]), " FROM ", a[1], ")")
 		return
 	case "TRIM":
-		b.WriteString("TRIM(" + unitOf(a[0]) + " " + a[1].String() + " FROM " + a[2].String() + ")")
+		put(b, "TRIM(", unitOf(a[0]), " ", a[1], " FROM ", a[2], ")")
 		return
 	case "POSITION":
-		b.WriteString("POSITION(" + a[0].String() + " IN " + a[1].String() + ")")
+		put(b, "POSITION(", a[0], " IN ", a[1], ")")
 		return
 	case "FLOOR", "CEIL", "CEILING":
 		if len(a) == 2 && isUnitArg(a[1]) {
-			b.WriteString(c.Name + "(" + a[0].String() + " TO " + unitOf(a[1]) + ")")
+			put(b, c.Name, "(", a[0], " TO ", unitOf(a[1]), ")")
 			return
 		}
 	case "TIMESTAMPADD", "TIMESTAMPDIFF":
-		b.WriteString(c.Name + "(" + unitOf(a[0]) + ", ")
+		put(b, c.Name, "(", unitOf(a[0]), ", ")
 		joinArgs(b, a[1:])
 		b.WriteString(")")
 		return
 	}
-	b.WriteString(c.Name + "(")
+	put(b, c.Name, "(")
 	joinArgs(b, a)
 	b.WriteString(")")
 }

@@ -2,9 +2,18 @@ package planner
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
+
+// mulInterval multiplies a field by its unit, failing on overflow.
+func mulInterval(n, unit int64) (int64, error) {
+	if n > math.MaxInt64/unit || n < math.MinInt64/unit {
+		return 0, fmt.Errorf("out of range")
+	}
+	return n * unit, nil
+}
 
 const (
 	microsPerSecond = int64(1_000_000)
@@ -12,6 +21,9 @@ const (
 	microsPerHour   = 60 * microsPerMinute
 	microsPerDay    = 24 * microsPerHour
 )
+
+// fieldLimit bounds the fields after the first of a composite interval.
+var fieldLimit = map[string]int64{"HOUR": 24, "MINUTE": 60, "SECOND": 60}
 
 var unitMicros = map[string]int64{
 	"DAY": microsPerDay, "HOUR": microsPerHour, "MINUTE": microsPerMinute, "SECOND": microsPerSecond,
@@ -53,7 +65,9 @@ func parseInterval(text, from, to string) (v int64, months bool, err error) {
 			return 0, true, fmt.Errorf("expected an integer")
 		}
 		if from == "YEAR" {
-			n *= 12
+			if n, err = mulInterval(n, 12); err != nil {
+				return 0, true, err
+			}
 		}
 		return sign(n), true, nil
 	}
@@ -73,7 +87,8 @@ func parseInterval(text, from, to string) (v int64, months bool, err error) {
 		if err != nil {
 			return 0, false, fmt.Errorf("expected an integer")
 		}
-		return sign(n * unit), false, nil
+		v, err := mulInterval(n, unit)
+		return sign(v), false, err
 	}
 	// Composite day-time: split on ' ' and ':' in unit order.
 	order := []string{"DAY", "HOUR", "MINUTE", "SECOND"}
@@ -101,6 +116,9 @@ func parseInterval(text, from, to string) (v int64, months bool, err error) {
 			if err != nil {
 				return 0, false, fmt.Errorf("invalid seconds %q", f)
 			}
+			if i > 0 && (x < 0 || x >= 60) {
+				return 0, false, fmt.Errorf("seconds %q out of range [0, 60)", f)
+			}
 			total += int64(x*float64(microsPerSecond) + 0.5)
 			continue
 		}
@@ -108,7 +126,14 @@ func parseInterval(text, from, to string) (v int64, months bool, err error) {
 		if err != nil {
 			return 0, false, fmt.Errorf("invalid %s %q", strings.ToLower(u), f)
 		}
-		total += n * unitMicros[u]
+		if limit := fieldLimit[u]; i > 0 && (n < 0 || n >= limit) {
+			return 0, false, fmt.Errorf("%s %q out of range [0, %d)", strings.ToLower(u), f, limit)
+		}
+		v, err := mulInterval(n, unitMicros[u])
+		if err != nil || total > math.MaxInt64-v {
+			return 0, false, fmt.Errorf("out of range")
+		}
+		total += v
 	}
 	return sign(total), false, nil
 }

@@ -331,7 +331,7 @@ func (p *Planner) bindTableRef(name *ast.ObjectName) (plan.Node, *scope, error) 
 
 func (p *Planner) bindView(at ast.Node, v *catalog.View) (plan.Node, *scope, error) {
 	if p.viewDepth > 32 {
-		return nil, nil, p.errorf(at, "view '%s' refers to itself", v.Name)
+		return nil, nil, p.errorf(at, "views are nested more than 32 deep at '%s' (or a view refers to itself)", v.Name)
 	}
 	saved, savedCTEs := p.File, p.ctes
 	p.File, p.ctes = v.File, nil

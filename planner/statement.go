@@ -116,6 +116,9 @@ func (p *Planner) PlanInsert(ins *ast.Insert, acceptsUpdates SinkAcceptsUpdates)
 			if ti < 0 {
 				return nil, p.errorf(c, "table '%s' has no column '%s'%s", name, c.Name, hint(c.Name, target.Names()))
 			}
+			if order[ti] >= 0 {
+				return nil, p.errorf(c, "column '%s' is listed twice", c.Name)
+			}
 			order[ti] = qi
 		}
 	}
