@@ -26,7 +26,25 @@ func (p *Planner) bindExpr(e ast.Expr, sc *scope) (expr.Node, error) {
 
 func (b *binder) call(n ast.Node, name string, args ...expr.Node) (expr.Node, error) {
 	out, err := b.p.builder.Call(name, args...)
-	return out, b.p.wrap(n, err)
+	if err != nil {
+		return nil, b.p.wrap(n, err)
+	}
+	return out, b.checkConstants(n, out, args)
+}
+
+// checkConstants compiles a call that has a constant string argument (a
+// pattern, a format, a path), so that a bad one is reported here, at its
+// position, rather than when the job starts.
+func (b *binder) checkConstants(n ast.Node, out expr.Node, args []expr.Node) error {
+	for _, a := range args {
+		if l, ok := a.(*expr.Literal); ok && l.V.Kind().IsString() {
+			if _, err := expr.Compile(out, &expr.Env{Now: func() int64 { return 0 }}); err != nil {
+				return b.p.errorf(n, "%s", err.Error())
+			}
+			return nil
+		}
+	}
+	return nil
 }
 
 func (b *binder) bindAll(es []ast.Expr) ([]expr.Node, error) {
@@ -244,6 +262,9 @@ func (b *binder) bindCall(e *ast.Call) (expr.Node, error) {
 	out, err := p.builder.Call(name, args...)
 	if err != nil {
 		return nil, p.errorf(e.Name, "%s", err.Error())
+	}
+	if err := b.checkConstants(e, out, args); err != nil {
+		return nil, err
 	}
 	if e.Returning != nil {
 		t, err := p.convertType(e.Returning)

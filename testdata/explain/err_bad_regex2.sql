@@ -1,0 +1,10 @@
+CREATE TABLE bids (
+  bidtime TIMESTAMP(3),
+  price DECIMAL(10, 2),
+  item STRING,
+  supplier_id STRING,
+  WATERMARK FOR bidtime AS bidtime - INTERVAL '5' SECOND
+) WITH ('connector' = 'filesystem', 'path' = 'bids.jsonl', 'format' = 'json');
+CREATE TABLE out_print (a STRING) WITH ('connector' = 'print');
+
+SELECT REGEXP_EXTRACT(item, '(a', 1) FROM bids;
