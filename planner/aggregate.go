@@ -303,9 +303,27 @@ func (p *Planner) bindAggregate(sel *ast.Select, in plan.Node, sc *scope) (plan.
 	inScope := sc
 	var where expr.Node
 	var err error
+	// A subquery that only filters or picks columns of a window TVF
+	// (SELECT ... FROM (SELECT * FROM TABLE(TUMBLE(...)) WHERE ...)) is
+	// seen through, so that the aggregation stays a window aggregation.
+	var tvfFilter expr.Node
+	if c, ok := in.(*plan.Calc); ok {
+		if tvf, ok := c.Input.(*plan.WindowTVF); ok {
+			if tsc, ok := seeThrough(c, tvf, sc); ok && p.groupsByWindow(sel.GroupBy, tsc) {
+				in, sc, inScope, tvfFilter = tvf, tsc, tsc, c.Filter
+			}
+		}
+	}
 	if sel.Where != nil {
 		if where, err = p.bindCondition(sel.Where, sc, "WHERE"); err != nil {
 			return nil, nil, err
+		}
+	}
+	if tvfFilter != nil {
+		if where == nil {
+			where = tvfFilter
+		} else if where, err = p.builder.Call("AND", tvfFilter, where); err != nil {
+			return nil, nil, p.wrap(sel.Where, err)
 		}
 	}
 	if tvf, ok := in.(*plan.WindowTVF); ok && p.groupsByWindow(sel.GroupBy, sc) {
@@ -709,4 +727,23 @@ func itoa(i int) string {
 		return digits[i : i+1]
 	}
 	return itoa(i/10) + digits[i%10:i%10+1]
+}
+
+// seeThrough returns a scope over tvf's columns for a Calc that only picks
+// (and perhaps filters) them: the columns the Calc keeps carry its names,
+// the others are unreachable. ok is false when the Calc computes anything.
+func seeThrough(c *plan.Calc, tvf *plan.WindowTVF, outer *scope) (*scope, bool) {
+	ts := tvf.Schema()
+	sc := &scope{cols: make([]scopeCol, ts.Len())}
+	for j, col := range ts.Columns {
+		sc.cols[j] = scopeCol{name: "$" + col.Name, typ: col.Type}
+	}
+	for i, pr := range c.Projs {
+		col, ok := pr.(*expr.Column)
+		if !ok {
+			return nil, false
+		}
+		sc.cols[col.Index] = scopeCol{qual: outer.cols[i].qual, name: outer.cols[i].name, typ: outer.cols[i].typ}
+	}
+	return sc, true
 }
