@@ -655,7 +655,7 @@ func (e *Engine) Run(ctx context.Context, filename string, src []byte) error {
 }
 
 func (e *Engine) describe(file *token.File, s *ast.Describe) (Result, error) {
-	t, v, err := e.catalog.Lookup(s.Name.Last().Name)
+	_, v, err := e.catalog.Lookup(s.Name.Last().Name)
 	if err != nil {
 		return Result{}, token.NewError(file, s.Name.Pos(), "%s", err.Error())
 	}
@@ -687,7 +687,6 @@ func (e *Engine) describe(file *token.File, s *ast.Describe) (Result, error) {
 		t.NotNull = false
 		fmt.Fprintf(&b, "%-20s %-30s %s\n", c.Name, t, nullable)
 	}
-	_ = t
 	return Result{Message: b.String()}, nil
 }
 

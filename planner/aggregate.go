@@ -300,7 +300,6 @@ func (p *Planner) bindAggregate(sel *ast.Select, in plan.Node, sc *scope) (plan.
 	// Window TVF aggregation: GROUP BY window_start, window_end over a
 	// window TVF; filters on the input move below the window.
 	var win *windowRef
-	inScope := sc
 	var where expr.Node
 	var err error
 	// A subquery that only filters or picks columns of a window TVF
@@ -310,7 +309,7 @@ func (p *Planner) bindAggregate(sel *ast.Select, in plan.Node, sc *scope) (plan.
 	if c, ok := in.(*plan.Calc); ok {
 		if tvf, ok := c.Input.(*plan.WindowTVF); ok {
 			if tsc, ok := seeThrough(c, tvf, sc); ok && p.groupsByWindow(sel.GroupBy, tsc) {
-				in, sc, inScope, tvfFilter = tvf, tsc, tsc, c.Filter
+				in, sc, tvfFilter = tvf, tsc, c.Filter
 			}
 		}
 	}
@@ -502,7 +501,6 @@ func (p *Planner) bindAggregate(sel *ast.Select, in plan.Node, sc *scope) (plan.
 	if sel.Distinct {
 		res = distinct(res)
 	}
-	_ = inScope
 	return res, scopeOf("", res.Schema()), nil
 }
 

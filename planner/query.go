@@ -9,7 +9,6 @@ import (
 	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/plan"
 	"github.com/sluicesql/sluice/sql/ast"
-	"github.com/sluicesql/sluice/sql/token"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -109,7 +108,7 @@ func (p *Planner) bindSetOp(s *ast.SetOp) (plan.Node, *scope, error) {
 	if s.Op != "UNION" {
 		return nil, nil, p.errorf(s, "%s is not supported yet; UNION and UNION ALL are", s.Op)
 	}
-	l, lsc, err := p.bindBody(s.Left)
+	l, _, err := p.bindBody(s.Left)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -143,7 +142,6 @@ func (p *Planner) bindSetOp(s *ast.SetOp) (plan.Node, *scope, error) {
 	}
 	var n plan.Node = &plan.Union{Ins: []plan.Node{l, r}, Out: out}
 	sc := scopeOf("", out)
-	_ = lsc
 	if !s.All {
 		keys := make([]int, out.Len())
 		for i := range keys {
@@ -413,7 +411,7 @@ func (p *Planner) bindScan(at ast.Node, t *catalog.Table) (plan.Node, *scope, er
 		}
 		if !ok {
 			return nil, nil, p.errorf(wm.Column, "watermark column '%s' not found in table '%s'%s",
-				wm.Column.Name, t.Name, suggestHint(wm.Column.Name, full.names()))
+				wm.Column.Name, t.Name, hint(wm.Column.Name, full.names()))
 		}
 		ct := scan.Out.Columns[idx].Type
 		if ct.Kind != types.KindTimestamp && ct.Kind != types.KindTimestampLTZ || ct.Precision > 3 {
@@ -580,8 +578,4 @@ func makeSchema(projs []expr.Node, names []string) types.Schema {
 	return out
 }
 
-func suggestHint(name string, cands []string) string {
-	return hint(name, cands)
-}
 
-var _ = token.NoPos
