@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -222,6 +223,13 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer func() {
+					// A bug in an operator fails its job, not the process
+					// (an engine may run many jobs).
+					if r := recover(); r != nil {
+						cancel(fmt.Errorf("internal error in stage %s task %d: %v\n%s", t.stage.Name, t.index, r, debug.Stack()))
+					}
+				}()
 				if err := t.run(ctx); err != nil {
 					cancel(err)
 				}

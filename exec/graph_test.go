@@ -2,6 +2,7 @@ package exec_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -202,5 +203,24 @@ func TestInboxAllIdleAdvancesToMax(t *testing.T) {
 		if len(rec.watermarks) == 0 || rec.watermarks[0] != 1000 {
 			t.Errorf("idle order %v: watermarks %v, want 1000 first", order, rec.watermarks)
 		}
+	}
+}
+
+// panicky is an operator with a bug.
+type panicky struct{ recorder }
+
+func (p *panicky) Process(*types.Batch) error { panic("boom") }
+
+// A panicking operator fails its job with an error naming the stage; the
+// process goes on.
+func TestGraphRecoversFromOperatorPanic(t *testing.T) {
+	src := memory.NewBounded([]types.Row{row("a", 1)})
+	source := &exec.Stage{Name: "src", Source: src,
+		Build: func(task int, out exec.Output) (*exec.Chain, error) { return &exec.Chain{Head: out}, nil }}
+	sink := &exec.Stage{Name: "buggy", Inputs: []*exec.Stage{source}, Parallelism: 1,
+		Build: func(int, exec.Output) (*exec.Chain, error) { return &exec.Chain{Head: &panicky{}}, nil }}
+	err := (&exec.Graph{Stages: []*exec.Stage{source, sink}}).Run(context.Background(), exec.RunOptions{})
+	if err == nil || !strings.Contains(err.Error(), "internal error in stage buggy task 0: boom") {
+		t.Fatalf("err = %v", err)
 	}
 }
