@@ -21,7 +21,8 @@ type AssignConfig struct {
 	// one session sequence over all rows. Only SESSION takes them.
 	PartitionKeys []int
 	// ID is the stable operator ID under which a SESSION assigner keeps
-	// its replay offsets; the other kinds keep no state and ignore it.
+	// its state and replay offsets; without one it keeps them in memory
+	// only. The other kinds keep no state and ignore it.
 	ID string
 	// Next receives the output rows.
 	Next exec.Operator

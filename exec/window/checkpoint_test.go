@@ -366,34 +366,70 @@ func TestCheckpointIsIncremental(t *testing.T) {
 	}
 }
 
-func TestNoCheckpointKeepsNoLists(t *testing.T) {
-	// A job that never checkpoints lists no changes; one that restored
-	// state and checkpoints no more lists a bounded number.
-	backend := state.NewMemory()
-	build := aggBuilder(AggregateConfig{ID: "agg", Spec: Spec{Kind: Tumble, Size: sec}, TimeCol: 0, Keys: []int{1}, Calls: countSumMax(t)})
-	h := newHarnessOn(t, backend, build)
-	feedChurn := func(h *harness, from int64) {
-		for i := range int64(200) {
-			rows := make([][]types.Value, 100)
-			for j := range rows {
-				rows[j] = r(from+i*sec, fmt.Sprintf("k%d", j), 1)
-			}
-			h.send(rows...)
-			h.watermark(from + i*sec)
+func TestChangeListsStayBounded(t *testing.T) {
+	// A job that never checkpoints lists no changes. One that restored
+	// state lists changes until the list outgrows dirtyLimit; it then
+	// stops, and its next checkpoint writes the live state in full.
+	listed := func(op exec.Operator) (n, limit int) {
+		switch op := op.(type) {
+		case *slicingAggregate:
+			return len(op.dirty) + len(op.removed), dirtyLimit(op.live)
+		case *sessionAggregate:
+			return len(op.set.dirty) + len(op.set.removed), dirtyLimit(op.set.live)
+		case *sessionAssign:
+			return len(op.fresh) + len(op.removed), dirtyLimit(op.buffered)
 		}
+		t.Fatalf("unexpected operator %T", op)
+		return 0, 0
 	}
-	feedChurn(h, 0)
-	op := h.op.(*slicingAggregate)
-	if len(op.dirty) != 0 || len(op.removed) != 0 {
-		t.Fatalf("without checkpoints: %d dirty and %d removed entries listed", len(op.dirty), len(op.removed))
+	for _, tt := range []struct {
+		name  string
+		build func(exec.Operator) (exec.Operator, error)
+	}{
+		{"tumble", aggBuilder(AggregateConfig{ID: "op", Spec: Spec{Kind: Tumble, Size: sec}, TimeCol: 0, Keys: []int{1}, Calls: countSumMax(t)})},
+		{"session aggregate", aggBuilder(AggregateConfig{ID: "op", Spec: Spec{Kind: Session, Gap: 500 * ms}, TimeCol: 0, Keys: []int{1}, Calls: countSumMax(t)})},
+		{"session assign", assignBuilder(AssignConfig{ID: "op", Spec: Spec{Kind: Session, Gap: 500 * ms}, TimeCol: 0, PartitionKeys: []int{1}})},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// Every key gets a new window or session every second:
+			// 100 keys over 100 s churn 10000 of them.
+			churn := func(h *harness, from int64) {
+				for i := range int64(100) {
+					rows := make([][]types.Value, 100)
+					for j := range rows {
+						rows[j] = r(from+i*sec, fmt.Sprintf("k%d", j), int64(j))
+					}
+					h.send(rows...)
+					h.watermark(from + i*sec)
+				}
+			}
+			ref := newHarnessOn(t, state.NewMemory(), tt.build)
+			churn(ref, 0)
+			churn(ref, 100*sec)
+			churn(ref, 200*sec)
+			ref.finish()
+			want := rowsOnly(ref.take())
+
+			backend := state.NewMemory()
+			h := newHarnessOn(t, backend, tt.build)
+			churn(h, 0)
+			if n, _ := listed(h.op); n != 0 {
+				t.Fatalf("without checkpoints: %d changes listed", n)
+			}
+			h2 := h.restart(backend, tt.build)
+			churn(h2, 100*sec)
+			if n, limit := listed(h2.op); n > limit {
+				t.Fatalf("after restore without checkpoints: %d changes listed, limit %d", n, limit)
+			}
+			h3 := h2.restart(backend, tt.build)
+			churn(h3, 200*sec)
+			h3.finish()
+			got := append(append(rowsOnly(h.take()), rowsOnly(h2.take())...), rowsOnly(h3.take())...)
+			if joinLines(got) != joinLines(want) {
+				t.Fatalf("got %d rows, want %d; first difference:\n%s", len(got), len(want), firstDiff(got, want))
+			}
+		})
 	}
-	h2 := h.restart(backend, build)
-	feedChurn(h2, 1000*sec)
-	op2 := h2.op.(*slicingAggregate)
-	if n := len(op2.dirty); n > dirtyLimit(op2.live) {
-		t.Fatalf("after restore without checkpoints: %d dirty entries listed for %d live", n, op2.live)
-	}
-	h2.finish()
 }
 
 // openLSM opens a durable backend in dir.
@@ -575,7 +611,7 @@ func runOnce(t *testing.T, build func(exec.Operator) (exec.Operator, error), eve
 }
 
 func TestRandomRestoredAgainstUninterrupted(t *testing.T) {
-	seeds, durableSeeds, rows := 30, 6, 400
+	seeds, durableSeeds, rows := 40, 8, 500
 	if raceEnabled || testing.Short() {
 		seeds, durableSeeds, rows = 12, 3, 250
 	}

@@ -35,4 +35,51 @@
 //     the last millisecond of a window that comes after the watermark
 //     reached end - 1 ms is late, although its time is after the
 //     watermark. Millisecond event times (TIMESTAMP(3)) never see this.
+//
+// # Checkpoints
+//
+// Window aggregates and the SESSION assigner implement exec.Checkpointer;
+// the TUMBLE, HOP and CUMULATE assigners keep no state. Open restores what
+// the last checkpoint left in the operator's state.Store, so that a
+// restarted operator goes on exactly where the checkpoint left it: it
+// fires no window twice, treats no restored window as late, and drops the
+// replays of rows the checkpoint holds (the store's Offsets table, which
+// the store makes durable with the records).
+//
+// Invariants:
+//   - Checkpoint writes only the records that changed since the last one
+//     and deletes those of fired windows and merged sessions; then it
+//     calls Store.Checkpoint. The per-row cost is a dirty flag: the first
+//     change of an entry (session) in an interval lists it. A job that
+//     never checkpoints lists nothing; a list that grows past twice the
+//     live state (plus 4096) is dropped and the next checkpoint writes the
+//     live state in full, which then costs no more than the list would.
+//   - Checkpoints are taken between batches, never inside Process.
+//   - State written for another window spec or other calls (a changed job)
+//     is refused at Open.
+//   - After Finish every window has fired; a checkpoint then leaves only
+//     the meta record, with the ended mark: a restored operator takes no
+//     more rows.
+//
+// Store layout. Keys start with one byte naming the record; times and
+// counters are 8-byte big-endian (times with the sign bit flipped, so that
+// keys sort by time); every value starts with a version byte (1).
+//
+//	m                        meta: fingerprint, watermark, ended, counter
+//	s time(slice end) key    TUMBLE/HOP/CUMULATE: a slice's accumulators of
+//	                         one grouping key (key as types.AppendKey)
+//	c time(window start) key CUMULATE: a window's running accumulators
+//	x id                     SESSION aggregate: one session: start, end,
+//	                         partition key and its entries
+//	r seq                    SESSION assigner: one buffered row: kind and
+//	                         values
+//
+// An entry's value is its key values (agg.AppendStateValue) then each
+// accumulator's AppendState, length-prefixed. The meta counter is the
+// next session ID of a session aggregate, or the seq of the assigner's
+// last buffered row. What is not stored is derived on restore: the open
+// CUMULATE windows and the next one each fires come from the slices, the
+// running accumulators and the watermark; the assigner's sessions come
+// from re-adding its rows, since a partition's sessions are the unions of
+// its rows' overlapping windows [t, t+gap] in any order.
 package window

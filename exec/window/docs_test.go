@@ -1,6 +1,7 @@
 package window
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/sluicesql/sluice/exec/agg"
@@ -248,13 +249,4 @@ func TestAggregateFlinkDocs(t *testing.T) {
 	}
 }
 
-func joinLines(s []string) string {
-	out := ""
-	for i, l := range s {
-		if i > 0 {
-			out += "\n\t"
-		}
-		out += l
-	}
-	return out
-}
+func joinLines(s []string) string { return strings.Join(s, "\n\t") }
