@@ -151,6 +151,12 @@ type aggBase struct {
 
 	wm    int64 // the highest watermark seen
 	ended bool  // everything has fired (MaxWatermark or Finish)
+	// endMark is, once ended, the last instant of the last window that
+	// fired (or the last watermark before the end, if later). Checkpoints
+	// record it instead of MaxWatermark, so that a job run again over a
+	// grown input drops the rows of the windows it emitted and
+	// aggregates the later ones.
+	endMark int64
 
 	keyBuf  []byte
 	scratch []types.Value
@@ -160,15 +166,8 @@ type aggBase struct {
 	sorted  []*entry
 	live    int // entries handed out and not released
 
-	// Checkpoint bookkeeping. track is set while every change since the
-	// last Checkpoint is listed (in dirty for slicing aggregates, in the
-	// session set for session aggregates); without it the next Checkpoint
-	// writes every live entry. It starts unset, so that a job that never
-	// checkpoints keeps no lists, and is given up when the list grows past
-	// dirtyLimit.
-	track   bool
-	dirty   []*entry
-	removed []storedEntry // stored entries released or moved since
+	// Checkpoint bookkeeping (see also slicingAggregate and sessionSet).
+	removed []storedEntry // stored entries released or moved since the last Checkpoint
 	meta    metaState     // the meta record last written or restored
 	fp      []byte        // the operator's fingerprint, kept in the meta record
 	enc     []byte        // scratch: store values

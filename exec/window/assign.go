@@ -180,6 +180,7 @@ type sessionAssign struct {
 	offsets *state.Offsets
 	wm      int64
 	ended   bool
+	endMark int64 // once ended: the last instant of the last session emitted
 	seq     int64 // the seq of the last buffered row
 	keyBuf  []byte
 	set     *sessionSet[[]bufferedRow]
@@ -286,6 +287,9 @@ func (a *sessionAssign) Process(b *types.Batch) error {
 // that wm closes, then forwards wm.
 func (a *sessionAssign) Watermark(wm int64) error {
 	if wm > a.wm && !a.ended {
+		if wm == exec.MaxWatermark {
+			a.endMark = max(a.wm, a.set.lastInstant())
+		}
 		a.wm = wm
 		if err := a.fire(wm); err != nil {
 			return err
@@ -301,6 +305,7 @@ func (a *sessionAssign) Watermark(wm int64) error {
 // is treated as ended all the same: every open session is emitted first.
 func (a *sessionAssign) Finish() error {
 	if !a.ended {
+		a.endMark = max(a.wm, a.set.lastInstant())
 		a.wm = exec.MaxWatermark
 		if err := a.fire(exec.MaxWatermark); err != nil {
 			return err

@@ -44,10 +44,20 @@ func dirtyLimit(live int) int { return 2*live + 4096 }
 
 // metaState is what the meta record holds besides the fingerprint.
 type metaState struct {
-	valid   bool // written or restored
+	valid bool // written or restored
+	// wm is the watermark, or once the operator ended the last instant
+	// of the last window it emitted: every window up to it has fired.
 	wm      int64
-	ended   bool
 	counter uint64 // the next session ID (session aggregate), the last seq (assigner)
+}
+
+// checkpointWM is the watermark a checkpoint records: once the input ended
+// (MaxWatermark), the last instant of the last window that fired.
+func checkpointWM(wm int64, ended bool, endMark int64) int64 {
+	if ended {
+		return endMark
+	}
+	return wm
 }
 
 // aggFingerprint describes what the state of a window aggregate depends
@@ -87,11 +97,6 @@ func writeMeta(st state.Store, fp []byte, last *metaState, m metaState, buf []by
 	buf = binary.AppendUvarint(buf, uint64(len(fp)))
 	buf = append(buf, fp...)
 	buf = binary.AppendVarint(buf, m.wm)
-	if m.ended {
-		buf = append(buf, 1)
-	} else {
-		buf = append(buf, 0)
-	}
 	buf = binary.AppendUvarint(buf, m.counter)
 	if err := st.Put([]byte{metaKey}, buf); err != nil {
 		return buf, err
@@ -119,12 +124,10 @@ func readMeta(st state.Store, fp []byte) (m metaState, ok bool, err error) {
 		return m, false, errors.New("the stored state was written for another window or other aggregate calls")
 	}
 	v = v[k+int(n):]
-	m.wm, k = binary.Varint(v)
-	if k <= 0 || len(v) == k {
+	if m.wm, k = binary.Varint(v); k <= 0 {
 		return m, false, fmt.Errorf("cannot read the meta record: %w", errCorrupt)
 	}
-	m.ended = v[k] == 1
-	v = v[k+1:]
+	v = v[k:]
 	if m.counter, k = binary.Uvarint(v); k <= 0 || len(v) != k {
 		return m, false, fmt.Errorf("cannot read the meta record: %w", errCorrupt)
 	}
@@ -219,7 +222,8 @@ func (b *aggBase) deleteRemoved() error {
 // store's part of the checkpoint.
 func (b *aggBase) endCheckpoint(counter uint64) error {
 	var err error
-	b.enc, err = writeMeta(b.store, b.fp, &b.meta, metaState{wm: b.wm, ended: b.ended, counter: counter}, b.enc)
+	m := metaState{wm: checkpointWM(b.wm, b.ended, b.endMark), counter: counter}
+	b.enc, err = writeMeta(b.store, b.fp, &b.meta, m, b.enc)
 	if err != nil {
 		return err
 	}
@@ -237,7 +241,7 @@ func (b *aggBase) restoreMeta() (ok bool, err error) {
 		return false, err
 	}
 	b.meta = m
-	b.wm, b.ended = m.wm, m.ended
+	b.wm = m.wm
 	return true, nil
 }
 
@@ -632,7 +636,8 @@ func (a *sessionAssign) checkpoint() error {
 	a.fresh, a.gone = a.fresh[:0], a.gone[:0]
 	a.storedSeq, a.track = a.seq, true
 	var err error
-	a.enc, err = writeMeta(a.store, a.fp, &a.meta, metaState{wm: a.wm, ended: a.ended, counter: uint64(a.seq)}, a.enc)
+	m := metaState{wm: checkpointWM(a.wm, a.ended, a.endMark), counter: uint64(a.seq)}
+	a.enc, err = writeMeta(a.store, a.fp, &a.meta, m, a.enc)
 	if err != nil {
 		return err
 	}
@@ -668,7 +673,7 @@ func (a *sessionAssign) restore() error {
 		return err
 	}
 	a.meta = m
-	a.wm, a.ended, a.seq = m.wm, m.ended, int64(m.counter)
+	a.wm, a.seq = m.wm, int64(m.counter)
 	err = scanAll(a.store, rowKey, func(key, val []byte) error {
 		if len(key) != 9 || len(val) < 2 || val[0] != stateVersion {
 			return errCorrupt

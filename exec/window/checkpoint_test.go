@@ -130,13 +130,20 @@ func TestCheckpointTumble(t *testing.T) {
 	if keys := storeKeys(t, backend, "agg"); strings.Join(keys, "") != "m" {
 		t.Fatalf("store keys after the end %q, want only the meta record", keys)
 	}
-	// Ended is durable: a restored operator takes nothing more.
+	// Run again over a grown input: the windows emitted at the end are
+	// still fired, later ones are new.
 	h3 := newHarnessOn(t, backend, build)
 	h3.offset = 100
-	h3.send(r(30*sec, "a", 1))
+	h3.send(r(15*sec, "b", 1)) // late: [10 s, 20 s) fired at the end
+	h3.send(r(25*sec, "a", 1))
+	h3.watermark(21 * sec)
 	h3.finish()
-	if got := h3.take(); len(got) != 0 {
-		t.Fatalf("an ended operator emitted %q", got)
+	h3.expect(
+		"WM 1970-01-01 00:00:21",
+		"+I[a, 1970-01-01 00:00:20, 1970-01-01 00:00:30, 1970-01-01 00:00:29.999, 1, 1, 1]",
+	)
+	if n := h3.metrics.LateRows.Load(); n != 1 {
+		t.Fatalf("late rows in the second run %d, want 1", n)
 	}
 }
 
@@ -665,5 +672,60 @@ func TestRandomRestoredAgainstUninterrupted(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestRunAgainAfterEnd(t *testing.T) {
+	// A job whose input ended emitted every window; run again over a
+	// grown input it drops the rows of those windows as late and
+	// aggregates later ones. Run 1 holds rows at 1 s and 12 s.
+	aggCfg := func(spec Spec) func(exec.Operator) (exec.Operator, error) {
+		return aggBuilder(AggregateConfig{ID: "op", Spec: spec, TimeCol: 0, Keys: []int{1}, Calls: countSumMax(t)})
+	}
+	for _, tt := range []struct {
+		name  string
+		build func(exec.Operator) (exec.Operator, error)
+		late  int64 // a row of a window emitted by run 1
+		fresh int64
+		want  []string
+	}{{
+		name: "tumble", build: aggCfg(Spec{Kind: Tumble, Size: 10 * sec}), late: 15 * sec, fresh: 25 * sec,
+		want: []string{"+I[a, 1970-01-01 00:00:20, 1970-01-01 00:00:30, 1970-01-01 00:00:29.999, 1, 1, 1]"},
+	}, {
+		// [10 s, 20 s) was emitted, [15 s, 25 s) was not.
+		name: "hop", build: aggCfg(Spec{Kind: Hop, Size: 10 * sec, Slide: 5 * sec}), late: 2 * sec, fresh: 17 * sec,
+		want: []string{"+I[a, 1970-01-01 00:00:15, 1970-01-01 00:00:25, 1970-01-01 00:00:24.999, 1, 1, 1]"},
+	}, {
+		name: "cumulate", build: aggCfg(Spec{Kind: Cumulate, Size: 10 * sec, Step: 5 * sec}), late: 17 * sec, fresh: 22 * sec,
+		want: []string{
+			"+I[a, 1970-01-01 00:00:20, 1970-01-01 00:00:25, 1970-01-01 00:00:24.999, 1, 1, 1]",
+			"+I[a, 1970-01-01 00:00:20, 1970-01-01 00:00:30, 1970-01-01 00:00:29.999, 1, 1, 1]",
+		},
+	}, {
+		// Run 1 emitted [12 s, 17 s); [10 s, 15 s) ends before.
+		name: "session", build: aggCfg(Spec{Kind: Session, Gap: 5 * sec}), late: 10 * sec, fresh: 14 * sec,
+		want: []string{"+I[a, 1970-01-01 00:00:14, 1970-01-01 00:00:19, 1970-01-01 00:00:18.999, 1, 1, 1]"},
+	}, {
+		name:  "session assign",
+		build: assignBuilder(AssignConfig{ID: "op", Spec: Spec{Kind: Session, Gap: 5 * sec}, TimeCol: 0, PartitionKeys: []int{1}}),
+		late:  10 * sec, fresh: 14 * sec,
+		want: []string{"+I[1970-01-01 00:00:14, a, 1, 1970-01-01 00:00:14, 1970-01-01 00:00:19, 1970-01-01 00:00:18.999]"},
+	}} {
+		t.Run(tt.name, func(t *testing.T) {
+			backend := state.NewMemory()
+			h := newHarnessOn(t, backend, tt.build)
+			h.send(r(1*sec, "a", 1), r(12*sec, "a", 1))
+			h.finishCheckpointed()
+			h2 := newHarnessOn(t, backend, tt.build)
+			h2.offset = h.offset
+			h2.send(r(tt.late, "a", 1), r(tt.fresh, "a", 1))
+			h2.finish()
+			if got := rowsOnly(h2.take()); joinLines(got) != joinLines(tt.want) {
+				t.Fatalf("got:\n\t%s\nwant:\n\t%s", joinLines(got), joinLines(tt.want))
+			}
+			if n := h2.metrics.LateRows.Load(); n != 1 {
+				t.Fatalf("late rows %d, want 1", n)
+			}
+		})
 	}
 }

@@ -57,15 +57,21 @@
 //   - Checkpoints are taken between batches, never inside Process.
 //   - State written for another window spec or other calls (a changed job)
 //     is refused at Open.
-//   - After Finish every window has fired; a checkpoint then leaves only
-//     the meta record, with the ended mark: a restored operator takes no
-//     more rows.
+//   - The meta record's watermark is the "fired up to" mark: every window
+//     whose last instant is at or before it has fired. While the input
+//     runs it is the watermark. Once the input ended (MaxWatermark or
+//     Finish) every window has fired and the store keeps only the meta
+//     record; its mark is then the last instant of the last window that
+//     fired, not MaxWatermark, so that a job run again over a grown
+//     bounded input drops the rows of the windows it emitted and
+//     aggregates the later ones. (An empty window before that instant
+//     counts as fired too: its rows are dropped.)
 //
 // Store layout. Keys start with one byte naming the record; times and
 // counters are 8-byte big-endian (times with the sign bit flipped, so that
 // keys sort by time); every value starts with a version byte (1).
 //
-//	m                        meta: fingerprint, watermark, ended, counter
+//	m                        meta: fingerprint, fired-up-to mark, counter
 //	s time(slice end) key    TUMBLE/HOP/CUMULATE: a slice's accumulators of
 //	                         one grouping key (key as types.AppendKey)
 //	c time(window start) key CUMULATE: a window's running accumulators

@@ -151,6 +151,9 @@ func (op *sessionAggregate) Process(b *types.Batch) error {
 // instant (end - 1 ms) is at or before wm, then forwards wm.
 func (op *sessionAggregate) Watermark(wm int64) error {
 	if wm > op.wm && !op.ended {
+		if wm == exec.MaxWatermark {
+			op.endMark = max(op.wm, op.set.lastInstant())
+		}
 		op.wm = wm
 		if err := op.fire(wm); err != nil {
 			return err
@@ -166,6 +169,7 @@ func (op *sessionAggregate) Watermark(wm int64) error {
 // is treated as ended all the same: every open session fires first.
 func (op *sessionAggregate) Finish() error {
 	if !op.ended {
+		op.endMark = max(op.wm, op.set.lastInstant())
 		op.wm = exec.MaxWatermark
 		if err := op.fire(exec.MaxWatermark); err != nil {
 			return err

@@ -2,6 +2,7 @@ package window
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 )
@@ -179,6 +180,18 @@ func (ss *sessionSet[D]) each(fn func(s *session[D]) error) error {
 		}
 	}
 	return nil
+}
+
+// lastInstant returns the last instant (end - 1 ms) of the live session
+// that ends last, or math.MinInt64 if there is none.
+func (ss *sessionSet[D]) lastInstant() int64 {
+	last := int64(math.MinInt64)
+	for _, p := range ss.parts {
+		for _, s := range p.list {
+			last = max(last, s.end-maxTimestampGap)
+		}
+	}
+	return last
 }
 
 // pending reports whether some session may fire under wm.

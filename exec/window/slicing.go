@@ -46,6 +46,14 @@ type slicingAggregate struct {
 	fires  []int64 // scratch: window ends to fire
 	cfires []cumFire
 	merged map[string]*entry // scratch: a HOP window's merged entries
+
+	// Checkpoint bookkeeping. track is set while every entry changed
+	// since the last Checkpoint is listed in dirty (once: its dirty flag
+	// is set); without it the next Checkpoint writes every live entry.
+	// It starts unset, so that a job that never checkpoints keeps no
+	// list, and is given up when the list outgrows dirtyLimit(live).
+	track bool
+	dirty []*entry
 }
 
 // slice is the accumulators of one slice, by encoded key.
@@ -252,6 +260,9 @@ func (op *slicingAggregate) freeSlice(s *slice) {
 // instant is at or before wm, in order of window end, then forwards wm.
 func (op *slicingAggregate) Watermark(wm int64) error {
 	if wm > op.wm && !op.ended {
+		if wm == exec.MaxWatermark {
+			op.markEnd()
+		}
 		if err := op.fire(wm); err != nil {
 			return err
 		}
@@ -266,6 +277,7 @@ func (op *slicingAggregate) Watermark(wm int64) error {
 // is treated as ended all the same: every window still open fires first.
 func (op *slicingAggregate) Finish() error {
 	if !op.ended {
+		op.markEnd()
 		if err := op.fire(exec.MaxWatermark); err != nil {
 			return err
 		}
@@ -452,6 +464,22 @@ func (op *slicingAggregate) fireCumulateWindow(c *cumWindow, end int64) error {
 		delete(op.cums, c.start)
 	}
 	return nil
+}
+
+// markEnd records, as the input ends, the last instant of the last window
+// that will fire: the watermark a checkpoint records from then on.
+func (op *slicingAggregate) markEnd() {
+	last := op.wm
+	if op.cumulate {
+		for _, c := range op.cums {
+			last = max(last, c.start+op.size-maxTimestampGap)
+		}
+	} else {
+		for _, s := range op.slices {
+			last = max(last, s.end-op.sliceSize+op.size-maxTimestampGap)
+		}
+	}
+	op.endMark = last
 }
 
 // updatePending recomputes the end of the earliest window that may fire.
