@@ -577,5 +577,3 @@ func makeSchema(projs []expr.Node, names []string) types.Schema {
 	}
 	return out
 }
-
-

@@ -223,12 +223,12 @@ type Sink struct {
 	// which the state backend commits; between a Prepare and the Commit
 	// that follows, records wait in held, so that none of the next epoch
 	// joins the committing transaction.
-	shared  bool
-	holding bool
-	held    []*kgo.Record
-	txnStart     time.Time
-	closed       bool
-	err          error // sticky: a failed write or commit
+	shared   bool
+	holding  bool
+	held     []*kgo.Record
+	txnStart time.Time
+	closed   bool
+	err      error // sticky: a failed write or commit
 
 	perrMu sync.Mutex
 	perr   error // the first failed delivery
