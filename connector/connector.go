@@ -151,6 +151,15 @@ type Committer interface {
 	Commit(ctx context.Context) error
 }
 
+// Holder is a Committer that writes into a transaction someone else commits
+// (the job's state backend) and so holds the records it receives between a
+// Prepare and the Commit that follows. Release writes them into the open
+// transaction at once: the runtime calls it when the job has ended, before
+// its final commit.
+type Holder interface {
+	Release(ctx context.Context) error
+}
+
 // Stats are optional counters a Reader may expose.
 type Stats interface {
 	// Skipped returns the number of malformed records skipped so far.

@@ -25,6 +25,13 @@ type CheckpointListener interface {
 	CheckpointComplete(id int64) error
 }
 
+// Releaser is implemented by operators (sinks) that hold output back
+// between a barrier and the completion of its checkpoint. After every task
+// of a job ended normally, Release hands it over before the final commit.
+type Releaser interface {
+	Release() error
+}
+
 // BarrierOutput is implemented by edges that carry checkpoint barriers.
 // A graph takes checkpoints only when every edge does.
 type BarrierOutput interface {
@@ -59,6 +66,18 @@ func (c *Chain) notify(id int64) error {
 	for _, op := range c.Ops {
 		if l, ok := op.(CheckpointListener); ok {
 			if err := l.CheckpointComplete(id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// release lets the chain's Releasers hand over what they hold.
+func (c *Chain) release() error {
+	for _, op := range c.Ops {
+		if r, ok := op.(Releaser); ok {
+			if err := r.Release(); err != nil {
 				return err
 			}
 		}

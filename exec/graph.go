@@ -212,12 +212,16 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 	if err == nil {
 		var wg sync.WaitGroup
 		finished := make(chan struct{})
+		coordDone := make(chan struct{})
 		if coord != nil {
 			go func() {
+				defer close(coordDone)
 				if err := coord.run(ctx, finished); err != nil {
 					cancel(err)
 				}
 			}()
+		} else {
+			close(coordDone)
 		}
 		for _, t := range tasks {
 			wg.Add(1)
@@ -237,7 +241,17 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 		}
 		wg.Wait()
 		close(finished)
+		<-coordDone // no checkpoint completes from here on
 		err = context.Cause(ctx)
+		if err == nil {
+			// Sinks hand over what they held back since their last
+			// barrier, into the transaction the final commit commits.
+			for _, t := range tasks {
+				if err = t.chain.release(); err != nil {
+					break
+				}
+			}
+		}
 		if err == nil && coord != nil {
 			// Everything was processed and flushed: commit the final state
 			// with the sources' final positions.

@@ -72,5 +72,16 @@ func (s *SinkOperator) CheckpointComplete(id int64) error {
 	return nil
 }
 
+// Release implements Releaser for sinks that hold records back between a
+// barrier and its commit (connector.Holder).
+func (s *SinkOperator) Release() error {
+	if h, ok := s.Sink.(connector.Holder); ok {
+		if err := h.Release(s.ctx.Ctx); err != nil {
+			return fmt.Errorf("cannot release %s's held records: %w", s.Table, err)
+		}
+	}
+	return nil
+}
+
 // SetIdle implements Output, so that a sink can end a chain.
 func (s *SinkOperator) SetIdle(bool) error { return nil }

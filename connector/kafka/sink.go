@@ -394,14 +394,30 @@ func (s *Sink) Commit(ctx context.Context) error {
 		return nil
 	}
 	if s.shared {
-		s.holding = false
-		for _, r := range s.held {
-			s.cl.Produce(ctx, r, s.promise)
-		}
-		s.held = nil
+		s.release(ctx)
 		return nil
 	}
 	return s.flush(ctx)
+}
+
+// Release implements connector.Holder: the held records go into the open
+// transaction now.
+func (s *Sink) Release(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || !s.shared {
+		return nil
+	}
+	s.release(ctx)
+	return nil
+}
+
+func (s *Sink) release(ctx context.Context) {
+	s.holding = false
+	for _, r := range s.held {
+		s.cl.Produce(ctx, r, s.promise)
+	}
+	s.held = nil
 }
 
 func (s *Sink) flush(ctx context.Context) error {
