@@ -1,0 +1,1036 @@
+// Package crash_test is the crash test of Sluice's exactly-once Kafka
+// pipeline: separate `sluice run` processes whose state lives in Kafka are
+// killed with SIGKILL at random moments and restarted, and their committed
+// output must equal, row for row, the output of an uninterrupted run of the
+// same job.
+//
+// The test starts `sluice dev kafka` as its own process (the broker must
+// outlive the jobs it kills), produces a known input to a four-partition
+// topic, and for every job of jobs:
+//
+//  1. runs it once without interruption into its own output topic: the
+//     reference, which must also match what plain Go code computes from
+//     the input;
+//  2. runs it again under another sink table name (a new job name, so a
+//     fresh state, changelog and transactional ID) into another topic,
+//     killing the process at random moments at least minKills times and
+//     restarting it until a run ends by itself;
+//  3. reads both topics as a read-committed consumer and compares them:
+//     append jobs as multisets of records, the upsert job by the final
+//     value of every key. Neither output may hold a duplicate.
+//
+// It is slow (about a minute or two) and needs nothing but Go, so it runs
+// only when asked:
+//
+//	SLUICE_CRASH_TEST=1 go test -count=1 -v -timeout 10m ./test/crash
+//
+// SLUICE_CRASH_SEED=n repeats a run's input and kill schedule (the seed is
+// logged); SLUICE_CRASH_RACE=1 builds the sluice binary with the race
+// detector (much slower); SLUICE_CRASH_DIR=dir keeps the binary, the jobs'
+// SQL and the log of every run in dir instead of a temporary directory.
+package crash_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluicesql/sluice/internal/kafkatest"
+)
+
+const (
+	// inputRows rows over inputParts partitions form the input topic.
+	inputRows  = 1_000_000
+	inputParts = 4
+	// numKeys distinct values of the grouping column k.
+	numKeys = 500
+	// minKills is how many times every job must be killed during its
+	// crash run.
+	minKills = 5
+	// plannedKills is how many kills the schedule plans; a run that ends
+	// by itself before them stops the killing early, and fewer than
+	// minKills actual kills fail the test.
+	plannedKills = 7
+	// startupKillWithin bounds the delay of a startup kill.
+	startupKillWithin = 150 * time.Millisecond
+	// checkpointInterval is the jobs' 'execution.checkpointing.interval'.
+	checkpointInterval = 200 * time.Millisecond
+	// runTimeout bounds one run of a job so that a job that never ends
+	// fails the test instead of hanging it. It is a guard, not a
+	// measurement.
+	runTimeout = 3 * time.Minute
+	// inputTopic is the topic source.sql reads.
+	inputTopic = "events"
+)
+
+// eventBase is the event time of the first row of every partition.
+var eventBase = time.Date(2020, 4, 15, 8, 0, 0, 0, time.UTC)
+
+// event is one input row.
+type event struct {
+	id   int64
+	part int32
+	ts   time.Time
+	k    string
+	v    int64
+}
+
+// crashJob is one job the test crashes.
+type crashJob struct {
+	// name names the SQL template testdata/<name>.sql and the job's
+	// topics.
+	name string
+	// upsert: the sink is upsert-kafka, compared by the final value per
+	// key; otherwise the output is an append stream compared as a
+	// multiset of records.
+	upsert bool
+	// expect computes, from the input, the job's output in canonical form:
+	// for an append job the multiset of rows, for an upsert job the final
+	// row per key (the key's canonical form → the row's).
+	expect func(in []event) map[string]int
+	// canon turns an output record into the canonical form of expect.
+	canon func(r *kgo.Record) (string, error)
+}
+
+// jobs are the crashed jobs.
+//
+// TODO(join): the acceptance of the Kafka issue asks for a join job too:
+// a regular or interval join of two Kafka topics into an exactly-once sink,
+// crashed like the others. Joins do not exist in the engine yet; add a
+// testdata/join.sql template, a second input topic and an entry here when
+// they do.
+var jobs = []crashJob{
+	{name: "window", expect: expectWindow, canon: canonWindow},
+	{name: "groupby", upsert: true, expect: expectGroupBy, canon: canonGroupBy},
+	{name: "filter", expect: expectFilter, canon: canonFilter},
+}
+
+func TestCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the crash test is long; it does not run with -short")
+	}
+	if os.Getenv("SLUICE_CRASH_TEST") != "1" {
+		t.Skip("set SLUICE_CRASH_TEST=1 to run the crash test")
+	}
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("SLUICE_CRASH_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("SLUICE_CRASH_SEED=%q: %v", s, err)
+		}
+	}
+	t.Logf("seed %d (repeat with SLUICE_CRASH_SEED=%d)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+
+	dir := t.TempDir()
+	if d := os.Getenv("SLUICE_CRASH_DIR"); d != "" {
+		dir = d // kept after the test, for the logs
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("work directory %s: the binary, the jobs' SQL and the logs of every run", dir)
+	bin := buildSluice(t, dir, os.Getenv("SLUICE_CRASH_RACE") == "1")
+	topics := []string{fmt.Sprintf("%s:%d", inputTopic, inputParts)}
+	for _, j := range jobs {
+		topics = append(topics, j.name+"-ref:2", j.name+"-crash:2")
+	}
+	bs := startBroker(t, bin, dir, topics)
+	t.Logf("broker at %s", bs)
+
+	in := genInput(rng)
+	recs := make([]*kgo.Record, len(in))
+	for i, e := range in {
+		recs[i] = &kgo.Record{Partition: e.part, Value: e.json()}
+	}
+	start := time.Now()
+	kafkatest.ProduceTo(t, bs, inputTopic, recs...)
+	t.Logf("produced %d rows over %d partitions in %v", len(in), inputParts, time.Since(start).Round(time.Millisecond))
+
+	for _, j := range jobs {
+		t.Run(j.name, func(t *testing.T) {
+			runCrashJob(t, j, bin, dir, bs, in, rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())))
+		})
+	}
+}
+
+// runCrashJob runs j uninterrupted, then with kills, and compares.
+func runCrashJob(t *testing.T, j crashJob, bin, dir, bs string, in []event, rng *rand.Rand) {
+	refTopic, crashTopic := j.name+"-ref", j.name+"-crash"
+	refSQL := writeJobSQL(t, dir, j.name, j.name+"_ref", refTopic, bs)
+	crashSQL := writeJobSQL(t, dir, j.name, j.name+"_crash", crashTopic, bs)
+
+	// The reference: one run to its end.
+	log := filepath.Join(dir, j.name+"-ref.log")
+	p := startJob(t, bin, refSQL, log)
+	ref := p.wait(t, runTimeout)
+	if !ref.ok() {
+		t.Fatalf("the uninterrupted run of job %s %s\n%s", j.name, ref, tail(log))
+	}
+	t.Logf("uninterrupted run: %v: %s", ref.took.Round(time.Millisecond), summary(log))
+
+	// The crash run: kill, restart, until a run ends by itself. A watcher
+	// tails the job's changelog for the input rows its checkpoints have
+	// committed, so that kills follow the job's progress rather than a
+	// guess of its speed (the machine may be busy with other work).
+	w := watchChangelog(t, bs, j.name+"_crash")
+	startups := rng.Perm(minKills)[:2]
+	var kills []killRecord
+	crashStart := time.Now()
+	for attempt := 1; ; attempt++ {
+		log := filepath.Join(dir, fmt.Sprintf("%s-crash-%d.log", j.name, attempt))
+		if len(kills) >= plannedKills {
+			res := startJob(t, bin, crashSQL, log).wait(t, runTimeout)
+			if !res.ok() {
+				t.Fatalf("job %s, run %d after %d kills: %s\nkills:\n%s\n%s", j.name, attempt, len(kills), res, killList(kills), tail(log))
+			}
+			t.Logf("run %d ended by itself after %v: %s", attempt, res.took.Round(time.Millisecond), summary(log))
+			break
+		}
+		done := committedInput(t, bs, j.name+"_crash")
+		k := nextKill(rng, len(kills), startups, done)
+		k.run, k.doneBefore = attempt, done
+		p := startJob(t, bin, crashSQL, log)
+		var res runResult
+		if k.startup {
+			res = p.killAfter(t, k.delay)
+		} else {
+			res = p.killAt(t, w, k.target, k.delay, runTimeout)
+		}
+		if res.killed {
+			k.after, k.at = res.took, time.Since(crashStart)
+			k.doneAfter = committedInput(t, bs, j.name+"_crash")
+			kills = append(kills, k)
+			t.Logf("kill %d: %s", len(kills), k)
+			continue
+		}
+		if !res.ok() {
+			t.Fatalf("job %s, run %d after %d kills: %s\nkills:\n%s\n%s", j.name, attempt, len(kills), res, killList(kills), tail(log))
+		}
+		t.Logf("run %d ended by itself after %v, before its kill (%s): %s", attempt, res.took.Round(time.Millisecond), k.plan(), summary(log))
+		break
+	}
+	if len(kills) < minKills {
+		t.Errorf("job %s ended after only %d kills, want at least %d:\n%s", j.name, len(kills), minKills, killList(kills))
+	}
+	t.Logf("crash run: %d kills, %v in all", len(kills), time.Since(crashStart).Round(time.Millisecond))
+
+	refRecs := kafkatest.ReadAll(t, bs, refTopic)
+	crashRecs := kafkatest.ReadAll(t, bs, crashTopic)
+	t.Logf("committed records: uninterrupted %d, crashed %d", len(refRecs), len(crashRecs))
+	if len(refRecs) == 0 {
+		t.Fatalf("job %s: the uninterrupted run committed no output\n%s", j.name, tail(filepath.Join(dir, j.name+"-ref.log")))
+	}
+	ctx := fmt.Sprintf("job %s, kills:\n%s", j.name, killList(kills))
+
+	// The uninterrupted run must itself be right.
+	want := j.expect(in)
+	if got, err := canonOutput(j, refRecs); err != nil {
+		t.Errorf("job %s, uninterrupted run: %v", j.name, err)
+	} else if d := diffMultisets(want, got); d != "" {
+		t.Errorf("job %s: the uninterrupted run's output differs from the one computed from the input (- computed, + uninterrupted run):\n%s", j.name, d)
+	}
+	for _, o := range []struct {
+		name string
+		recs []*kgo.Record
+	}{{"uninterrupted", refRecs}, {"crashed", crashRecs}} {
+		if d := duplicates(j, o.recs); d != "" {
+			t.Errorf("job %s: the %s run's output has duplicates:\n%s", j.name, o.name, d)
+		}
+	}
+
+	// The crashed run must equal the uninterrupted one.
+	if j.upsert {
+		if d := diffMultisets(finalPerKey(refRecs), finalPerKey(crashRecs)); d != "" {
+			t.Errorf("%s\nthe final values per key differ (- uninterrupted, + crashed):\n%s", ctx, d)
+		}
+	} else if d := diffMultisets(multiset(refRecs), multiset(crashRecs)); d != "" {
+		t.Errorf("%s\nthe committed outputs differ (- uninterrupted, + crashed):\n%s", ctx, d)
+	}
+}
+
+// killRecord is one kill of a crash run: planned, then what happened.
+type killRecord struct {
+	// A startup kill comes delay after the process started: while it
+	// starts, fences its predecessor, restores its state, or (when little
+	// input is left) finishes it. A progress kill comes delay after the
+	// job has committed, by its checkpoints, target input rows: at a random
+	// moment between two of its checkpoints.
+	startup bool
+	delay   time.Duration
+	target  int64
+
+	run        int           // the run killed (1 is the first)
+	doneBefore int64         // input rows committed before the run
+	doneAfter  int64         // and after the kill
+	after      time.Duration // since the run's start
+	at         time.Duration // since the crash run's start
+}
+
+// nextKill plans kill i (0 is the first) of a crash run whose job has
+// committed done input rows. Two of the first minKills kills (those in
+// startups) are startup kills; the others wait for a random share of the
+// input left, up to a quarter, so that the job cannot end before it has
+// been killed minKills times, and fall back to a kill right after the
+// start when less than a fifth of the input is left. Kills after the
+// first minKills may wait for any share of the input left, or come
+// after the end: the job may then end by itself.
+func nextKill(rng *rand.Rand, i int, startups []int, done int64) killRecord {
+	left := inputRows - done
+	switch {
+	case i >= minKills:
+		return killRecord{target: done + 1 + rng.Int64N(left), delay: time.Duration(rng.Int64N(int64(checkpointInterval)))}
+	case left < inputRows/5:
+		return killRecord{startup: true, delay: time.Duration(rng.Int64N(int64(20 * time.Millisecond)))}
+	case slices.Contains(startups, i):
+		return killRecord{startup: true, delay: time.Duration(rng.Int64N(int64(startupKillWithin)))}
+	}
+	return killRecord{target: done + 1 + rng.Int64N(left/4), delay: time.Duration(rng.Int64N(int64(checkpointInterval / 2)))}
+}
+
+func (k killRecord) plan() string {
+	if k.startup {
+		return fmt.Sprintf("%v after the start", k.delay.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("%v after %d input rows were committed", k.delay.Round(time.Millisecond), k.target)
+}
+
+func (k killRecord) String() string {
+	return fmt.Sprintf("run %d killed %v after its start (%v into the crash run; planned %s); input rows committed before the run %d, after the kill %d of %d",
+		k.run, k.after.Round(time.Millisecond), k.at.Round(time.Millisecond), k.plan(), k.doneBefore, k.doneAfter, inputRows)
+}
+
+func killList(ks []killRecord) string {
+	var b strings.Builder
+	for i, k := range ks {
+		fmt.Fprintf(&b, "  %d. %s\n", i+1, k)
+	}
+	if len(ks) == 0 {
+		b.WriteString("  (none)\n")
+	}
+	return b.String()
+}
+
+// changelogWatcher tails a job's changelog (topic
+// sluice-state-insert-into-<sink table>) as a read-committed consumer and
+// keeps the positions of the last committed checkpoint: records keyed 'p'
+// + source/partition, valued with the varint offset of the last row read
+// in that partition. It steers the kill schedule only; it checks nothing.
+type changelogWatcher struct {
+	mu      sync.Mutex
+	pos     map[string]int64
+	changed chan struct{} // a token after every fetch that moved a position
+}
+
+// watchChangelog starts a watcher of the changelog of the job whose sink
+// table is sink. The topic need not exist yet: the job creates it.
+func watchChangelog(t *testing.T, bs, sink string) *changelogWatcher {
+	topic := "sluice-state-insert-into-" + sink
+	cl, err := kgo.NewClient(kgo.SeedBrokers(bs),
+		kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.FetchMaxWait(20*time.Millisecond),
+		kgo.MetadataMinAge(20*time.Millisecond),
+		kgo.MetadataMaxAge(100*time.Millisecond))
+	if err != nil {
+		t.Fatalf("cannot watch %s: %v", topic, err)
+	}
+	w := &changelogWatcher{pos: map[string]int64{}, changed: make(chan struct{}, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		for ctx.Err() == nil {
+			fs := cl.PollFetches(ctx)
+			moved := false
+			fs.EachRecord(func(r *kgo.Record) {
+				if len(r.Key) < 2 || r.Key[0] != 'p' {
+					return
+				}
+				if v, n := binary.Varint(r.Value); n > 0 {
+					w.mu.Lock()
+					w.pos[string(r.Key[1:])] = v
+					w.mu.Unlock()
+					moved = true
+				}
+			})
+			if moved {
+				select {
+				case w.changed <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-exited
+		cl.Close()
+	})
+	return w
+}
+
+// committed is the number of input rows the job's committed checkpoints
+// cover, as far as the watcher has read.
+func (w *changelogWatcher) committed() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var sum int64
+	for _, off := range w.pos {
+		sum += off + 1
+	}
+	return min(sum, inputRows)
+}
+
+// committedInput reads the job's changelog to its last stable offset and
+// returns the input rows its committed checkpoints cover, like
+// changelogWatcher.committed but exact at the moment of the call.
+func committedInput(t *testing.T, bs, sink string) int64 {
+	topic := "sluice-state-insert-into-" + sink
+	ctx, cancel := context.WithTimeout(context.Background(), kafkatest.Timeout)
+	defer cancel()
+	tds, err := kafkatest.Admin(t, bs).ListTopics(ctx, topic)
+	if err != nil {
+		t.Fatalf("cannot list topic %s: %v", topic, err)
+	}
+	if !tds.Has(topic) || tds[topic].Err != nil {
+		return 0 // not created yet: the first run was killed early
+	}
+	pos := map[string]int64{}
+	for _, r := range kafkatest.ReadAll(t, bs, topic) {
+		if len(r.Key) < 2 || r.Key[0] != 'p' {
+			continue
+		}
+		if v, n := binary.Varint(r.Value); n > 0 {
+			pos[string(r.Key[1:])] = v
+		}
+	}
+	var sum int64
+	for _, off := range pos {
+		sum += off + 1
+	}
+	return min(sum, inputRows)
+}
+
+// summary is the job summary line a run printed, if any.
+func summary(log string) string {
+	b, _ := os.ReadFile(log)
+	for l := range strings.Lines(string(b)) {
+		if strings.HasPrefix(l, "job ") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return "no job summary"
+}
+
+// genInput generates the input: per partition, event times that increase
+// by 1 to 19 ms from eventBase (so no row is late for a 5-second
+// watermark), random keys and values, and a unique id.
+func genInput(rng *rand.Rand) []event {
+	out := make([]event, 0, inputRows)
+	ts := make([]time.Time, inputParts)
+	for p := range ts {
+		ts[p] = eventBase
+	}
+	for i := range inputRows {
+		p := i % inputParts
+		ts[p] = ts[p].Add(time.Duration(1+rng.IntN(19)) * time.Millisecond)
+		out = append(out, event{
+			id:   int64(i),
+			part: int32(p),
+			ts:   ts[p],
+			k:    "k" + strconv.Itoa(rng.IntN(numKeys)),
+			v:    rng.Int64N(100),
+		})
+	}
+	return out
+}
+
+func (e event) json() []byte {
+	return fmt.Appendf(nil, `{"id":%d,"ts":"%s","k":"%s","v":%d}`, e.id, e.ts.Format("2006-01-02 15:04:05.000"), e.k, e.v)
+}
+
+// buildSluice builds the sluice command into dir.
+func buildSluice(t *testing.T, dir string, race bool) string {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("cannot find the go command: %v", err)
+	}
+	bin := filepath.Join(dir, "sluice")
+	args := []string{"build", "-o", bin}
+	if race {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command(gobin, append(args, "github.com/sluicesql/sluice/cmd/sluice")...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("cannot build the sluice binary: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startBroker runs `sluice dev kafka` on a free loopback port with the
+// given topics and returns its bootstrap address. The broker is stopped
+// (SIGTERM) when the test ends.
+func startBroker(t *testing.T, bin, dir string, topics []string) string {
+	t.Helper()
+	args := []string{"dev", "kafka", "--port", "0"}
+	for _, tp := range topics {
+		args = append(args, "--topic", tp)
+	}
+	cmd := exec.Command(bin, args...)
+	stderr, err := os.Create(filepath.Join(dir, "broker.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stderr.Close()
+	cmd.Stderr = stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("cannot start the broker: %v", err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		first := true
+		for sc.Scan() {
+			if first {
+				a, _ := strings.CutPrefix(sc.Text(), "Kafka-protocol cluster listening on ")
+				addr <- a
+				first = false
+			}
+		}
+		if first {
+			close(addr)
+		}
+	}()
+	select {
+	case a, ok := <-addr:
+		if !ok || !strings.HasPrefix(a, "127.0.0.1:") {
+			t.Fatalf("the broker did not print its address (got %q)\n%s", a, tail(filepath.Join(dir, "broker.log")))
+		}
+		return a
+	case <-time.After(time.Minute):
+		t.Fatalf("the broker did not start within a minute\n%s", tail(filepath.Join(dir, "broker.log")))
+	}
+	return ""
+}
+
+// writeJobSQL writes source.sql followed by the job's template, with the
+// placeholders filled in, to a file in dir and returns its path.
+func writeJobSQL(t *testing.T, dir, name, sink, topic, bs string) string {
+	t.Helper()
+	var src []byte
+	for _, f := range []string{"source.sql", name + ".sql"} {
+		b, err := os.ReadFile(filepath.Join("testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		src = append(append(src, b...), '\n')
+	}
+	text := strings.NewReplacer(
+		"${BOOTSTRAP}", bs,
+		"${PARALLELISM}", "2",
+		"${CHECKPOINT_INTERVAL}", fmt.Sprintf("%dms", checkpointInterval.Milliseconds()),
+		"${SINK}", sink,
+		"${TOPIC}", topic,
+	).Replace(string(src))
+	if i := strings.Index(text, "${"); i >= 0 {
+		t.Fatalf("testdata/%s.sql: unknown placeholder at %q", name, text[i:min(len(text), i+20)])
+	}
+	path := filepath.Join(dir, sink+".sql")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// proc is a running `sluice run`.
+type proc struct {
+	cmd   *exec.Cmd
+	start time.Time
+	done  chan struct{}
+	err   error // of Wait, once done is closed
+	log   *os.File
+}
+
+// runResult is how a run ended.
+type runResult struct {
+	took   time.Duration
+	killed bool // by our SIGKILL
+	code   int  // exit code, when not killed
+	err    error
+}
+
+func (r runResult) ok() bool { return !r.killed && r.err == nil && r.code == 0 }
+
+func (r runResult) String() string {
+	switch {
+	case r.killed:
+		return fmt.Sprintf("was killed after %v", r.took)
+	case r.err != nil:
+		return fmt.Sprintf("failed after %v: %v", r.took, r.err)
+	default:
+		return fmt.Sprintf("exited with code %d after %v", r.code, r.took)
+	}
+}
+
+// startJob starts `sluice run sqlPath`, its output going to logPath.
+func startJob(t *testing.T, bin, sqlPath, logPath string) *proc {
+	t.Helper()
+	f, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "run", sqlPath)
+	cmd.Stdout, cmd.Stderr = f, f
+	p := &proc{cmd: cmd, done: make(chan struct{}), log: f}
+	p.start = time.Now()
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		t.Fatalf("cannot start sluice: %v", err)
+	}
+	go func() {
+		p.err = cmd.Wait()
+		f.Close()
+		close(p.done)
+	}()
+	// Never leave a job running behind a failed test.
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+// wait waits for the run to end by itself, killing it after timeout.
+func (p *proc) wait(t *testing.T, timeout time.Duration) runResult {
+	t.Helper()
+	select {
+	case <-p.done:
+		return p.result(false)
+	case <-time.After(timeout):
+		p.cmd.Process.Kill()
+		<-p.done
+		return runResult{took: time.Since(p.start), err: fmt.Errorf("did not end within %v and was killed", timeout)}
+	}
+}
+
+// killAfter sends SIGKILL after delay unless the run has ended by then.
+func (p *proc) killAfter(t *testing.T, delay time.Duration) runResult {
+	t.Helper()
+	timer := time.NewTimer(delay - time.Since(p.start))
+	defer timer.Stop()
+	select {
+	case <-p.done:
+		return p.result(false)
+	case <-timer.C:
+	}
+	sent := p.cmd.Process.Signal(syscall.SIGKILL) == nil
+	<-p.done
+	return p.result(sent)
+}
+
+// killAt sends SIGKILL delay after w sees target input rows committed,
+// unless the run has ended by then; after timeout it kills the run and
+// reports a failure.
+func (p *proc) killAt(t *testing.T, w *changelogWatcher, target int64, delay, timeout time.Duration) runResult {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for w.committed() < target {
+		select {
+		case <-p.done:
+			return p.result(false)
+		case <-deadline.C:
+			p.cmd.Process.Kill()
+			<-p.done
+			return runResult{took: time.Since(p.start), err: fmt.Errorf("committed %d input rows, not %d, within %v and was killed", w.committed(), target, timeout)}
+		case <-w.changed:
+		}
+	}
+	if delay > 0 {
+		select {
+		case <-p.done:
+			return p.result(false)
+		case <-time.After(delay):
+		}
+	}
+	sent := p.cmd.Process.Signal(syscall.SIGKILL) == nil
+	<-p.done
+	return p.result(sent)
+}
+
+func (p *proc) result(sentKill bool) runResult {
+	r := runResult{took: time.Since(p.start)}
+	var exitErr *exec.ExitError
+	switch {
+	case p.err == nil:
+	case errors.As(p.err, &exitErr):
+		if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			if ws.Signal() == syscall.SIGKILL && sentKill {
+				r.killed = true
+				return r
+			}
+			r.err = fmt.Errorf("killed by signal %v", ws.Signal())
+			return r
+		}
+		r.code = exitErr.ExitCode()
+	default:
+		r.err = p.err
+	}
+	return r
+}
+
+// tail returns the last lines of a log file, for failure messages.
+func tail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(no log %s: %v)", path, err)
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > 40 {
+		lines = append([]string{"..."}, lines[len(lines)-40:]...)
+	}
+	return fmt.Sprintf("--- %s\n%s", filepath.Base(path), strings.Join(lines, "\n"))
+}
+
+// multiset counts the records' values.
+func multiset(recs []*kgo.Record) map[string]int {
+	m := map[string]int{}
+	for _, r := range recs {
+		m[string(r.Value)]++
+	}
+	return m
+}
+
+// finalPerKey is an upsert topic's final value per key (the key's record
+// with the highest offset; a key always goes to one partition), as a
+// multiset of "key => value" lines; a tombstone removes the key.
+func finalPerKey(recs []*kgo.Record) map[string]int {
+	last := map[string][]byte{}
+	for _, r := range recs { // sorted by partition, then offset
+		if r.Value == nil {
+			delete(last, string(r.Key))
+			continue
+		}
+		last[string(r.Key)] = r.Value
+	}
+	m := make(map[string]int, len(last))
+	for k, v := range last {
+		m[k+" => "+string(v)] = 1
+	}
+	return m
+}
+
+// canonOutput turns a job's committed output into the canonical form of
+// its expect function.
+func canonOutput(j crashJob, recs []*kgo.Record) (map[string]int, error) {
+	if j.upsert {
+		last := map[string]*kgo.Record{}
+		for _, r := range recs {
+			last[string(r.Key)] = r
+		}
+		recs = slices.Collect(maps.Values(last))
+	}
+	m := map[string]int{}
+	for _, r := range recs {
+		c, err := j.canon(r)
+		if err != nil {
+			return nil, fmt.Errorf("record at partition %d offset %d (key %q, value %q): %w", r.Partition, r.Offset, r.Key, r.Value, err)
+		}
+		m[c]++
+	}
+	return m, nil
+}
+
+// duplicates describes the duplicates in a job's output: append jobs
+// produce every row once; an upsert job's values of a key count ever more
+// rows (n), so a key whose n does not increase from one record to the
+// next had a row counted twice or an update repeated.
+func duplicates(j crashJob, recs []*kgo.Record) string {
+	var b strings.Builder
+	lines := 0
+	add := func(format string, args ...any) {
+		if lines < 20 {
+			fmt.Fprintf(&b, format+"\n", args...)
+		}
+		lines++
+	}
+	if !j.upsert {
+		seen := map[string]*kgo.Record{}
+		for _, r := range recs {
+			if first, ok := seen[string(r.Value)]; ok {
+				add("  %s at partition %d offset %d, and before at partition %d offset %d", r.Value, r.Partition, r.Offset, first.Partition, first.Offset)
+				continue
+			}
+			seen[string(r.Value)] = r
+		}
+	} else {
+		prev := map[string]*kgo.Record{}
+		for _, r := range recs {
+			k := string(r.Key)
+			if p, ok := prev[k]; ok {
+				pn, perr := jsonInt(p.Value, "n")
+				n, err := jsonInt(r.Value, "n")
+				if perr != nil || err != nil || n <= pn {
+					add("  key %s: %s at offset %d after %s at offset %d (partition %d)", k, r.Value, r.Offset, p.Value, p.Offset, r.Partition)
+				}
+			}
+			prev[k] = r
+		}
+	}
+	if lines > 20 {
+		fmt.Fprintf(&b, "  ... %d in all\n", lines)
+	}
+	return b.String()
+}
+
+// diffMultisets lists what is in want more often than in got (-) and the
+// other way round (+), sorted, at most 30 lines of each.
+func diffMultisets(want, got map[string]int) string {
+	var minus, plus []string
+	for k, n := range want {
+		for range n - got[k] {
+			minus = append(minus, k)
+		}
+	}
+	for k, n := range got {
+		for range n - want[k] {
+			plus = append(plus, k)
+		}
+	}
+	if len(minus) == 0 && len(plus) == 0 {
+		return ""
+	}
+	slices.Sort(minus)
+	slices.Sort(plus)
+	var b strings.Builder
+	count := func(m map[string]int) (n int) {
+		for _, c := range m {
+			n += c
+		}
+		return n
+	}
+	fmt.Fprintf(&b, "%d rows on the left, %d on the right; %d only on the left, %d only on the right\n",
+		count(want), count(got), len(minus), len(plus))
+	for _, l := range []struct {
+		sign string
+		rows []string
+	}{{"-", minus}, {"+", plus}} {
+		for i, r := range l.rows {
+			if i == 30 {
+				fmt.Fprintf(&b, "%s ... %d more\n", l.sign, len(l.rows)-30)
+				break
+			}
+			fmt.Fprintf(&b, "%s %s\n", l.sign, r)
+		}
+	}
+	return b.String()
+}
+
+// The canonical forms of the jobs' rows: timestamps in one layout,
+// numbers in decimal, fields in the templates' column order.
+
+const canonTime = "2006-01-02 15:04:05.000"
+
+func expectWindow(in []event) map[string]int {
+	type agg struct{ n, total, lo, hi int64 }
+	type wk struct {
+		start time.Time
+		k     string
+	}
+	aggs := map[wk]*agg{}
+	for _, e := range in {
+		key := wk{e.ts.Truncate(10 * time.Second), e.k}
+		a := aggs[key]
+		if a == nil {
+			a = &agg{lo: e.v, hi: e.v}
+			aggs[key] = a
+		}
+		a.n++
+		a.total += e.v
+		a.lo, a.hi = min(a.lo, e.v), max(a.hi, e.v)
+	}
+	m := map[string]int{}
+	for key, a := range aggs {
+		m[fmt.Sprintf("%s|%s|%s|%d|%d|%d|%d", key.start.Format(canonTime), key.start.Add(10*time.Second).Format(canonTime),
+			key.k, a.n, a.total, a.lo, a.hi)]++
+	}
+	return m
+}
+
+func canonWindow(r *kgo.Record) (string, error) {
+	var row struct {
+		WindowStart, WindowEnd string
+		K                      string
+		N, Total, Lo, Hi       *int64
+	}
+	if err := strictJSON(r.Value, &row, map[string]string{"window_start": "WindowStart", "window_end": "WindowEnd"}); err != nil {
+		return "", err
+	}
+	ws, err := parseTime(row.WindowStart)
+	if err != nil {
+		return "", err
+	}
+	we, err := parseTime(row.WindowEnd)
+	if err != nil {
+		return "", err
+	}
+	if row.N == nil || row.Total == nil || row.Lo == nil || row.Hi == nil {
+		return "", errors.New("a column is missing or null")
+	}
+	return fmt.Sprintf("%s|%s|%s|%d|%d|%d|%d", ws.Format(canonTime), we.Format(canonTime), row.K, *row.N, *row.Total, *row.Lo, *row.Hi), nil
+}
+
+func expectGroupBy(in []event) map[string]int {
+	type agg struct{ n, total, hi int64 }
+	aggs := map[string]*agg{}
+	for _, e := range in {
+		a := aggs[e.k]
+		if a == nil {
+			a = &agg{hi: e.v}
+			aggs[e.k] = a
+		}
+		a.n++
+		a.total += e.v
+		a.hi = max(a.hi, e.v)
+	}
+	m := map[string]int{}
+	for k, a := range aggs {
+		m[fmt.Sprintf("%s|%d|%d|%d", k, a.n, a.total, a.hi)]++
+	}
+	return m
+}
+
+func canonGroupBy(r *kgo.Record) (string, error) {
+	var key struct{ K string }
+	if err := strictJSON(r.Key, &key, nil); err != nil {
+		return "", fmt.Errorf("key: %w", err)
+	}
+	var row struct {
+		K            string
+		N, Total, Hi *int64
+	}
+	if err := strictJSON(r.Value, &row, nil); err != nil {
+		return "", err
+	}
+	if row.K != key.K {
+		return "", fmt.Errorf("the value's k %q is not the key's %q", row.K, key.K)
+	}
+	if row.N == nil || row.Total == nil || row.Hi == nil {
+		return "", errors.New("a column is missing or null")
+	}
+	return fmt.Sprintf("%s|%d|%d|%d", row.K, *row.N, *row.Total, *row.Hi), nil
+}
+
+func expectFilter(in []event) map[string]int {
+	m := map[string]int{}
+	for _, e := range in {
+		if e.v%3 == 0 {
+			m[fmt.Sprintf("%d|%s|%s|%d", e.id, e.ts.Format(canonTime), strings.ToUpper(e.k), e.v*10+1)]++
+		}
+	}
+	return m
+}
+
+func canonFilter(r *kgo.Record) (string, error) {
+	var row struct {
+		ID *int64
+		TS string
+		K  string
+		W  *int64
+	}
+	if err := strictJSON(r.Value, &row, nil); err != nil {
+		return "", err
+	}
+	ts, err := parseTime(row.TS)
+	if err != nil {
+		return "", err
+	}
+	if row.ID == nil || row.W == nil {
+		return "", errors.New("a column is missing or null")
+	}
+	return fmt.Sprintf("%d|%s|%s|%d", *row.ID, ts.Format(canonTime), row.K, *row.W), nil
+}
+
+// strictJSON decodes a JSON object into v, whose fields match the
+// object's keys case-insensitively or through rename (JSON key → field);
+// unknown keys are an error.
+func strictJSON(data []byte, v any, rename map[string]string) error {
+	if len(rename) > 0 {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(data, &obj); err != nil {
+			return err
+		}
+		for from, to := range rename {
+			if raw, ok := obj[from]; ok {
+				delete(obj, from)
+				obj[to] = raw
+			}
+		}
+		var err error
+		if data, err = json.Marshal(obj); err != nil {
+			return err
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// jsonInt reads an integer field of a JSON object.
+func jsonInt(data []byte, field string) (int64, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(string(obj[field]), 10, 64)
+}
+
+// parseTime parses a JSON TIMESTAMP, with or without fractional seconds.
+func parseTime(s string) (time.Time, error) {
+	for _, layout := range []string{"2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999"} {
+		if ts, err := time.Parse(layout, s); err == nil {
+			return ts, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("cannot parse timestamp %q", s)
+}
