@@ -108,6 +108,9 @@ type crashJob struct {
 	expect func(in []event) map[string]int
 	// canon turns an output record into the canonical form of expect.
 	canon func(r *kgo.Record) (string, error)
+	// rowID, if set, finds the input row (its id) an output record's
+	// value came from, so that a diff can say which input it lost.
+	rowID func(value string) (int64, bool)
 }
 
 // jobs are the crashed jobs.
@@ -120,7 +123,7 @@ type crashJob struct {
 var jobs = []crashJob{
 	{name: "window", expect: expectWindow, canon: canonWindow},
 	{name: "groupby", upsert: true, expect: expectGroupBy, canon: canonGroupBy},
-	{name: "filter", expect: expectFilter, canon: canonFilter},
+	{name: "filter", expect: expectFilter, canon: canonFilter, rowID: filterRowID},
 }
 
 func TestCrash(t *testing.T) {
@@ -205,7 +208,7 @@ func runCrashJob(t *testing.T, j crashJob, bin, dir, bs string, in []event, rng 
 			t.Logf("run %d ended by itself after %v: %s", attempt, res.took.Round(time.Millisecond), summary(log))
 			break
 		}
-		done := committedInput(t, bs, j.name+"_crash")
+		done, _ := committedInput(t, bs, j.name+"_crash")
 		k := nextKill(rng, len(kills), startups, done)
 		k.run, k.doneBefore = attempt, done
 		p := startJob(t, bin, crashSQL, log)
@@ -217,7 +220,7 @@ func runCrashJob(t *testing.T, j crashJob, bin, dir, bs string, in []event, rng 
 		}
 		if res.killed {
 			k.after, k.at = res.took, time.Since(crashStart)
-			k.doneAfter = committedInput(t, bs, j.name+"_crash")
+			k.doneAfter, k.positions = committedInput(t, bs, j.name+"_crash")
 			kills = append(kills, k)
 			t.Logf("kill %d: %s", len(kills), k)
 			continue
@@ -245,8 +248,10 @@ func runCrashJob(t *testing.T, j crashJob, bin, dir, bs string, in []event, rng 
 	want := j.expect(in)
 	if got, err := canonOutput(j, refRecs); err != nil {
 		t.Errorf("job %s, uninterrupted run: %v", j.name, err)
-	} else if d := diffMultisets(want, got); d != "" {
-		t.Errorf("job %s: the uninterrupted run's output differs from the one computed from the input (- computed, + uninterrupted run):\n%s", j.name, d)
+	} else if minus, plus := diffMultisets(want, got); len(minus)+len(plus) > 0 {
+		d, full := formatDiff(want, got, minus, plus)
+		t.Errorf("job %s: the uninterrupted run's output differs from the one computed from the input (- computed, + uninterrupted run):\n%s%s",
+			j.name, d, saveDiff(t, dir, j.name+"-ref-vs-computed.diff", full))
 	}
 	for _, o := range []struct {
 		name string
@@ -259,11 +264,22 @@ func runCrashJob(t *testing.T, j crashJob, bin, dir, bs string, in []event, rng 
 
 	// The crashed run must equal the uninterrupted one.
 	if j.upsert {
-		if d := diffMultisets(finalPerKey(refRecs), finalPerKey(crashRecs)); d != "" {
-			t.Errorf("%s\nthe final values per key differ (- uninterrupted, + crashed):\n%s", ctx, d)
+		want, got := finalPerKey(refRecs), finalPerKey(crashRecs)
+		if minus, plus := diffMultisets(want, got); len(minus)+len(plus) > 0 {
+			d, full := formatDiff(want, got, minus, plus)
+			t.Errorf("%s\nthe final values per key differ (- uninterrupted, + crashed):\n%s%s", ctx, d, saveDiff(t, dir, j.name+"-crash-vs-ref.diff", full))
 		}
-	} else if d := diffMultisets(multiset(refRecs), multiset(crashRecs)); d != "" {
-		t.Errorf("%s\nthe committed outputs differ (- uninterrupted, + crashed):\n%s", ctx, d)
+	} else {
+		want, got := multiset(refRecs), multiset(crashRecs)
+		minus, plus := diffMultisets(want, got)
+		if len(minus)+len(plus) > 0 {
+			d, full := formatDiff(want, got, minus, plus)
+			if j.rowID != nil {
+				d += fmt.Sprintf("input rows of the missing output rows: %s\ninput rows of the extra output rows: %s\n",
+					byPartition(in, minus, j.rowID), byPartition(in, plus, j.rowID))
+			}
+			t.Errorf("%s\nthe committed outputs differ (- uninterrupted, + crashed):\n%s%s", ctx, d, saveDiff(t, dir, j.name+"-crash-vs-ref.diff", full))
+		}
 	}
 }
 
@@ -281,6 +297,7 @@ type killRecord struct {
 	run        int           // the run killed (1 is the first)
 	doneBefore int64         // input rows committed before the run
 	doneAfter  int64         // and after the kill
+	positions  string        // the committed positions after the kill
 	after      time.Duration // since the run's start
 	at         time.Duration // since the crash run's start
 }
@@ -314,8 +331,8 @@ func (k killRecord) plan() string {
 }
 
 func (k killRecord) String() string {
-	return fmt.Sprintf("run %d killed %v after its start (%v into the crash run; planned %s); input rows committed before the run %d, after the kill %d of %d",
-		k.run, k.after.Round(time.Millisecond), k.at.Round(time.Millisecond), k.plan(), k.doneBefore, k.doneAfter, inputRows)
+	return fmt.Sprintf("run %d killed %v after its start (%v into the crash run; planned %s); input rows committed before the run %d, after the kill %d of %d (positions %s)",
+		k.run, k.after.Round(time.Millisecond), k.at.Round(time.Millisecond), k.plan(), k.doneBefore, k.doneAfter, inputRows, k.positions)
 }
 
 func killList(ks []killRecord) string {
@@ -403,8 +420,9 @@ func (w *changelogWatcher) committed() int64 {
 
 // committedInput reads the job's changelog to its last stable offset and
 // returns the input rows its committed checkpoints cover, like
-// changelogWatcher.committed but exact at the moment of the call.
-func committedInput(t *testing.T, bs, sink string) int64 {
+// changelogWatcher.committed but exact at the moment of the call, and the
+// positions themselves ("source/partition:offset ...").
+func committedInput(t *testing.T, bs, sink string) (int64, string) {
 	topic := "sluice-state-insert-into-" + sink
 	ctx, cancel := context.WithTimeout(context.Background(), kafkatest.Timeout)
 	defer cancel()
@@ -413,7 +431,7 @@ func committedInput(t *testing.T, bs, sink string) int64 {
 		t.Fatalf("cannot list topic %s: %v", topic, err)
 	}
 	if !tds.Has(topic) || tds[topic].Err != nil {
-		return 0 // not created yet: the first run was killed early
+		return 0, "none" // not created yet: the first run was killed early
 	}
 	pos := map[string]int64{}
 	for _, r := range kafkatest.ReadAll(t, bs, topic) {
@@ -425,10 +443,13 @@ func committedInput(t *testing.T, bs, sink string) int64 {
 		}
 	}
 	var sum int64
-	for _, off := range pos {
+	var list []string
+	for k, off := range pos {
 		sum += off + 1
+		list = append(list, fmt.Sprintf("%s:%d", k, off))
 	}
-	return min(sum, inputRows)
+	slices.Sort(list)
+	return min(sum, inputRows), strings.Join(list, " ")
 }
 
 // summary is the job summary line a run printed, if any.
@@ -442,22 +463,32 @@ func summary(log string) string {
 	return "no job summary"
 }
 
-// genInput generates the input: per partition, event times that increase
-// by 1 to 19 ms from eventBase (so no row is late for a 5-second
-// watermark), random keys and values, and a unique id.
+// genInput generates the input: rows with a unique id, random keys and
+// values, and event times that increase by 0 to 4 ms from row to row
+// starting at eventBase, spread over the partitions unevenly (4:3:2:1), so
+// that every partition spans the whole time range (no row is late for a
+// 5-second watermark) but the small ones are read to their end long before
+// the large ones: a job runs with some partitions finished and others not.
 func genInput(rng *rand.Rand) []event {
 	out := make([]event, 0, inputRows)
-	ts := make([]time.Time, inputParts)
-	for p := range ts {
-		ts[p] = eventBase
-	}
+	ts := eventBase
 	for i := range inputRows {
-		p := i % inputParts
-		ts[p] = ts[p].Add(time.Duration(1+rng.IntN(19)) * time.Millisecond)
+		ts = ts.Add(time.Duration(rng.IntN(5)) * time.Millisecond)
+		var p int32
+		switch w := rng.IntN(10); {
+		case w < 4:
+			p = 0
+		case w < 7:
+			p = 1
+		case w < 9:
+			p = 2
+		default:
+			p = 3
+		}
 		out = append(out, event{
 			id:   int64(i),
-			part: int32(p),
-			ts:   ts[p],
+			part: p,
+			ts:   ts,
 			k:    "k" + strconv.Itoa(rng.IntN(numKeys)),
 			v:    rng.Int64N(100),
 		})
@@ -823,10 +854,9 @@ func duplicates(j crashJob, recs []*kgo.Record) string {
 	return b.String()
 }
 
-// diffMultisets lists what is in want more often than in got (-) and the
-// other way round (+), sorted, at most 30 lines of each.
-func diffMultisets(want, got map[string]int) string {
-	var minus, plus []string
+// diffMultisets lists what is in want more often than in got (minus) and
+// the other way round (plus), sorted.
+func diffMultisets(want, got map[string]int) (minus, plus []string) {
 	for k, n := range want {
 		for range n - got[k] {
 			minus = append(minus, k)
@@ -837,12 +867,15 @@ func diffMultisets(want, got map[string]int) string {
 			plus = append(plus, k)
 		}
 	}
-	if len(minus) == 0 && len(plus) == 0 {
-		return ""
-	}
 	slices.Sort(minus)
 	slices.Sort(plus)
-	var b strings.Builder
+	return minus, plus
+}
+
+// formatDiff formats a diff of want and got: at most 30 lines of each side
+// in short, every line in full.
+func formatDiff(want, got map[string]int, minus, plus []string) (short, full string) {
+	var b, all strings.Builder
 	count := func(m map[string]int) (n int) {
 		for _, c := range m {
 			n += c
@@ -858,12 +891,62 @@ func diffMultisets(want, got map[string]int) string {
 		for i, r := range l.rows {
 			if i == 30 {
 				fmt.Fprintf(&b, "%s ... %d more\n", l.sign, len(l.rows)-30)
-				break
 			}
-			fmt.Fprintf(&b, "%s %s\n", l.sign, r)
+			if i < 30 {
+				fmt.Fprintf(&b, "%s %s\n", l.sign, r)
+			}
+			fmt.Fprintf(&all, "%s %s\n", l.sign, r)
 		}
 	}
-	return b.String()
+	return b.String(), all.String()
+}
+
+// byPartition says where in the input the rows of a diff side came from:
+// per input partition, how many and their offsets' range.
+func byPartition(in []event, rows []string, rowID func(string) (int64, bool)) string {
+	offsets := make([]int64, len(in)) // by id: the row's offset in its partition
+	next := make([]int64, inputParts)
+	for i, e := range in {
+		offsets[i] = next[e.part]
+		next[e.part]++
+	}
+	type span struct{ n, lo, hi int64 }
+	spans := make([]*span, inputParts)
+	unknown := 0
+	for _, r := range rows {
+		id, ok := rowID(r)
+		if !ok || id < 0 || id >= int64(len(in)) {
+			unknown++
+			continue
+		}
+		e, off := in[id], offsets[id]
+		sp := spans[e.part]
+		if sp == nil {
+			sp = &span{lo: off, hi: off}
+			spans[e.part] = sp
+		}
+		sp.n++
+		sp.lo, sp.hi = min(sp.lo, off), max(sp.hi, off)
+	}
+	var parts []string
+	for p, sp := range spans {
+		if sp != nil {
+			parts = append(parts, fmt.Sprintf("partition %d: %d rows at offsets %d..%d (of %d)", p, sp.n, sp.lo, sp.hi, next[p]))
+		}
+	}
+	if unknown > 0 {
+		parts = append(parts, fmt.Sprintf("%d rows of no known input row", unknown))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// saveDiff writes a full diff to dir and says where it is.
+func saveDiff(t *testing.T, dir, name, full string) string {
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(full), 0o644); err != nil {
+		return fmt.Sprintf("(cannot save the full diff: %v)", err)
+	}
+	return fmt.Sprintf("every differing row: %s (set SLUICE_CRASH_DIR to keep it)", path)
 }
 
 // The canonical forms of the jobs' rows: timestamps in one layout,
@@ -989,6 +1072,11 @@ func canonFilter(r *kgo.Record) (string, error) {
 		return "", errors.New("a column is missing or null")
 	}
 	return fmt.Sprintf("%d|%s|%s|%d", *row.ID, ts.Format(canonTime), row.K, *row.W), nil
+}
+
+func filterRowID(value string) (int64, bool) {
+	id, err := jsonInt([]byte(value), "id")
+	return id, err == nil
 }
 
 // strictJSON decodes a JSON object into v, whose fields match the
