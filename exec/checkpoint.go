@@ -99,8 +99,10 @@ type coordinator struct {
 	interval time.Duration
 	backend  state.Backend
 	sources  []chan int64 // one per source task
-	acks     chan int64
-	need     int // terminal tasks
+	acks     chan ack
+	need     int // terminal tasks, numbered 0..need-1
+	// terminalDone receives the number of each terminal task that ended.
+	terminalDone chan int
 
 	// completes delivers completed checkpoint IDs to the inbox tasks, whose
 	// chains' listeners (sinks) hear of them on their own goroutines.
@@ -113,8 +115,14 @@ type coordinator struct {
 }
 
 func newCoordinator(interval time.Duration, backend state.Backend) *coordinator {
-	return &coordinator{interval: interval, backend: backend, acks: make(chan int64, 64),
-		positions: map[string]int64{}}
+	return &coordinator{interval: interval, backend: backend, acks: make(chan ack, 64),
+		terminalDone: make(chan int, 1024), positions: map[string]int64{}}
+}
+
+// ack is terminal task `task` acknowledging checkpoint `id`.
+type ack struct {
+	task int
+	id   int64
 }
 
 // recordPosition is called by a source task at a barrier.
@@ -129,12 +137,16 @@ func (c *coordinator) run(ctx context.Context, done <-chan struct{}) error {
 	t := time.NewTicker(c.interval)
 	defer t.Stop()
 	var id int64
+	ended := make([]bool, c.need) // terminal tasks that ended
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-done:
 			return nil
+		case k := <-c.terminalDone:
+			ended[k] = true
+			continue
 		case <-t.C:
 		}
 		id++
@@ -144,16 +156,28 @@ func (c *coordinator) run(ctx context.Context, done <-chan struct{}) error {
 			default: // a finished or busy task; finished ones count as aligned
 			}
 		}
-		got := 0
-		for got < c.need {
+		// Checkpoint id is complete once every terminal task acknowledged
+		// it or ended (an ended task has nothing left to snapshot).
+		acked := make([]bool, c.need)
+		complete := func() bool {
+			for k := range acked {
+				if !acked[k] && !ended[k] {
+					return false
+				}
+			}
+			return true
+		}
+		for !complete() {
 			select {
 			case <-ctx.Done():
 				return nil
 			case <-done:
 				return nil
+			case k := <-c.terminalDone:
+				ended[k] = true
 			case a := <-c.acks:
-				if a == id {
-					got++
+				if a.id == id {
+					acked[a.task] = true
 				}
 			}
 		}

@@ -120,3 +120,42 @@ func TestCheckpointRestart(t *testing.T) {
 		}
 	}
 }
+
+// In a job with two pipelines, checkpoints go on after one of them ended.
+func TestCheckpointsAfterOnePipelineEnds(t *testing.T) {
+	backend := state.NewMemory()
+	bounded := memory.NewBounded([]types.Row{keyRow(1)})
+	unbounded := memory.NewUnbounded(1)
+	pass := func(task int, out exec.Output) (*exec.Chain, error) { return &exec.Chain{Head: out}, nil }
+	srcA := &exec.Stage{Name: "a", ID: "job/a", Source: bounded, Build: pass}
+	srcB := &exec.Stage{Name: "b", ID: "job/b", Source: unbounded, Build: pass}
+	sinkA := &exec.Stage{Name: "sink-a", Inputs: []*exec.Stage{srcA}, Parallelism: 1,
+		Build: func(int, exec.Output) (*exec.Chain, error) { return &exec.Chain{Head: &recorder{}}, nil }}
+	sinkB := &exec.Stage{Name: "sink-b", Inputs: []*exec.Stage{srcB}, Parallelism: 1,
+		Build: func(int, exec.Output) (*exec.Chain, error) { return &exec.Chain{Head: &recorder{}}, nil }}
+	g := &exec.Graph{Stages: []*exec.Stage{srcA, srcB, sinkA, sinkB}}
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- g.Run(context.Background(), exec.RunOptions{State: backend, CheckpointInterval: 5 * time.Millisecond, Stop: stop})
+	}()
+	for i := 0; i < 50; i++ {
+		unbounded.Push(0, keyRow(i))
+		time.Sleep(2 * time.Millisecond)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pos, _ := backend.Positions()
+		if pos["job/b/0"] == 50 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("checkpoints stopped after pipeline a ended: positions %v", pos)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -185,14 +185,31 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 					coord.completes = append(coord.completes, complete)
 					it.complete = complete
 					if consumer[s] == nil { // a terminal task acknowledges
+						k := coord.need
 						coord.need++
 						it.onBarrier = func(id int64) error {
-							coord.acks <- id
-							return nil
+							select {
+							case coord.acks <- ack{task: k, id: id}:
+								return nil
+							case <-ctx.Done():
+								return context.Cause(ctx)
+							}
 						}
 					}
 				}
-				t.run = func(ctx context.Context) error { return in.run(ctx, it) }
+				terminal := -1
+				if coord != nil && consumer[s] == nil {
+					terminal = coord.need - 1
+				}
+				t.run = func(ctx context.Context) error {
+					err := in.run(ctx, it)
+					if terminal >= 0 {
+						// An ended terminal task stands for every later
+						// checkpoint: the others need not wait for it.
+						coord.terminalDone <- terminal
+					}
+					return err
+				}
 			}
 			tasks = append(tasks, t)
 		}
