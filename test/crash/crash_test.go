@@ -5,29 +5,35 @@
 // same job.
 //
 // The test starts `sluice dev kafka` as its own process (the broker must
-// outlive the jobs it kills), produces a known input to a four-partition
-// topic, and for every job of jobs:
+// outlive the jobs it kills), produces a known input (a million rows over
+// four partitions of uneven sizes) and for every job of jobs:
 //
 //  1. runs it once without interruption into its own output topic: the
 //     reference, which must also match what plain Go code computes from
 //     the input;
 //  2. runs it again under another sink table name (a new job name, so a
 //     fresh state, changelog and transactional ID) into another topic,
-//     killing the process at random moments at least minKills times and
-//     restarting it until a run ends by itself;
+//     killing the process with SIGKILL at least minKills times and
+//     restarting it until a run ends by itself. Kills come at random
+//     moments, drawn from a logged seed: some while the process starts,
+//     the others a random delay after the job has committed a random
+//     share of the input it had left (a watcher tails the job's
+//     changelog), so that they follow the job's progress whatever the
+//     speed of the machine;
 //  3. reads both topics as a read-committed consumer and compares them:
 //     append jobs as multisets of records, the upsert job by the final
 //     value of every key. Neither output may hold a duplicate.
 //
-// It is slow (about a minute or two) and needs nothing but Go, so it runs
-// only when asked:
+// It takes about a minute (about three with -race) and needs nothing but
+// Go, so it runs only when asked:
 //
-//	SLUICE_CRASH_TEST=1 go test -count=1 -v -timeout 10m ./test/crash
+//	SLUICE_CRASH_TEST=1 go test -count=1 -v -timeout 15m ./test/crash
 //
-// SLUICE_CRASH_SEED=n repeats a run's input and kill schedule (the seed is
-// logged); SLUICE_CRASH_RACE=1 builds the sluice binary with the race
-// detector (much slower); SLUICE_CRASH_DIR=dir keeps the binary, the jobs'
-// SQL and the log of every run in dir instead of a temporary directory.
+// SLUICE_CRASH_SEED=n repeats a run's input and kill plan (the moments
+// still depend on timing); SLUICE_CRASH_RACE=1 builds the sluice binary
+// with the race detector (much slower); SLUICE_CRASH_DIR=dir keeps the
+// binary, the jobs' SQL, the log of every run and the full diffs of a
+// failure in dir instead of a temporary directory.
 package crash_test
 
 import (
@@ -81,7 +87,7 @@ const (
 	inputTopic = "events"
 )
 
-// eventBase is the event time of the first row of every partition.
+// eventBase is where the input's event times begin.
 var eventBase = time.Date(2020, 4, 15, 8, 0, 0, 0, time.UTC)
 
 // event is one input row.
@@ -108,6 +114,8 @@ type crashJob struct {
 	expect func(in []event) map[string]int
 	// canon turns an output record into the canonical form of expect.
 	canon func(r *kgo.Record) (string, error)
+	// rowKey, for an append job, is what no two of its output rows share.
+	rowKey func(value []byte) (string, error)
 	// rowID, if set, finds the input row (its id) an output record's
 	// value came from, so that a diff can say which input it lost.
 	rowID func(value string) (int64, bool)
@@ -121,9 +129,9 @@ type crashJob struct {
 // testdata/join.sql template, a second input topic and an entry here when
 // they do.
 var jobs = []crashJob{
-	{name: "window", expect: expectWindow, canon: canonWindow},
+	{name: "window", expect: expectWindow, canon: canonWindow, rowKey: windowKey},
 	{name: "groupby", upsert: true, expect: expectGroupBy, canon: canonGroupBy},
-	{name: "filter", expect: expectFilter, canon: canonFilter, rowID: filterRowID},
+	{name: "filter", expect: expectFilter, canon: canonFilter, rowKey: filterKey, rowID: filterRowID},
 }
 
 func TestCrash(t *testing.T) {
@@ -166,7 +174,11 @@ func TestCrash(t *testing.T) {
 	}
 	start := time.Now()
 	kafkatest.ProduceTo(t, bs, inputTopic, recs...)
-	t.Logf("produced %d rows over %d partitions in %v", len(in), inputParts, time.Since(start).Round(time.Millisecond))
+	sizes := make([]int, inputParts)
+	for _, e := range in {
+		sizes[e.part]++
+	}
+	t.Logf("produced %d rows in %v: %v rows in partitions 0..%d", len(in), time.Since(start).Round(time.Millisecond), sizes, inputParts-1)
 
 	for _, j := range jobs {
 		t.Run(j.name, func(t *testing.T) {
@@ -447,6 +459,9 @@ func committedInput(t *testing.T, bs, sink string) (int64, string) {
 	for k, off := range pos {
 		sum += off + 1
 		list = append(list, fmt.Sprintf("%s:%d", k, off))
+	}
+	if len(list) == 0 {
+		return 0, "none"
 	}
 	slices.Sort(list)
 	return min(sum, inputRows), strings.Join(list, " ")
@@ -812,10 +827,11 @@ func canonOutput(j crashJob, recs []*kgo.Record) (map[string]int, error) {
 	return m, nil
 }
 
-// duplicates describes the duplicates in a job's output: append jobs
-// produce every row once; an upsert job's values of a key count ever more
-// rows (n), so a key whose n does not increase from one record to the
-// next had a row counted twice or an update repeated.
+// duplicates describes the duplicates in a job's output. An append job
+// produces every row once, and no two rows with the same key (its rowKey:
+// a window and a key, an input row); an upsert job's values of a key count
+// ever more rows (n), so a key whose n does not grow from one record to
+// the next had a row counted twice or an update repeated.
 func duplicates(j crashJob, recs []*kgo.Record) string {
 	var b strings.Builder
 	lines := 0
@@ -828,11 +844,16 @@ func duplicates(j crashJob, recs []*kgo.Record) string {
 	if !j.upsert {
 		seen := map[string]*kgo.Record{}
 		for _, r := range recs {
-			if first, ok := seen[string(r.Value)]; ok {
-				add("  %s at partition %d offset %d, and before at partition %d offset %d", r.Value, r.Partition, r.Offset, first.Partition, first.Offset)
+			key, err := j.rowKey(r.Value)
+			if err != nil {
+				add("  %s at partition %d offset %d: %v", r.Value, r.Partition, r.Offset, err)
 				continue
 			}
-			seen[string(r.Value)] = r
+			if first, ok := seen[key]; ok {
+				add("  %s at partition %d offset %d, and before %s at partition %d offset %d", r.Value, r.Partition, r.Offset, first.Value, first.Partition, first.Offset)
+				continue
+			}
+			seen[key] = r
 		}
 	} else {
 		prev := map[string]*kgo.Record{}
@@ -1072,6 +1093,25 @@ func canonFilter(r *kgo.Record) (string, error) {
 		return "", errors.New("a column is missing or null")
 	}
 	return fmt.Sprintf("%d|%s|%s|%d", *row.ID, ts.Format(canonTime), row.K, *row.W), nil
+}
+
+// windowKey is a window row's window and key.
+func windowKey(value []byte) (string, error) {
+	var row struct {
+		WindowStart string `json:"window_start"`
+		WindowEnd   string `json:"window_end"`
+		K           string `json:"k"`
+	}
+	if err := json.Unmarshal(value, &row); err != nil {
+		return "", err
+	}
+	return row.WindowStart + "|" + row.WindowEnd + "|" + row.K, nil
+}
+
+// filterKey is a filtered row's input row.
+func filterKey(value []byte) (string, error) {
+	id, err := jsonInt(value, "id")
+	return strconv.FormatInt(id, 10), err
 }
 
 func filterRowID(value string) (int64, bool) {
