@@ -51,6 +51,8 @@ SET 'state.kafka.bootstrap.servers' = '$BOOTSTRAP';
 
 var latencyModes = []latencyMode{
 	{name: "at-least-once", sink: `'sink.delivery-guarantee' = 'at-least-once'`},
+	// Without the producer's default 10 ms linger.
+	{name: "at-least-once-linger-0", sink: `'sink.delivery-guarantee' = 'at-least-once', 'properties.linger.ms' = '0'`},
 	// The sink commits its own transaction once it has been open for
 	// 'sink.transaction.interval' (checked every quarter interval).
 	{name: "exactly-once-txn-1s", sink: exactlyOnceSink},
