@@ -321,18 +321,23 @@ type killRecord struct {
 // been killed minKills times, and fall back to a kill right after the
 // start when less than a fifth of the input is left. Kills after the
 // first minKills may wait for any share of the input left, or come
-// after the end: the job may then end by itself.
+// after the end: the job may then end by itself. Once all the input is
+// committed, kills come at random moments after the start.
 func nextKill(rng *rand.Rand, i int, startups []int, done int64) killRecord {
 	left := inputRows - done
 	switch {
-	case i >= minKills:
-		return killRecord{target: done + 1 + rng.Int64N(left), delay: time.Duration(rng.Int64N(int64(checkpointInterval)))}
-	case left < inputRows/5:
+	case i < minKills && left < inputRows/5:
 		return killRecord{startup: true, delay: time.Duration(rng.Int64N(int64(20 * time.Millisecond)))}
-	case slices.Contains(startups, i):
+	case i < minKills && slices.Contains(startups, i):
+		return killRecord{startup: true, delay: time.Duration(rng.Int64N(int64(startupKillWithin)))}
+	case i < minKills:
+		return killRecord{target: done + 1 + rng.Int64N(left/4), delay: time.Duration(rng.Int64N(int64(checkpointInterval / 2)))}
+	case left == 0:
+		// Every input row is committed, but the job has not ended: it is
+		// firing its last windows or committing its end.
 		return killRecord{startup: true, delay: time.Duration(rng.Int64N(int64(startupKillWithin)))}
 	}
-	return killRecord{target: done + 1 + rng.Int64N(left/4), delay: time.Duration(rng.Int64N(int64(checkpointInterval / 2)))}
+	return killRecord{target: done + 1 + rng.Int64N(left), delay: time.Duration(rng.Int64N(int64(checkpointInterval)))}
 }
 
 func (k killRecord) plan() string {
@@ -654,6 +659,16 @@ func (r runResult) String() string {
 	}
 }
 
+// checkLog fails the test if a run's log reports a data race (a binary
+// built with SLUICE_CRASH_RACE=1 reports them on standard error, killed
+// or not).
+func checkLog(t *testing.T, log string) {
+	t.Helper()
+	if b, _ := os.ReadFile(log); bytes.Contains(b, []byte("WARNING: DATA RACE")) {
+		t.Errorf("%s reports a data race\n%s", filepath.Base(log), tail(log))
+	}
+}
+
 // startJob starts `sluice run sqlPath`, its output going to logPath.
 func startJob(t *testing.T, bin, sqlPath, logPath string) *proc {
 	t.Helper()
@@ -674,6 +689,7 @@ func startJob(t *testing.T, bin, sqlPath, logPath string) *proc {
 		f.Close()
 		close(p.done)
 	}()
+	t.Cleanup(func() { checkLog(t, logPath) })
 	// Never leave a job running behind a failed test.
 	t.Cleanup(func() {
 		select {
