@@ -85,6 +85,50 @@ func (c *Chain) release() error {
 	return nil
 }
 
+// snapshotOnFinish is the edge of a task that takes part in checkpoints:
+// when the end of input reaches it, every operator of the chain has
+// finished (fired its windows, flushed), and the chain is snapshotted
+// BEFORE the end of input goes downstream. Otherwise a downstream task
+// could end, and a checkpoint complete without this task's final state.
+type snapshotOnFinish struct {
+	Output
+	chain *Chain
+}
+
+func (s *snapshotOnFinish) Finish() error {
+	if err := s.chain.snapshot(); err != nil {
+		return err
+	}
+	return s.Output.Finish()
+}
+
+// Barrier implements BarrierOutput.
+func (s *snapshotOnFinish) Barrier(id int64) error {
+	b, ok := s.Output.(BarrierOutput)
+	if !ok {
+		return fmt.Errorf("output %T cannot carry checkpoint barriers", s.Output)
+	}
+	return b.Barrier(id)
+}
+
+// recordFinal keeps an ended partition's position for the next checkpoint.
+func (c *coordinator) recordFinal(key string, offset int64) {
+	c.mu.Lock()
+	c.finals[key] = offset
+	c.mu.Unlock()
+}
+
+// applyFinals moves the ended partitions' positions into the positions of
+// the checkpoint being started.
+func (c *coordinator) applyFinals() {
+	c.mu.Lock()
+	for k, v := range c.finals {
+		c.positions[k] = v
+	}
+	clear(c.finals)
+	c.mu.Unlock()
+}
+
 // PositionKey names a source partition in the positions a checkpoint
 // records: the source stage's ID and the connector's partition number.
 func PositionKey(stageID string, part int) string { return fmt.Sprintf("%s/%d", stageID, part) }
@@ -110,13 +154,14 @@ type coordinator struct {
 
 	mu        sync.Mutex
 	positions map[string]int64
+	finals    map[string]int64 // ended partitions, for the next checkpoint
 	completed int64
 	running   sync.Mutex // held while a checkpoint is being completed
 }
 
 func newCoordinator(interval time.Duration, backend state.Backend) *coordinator {
 	return &coordinator{interval: interval, backend: backend, acks: make(chan ack, 64),
-		terminalDone: make(chan int, 1024), positions: map[string]int64{}}
+		terminalDone: make(chan int, 1024), positions: map[string]int64{}, finals: map[string]int64{}}
 }
 
 // ack is terminal task `task` acknowledging checkpoint `id`.
@@ -150,6 +195,7 @@ func (c *coordinator) run(ctx context.Context, done <-chan struct{}) error {
 		case <-t.C:
 		}
 		id++
+		c.applyFinals()
 		for _, ch := range c.sources {
 			select {
 			case ch <- id:
@@ -217,6 +263,7 @@ func (c *coordinator) complete(id int64) error {
 func (c *coordinator) commitFinal() error {
 	c.running.Lock()
 	defer c.running.Unlock()
+	c.applyFinals()
 	c.mu.Lock()
 	pos := make(map[string]int64, len(c.positions))
 	for k, v := range c.positions {

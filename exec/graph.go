@@ -154,9 +154,17 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 					out = &HashExchange{Keys: c.KeyBy, Outputs: outs}
 				}
 			}
+			var wrap *snapshotOnFinish
+			if coord != nil && consumer[s] != nil {
+				wrap = &snapshotOnFinish{Output: out}
+				out = wrap
+			}
 			chain, err := s.Build(i, out)
 			if err != nil {
 				return fmt.Errorf("cannot build stage %s: %w", s.Name, err)
+			}
+			if wrap != nil {
+				wrap.chain = chain
 			}
 			if coord != nil {
 				if _, ok := out.(BarrierOutput); !ok {
@@ -174,7 +182,8 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 					key := PositionKey(s.ID, i)
 					st.Barriers = ch
 					st.Position = func(off int64) { coord.recordPosition(key, off) }
-					st.ResumeAfter = resume[key]
+					st.Final = func(off int64) { coord.recordFinal(key, off) }
+					st.ResumeAfter, st.Resume = resume[key]
 				}
 				t.run = st.Run
 			} else {

@@ -118,10 +118,17 @@ type SourceTask struct {
 	// Barriers delivers checkpoint requests; nil takes no checkpoints.
 	Barriers <-chan int64
 	// Position records the partition's position at a barrier: the origin
-	// offset of the last row read (0 before any).
+	// offset of the last row read. Nothing is recorded before the first
+	// row (a restart then starts the partition afresh).
 	Position func(offset int64)
-	// ResumeAfter, if positive, skips rows whose origin offset is not
-	// above it: the position of the checkpoint the job restarts from.
+	// Final records the position of an ended partition. The coordinator
+	// attaches it to the next checkpoint it starts, never to one already
+	// under way: the partition's last rows belong to that next one.
+	Final func(offset int64)
+	// Resume, with ResumeAfter, restarts the partition after the position
+	// of the checkpoint the job restarts from: rows whose origin offset is
+	// not above ResumeAfter are skipped (or not read, for a Resumer).
+	Resume      bool
 	ResumeAfter int64
 }
 
@@ -139,13 +146,13 @@ func (t *SourceTask) finish() error {
 
 // barrier takes the task's part of checkpoint id: the chain's snapshot, the
 // partition's position, then the barrier downstream.
-func (t *SourceTask) barrier(id, last int64) error {
+func (t *SourceTask) barrier(id, last int64, read bool) error {
 	if t.Chain != nil {
 		if err := t.Chain.snapshot(); err != nil {
 			return err
 		}
 	}
-	if t.Position != nil {
+	if t.Position != nil && read {
 		t.Position(last)
 	}
 	if b, ok := t.Out.(BarrierOutput); ok {
@@ -159,7 +166,7 @@ func (t *SourceTask) barrier(id, last int64) error {
 func (t *SourceTask) Run(ctx context.Context) error {
 	var r connector.Reader
 	var err error
-	if rs, ok := t.Source.(connector.Resumer); ok && t.ResumeAfter > 0 {
+	if rs, ok := t.Source.(connector.Resumer); ok && t.Resume {
 		r, err = rs.OpenAfter(ctx, t.Part, t.ResumeAfter)
 	} else {
 		r, err = t.Source.Open(ctx, t.Part)
@@ -178,16 +185,22 @@ func (t *SourceTask) Run(ctx context.Context) error {
 	b := types.NewBatch(n, 8)
 	lastData := time.Now()
 	idle := false
-	last := t.ResumeAfter // origin offset of the last row read
+	last, read := t.ResumeAfter, t.Resume // origin offset of the last row read, and whether there is one
 	for {
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx)
 		}
 		select {
 		case <-t.Stop:
-			return t.finish()
+			if err := t.finish(); err != nil {
+				return err
+			}
+			if t.Final != nil && read {
+				t.Final(last)
+			}
+			return nil
 		case id := <-t.Barriers:
-			if err := t.barrier(id, last); err != nil {
+			if err := t.barrier(id, last, read); err != nil {
 				return err
 			}
 		default:
@@ -203,7 +216,7 @@ func (t *SourceTask) Run(ctx context.Context) error {
 			}
 			return fmt.Errorf("source %s: %w", t.Table, err)
 		}
-		if t.ResumeAfter > 0 && len(b.Rows) > 0 {
+		if t.Resume && len(b.Rows) > 0 {
 			// Restarting from a checkpoint: the state already holds rows
 			// up to ResumeAfter.
 			keep := b.Rows[:0]
@@ -215,7 +228,7 @@ func (t *SourceTask) Run(ctx context.Context) error {
 			b.Rows = keep
 		}
 		if n := len(b.Rows); n > 0 && b.Rows[n-1].Origin.Part >= 0 {
-			last = b.Rows[n-1].Origin.Offset
+			last, read = b.Rows[n-1].Origin.Offset, true
 		}
 		if len(b.Rows) > 0 {
 			if t.Metrics != nil {
@@ -250,13 +263,18 @@ func (t *SourceTask) Run(ctx context.Context) error {
 			}
 		}
 		if errors.Is(err, io.EOF) {
-			if t.Position != nil {
-				t.Position(last)
-			}
 			if err := t.Head.Watermark(MaxWatermark); err != nil {
 				return err
 			}
-			return t.finish()
+			if err := t.finish(); err != nil {
+				return err
+			}
+			// Only now, with the end of input sent downstream, may a
+			// checkpoint claim the partition's end.
+			if t.Final != nil && read {
+				t.Final(last)
+			}
+			return nil
 		}
 	}
 }
