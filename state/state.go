@@ -1,6 +1,8 @@
 package state
 
 import (
+	"encoding/binary"
+	"errors"
 	"sort"
 	"strings"
 	"sync"
@@ -83,6 +85,45 @@ func (o *Offsets) All() map[int32]int64 {
 		out[k] = v
 	}
 	return out
+}
+
+// AppendBinary appends the table's encoding (partitions in order) to dst,
+// for durable backends.
+func (o *Offsets) AppendBinary(dst []byte) []byte {
+	parts := make([]int32, 0, len(o.m))
+	for p := range o.m {
+		parts = append(parts, p)
+	}
+	sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
+	dst = binary.AppendUvarint(dst, uint64(len(parts)))
+	for _, p := range parts {
+		dst = binary.AppendVarint(dst, int64(p))
+		dst = binary.AppendVarint(dst, o.m[p])
+	}
+	return dst
+}
+
+// LoadBinary adds the entries of an encoding made by AppendBinary.
+func (o *Offsets) LoadBinary(b []byte) error {
+	corrupt := errors.New("corrupt offsets table")
+	n, k := binary.Uvarint(b)
+	if k <= 0 {
+		return corrupt
+	}
+	b = b[k:]
+	for i := uint64(0); i < n; i++ {
+		p, k1 := binary.Varint(b)
+		if k1 <= 0 {
+			return corrupt
+		}
+		off, k2 := binary.Varint(b[k1:])
+		if k2 <= 0 {
+			return corrupt
+		}
+		o.m[int32(p)] = off
+		b = b[k1+k2:]
+	}
+	return nil
 }
 
 // Memory is the in-memory Backend. Commit only records the positions.

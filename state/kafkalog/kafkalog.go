@@ -213,7 +213,7 @@ func (b *Backend) Store(id string) (state.Store, error) {
 	}
 	s := &store{b: b, id: id, prefix: storePrefix(id), offsets: state.NewOffsets()}
 	if v, ok := b.data[offsetsKey(id)]; ok {
-		if err := decodeOffsets(v, s.offsets); err != nil {
+		if err := s.offsets.LoadBinary(v); err != nil {
 			return nil, fmt.Errorf("kafkalog: store %s: %w", id, err)
 		}
 	}
@@ -355,7 +355,7 @@ func (s *store) Checkpoint() error {
 	s.b.mu.Lock()
 	defer s.b.mu.Unlock()
 	k := offsetsKey(s.id)
-	s.b.data[k] = encodeOffsets(s.offsets)
+	s.b.data[k] = s.offsets.AppendBinary(nil)
 	s.b.dirty[k] = true
 	return nil
 }
@@ -365,39 +365,3 @@ func storePrefix(id string) string {
 }
 
 func offsetsKey(id string) string { return "o" + id }
-
-func encodeOffsets(o *state.Offsets) []byte {
-	all := o.All()
-	parts := make([]int32, 0, len(all))
-	for p := range all {
-		parts = append(parts, p)
-	}
-	sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
-	buf := binary.AppendUvarint(nil, uint64(len(parts)))
-	for _, p := range parts {
-		buf = binary.AppendVarint(buf, int64(p))
-		buf = binary.AppendVarint(buf, all[p])
-	}
-	return buf
-}
-
-func decodeOffsets(b []byte, o *state.Offsets) error {
-	n, k := binary.Uvarint(b)
-	if k <= 0 {
-		return errors.New("corrupt offsets table")
-	}
-	b = b[k:]
-	for i := uint64(0); i < n; i++ {
-		p, k1 := binary.Varint(b)
-		if k1 <= 0 {
-			return errors.New("corrupt offsets table")
-		}
-		off, k2 := binary.Varint(b[k1:])
-		if k2 <= 0 {
-			return errors.New("corrupt offsets table")
-		}
-		o.Set(int32(p), off)
-		b = b[k1+k2:]
-	}
-	return nil
-}

@@ -13,7 +13,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sort"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -50,7 +49,7 @@ func (b *Backend) Store(id string) (state.Store, error) {
 	v, closer, err := b.pending.Get(offsetsKey(id))
 	switch {
 	case err == nil:
-		err = decodeOffsets(v, s.offsets)
+		err = s.offsets.LoadBinary(v)
 		closer.Close()
 		if err != nil {
 			return nil, fmt.Errorf("lsm: store %s: %w", id, err)
@@ -178,7 +177,7 @@ func (s *store) Offsets() *state.Offsets { return s.offsets }
 func (s *store) Checkpoint() error {
 	s.b.mu.Lock()
 	defer s.b.mu.Unlock()
-	return s.b.pending.Set(offsetsKey(s.id), encodeOffsets(s.offsets), nil)
+	return s.b.pending.Set(offsetsKey(s.id), s.offsets.AppendBinary(nil), nil)
 }
 
 func storePrefix(id string) []byte {
@@ -199,42 +198,6 @@ func upperBound(p []byte) []byte {
 			u[i]++
 			return u[:i+1]
 		}
-	}
-	return nil
-}
-
-func encodeOffsets(o *state.Offsets) []byte {
-	all := o.All()
-	parts := make([]int32, 0, len(all))
-	for p := range all {
-		parts = append(parts, p)
-	}
-	sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
-	buf := binary.AppendUvarint(nil, uint64(len(parts)))
-	for _, p := range parts {
-		buf = binary.AppendVarint(buf, int64(p))
-		buf = binary.AppendVarint(buf, all[p])
-	}
-	return buf
-}
-
-func decodeOffsets(b []byte, o *state.Offsets) error {
-	n, k := binary.Uvarint(b)
-	if k <= 0 {
-		return errors.New("corrupt offsets table")
-	}
-	b = b[k:]
-	for i := uint64(0); i < n; i++ {
-		p, k1 := binary.Varint(b)
-		if k1 <= 0 {
-			return errors.New("corrupt offsets table")
-		}
-		off, k2 := binary.Varint(b[k1:])
-		if k2 <= 0 {
-			return errors.New("corrupt offsets table")
-		}
-		o.Set(int32(p), off)
-		b = b[k1+k2:]
 	}
 	return nil
 }
