@@ -262,6 +262,14 @@ func (ac *aggCollector) add(c *ast.Call) error {
 		if err != nil {
 			return err
 		}
+		if d, ok := f.(agg.Declared); ok && len(d.DeclaredArgs()) == len(c.Args) {
+			want := d.DeclaredArgs()[len(call.Args)]
+			if got := n.Type(); !got.SameKind(want) && got.Kind != types.KindNull && types.Assignable(got.WithoutTimeAttr(), want) {
+				if n, err = p.builder.Cast(n, want, false); err != nil {
+					return p.wrap(a, err)
+				}
+			}
+		}
 		call.Args = append(call.Args, ac.preCol(n))
 		call.ArgTypes = append(call.ArgTypes, n.Type().WithoutTimeAttr())
 	}

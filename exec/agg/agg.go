@@ -43,3 +43,10 @@ type Accumulator interface {
 	AppendState(dst []byte) []byte
 	LoadState(src []byte) error
 }
+
+// Declared is implemented by functions with a fixed signature (user
+// aggregates): the planner casts arguments that are assignable to the
+// declared types, as Flink widens the arguments of user functions.
+type Declared interface {
+	DeclaredArgs() []types.Type
+}

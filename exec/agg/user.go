@@ -63,6 +63,9 @@ type userFunc struct{ u UserAggregate }
 
 func (f *userFunc) Name() string { return f.u.Name }
 
+// DeclaredArgs implements Declared.
+func (f *userFunc) DeclaredArgs() []types.Type { return f.u.Args }
+
 func (f *userFunc) ResultType(args []types.Type) (types.Type, error) {
 	want := typeList(f.u.Args)
 	if want == "" {
