@@ -533,6 +533,13 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		}
 		env.Expr.Location = loc
 	}
+	if cfg["cluster.group-id"] != "" {
+		interval, err := checkpointInterval(cfg, time.Second)
+		if err != nil {
+			return nil, err
+		}
+		return e.startCluster(ctx, id, name, env, cfg, interval, before, sinks)
+	}
 	backend, closeBackend, err := e.jobBackend(ctx, name, cfg)
 	if err != nil {
 		return nil, err
@@ -548,15 +555,14 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	if before != nil {
 		before()
 	}
-	var interval time.Duration
+	var def time.Duration
 	if _, ok := backend.(*kafkalog.Backend); ok {
-		interval = time.Second // state in Kafka commits with checkpoints
+		def = time.Second // state in Kafka commits with checkpoints
 	}
-	if v, ok := cfg["execution.checkpointing.interval"]; ok {
-		if interval, err = connector.ParseDuration(v); err != nil {
-			closeBackend()
-			return nil, fmt.Errorf("execution.checkpointing.interval: %w", err)
-		}
+	interval, err := checkpointInterval(cfg, def)
+	if err != nil {
+		closeBackend()
+		return nil, err
 	}
 	jctx, cancel := context.WithCancel(ctx)
 	j := &Job{ID: id, Name: name, Metrics: &exec.Metrics{}, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}
@@ -577,6 +583,19 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		j.err = err
 	}()
 	return j, nil
+}
+
+// checkpointInterval returns 'execution.checkpointing.interval', or def.
+func checkpointInterval(cfg map[string]string, def time.Duration) (time.Duration, error) {
+	v, ok := cfg["execution.checkpointing.interval"]
+	if !ok {
+		return def, nil
+	}
+	d, err := connector.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("execution.checkpointing.interval: %w", err)
+	}
+	return d, nil
 }
 
 // positionTableError turns a connector error about a declared table into an

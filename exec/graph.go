@@ -33,20 +33,69 @@ type Stage struct {
 	// KeyBy are the columns of the input rows whose hash picks the task
 	// when Parallelism > 1.
 	KeyBy []int
-	// Build builds the operator chain of task i, ending in out.
+	// Build builds the operator chain of task i, ending in out. For a
+	// source stage, i is the partition the task reads.
 	Build func(task int, out Output) (*Chain, error)
+	// Parts, if not nil, are the partitions of Source this process reads
+	// (in cluster mode, those the consumer group assigned it); nil reads
+	// them all. Partition numbers, not task indexes, name positions and
+	// origins, so that they stay the same under another assignment.
+	Parts []int
+	// Output, if set, builds the output edge of the task reading partition
+	// part of a source stage that has no consumer in the graph (a shuffle
+	// topic's writer). The edge also takes part in checkpoints as an
+	// operator of the chain (CheckpointListener, Releaser).
+	Output func(part int) (Output, error)
 }
 
-func (s *Stage) tasks() int {
-	if s.Source != nil {
-		return s.Source.Partitions()
+// parts returns the partitions (source stage) or task numbers the stage
+// runs, in task order.
+func (s *Stage) parts() []int {
+	if s.Source != nil && s.Parts != nil {
+		return s.Parts
 	}
-	return max(s.Parallelism, 1)
+	n := max(s.Parallelism, 1)
+	if s.Source != nil {
+		n = s.Source.Partitions()
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }
 
-// Graph is a job's stages. Exactly one stage, the last, has no consumer.
+func (s *Stage) tasks() int { return len(s.parts()) }
+
+// Graph is a job's stages, each after its inputs. Stages with no consumer
+// are terminal: the sinks, and in cluster mode the writers of shuffle
+// topics.
 type Graph struct {
 	Stages []*Stage
+}
+
+// live returns the stages that run: a source stage with no partition to
+// read does not, nor does a stage none of whose inputs runs. inputs maps
+// each live stage to its live inputs.
+func (g *Graph) live() (stages []*Stage, inputs map[*Stage][]*Stage) {
+	alive := map[*Stage]bool{}
+	inputs = map[*Stage][]*Stage{}
+	for _, s := range g.Stages {
+		if s.Source != nil {
+			alive[s] = s.tasks() > 0
+		} else {
+			for _, in := range s.Inputs {
+				if alive[in] {
+					inputs[s] = append(inputs[s], in)
+				}
+			}
+			alive[s] = len(inputs[s]) > 0
+		}
+		if alive[s] {
+			stages = append(stages, s)
+		}
+	}
+	return stages, inputs
 }
 
 // RunOptions are what a running graph may use.
@@ -90,13 +139,18 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 		opts.Now = func() int64 { return time.Now().UnixMicro() }
 	}
 
+	stages, liveInputs := g.live()
+	if len(stages) == 0 {
+		return nil // nothing assigned to this process
+	}
+
 	// Who consumes each stage, and at which sender index each upstream task
 	// writes into the consumer's inboxes.
 	consumer := map[*Stage]*Stage{}
 	base := map[*Stage]int{}
 	senders := map[*Stage]int{}
-	for _, s := range g.Stages {
-		for _, in := range s.Inputs {
+	for _, s := range stages {
+		for _, in := range liveInputs[s] {
 			if consumer[in] != nil {
 				return fmt.Errorf("stage %s has two consumers", in.Name)
 			}
@@ -106,7 +160,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 		}
 	}
 	inboxes := map[*Stage][]*Inbox{}
-	for _, s := range g.Stages {
+	for _, s := range stages {
 		if s.Source != nil {
 			continue
 		}
@@ -118,13 +172,15 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 		}
 	}
 
-	// Number the partitions of all sources of the job apart.
+	// Number the partitions of all sources of the job apart (all of them,
+	// also those another process reads). A shuffle topic's rows keep the
+	// origins they had upstream.
 	partBase := map[*Stage]int32{}
 	var nextPart int32
 	for _, s := range g.Stages {
-		if s.Source != nil {
+		if _, shuffled := s.Source.(PositionSource); s.Source != nil && !shuffled {
 			partBase[s] = nextPart
-			nextPart += int32(s.tasks())
+			nextPart += int32(s.Source.Partitions())
 		}
 	}
 
@@ -139,9 +195,16 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 	}
 
 	var tasks []*task
-	for _, s := range g.Stages {
-		for i := 0; i < s.tasks(); i++ {
+	for _, s := range stages {
+		for i, part := range s.parts() {
 			var out Output = Discard{}
+			if consumer[s] == nil && s.Output != nil {
+				o, err := s.Output(part)
+				if err != nil {
+					return fmt.Errorf("cannot build stage %s: %w", s.Name, err)
+				}
+				out = o
+			}
 			if c := consumer[s]; c != nil {
 				id := base[s] + i
 				if len(inboxes[c]) == 1 {
@@ -159,33 +222,69 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 				wrap = &snapshotOnFinish{Output: out}
 				out = wrap
 			}
-			chain, err := s.Build(i, out)
+			num := i
+			if s.Source != nil {
+				num = part
+			}
+			chain, err := s.Build(num, out)
 			if err != nil {
 				return fmt.Errorf("cannot build stage %s: %w", s.Name, err)
 			}
 			if wrap != nil {
 				wrap.chain = chain
 			}
+			if consumer[s] == nil && s.Output != nil {
+				chain.Ops = append(chain.Ops, out)
+			}
 			if coord != nil {
 				if _, ok := out.(BarrierOutput); !ok {
 					return fmt.Errorf("stage %s: its output %T cannot carry checkpoint barriers; disable checkpointing", s.Name, out)
 				}
 			}
-			t := &task{stage: s, index: i, chain: chain}
+			t := &task{stage: s, index: num, chain: chain}
 			if s.Source != nil {
-				st := &SourceTask{Table: s.Name, Source: s.Source, Part: i, Head: chain.Head, Out: out,
+				st := &SourceTask{Table: s.Name, Source: s.Source, Part: part, Head: chain.Head, Out: out,
 					Assigner: chain.Assigner, IdleTimeout: s.IdleTimeout, Stop: opts.Stop, Metrics: opts.Metrics,
 					PartBase: partBase[s], Chain: chain}
+				terminal := -1
 				if coord != nil {
 					ch := make(chan int64, 1)
 					coord.sources = append(coord.sources, ch)
-					key := PositionKey(s.ID, i)
+					key := PositionKey(s.ID, part)
 					st.Barriers = ch
-					st.Position = func(off int64) { coord.recordPosition(key, off) }
-					st.Final = func(off int64) { coord.recordFinal(key, off) }
-					st.ResumeAfter, st.Resume = resume[key]
+					if _, ok := s.Source.(PositionSource); ok {
+						if st.PosStore, err = opts.State.Store(key); err != nil {
+							return fmt.Errorf("cannot open the position of stage %s partition %d: %w", s.Name, part, err)
+						}
+					} else {
+						st.Position = func(off int64) { coord.recordPosition(key, off) }
+						st.Final = func(off int64) { coord.recordFinal(key, off) }
+						st.ResumeAfter, st.Resume = resume[key]
+					}
+					complete := make(chan int64, 16)
+					coord.completes = append(coord.completes, complete)
+					st.Complete = complete
+					if consumer[s] == nil { // a terminal source task acknowledges
+						k := coord.need
+						coord.need++
+						terminal = k
+						st.OnBarrier = func(id int64) error {
+							select {
+							case coord.acks <- ack{task: k, id: id}:
+								return nil
+							case <-ctx.Done():
+								return context.Cause(ctx)
+							}
+						}
+					}
 				}
-				t.run = st.Run
+				t.run = func(ctx context.Context) error {
+					err := st.Run(ctx)
+					if terminal >= 0 {
+						coord.terminalDone <- terminal
+					}
+					return err
+				}
 			} else {
 				in := inboxes[s][i]
 				it := inboxTask{chain: chain, out: out, snapshotAtEnd: coord != nil}

@@ -9,8 +9,36 @@ import (
 	"time"
 
 	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/state"
 	"github.com/sluicesql/sluice/types"
 )
+
+// WatermarkReader is a connector.Reader that carries its partition's
+// watermark and idleness, which the connector.Reader contract has no place
+// for: the reader of a shuffle topic, whose writers upstream sent them. The
+// task polls Watermark after every Read; when ok, it forwards wm downstream
+// if it advanced and marks its output idle or active as idle says.
+type WatermarkReader interface {
+	connector.Reader
+	Watermark() (wm int64, idle bool, ok bool)
+}
+
+// PositionReader is a connector.Reader whose rows keep the origins of an
+// upstream source (the reader of a shuffle topic), so that the task cannot
+// derive its position from them: the reader reports it, encoded.
+type PositionReader interface {
+	connector.Reader
+	Position() ([]byte, error)
+}
+
+// PositionSource is a Source whose readers are PositionReaders; OpenAt
+// opens a partition at a position one of them reported.
+type PositionSource interface {
+	OpenAt(ctx context.Context, p int, pos []byte) (connector.Reader, error)
+}
+
+// posKey is the key under which a task keeps a PositionReader's position.
+var posKey = []byte("position")
 
 // WatermarkAssigner tracks the event time of one source partition. For each
 // row it evaluates the table's WATERMARK expression and keeps the maximum;
@@ -130,6 +158,34 @@ type SourceTask struct {
 	// not above ResumeAfter are skipped (or not read, for a Resumer).
 	Resume      bool
 	ResumeAfter int64
+	// PosStore, for a PositionSource, keeps the reader's position at every
+	// barrier and at the end; the partition reopens at it. Such a task
+	// records no Position or Final offsets and leaves origins as they are.
+	PosStore state.Store
+	// OnBarrier, if set, is called after a barrier went downstream: the
+	// task is terminal and acknowledges it.
+	OnBarrier func(id int64) error
+	// Complete delivers the IDs of completed checkpoints, for the chain's
+	// listeners (a shuffle writer holding rows back).
+	Complete <-chan int64
+
+	reader connector.Reader
+}
+
+// savePosition keeps a PositionReader's position in PosStore.
+func (t *SourceTask) savePosition() error {
+	pr, ok := t.reader.(PositionReader)
+	if !ok || t.PosStore == nil {
+		return nil
+	}
+	pos, err := pr.Position()
+	if err != nil {
+		return err
+	}
+	if err := t.PosStore.Put(posKey, pos); err != nil {
+		return err
+	}
+	return t.PosStore.Checkpoint()
 }
 
 // finish ends the chain and, when the job takes checkpoints, snapshots it
@@ -139,9 +195,11 @@ func (t *SourceTask) finish() error {
 		return err
 	}
 	if t.Barriers != nil && t.Chain != nil {
-		return t.Chain.snapshot()
+		if err := t.Chain.snapshot(); err != nil {
+			return err
+		}
 	}
-	return nil
+	return t.savePosition()
 }
 
 // barrier takes the task's part of checkpoint id: the chain's snapshot, the
@@ -152,29 +210,74 @@ func (t *SourceTask) barrier(id, last int64, read bool) error {
 			return err
 		}
 	}
+	if err := t.savePosition(); err != nil {
+		return err
+	}
 	if t.Position != nil && read {
 		t.Position(last)
 	}
-	if b, ok := t.Out.(BarrierOutput); ok {
-		return b.Barrier(id)
+	b, ok := t.Out.(BarrierOutput)
+	if !ok {
+		return fmt.Errorf("source %s: its output cannot carry checkpoint barriers", t.Table)
 	}
-	return fmt.Errorf("source %s: its output cannot carry checkpoint barriers", t.Table)
+	if err := b.Barrier(id); err != nil {
+		return err
+	}
+	if t.OnBarrier != nil {
+		return t.OnBarrier(id)
+	}
+	return nil
+}
+
+// open opens the task's partition: at the position PosStore keeps, after
+// the checkpointed offset, or from the start.
+func (t *SourceTask) open(ctx context.Context) (connector.Reader, error) {
+	if ps, ok := t.Source.(PositionSource); ok && t.PosStore != nil {
+		pos, found, err := t.PosStore.Get(posKey)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			return ps.OpenAt(ctx, t.Part, pos)
+		}
+		return t.Source.Open(ctx, t.Part)
+	}
+	if rs, ok := t.Source.(connector.Resumer); ok && t.Resume {
+		return rs.OpenAfter(ctx, t.Part, t.ResumeAfter)
+	}
+	return t.Source.Open(ctx, t.Part)
+}
+
+// pollWatermark forwards a WatermarkReader's watermark and idleness.
+func (t *SourceTask) pollWatermark(wr WatermarkReader, idle *bool, wm *int64) error {
+	w, isIdle, ok := wr.Watermark()
+	if !ok {
+		return nil
+	}
+	if isIdle != *idle {
+		*idle = isIdle
+		if err := t.Out.SetIdle(isIdle); err != nil {
+			return err
+		}
+	}
+	if w > *wm && w != MaxWatermark {
+		*wm = w
+		return t.Head.Watermark(w)
+	}
+	return nil
 }
 
 // Run reads the partition until it ends or ctx is cancelled. At the end of
 // a bounded partition it emits MaxWatermark and finishes the chain.
 func (t *SourceTask) Run(ctx context.Context) error {
-	var r connector.Reader
-	var err error
-	if rs, ok := t.Source.(connector.Resumer); ok && t.Resume {
-		r, err = rs.OpenAfter(ctx, t.Part, t.ResumeAfter)
-	} else {
-		r, err = t.Source.Open(ctx, t.Part)
-	}
+	r, err := t.open(ctx)
 	if err != nil {
 		return fmt.Errorf("cannot open source %s partition %d: %w", t.Table, t.Part, err)
 	}
 	defer r.Close()
+	t.reader = r
+	wr, _ := r.(WatermarkReader)
+	readerWM := MinWatermark
 	if st, ok := r.(connector.Stats); ok && t.Metrics != nil {
 		defer func() { t.Metrics.SkippedRecs.Add(st.Skipped()) }()
 	}
@@ -201,6 +304,10 @@ func (t *SourceTask) Run(ctx context.Context) error {
 			return nil
 		case id := <-t.Barriers:
 			if err := t.barrier(id, last, read); err != nil {
+				return err
+			}
+		case id := <-t.Complete:
+			if err := t.Chain.notify(id); err != nil {
 				return err
 			}
 		default:
@@ -231,7 +338,7 @@ func (t *SourceTask) Run(ctx context.Context) error {
 			last, read = b.Rows[n-1].Origin.Offset, true
 		}
 		if len(b.Rows) > 0 {
-			if t.Metrics != nil {
+			if t.Metrics != nil && wr == nil { // a shuffle's rows were counted upstream
 				t.Metrics.RowsIn.Add(int64(len(b.Rows)))
 			}
 			if t.PartBase != 0 {
@@ -242,7 +349,7 @@ func (t *SourceTask) Run(ctx context.Context) error {
 				}
 			}
 			lastData = time.Now()
-			if idle {
+			if idle && wr == nil {
 				idle = false
 				if err := t.Out.SetIdle(false); err != nil {
 					return err
@@ -251,7 +358,7 @@ func (t *SourceTask) Run(ctx context.Context) error {
 			if err := t.Head.Process(b); err != nil {
 				return err
 			}
-		} else if t.IdleTimeout > 0 && !idle && time.Since(lastData) >= t.IdleTimeout {
+		} else if wr == nil && t.IdleTimeout > 0 && !idle && time.Since(lastData) >= t.IdleTimeout {
 			idle = true
 			if err := t.Out.SetIdle(true); err != nil {
 				return err
@@ -259,6 +366,11 @@ func (t *SourceTask) Run(ctx context.Context) error {
 		}
 		if t.Assigner != nil {
 			if err := t.Assigner.Tick(); err != nil {
+				return err
+			}
+		}
+		if wr != nil {
+			if err := t.pollWatermark(wr, &idle, &readerWM); err != nil {
 				return err
 			}
 		}

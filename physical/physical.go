@@ -39,6 +39,24 @@ type Env struct {
 	ConnEnv     connector.Env
 	Expr        *expr.Env
 	Parallelism int
+	// Cluster, if set, builds the graph of one member of a cluster: the
+	// sources read only the partitions assigned to this process, and
+	// stages are cut at re-keying by shuffle topics instead of in-memory
+	// exchanges.
+	Cluster *Cluster
+}
+
+// Cluster is what cluster mode needs from the engine.
+type Cluster struct {
+	// Parts returns the partitions of src this process reads.
+	Parts func(table string, src connector.Source) ([]int, error)
+	// Shuffle returns the two ends of the shuffle topic of operator id: the
+	// source the next stage reads, with the partitions this process reads,
+	// and the writer of each upstream partition. Rows have the given
+	// types and go to one of partitions by the hash of keys; writers is
+	// the number of upstream partitions.
+	Shuffle func(id string, schema []types.Type, keys []int, partitions, writers int, bounded bool) (
+		src connector.Source, parts []int, writer func(part int) (exec.Output, error), err error)
 }
 
 // opFactory builds one operator of a task's chain in front of next.
@@ -103,6 +121,33 @@ func (b *builder) close(p *pipe) *exec.Stage {
 	return p.stage
 }
 
+// exchange starts the stage that re-keys the rows of in by keys into par
+// tasks: in one process, through an in-memory exchange; in cluster mode,
+// through a shuffle topic, each of whose partitions is a task of the
+// process it is assigned to.
+func (b *builder) exchange(name string, par int, keys []int, input plan.Node, in *pipe) (*pipe, error) {
+	if b.env.Cluster == nil {
+		return b.newStage(name, par, keys, in), nil
+	}
+	if in.stage.Source == nil {
+		return nil, fmt.Errorf("%s: in cluster mode, only rows read straight from a source can be re-keyed yet (not the output of a union, sort or another re-keying stage)", name)
+	}
+	schema := input.Schema()
+	typs := make([]types.Type, schema.Len())
+	for i, c := range schema.Columns {
+		typs[i] = c.Type
+	}
+	id := b.id("shuffle")
+	src, parts, writer, err := b.env.Cluster.Shuffle(id, typs, keys, par, in.stage.Source.Partitions(), in.bounded)
+	if err != nil {
+		return nil, err
+	}
+	in.stage.Output = writer
+	b.close(in)
+	st := &exec.Stage{Name: name, ID: id, Source: src, Parts: parts}
+	return &pipe{stage: st, assigner: -1, bounded: in.bounded}, nil
+}
+
 // newStage starts a stage fed by the given pipes.
 func (b *builder) newStage(name string, parallelism int, keys []int, inputs ...*pipe) *pipe {
 	st := &exec.Stage{Name: name, ID: b.id("stage"), Parallelism: parallelism, KeyBy: keys}
@@ -148,6 +193,9 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 	case *plan.Scan:
 		return b.scan(n)
 	case *plan.Values:
+		if b.env.Cluster != nil {
+			return nil, fmt.Errorf("VALUES is not supported in cluster mode: every process would insert the rows")
+		}
 		src := memory.NewBounded(valuesRows(n.Rows))
 		st := &exec.Stage{Name: "values", ID: b.id("values"), Source: src}
 		return &pipe{stage: st, assigner: -1, bounded: true}, nil
@@ -202,7 +250,9 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 			if len(n.PartitionKeys) > 0 {
 				par = b.env.Parallelism
 			}
-			p = b.newStage("session", par, n.PartitionKeys, p)
+			if p, err = b.exchange("session", par, n.PartitionKeys, n.Input, p); err != nil {
+				return nil, err
+			}
 		}
 		cfg := window.AssignConfig{Spec: n.Spec, TimeCol: n.TimeCol, PartitionKeys: n.PartitionKeys, ID: b.id("window")}
 		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
@@ -221,7 +271,9 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 		if len(n.Keys) > 0 {
 			par = b.env.Parallelism
 		}
-		p = b.newStage("window-agg", par, n.Keys, p)
+		if p, err = b.exchange("window-agg", par, n.Keys, n.Input, p); err != nil {
+			return nil, err
+		}
 		// Window aggregates take append-only input: their accumulators
 		// need keep no history for retraction.
 		calls := append([]agg.Call(nil), n.Calls...)
@@ -247,7 +299,9 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 			par = b.env.Parallelism
 		}
 		appendOnly := !n.Input.Updating()
-		p = b.newStage("group-agg", par, n.Keys, p)
+		if p, err = b.exchange("group-agg", par, n.Keys, n.Input, p); err != nil {
+			return nil, err
+		}
 		cfg := groupagg.Config{ID: b.id("group-agg"), Keys: n.Keys, Calls: n.Calls, AppendOnlyInput: appendOnly}
 		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
 			c := cfg
@@ -270,6 +324,9 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 		p, err := b.build(n.Input)
 		if err != nil {
 			return nil, err
+		}
+		if b.env.Cluster != nil {
+			return nil, fmt.Errorf("ORDER BY and LIMIT are not supported in cluster mode: each process would sort only its share of the rows")
 		}
 		if len(n.Keys) > 0 && !p.bounded {
 			return nil, fmt.Errorf("ORDER BY on an unbounded input is not supported: Flink allows it only on a time attribute, which is not supported yet; use a bounded source or drop ORDER BY")
@@ -307,6 +364,11 @@ func (b *builder) scan(n *plan.Scan) (*pipe, error) {
 	}
 	st := &exec.Stage{Name: n.Table.Name, ID: b.id("source"), Source: src,
 		IdleTimeout: time.Duration(n.IdleTimeoutMillis) * time.Millisecond}
+	if b.env.Cluster != nil {
+		if st.Parts, err = b.env.Cluster.Parts(n.Table.Name, src); err != nil {
+			return nil, &TableError{Table: n.Table.Name, Err: err}
+		}
+	}
 	p := &pipe{stage: st, assigner: -1, bounded: src.Bounded()}
 	// Physical row → full row, when there are computed columns.
 	identity := len(n.Computed) == n.Table.Schema.Len()

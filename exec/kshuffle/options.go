@@ -109,6 +109,15 @@ type Options struct {
 	// It needs a client the writer builds itself (Client nil).
 	CompressBatches bool
 
+	// Transactional says that Client's transaction is committed by the
+	// job's checkpoints (the state backend's, in cluster mode): the records
+	// a writer produces after a checkpoint barrier are held back until
+	// that checkpoint completed (CheckpointComplete), so that they go into
+	// the next transaction, and Finish sends the end of input only after
+	// MaxWatermark: a task stopped without draining (a rebalance) leaves
+	// the readers waiting for the task that takes its partition over.
+	Transactional bool
+
 	// Client is the Kafka client to produce with; it must partition
 	// records manually (kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	// and should not compress batches (kgo.ProducerBatchCompression(

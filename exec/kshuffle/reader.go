@@ -64,15 +64,28 @@ func (s *Source) Open(ctx context.Context, p int) (connector.Reader, error) {
 	return s.OpenReader(ctx, p)
 }
 
+// OpenAt implements exec.PositionSource: pos is a Reader's Position.
+func (s *Source) OpenAt(ctx context.Context, p int, pos []byte) (connector.Reader, error) {
+	var c Checkpoint
+	if err := c.UnmarshalBinary(pos); err != nil {
+		return nil, fmt.Errorf("cannot resume shuffle topic %s partition %d: %w", s.opts.Topic, p, err)
+	}
+	return s.openReader(ctx, p, c)
+}
+
 // OpenReader opens partition p.
 func (s *Source) OpenReader(ctx context.Context, p int) (*Reader, error) {
+	var start Checkpoint
+	if s.opts.Start != nil {
+		start = s.opts.Start(p)
+	}
+	return s.openReader(ctx, p, start)
+}
+
+func (s *Source) openReader(ctx context.Context, p int, start Checkpoint) (*Reader, error) {
 	o := s.opts
 	if p < 0 || p >= o.Partitions {
 		return nil, fmt.Errorf("shuffle topic %s has no partition %d", o.Topic, p)
-	}
-	var start Checkpoint
-	if o.Start != nil {
-		start = o.Start(p)
 	}
 	if start.Writers != nil && len(start.Writers) != o.Writers {
 		return nil, fmt.Errorf("cannot open shuffle topic %s partition %d: checkpoint has %d writers, want %d",
@@ -310,6 +323,9 @@ func (r *Reader) Checkpoint() Checkpoint {
 	return Checkpoint{Offset: off, Writers: append([]WriterState(nil), r.ws...)}
 }
 
+// Position implements exec.PositionReader: the encoded Checkpoint.
+func (r *Reader) Position() ([]byte, error) { return r.Checkpoint().MarshalBinary() }
+
 // Close implements connector.Reader.
 func (r *Reader) Close() error {
 	r.cl.Close()
@@ -317,4 +333,9 @@ func (r *Reader) Close() error {
 	return nil
 }
 
-var _ WatermarkReader = (*Reader)(nil)
+var (
+	_ WatermarkReader      = (*Reader)(nil)
+	_ exec.WatermarkReader = (*Reader)(nil)
+	_ exec.PositionReader  = (*Reader)(nil)
+	_ exec.PositionSource  = (*Source)(nil)
+)

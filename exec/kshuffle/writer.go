@@ -49,6 +49,10 @@ type Writer struct {
 	timer    *time.Timer
 	armed    bool
 	finished bool
+	// Transactional: after is the last barrier whose checkpoint has not
+	// completed (0: none); records produced meanwhile wait in held.
+	after int64
+	held  []heldRecord
 
 	// Records produced and not yet acknowledged; drained is closed when
 	// their number drops to zero.
@@ -59,6 +63,14 @@ type Writer struct {
 	errMu sync.Mutex
 	err   error
 	stats writerCounters
+}
+
+// heldRecord is a record produced after barrier epoch, held until its
+// checkpoint completes.
+type heldRecord struct {
+	epoch int64
+	rec   *kgo.Record
+	part  int
 }
 
 // WriterStats are a writer's counters.
@@ -266,8 +278,55 @@ func (w *Writer) Finish() error {
 	}
 	w.finished = true
 	w.flushAll()
-	w.sendControl(control{kind: ctlEnd})
+	if !w.opts.Transactional || w.wm == exec.MaxWatermark {
+		w.sendControl(control{kind: ctlEnd})
+	}
 	w.mu.Unlock()
+	return w.wait()
+}
+
+// Barrier implements exec.BarrierOutput: the rows buffered so far are
+// produced into the transaction the checkpoint commits; with Transactional,
+// later ones are held until it completed.
+func (w *Writer) Barrier(id int64) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.failure(); err != nil {
+		return err
+	}
+	w.flushData()
+	if w.opts.Transactional {
+		w.after = id
+	}
+	return w.failure()
+}
+
+// CheckpointComplete implements exec.CheckpointListener: the records held
+// since barriers up to id are produced.
+func (w *Writer) CheckpointComplete(id int64) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if id < 0 || w.after <= id {
+		w.after = 0
+	}
+	n := 0
+	for _, h := range w.held {
+		if id >= 0 && h.epoch > id {
+			break
+		}
+		w.send(h.rec, h.part)
+		n++
+	}
+	w.held = append(w.held[:0], w.held[n:]...)
+	return w.failure()
+}
+
+// Release implements exec.Releaser: at the end of a job, every held
+// record is produced, before the final commit.
+func (w *Writer) Release() error {
+	if err := w.CheckpointComplete(-1); err != nil {
+		return err
+	}
 	return w.wait()
 }
 
@@ -284,8 +343,18 @@ func (w *Writer) Flush() error {
 	return w.wait()
 }
 
-// produce sends r; its promise calls acked.
+// produce sends r, or holds it back while a checkpoint completes. Called
+// with mu held.
 func (w *Writer) produce(r *kgo.Record, p int) {
+	if w.after > 0 {
+		w.held = append(w.held, heldRecord{epoch: w.after, rec: r, part: p})
+		return
+	}
+	w.send(r, p)
+}
+
+// send produces r; its promise calls acked.
+func (w *Writer) send(r *kgo.Record, p int) {
 	w.inflightMu.Lock()
 	if w.inflight == 0 {
 		w.drained = make(chan struct{})
@@ -441,4 +510,9 @@ func (w *Writer) sendControl(c control) {
 	}
 }
 
-var _ exec.Output = (*Writer)(nil)
+var (
+	_ exec.Output             = (*Writer)(nil)
+	_ exec.BarrierOutput      = (*Writer)(nil)
+	_ exec.CheckpointListener = (*Writer)(nil)
+	_ exec.Releaser           = (*Writer)(nil)
+)

@@ -42,6 +42,29 @@ type Options struct {
 	TransactionalID string
 	// Timeout bounds restoring and committing (default 30 s).
 	Timeout time.Duration
+	// ManualPartitions, if set, says which topics the records of which
+	// name their partition (Record.Partition) themselves: shuffle topics,
+	// written into the same transaction. Others are partitioned by key.
+	ManualPartitions func(topic string) bool
+	// TransactionTimeout is how long the broker keeps a transaction open
+	// before it aborts it (default: the client's). A process that dies
+	// mid-transaction holds up read-committed readers of the partitions it
+	// wrote for that long, unless it restarts with the same ID first.
+	TransactionTimeout time.Duration
+}
+
+// partitioner partitions records by key, except those of the topics that
+// name their partitions.
+type partitioner struct {
+	manual func(topic string) bool
+	byKey  kgo.Partitioner
+}
+
+func (p partitioner) ForTopic(topic string) kgo.TopicPartitioner {
+	if p.manual != nil && p.manual(topic) {
+		return kgo.ManualPartitioner().ForTopic(topic)
+	}
+	return p.byKey.ForTopic(topic)
 }
 
 // Backend is a state.Backend over a Kafka changelog.
@@ -66,12 +89,17 @@ func Open(ctx context.Context, o Options) (*Backend, error) {
 	if o.Topic == "" || o.TransactionalID == "" || len(o.Bootstrap) == 0 {
 		return nil, errors.New("kafkalog: bootstrap servers, topic and transactional ID are required")
 	}
-	cl, err := kgo.NewClient(
+	copts := []kgo.Opt{
 		kgo.SeedBrokers(o.Bootstrap...),
 		kgo.TransactionalID(o.TransactionalID),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.DefaultProduceTopic(o.Topic),
-	)
+		kgo.RecordPartitioner(partitioner{manual: o.ManualPartitions, byKey: kgo.StickyKeyPartitioner(nil)}),
+	}
+	if o.TransactionTimeout > 0 {
+		copts = append(copts, kgo.TransactionTimeout(o.TransactionTimeout))
+	}
+	cl, err := kgo.NewClient(copts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafkalog: cannot create client: %w", err)
 	}

@@ -1,0 +1,409 @@
+package sluice
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/exec"
+	"github.com/sluicesql/sluice/exec/kshuffle"
+	"github.com/sluicesql/sluice/physical"
+	"github.com/sluicesql/sluice/plan"
+	"github.com/sluicesql/sluice/state/kafkalog"
+	"github.com/sluicesql/sluice/types"
+)
+
+// Cluster mode: with 'cluster.group-id' set, a job runs as one member of
+// that Kafka consumer group. Every process started with the same job and
+// group takes a share of the partitions: of the Kafka sources' topics and
+// of the job's shuffle topics, which carry the rows between a source and a
+// re-keying stage (GROUP BY, window aggregation). The group's assignment
+// decides which process reads what; there is no other coordination.
+//
+// Each assignment is one run of the job's graph over the assigned
+// partitions, with its state restored from the job's changelog in Kafka.
+// When the group rebalances (a process joins, leaves or dies), every member
+// stops its run gracefully before the rebalance completes: sources stop,
+// the last checkpoint commits the state, the positions and the output of
+// the revoked partitions in one transaction, and only then may the new
+// owner start and restore them. A process that dies instead loses only its
+// open transaction; its partitions restart from the last committed
+// checkpoint.
+
+// clusterJob is the state of a job in cluster mode in this process.
+type clusterJob struct {
+	e        *Engine
+	name     string
+	group    string
+	brokers  []string
+	txnID    string
+	env      physical.Env
+	sinks    []*plan.Sink
+	cfg      map[string]string
+	interval time.Duration
+	job      *Job
+
+	topics  []string       // what the member subscribes to
+	shuffle map[string]int // shuffle topics and their partitions
+
+	mu       sync.Mutex
+	assigned map[string][]int32
+	gen      int // bumped at every assignment
+	cur      *clusterRun
+	stopping bool
+	wake     chan struct{}
+}
+
+// clusterRun is one run of the graph over one assignment.
+type clusterRun struct {
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
+}
+
+func (r *clusterRun) halt() { r.stopOnce.Do(func() { close(r.stop) }) }
+
+// shuffleTopic names the shuffle topic of operator id of the job.
+func shuffleTopic(group, id string) string {
+	return "sluice-" + group + "-" + strings.NewReplacer("/", ".", " ", "_").Replace(id)
+}
+
+// startCluster starts job name as a member of its consumer group.
+func (e *Engine) startCluster(ctx context.Context, id, name string, env physical.Env, cfg map[string]string,
+	interval time.Duration, before func(), sinks []*plan.Sink) (*Job, error) {
+	group := cfg["cluster.group-id"]
+	if cfg["state.backend"] != "kafka" {
+		return nil, errors.New("cluster mode ('cluster.group-id') keeps the state in Kafka: set 'state.backend' = 'kafka' and 'state.kafka.bootstrap.servers'")
+	}
+	bs := cfg["state.kafka.bootstrap.servers"]
+	if bs == "" {
+		return nil, errors.New("'state.backend' = 'kafka' needs 'state.kafka.bootstrap.servers'")
+	}
+	if interval <= 0 {
+		interval = time.Second
+	}
+	suffix := make([]byte, 6)
+	if _, err := rand.Read(suffix); err != nil {
+		return nil, err
+	}
+	cj := &clusterJob{e: e, name: name, group: group, brokers: strings.Split(bs, ","), env: env, sinks: sinks,
+		cfg: cfg, interval: interval, shuffle: map[string]int{}, wake: make(chan struct{}, 1),
+		txnID: cmpOr(cfg["state.kafka.transactional-id"], "sluice-"+group) + "-" + hex.EncodeToString(suffix)}
+
+	// A first build over every partition checks the plan and names the
+	// topics the member subscribes to.
+	probe := env
+	var sourceTopics []string
+	probe.Cluster = &physical.Cluster{
+		Parts: func(table string, src connector.Source) ([]int, error) {
+			tps, err := topicPartitions(table, src)
+			if err != nil {
+				return nil, err
+			}
+			for _, tp := range tps {
+				sourceTopics = append(sourceTopics, tp.topic)
+			}
+			return nil, nil
+		},
+		Shuffle: func(id string, schema []types.Type, keys []int, partitions, writers int, bounded bool) (connector.Source, []int, func(int) (exec.Output, error), error) {
+			cj.shuffle[shuffleTopic(group, id)] = partitions
+			return cj.shuffleEnds(id, schema, keys, partitions, writers, bounded, nil)
+		},
+	}
+	if _, err := physical.Build(probe, sinks...); err != nil {
+		return nil, e.positionTableError(err)
+	}
+	seen := map[string]bool{}
+	for _, t := range sourceTopics {
+		if !seen[t] {
+			seen[t] = true
+			cj.topics = append(cj.topics, t)
+		}
+	}
+	for t := range cj.shuffle {
+		cj.topics = append(cj.topics, t)
+	}
+	sort.Strings(cj.topics)
+
+	// The shuffle topics must exist before the group assigns them.
+	adm, err := kgo.NewClient(kgo.SeedBrokers(cj.brokers...))
+	if err != nil {
+		return nil, err
+	}
+	for t, n := range cj.shuffle {
+		if err := kshuffle.EnsureTopic(ctx, adm, t, n, 0); err != nil {
+			adm.Close()
+			return nil, fmt.Errorf("cluster mode: %w", err)
+		}
+	}
+	adm.Close()
+
+	member, err := kgo.NewClient(
+		kgo.SeedBrokers(cj.brokers...),
+		kgo.ConsumerGroup(group),
+		kgo.ConsumeTopics(cj.topics...),
+		kgo.Balancers(kgo.StickyBalancer()),
+		kgo.DisableAutoCommit(),
+		kgo.SessionTimeout(durationOption(cfg, "cluster.session-timeout", 10*time.Second)),
+		kgo.RebalanceTimeout(durationOption(cfg, "cluster.rebalance-timeout", 60*time.Second)),
+		kgo.FetchMaxBytes(1<<10),
+		kgo.OnPartitionsAssigned(cj.onAssigned),
+		kgo.OnPartitionsRevoked(cj.onRevoked),
+		kgo.OnPartitionsLost(cj.onLost),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("cluster mode: cannot join group %s: %w", group, err)
+	}
+	// The member only takes part in the group; the runs read the partitions.
+	member.PauseFetchTopics(cj.topics...)
+	if before != nil {
+		before()
+	}
+
+	jctx, cancel := context.WithCancel(ctx)
+	j := &Job{ID: id, Name: name, Metrics: &exec.Metrics{}, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}
+	cj.job = j
+	e.mu.Lock()
+	e.jobs = append(e.jobs, j)
+	e.mu.Unlock()
+	go func() {
+		select {
+		case <-j.stop:
+		case <-jctx.Done():
+		}
+		cj.mu.Lock()
+		cj.stopping = true
+		cur := cj.cur
+		cj.mu.Unlock()
+		if cur != nil {
+			cur.halt()
+		}
+		select {
+		case cj.wake <- struct{}{}:
+		default:
+		}
+	}()
+	go func() {
+		defer close(j.done)
+		defer cancel()
+		err := cj.loop(jctx)
+		member.Close() // leaves the group: the others take the partitions over
+		if errors.Is(err, context.Canceled) {
+			err = nil
+		}
+		j.err = err
+	}()
+	return j, nil
+}
+
+func durationOption(cfg map[string]string, key string, def time.Duration) time.Duration {
+	if v, ok := cfg[key]; ok {
+		if d, err := connector.ParseDuration(v); err == nil && d > 0 {
+			return d
+		}
+	}
+	return def
+}
+
+type topicPartition struct {
+	topic string
+	part  int32
+}
+
+// topicPartitions returns the Kafka partition each partition of a source
+// reads; only Kafka sources can be shared out by a consumer group.
+func topicPartitions(table string, src connector.Source) ([]topicPartition, error) {
+	ks, ok := src.(interface{ TopicPartitions() []string })
+	if !ok {
+		return nil, fmt.Errorf("cluster mode reads Kafka tables only: table %s is not one (a consumer group cannot share it out)", table)
+	}
+	var out []topicPartition
+	for _, s := range ks.TopicPartitions() {
+		i := strings.LastIndexByte(s, '/')
+		p, err := strconv.Atoi(s[i+1:])
+		if i < 0 || err != nil {
+			return nil, fmt.Errorf("table %s: bad partition %q", table, s)
+		}
+		out = append(out, topicPartition{s[:i], int32(p)})
+	}
+	return out, nil
+}
+
+// shuffleEnds builds the two ends of a shuffle topic; txn is the client
+// whose transactions the checkpoints commit (nil in the probe build).
+func (cj *clusterJob) shuffleEnds(id string, schema []types.Type, keys []int, partitions, writers int, bounded bool,
+	assigned []int32) (connector.Source, []int, func(int) (exec.Output, error), error) {
+	topic := shuffleTopic(cj.group, id)
+	src, err := kshuffle.NewSource(kshuffle.SourceOptions{Topic: topic, Partitions: partitions, Schema: schema,
+		Writers: writers, Bounded: bounded, Brokers: cj.brokers})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	parts := make([]int, len(assigned))
+	for i, p := range assigned {
+		parts[i] = int(p)
+	}
+	return src, parts, nil, nil
+}
+
+func (cj *clusterJob) onAssigned(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
+	cj.mu.Lock()
+	if cj.assigned == nil {
+		cj.assigned = map[string][]int32{}
+	}
+	for t, ps := range assigned {
+		cj.assigned[t] = append(cj.assigned[t], ps...)
+	}
+	cj.gen++
+	cj.mu.Unlock()
+	select {
+	case cj.wake <- struct{}{}:
+	default:
+	}
+}
+
+// onRevoked hands the revoked partitions over: the current run stops and
+// commits before the rebalance may go on.
+func (cj *clusterJob) onRevoked(_ context.Context, _ *kgo.Client, _ map[string][]int32) {
+	cj.handOff()
+}
+
+// onLost: the group expired this member; its run stops (its transaction
+// will not commit: the partitions are someone else's by now).
+func (cj *clusterJob) onLost(_ context.Context, _ *kgo.Client, _ map[string][]int32) {
+	cj.handOff()
+}
+
+func (cj *clusterJob) handOff() {
+	cj.mu.Lock()
+	cj.assigned = nil
+	cj.gen++
+	cur := cj.cur
+	cj.mu.Unlock()
+	if cur != nil {
+		cur.halt()
+		<-cur.done
+	}
+}
+
+// loop runs the graph over each assignment until the job is stopped or a
+// run ends by itself (bounded input) or fails.
+func (cj *clusterJob) loop(ctx context.Context) error {
+	for {
+		select {
+		case <-cj.wake:
+		case <-ctx.Done():
+			return nil
+		}
+		cj.mu.Lock()
+		if cj.stopping {
+			cj.mu.Unlock()
+			return nil
+		}
+		if len(cj.assigned) == 0 {
+			cj.mu.Unlock()
+			continue
+		}
+		assigned := map[string][]int32{}
+		for t, ps := range cj.assigned {
+			assigned[t] = append([]int32(nil), ps...)
+		}
+		run := &clusterRun{stop: make(chan struct{}), done: make(chan struct{})}
+		cj.cur = run
+		cj.mu.Unlock()
+
+		ended, err := cj.run(ctx, run, assigned)
+		cj.mu.Lock()
+		cj.cur = nil
+		stopping := cj.stopping
+		cj.mu.Unlock()
+		close(run.done)
+		if err != nil {
+			return err
+		}
+		if ended || stopping {
+			return nil
+		}
+	}
+}
+
+// run runs the graph over one assignment. ended reports that every
+// partition assigned ended (bounded input) rather than being stopped.
+func (cj *clusterJob) run(ctx context.Context, run *clusterRun, assigned map[string][]int32) (ended bool, err error) {
+	backend, err := kafkalog.Open(ctx, kafkalog.Options{
+		Bootstrap:          cj.brokers,
+		Topic:              cmpOr(cj.cfg["state.kafka.topic"], "sluice-state-"+cj.group),
+		TransactionalID:    cj.txnID,
+		ManualPartitions:   func(topic string) bool { _, ok := cj.shuffle[topic]; return ok },
+		TransactionTimeout: durationOption(cj.cfg, "cluster.transaction-timeout", 60*time.Second),
+	})
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		if cerr := backend.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	txn := backend.Txn()
+	env := cj.env
+	env.ConnEnv.KafkaTxn = txn
+	env.Cluster = &physical.Cluster{
+		Parts: func(table string, src connector.Source) ([]int, error) {
+			tps, err := topicPartitions(table, src)
+			if err != nil {
+				return nil, err
+			}
+			mine := map[topicPartition]bool{}
+			for t, ps := range assigned {
+				for _, p := range ps {
+					mine[topicPartition{t, p}] = true
+				}
+			}
+			parts := []int{}
+			for i, tp := range tps {
+				if mine[tp] {
+					parts = append(parts, i)
+				}
+			}
+			return parts, nil
+		},
+		Shuffle: func(id string, schema []types.Type, keys []int, partitions, writers int, bounded bool) (connector.Source, []int, func(int) (exec.Output, error), error) {
+			topic := shuffleTopic(cj.group, id)
+			src, parts, _, err := cj.shuffleEnds(id, schema, keys, partitions, writers, bounded, assigned[topic])
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			writer := func(part int) (exec.Output, error) {
+				return kshuffle.NewWriter(kshuffle.Options{Topic: topic, Partitions: partitions, Schema: schema, Keys: keys,
+					WriterID: part, Writers: writers, Client: txn, Transactional: true})
+			}
+			return src, parts, writer, nil
+		},
+	}
+	g, err := physical.Build(env, cj.sinks...)
+	if err != nil {
+		return false, cj.e.positionTableError(err)
+	}
+	err = g.Run(ctx, exec.RunOptions{State: backend, Metrics: cj.job.Metrics, Now: cj.env.ConnEnv.Now,
+		Stop: run.stop, CheckpointInterval: cj.interval})
+	if err != nil {
+		return false, err
+	}
+	select {
+	case <-run.stop:
+		return false, nil
+	default:
+		return true, nil
+	}
+}

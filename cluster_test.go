@@ -1,0 +1,183 @@
+package sluice_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluicesql/sluice"
+	"github.com/sluicesql/sluice/internal/kafkatest"
+)
+
+// clusterJob is a windowed count per user, run in cluster mode: the rows
+// cross a shuffle topic from the source partitions to the aggregation's.
+const clusterJob = `
+SET 'cluster.group-id' = 'counts-job';
+SET 'state.backend' = 'kafka';
+SET 'state.kafka.bootstrap.servers' = '$BOOTSTRAP';
+SET 'execution.checkpointing.interval' = '50ms';
+SET 'parallelism.default' = '3';
+SET 'cluster.session-timeout' = '6s';
+CREATE TABLE clicks (
+  u STRING,
+  ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts
+) WITH (
+  'connector' = 'kafka',
+  'topic' = 'clicks',
+  'properties.bootstrap.servers' = '$BOOTSTRAP',
+  'scan.startup.mode' = 'earliest-offset',
+  $BOUNDED
+  'format' = 'json'
+);
+CREATE TABLE counts (
+  u STRING,
+  ws TIMESTAMP(3),
+  c BIGINT
+) WITH (
+  'connector' = 'kafka',
+  'topic' = 'counts',
+  'properties.bootstrap.servers' = '$BOOTSTRAP',
+  'format' = 'json',
+  'sink.delivery-guarantee' = 'exactly-once',
+  'sink.transactional-id-prefix' = 'counts'
+);
+INSERT INTO counts
+SELECT u, window_start, COUNT(*)
+FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' MINUTE))
+GROUP BY u, window_start, window_end;
+`
+
+var clusterBase = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// clicks returns n rows for partitions 0..3, from row first on, and adds
+// their windows' counts to want ("user window-start" → count).
+func clicks(first, n int, want map[string]int) []*kgo.Record {
+	var recs []*kgo.Record
+	for i := first; i < first+n; i++ {
+		u := fmt.Sprintf("u%d", i%37)
+		ts := clusterBase.Add(time.Duration(i) * 100 * time.Millisecond)
+		recs = append(recs, &kgo.Record{Partition: int32(i % 4),
+			Value: fmt.Appendf(nil, `{"u":"%s","ts":"%s"}`, u, ts.Format("2006-01-02 15:04:05.000"))})
+		if want != nil {
+			want[u+" "+ts.Truncate(time.Minute).Format("2006-01-02 15:04:05")]++
+		}
+	}
+	return recs
+}
+
+// counts reads the committed output: "user window-start" → count, and
+// the number of rows (duplicates included).
+func counts(t *testing.T, bs string) (map[string]int, int) {
+	t.Helper()
+	got := map[string]int{}
+	recs := kafkatest.ReadAll(t, bs, "counts")
+	for _, r := range recs {
+		var row struct {
+			U  string `json:"u"`
+			WS string `json:"ws"`
+			C  int    `json:"c"`
+		}
+		if err := json.Unmarshal(r.Value, &row); err != nil {
+			t.Fatalf("record %s: %v", r.Value, err)
+		}
+		got[row.U+" "+row.WS] += row.C
+	}
+	return got, len(recs)
+}
+
+func diffCounts(got, want map[string]int) string {
+	var out []string
+	for k, w := range want {
+		if got[k] != w {
+			out = append(out, fmt.Sprintf("%s: got %d, want %d", k, got[k], w))
+		}
+	}
+	for k, g := range got {
+		if _, ok := want[k]; !ok {
+			out = append(out, fmt.Sprintf("%s: got %d, want none", k, g))
+		}
+	}
+	sort.Strings(out)
+	if len(out) > 10 {
+		out = append(out[:10], fmt.Sprintf("... %d more", len(out)-10))
+	}
+	return strings.Join(out, "\n")
+}
+
+// startInstance starts one process's worth of the cluster job in its own
+// engine.
+func startInstance(t *testing.T, bs, bounded string) *sluice.Job {
+	t.Helper()
+	e, err := sluice.Open(sluice.Options{Stdout: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	src := strings.NewReplacer("$BOOTSTRAP", bs, "$BOUNDED", bounded).Replace(clusterJob)
+	res, err := e.Exec(context.Background(), "job.sql", []byte(src))
+	if err != nil {
+		t.Fatal(sluice.FormatError(err, []byte(src)))
+	}
+	for _, r := range res {
+		if r.Job != nil {
+			j := r.Job
+			t.Cleanup(func() { j.Cancel(); j.Wait() })
+			return j
+		}
+	}
+	t.Fatal("no job started")
+	return nil
+}
+
+// TestClusterBounded runs the job in one member over bounded input: the
+// shuffle topic carries the rows to the aggregation, and the output is
+// exact.
+func TestClusterBounded(t *testing.T) {
+	bs := kafkatest.Start(t, 4, "clicks", "counts")
+	want := map[string]int{}
+	kafkatest.ProduceTo(t, bs, "clicks", clicks(0, 5000, want)...)
+	j := startInstance(t, bs, `'scan.bounded.mode' = 'latest-offset',`)
+	select {
+	case <-j.Done():
+	case <-time.After(60 * time.Second):
+		t.Fatal("the job did not end")
+	}
+	if err := j.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	got, rows := counts(t, bs)
+	t.Logf("%d output rows, %d windows", rows, len(want))
+	if d := diffCounts(got, want); d != "" {
+		t.Fatalf("output differs:\n%s", d)
+	}
+	if rows != len(want) {
+		t.Fatalf("%d output rows for %d windows: duplicates", rows, len(want))
+	}
+	// The rows went through the shuffle topic, merged into few records.
+	shuffled := 0
+	tds, err := kafkatest.Admin(t, bs).ListTopics(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range tds.Names() {
+		if strings.HasPrefix(name, "sluice-counts-job-") && strings.Contains(name, "shuffle") {
+			for _, r := range kafkatest.ReadAll(t, bs, name) {
+				if len(r.Headers) == 0 {
+					shuffled++
+				}
+			}
+		}
+	}
+	if shuffled == 0 || shuffled > 1000 {
+		t.Fatalf("%d data records in the shuffle topic for 5000 rows", shuffled)
+	}
+	t.Logf("%d data records in the shuffle topic", shuffled)
+}
