@@ -181,3 +181,108 @@ func TestClusterBounded(t *testing.T) {
 	}
 	t.Logf("%d data records in the shuffle topic", shuffled)
 }
+
+// waitCounts polls the committed output until it equals want.
+func waitCounts(t *testing.T, bs string, want map[string]int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		got, _ := counts(t, bs)
+		d := diffCounts(got, want)
+		if d == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("output after %v differs:\n%s", timeout, d)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// waitRows polls the committed output until it has at least n rows.
+func waitRows(t *testing.T, bs string, n int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		if _, rows := counts(t, bs); rows >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than %d output rows after %v", n, timeout)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitMembers waits until the job's consumer group is stable with n
+// members.
+func waitMembers(t *testing.T, bs string, n int) {
+	t.Helper()
+	adm := kafkatest.Admin(t, bs)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		gs, err := adm.DescribeGroups(context.Background(), "counts-job")
+		if err == nil {
+			if g, ok := gs["counts-job"]; ok && g.State == "Stable" && len(g.Members) == n {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the group did not settle with %d members: %v", n, gs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestClusterScale runs the job in two members, then three, then stops
+// one while input keeps coming: the partitions (source and shuffle) move
+// between the members with their state, and the output is complete and
+// exact, with no window counted twice.
+func TestClusterScale(t *testing.T) {
+	bs := kafkatest.Start(t, 4, "clicks", "counts")
+	want := map[string]int{}
+	const phase = 12000 // 20 minutes of input
+	a := startInstance(t, bs, "")
+	b := startInstance(t, bs, "")
+	waitMembers(t, bs, 2)
+	kafkatest.ProduceTo(t, bs, "clicks", clicks(0, phase, want)...)
+	waitRows(t, bs, 100, 30*time.Second)
+
+	c := startInstance(t, bs, "")
+	waitMembers(t, bs, 3)
+	kafkatest.ProduceTo(t, bs, "clicks", clicks(phase, phase, want)...)
+	waitRows(t, bs, 800, 30*time.Second)
+
+	b.Stop()
+	if err := b.Wait(); err != nil {
+		t.Fatalf("stopped member: %v", err)
+	}
+	waitMembers(t, bs, 2)
+	kafkatest.ProduceTo(t, bs, "clicks", clicks(2*phase, phase, want)...)
+	// One row a day later on every partition closes every window.
+	late := clicks(3*phase, 4, nil)
+	for _, r := range late {
+		r.Value = []byte(strings.Replace(string(r.Value), "2026-01-01", "2026-01-02", 1))
+	}
+	kafkatest.ProduceTo(t, bs, "clicks", late...)
+	for _, j := range []*sluice.Job{a, b, c} {
+		defer func() { t.Logf("member: %d rows read, %d late", j.Metrics.RowsIn.Load(), j.Metrics.LateRows.Load()) }()
+	}
+	waitCounts(t, bs, want, 20*time.Second)
+	time.Sleep(500 * time.Millisecond) // a duplicate would show now
+	if _, rows := counts(t, bs); rows != len(want) {
+		t.Fatalf("%d output rows for %d windows: duplicates", rows, len(want))
+	}
+	for name, j := range map[string]*sluice.Job{"first": a, "second": b, "third": c} {
+		if n := j.Metrics.RowsIn.Load(); n == 0 {
+			t.Errorf("the %s member read no rows", name)
+		}
+	}
+	for _, j := range []*sluice.Job{a, c} {
+		select {
+		case <-j.Done():
+			t.Fatalf("a member ended: %v", j.Wait())
+		default:
+		}
+	}
+}

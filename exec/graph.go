@@ -194,6 +194,9 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 		}
 	}
 
+	// finished is closed once every task ended.
+	finished := make(chan struct{})
+
 	var tasks []*task
 	for _, s := range stages {
 		for i, part := range s.parts() {
@@ -283,6 +286,26 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 					if terminal >= 0 {
 						coord.terminalDone <- terminal
 					}
+					if err == nil && st.Complete != nil {
+						// The chain's edge may still hold records back
+						// (a shuffle writer): it hears of the checkpoints
+						// that complete after its task ended.
+						go func() {
+							for {
+								select {
+								case id := <-st.Complete:
+									if err := chain.notify(id); err != nil {
+										cancel(err)
+										return
+									}
+								case <-finished:
+									return
+								case <-ctx.Done():
+									return
+								}
+							}
+						}()
+					}
 					return err
 				}
 			} else {
@@ -323,11 +346,21 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 		}
 	}
 
+	stopping := func() bool {
+		select {
+		case <-opts.Stop:
+			return true
+		default:
+			return false
+		}
+	}
+
 	// Open every chain before any data flows.
 	var opened []*task
 	var err error
 	for _, t := range tasks {
-		octx := &Context{Ctx: ctx, Task: t.index, State: opts.State, Now: opts.Now, Metrics: opts.Metrics}
+		octx := &Context{Ctx: ctx, Task: t.index, State: opts.State, Now: opts.Now, Metrics: opts.Metrics,
+			Stopping: stopping}
 		if err = t.chain.Head.Open(octx); err != nil {
 			err = fmt.Errorf("cannot open stage %s task %d: %w", t.stage.Name, t.index, err)
 			break
@@ -336,7 +369,6 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 	}
 	if err == nil {
 		var wg sync.WaitGroup
-		finished := make(chan struct{})
 		coordDone := make(chan struct{})
 		if coord != nil {
 			go func() {

@@ -45,7 +45,15 @@ type Context struct {
 	Now func() int64
 	// Metrics collects job counters; may be nil in tests.
 	Metrics *Metrics
+	// Stopping, if set, reports whether the job is being stopped rather
+	// than having reached the end of its input: a Finish then is a
+	// stop, and operators keep what is incomplete (open windows) in
+	// their state, for the run that takes over (a rebalance).
+	Stopping func() bool
 }
+
+// Stopped reports whether the job is being stopped (see Stopping).
+func (c *Context) Stopped() bool { return c != nil && c.Stopping != nil && c.Stopping() }
 
 // Passthrough is an Operator that forwards every call to Next. Embed it to
 // implement only what differs.

@@ -151,6 +151,9 @@ type aggBase struct {
 
 	wm    int64 // the highest watermark seen
 	ended bool  // everything has fired (MaxWatermark or Finish)
+	// stopped reports a stop (see exec.Context.Stopping): a Finish then
+	// fires nothing.
+	stopped func() bool
 	// endMark is, once ended, the last instant of the last window that
 	// fired (or the last watermark before the end, if later). Checkpoints
 	// record it instead of MaxWatermark, so that a job run again over a
@@ -206,9 +209,13 @@ func newAggBase(cfg AggregateConfig, name string) aggBase {
 }
 
 // attach attaches the operator's store and its offsets table.
+// stopping reports whether the job is being stopped.
+func (b *aggBase) stopping() bool { return b.stopped != nil && b.stopped() }
+
 func (b *aggBase) attach(ctx *exec.Context) error {
 	if ctx != nil {
 		b.metrics = ctx.Metrics
+		b.stopped = ctx.Stopped
 		if ctx.State != nil {
 			st, err := ctx.State.Store(b.cfg.ID)
 			if err != nil {

@@ -180,8 +180,9 @@ type sessionAssign struct {
 	offsets *state.Offsets
 	wm      int64
 	ended   bool
-	endMark int64 // once ended: the last instant of the last session emitted
-	seq     int64 // the seq of the last buffered row
+	stopped func() bool // a stop, not an end: Finish fires nothing
+	endMark int64       // once ended: the last instant of the last session emitted
+	seq     int64       // the seq of the last buffered row
 	keyBuf  []byte
 	set     *sessionSet[[]bufferedRow]
 	fired   []*session[[]bufferedRow]
@@ -221,6 +222,7 @@ func newRows(*[]bufferedRow) {}
 func (a *sessionAssign) Open(ctx *exec.Context) error {
 	if ctx != nil {
 		a.metrics = ctx.Metrics
+		a.stopped = ctx.Stopped
 		if ctx.State != nil && a.cfg.ID != "" {
 			st, err := ctx.State.Store(a.cfg.ID)
 			if err != nil {
@@ -304,7 +306,7 @@ func (a *sessionAssign) Watermark(wm int64) error {
 // Finish implements exec.Operator. Input that ends without a MaxWatermark
 // is treated as ended all the same: every open session is emitted first.
 func (a *sessionAssign) Finish() error {
-	if !a.ended {
+	if !a.ended && (a.stopped == nil || !a.stopped()) {
 		a.endMark = max(a.wm, a.set.lastInstant())
 		a.wm = exec.MaxWatermark
 		if err := a.fire(exec.MaxWatermark); err != nil {

@@ -29,7 +29,9 @@
 //   - Output rows of a window aggregate and of a SESSION assigner have no
 //     origin: they are made of many input rows.
 //   - A Finish without a prior MaxWatermark ends the input all the same:
-//     every open window fires before Finish is forwarded.
+//     every open window fires before Finish is forwarded; unless the job
+//     is being stopped (exec.Context.Stopping), when open windows stay in
+//     the state for the run that takes the partition over.
 //   - TIMESTAMP_LTZ time columns are windowed in UTC.
 //   - Event times are microseconds but windows fire at end - 1 ms: a row in
 //     the last millisecond of a window that comes after the watermark

@@ -168,7 +168,7 @@ func (op *sessionAggregate) Watermark(wm int64) error {
 // Finish implements exec.Operator. Input that ends without a MaxWatermark
 // is treated as ended all the same: every open session fires first.
 func (op *sessionAggregate) Finish() error {
-	if !op.ended {
+	if !op.ended && !op.stopping() {
 		op.endMark = max(op.wm, op.set.lastInstant())
 		op.wm = exec.MaxWatermark
 		if err := op.fire(exec.MaxWatermark); err != nil {

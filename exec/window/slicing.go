@@ -276,7 +276,7 @@ func (op *slicingAggregate) Watermark(wm int64) error {
 // Finish implements exec.Operator. Input that ends without a MaxWatermark
 // is treated as ended all the same: every window still open fires first.
 func (op *slicingAggregate) Finish() error {
-	if !op.ended {
+	if !op.ended && !op.stopping() {
 		op.markEnd()
 		if err := op.fire(exec.MaxWatermark); err != nil {
 			return err
