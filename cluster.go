@@ -12,7 +12,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/exec"
@@ -53,8 +56,13 @@ type clusterJob struct {
 	interval time.Duration
 	job      *Job
 
-	topics  []string       // what the member subscribes to
-	shuffle map[string]int // shuffle topics and their partitions
+	member *kgo.Client
+	// groupMeta returns the member's ID and generation (a test makes
+	// the member stale).
+	groupMeta func() (string, int32)
+	topicIDs  map[string][16]byte
+	topics    []string       // what the member subscribes to
+	shuffle   map[string]int // shuffle topics and their partitions
 
 	mu       sync.Mutex
 	assigned map[string][]int32
@@ -97,7 +105,7 @@ func (e *Engine) startCluster(ctx context.Context, id, name string, env physical
 		return nil, err
 	}
 	cj := &clusterJob{e: e, name: name, group: group, brokers: strings.Split(bs, ","), env: env, sinks: sinks,
-		cfg: cfg, interval: interval, shuffle: map[string]int{}, wake: make(chan struct{}, 1),
+		cfg: cfg, interval: interval, shuffle: map[string]int{}, wake: make(chan struct{}, 1), topicIDs: map[string][16]byte{},
 		txnID: cmpOr(cfg["state.kafka.transactional-id"], "sluice-"+group) + "-" + hex.EncodeToString(suffix)}
 
 	// A first build over every partition checks the plan and names the
@@ -105,7 +113,7 @@ func (e *Engine) startCluster(ctx context.Context, id, name string, env physical
 	probe := env
 	var sourceTopics []string
 	probe.Cluster = &physical.Cluster{
-		Parts: func(table string, src connector.Source) ([]int, error) {
+		Parts: func(table, _ string, src connector.Source) ([]int, error) {
 			tps, err := topicPartitions(table, src)
 			if err != nil {
 				return nil, err
@@ -166,6 +174,7 @@ func (e *Engine) startCluster(ctx context.Context, id, name string, env physical
 	}
 	// The member only takes part in the group; the runs read the partitions.
 	member.PauseFetchTopics(cj.topics...)
+	cj.member, cj.groupMeta = member, member.GroupMetadata
 	if before != nil {
 		before()
 	}
@@ -296,6 +305,95 @@ func (cj *clusterJob) handOff() {
 	}
 }
 
+// errFenced is a checkpoint the consumer group refused: this member is no
+// longer the one the group gave the partitions to.
+var errFenced = errors.New("the consumer group has moved on without this member")
+
+// commitOffsets commits, in the checkpoint's transaction, the group's
+// offsets of the partitions this member read (the record after each
+// position), with the member's generation: the broker refuses them, and
+// so the checkpoint, to a member of an older generation. The offsets also
+// let Kafka's tools show the job's lag.
+func (cj *clusterJob) commitOffsets(ctx context.Context, cl *kgo.Client, keys map[string]topicPartition, pos map[string]int64) error {
+	byTopic := map[string][]kmsg.TxnOffsetCommitRequestTopicPartition{}
+	for k, off := range pos {
+		tp, ok := keys[k]
+		if !ok {
+			continue
+		}
+		p := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		p.Partition, p.Offset, p.LeaderEpoch = tp.part, off+1, -1
+		byTopic[tp.topic] = append(byTopic[tp.topic], p)
+	}
+	if len(byTopic) == 0 {
+		return nil
+	}
+	member, gen := cj.groupMeta()
+	pid, epoch, err := cl.ProducerID(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot commit offsets: %w", err)
+	}
+	add := kmsg.NewPtrAddOffsetsToTxnRequest()
+	add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = cj.txnID, pid, epoch, cj.group
+	addResp, err := add.RequestWith(ctx, cl)
+	if err == nil {
+		err = kerr.ErrorForCode(addResp.ErrorCode)
+	}
+	if err != nil {
+		return fmt.Errorf("cannot add offsets to the transaction: %w", err)
+	}
+	req := kmsg.NewPtrTxnOffsetCommitRequest()
+	req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = cj.txnID, cj.group, pid, epoch
+	req.Generation, req.MemberID = gen, member
+	for topic, ps := range byTopic {
+		t := kmsg.NewTxnOffsetCommitRequestTopic()
+		t.Topic, t.Partitions = topic, ps
+		if t.TopicID, err = cj.topicID(ctx, cl, topic); err != nil {
+			return err
+		}
+		req.Topics = append(req.Topics, t)
+	}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return fmt.Errorf("cannot commit offsets: %w", err)
+	}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				if errors.Is(err, kerr.IllegalGeneration) || errors.Is(err, kerr.UnknownMemberID) ||
+					errors.Is(err, kerr.FencedInstanceID) || errors.Is(err, kerr.RebalanceInProgress) {
+					return fmt.Errorf("%w (%s partition %d: %v)", errFenced, t.Topic, p.Partition, err)
+				}
+				return fmt.Errorf("cannot commit offsets of %s partition %d: %w", t.Topic, p.Partition, err)
+			}
+		}
+	}
+	return nil
+}
+
+// topicID returns the ID of topic (newer versions of the offset commit
+// name topics by ID).
+func (cj *clusterJob) topicID(ctx context.Context, cl *kgo.Client, topic string) ([16]byte, error) {
+	cj.mu.Lock()
+	id, ok := cj.topicIDs[topic]
+	cj.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	tds, err := kadm.NewClient(cl).ListTopics(ctx, topic)
+	if err == nil {
+		err = tds.Error()
+	}
+	if err != nil {
+		return id, fmt.Errorf("cannot look topic %s up: %w", topic, err)
+	}
+	id = tds[topic].ID
+	cj.mu.Lock()
+	cj.topicIDs[topic] = id
+	cj.mu.Unlock()
+	return id, nil
+}
+
 // loop runs the graph over each assignment until the job is stopped or a
 // run ends by itself (bounded input) or fails.
 func (cj *clusterJob) loop(ctx context.Context) error {
@@ -328,6 +426,11 @@ func (cj *clusterJob) loop(ctx context.Context) error {
 		stopping := cj.stopping
 		cj.mu.Unlock()
 		close(run.done)
+		if errors.Is(err, errFenced) {
+			// A rebalance is under way or over: wait for the next
+			// assignment; the aborted checkpoint's work is redone.
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -340,12 +443,17 @@ func (cj *clusterJob) loop(ctx context.Context) error {
 // run runs the graph over one assignment. ended reports that every
 // partition assigned ended (bounded input) rather than being stopped.
 func (cj *clusterJob) run(ctx context.Context, run *clusterRun, assigned map[string][]int32) (ended bool, err error) {
+	// The Kafka partition of each position key, filled in by the build.
+	positions := map[string]topicPartition{}
 	backend, err := kafkalog.Open(ctx, kafkalog.Options{
 		Bootstrap:          cj.brokers,
 		Topic:              cmpOr(cj.cfg["state.kafka.topic"], "sluice-state-"+cj.group),
 		TransactionalID:    cj.txnID,
 		ManualPartitions:   func(topic string) bool { _, ok := cj.shuffle[topic]; return ok },
 		TransactionTimeout: durationOption(cj.cfg, "cluster.transaction-timeout", 60*time.Second),
+		BeforeCommit: func(ctx context.Context, cl *kgo.Client, pos map[string]int64) error {
+			return cj.commitOffsets(ctx, cl, positions, pos)
+		},
 	})
 	if err != nil {
 		return false, err
@@ -359,10 +467,13 @@ func (cj *clusterJob) run(ctx context.Context, run *clusterRun, assigned map[str
 	env := cj.env
 	env.ConnEnv.KafkaTxn = txn
 	env.Cluster = &physical.Cluster{
-		Parts: func(table string, src connector.Source) ([]int, error) {
+		Parts: func(table, stageID string, src connector.Source) ([]int, error) {
 			tps, err := topicPartitions(table, src)
 			if err != nil {
 				return nil, err
+			}
+			for i, tp := range tps {
+				positions[exec.PositionKey(stageID, i)] = tp
 			}
 			mine := map[topicPartition]bool{}
 			for t, ps := range assigned {
@@ -383,6 +494,9 @@ func (cj *clusterJob) run(ctx context.Context, run *clusterRun, assigned map[str
 			src, parts, _, err := cj.shuffleEnds(id, schema, keys, partitions, writers, bounded, assigned[topic])
 			if err != nil {
 				return nil, nil, nil, err
+			}
+			for q := range partitions {
+				positions[exec.PositionKey(id, q)] = topicPartition{topic, int32(q)}
 			}
 			writer := func(part int) (exec.Output, error) {
 				return kshuffle.NewWriter(kshuffle.Options{Topic: topic, Partitions: partitions, Schema: schema, Keys: keys,

@@ -161,6 +161,16 @@ func TestClusterBounded(t *testing.T) {
 	if rows != len(want) {
 		t.Fatalf("%d output rows for %d windows: duplicates", rows, len(want))
 	}
+	// The group's offsets, committed with the checkpoints, show no lag.
+	offs, err := kafkatest.Admin(t, bs).FetchOffsets(context.Background(), "counts-job")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, end := range kafkatest.EndOffsets(t, bs, "clicks") {
+		if o, ok := offs.Lookup("clicks", p); !ok || o.At != end {
+			t.Errorf("clicks partition %d: group offset %v, want %d", p, o.At, end)
+		}
+	}
 	// The rows went through the shuffle topic, merged into few records.
 	shuffled := 0
 	tds, err := kafkatest.Admin(t, bs).ListTopics(context.Background())

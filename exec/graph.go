@@ -255,13 +255,13 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 					coord.sources = append(coord.sources, ch)
 					key := PositionKey(s.ID, part)
 					st.Barriers = ch
+					st.Position = func(off int64) { coord.recordPosition(key, off) }
+					st.Final = func(off int64) { coord.recordFinal(key, off) }
 					if _, ok := s.Source.(PositionSource); ok {
 						if st.PosStore, err = opts.State.Store(key); err != nil {
 							return fmt.Errorf("cannot open the position of stage %s partition %d: %w", s.Name, part, err)
 						}
 					} else {
-						st.Position = func(off int64) { coord.recordPosition(key, off) }
-						st.Final = func(off int64) { coord.recordFinal(key, off) }
 						st.ResumeAfter, st.Resume = resume[key]
 					}
 					complete := make(chan int64, 16)

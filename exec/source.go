@@ -160,7 +160,9 @@ type SourceTask struct {
 	ResumeAfter int64
 	// PosStore, for a PositionSource, keeps the reader's position at every
 	// barrier and at the end; the partition reopens at it. Such a task
-	// records no Position or Final offsets and leaves origins as they are.
+	// leaves origins as they are, does not resume from ResumeAfter, and
+	// reports to Position and Final the offset of the last record its
+	// reader read whole (a reader with an Offset method), for the record.
 	PosStore state.Store
 	// OnBarrier, if set, is called after a barrier went downstream: the
 	// task is terminal and acknowledges it.
@@ -172,11 +174,23 @@ type SourceTask struct {
 	reader connector.Reader
 }
 
-// savePosition keeps a PositionReader's position in PosStore.
-func (t *SourceTask) savePosition() error {
+// savePosition keeps a PositionReader's position in PosStore, and reports
+// its offset (Offset, if the reader has one) as the partition's position,
+// or as its final one.
+func (t *SourceTask) savePosition(final bool) error {
 	pr, ok := t.reader.(PositionReader)
 	if !ok || t.PosStore == nil {
 		return nil
+	}
+	if or, ok := pr.(interface{ Offset() int64 }); ok {
+		if off := or.Offset(); off > 0 {
+			switch {
+			case final && t.Final != nil:
+				t.Final(off - 1)
+			case !final && t.Position != nil:
+				t.Position(off - 1)
+			}
+		}
 	}
 	pos, err := pr.Position()
 	if err != nil {
@@ -199,7 +213,7 @@ func (t *SourceTask) finish() error {
 			return err
 		}
 	}
-	return t.savePosition()
+	return t.savePosition(true)
 }
 
 // barrier takes the task's part of checkpoint id: the chain's snapshot, the
@@ -210,7 +224,7 @@ func (t *SourceTask) barrier(id, last int64, read bool) error {
 			return err
 		}
 	}
-	if err := t.savePosition(); err != nil {
+	if err := t.savePosition(false); err != nil {
 		return err
 	}
 	if t.Position != nil && read {

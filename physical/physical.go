@@ -48,8 +48,9 @@ type Env struct {
 
 // Cluster is what cluster mode needs from the engine.
 type Cluster struct {
-	// Parts returns the partitions of src this process reads.
-	Parts func(table string, src connector.Source) ([]int, error)
+	// Parts returns the partitions of src, read by stage stageID, that
+	// this process reads.
+	Parts func(table, stageID string, src connector.Source) ([]int, error)
 	// Shuffle returns the two ends of the shuffle topic of operator id: the
 	// source the next stage reads, with the partitions this process reads,
 	// and the writer of each upstream partition. Rows have the given
@@ -365,7 +366,7 @@ func (b *builder) scan(n *plan.Scan) (*pipe, error) {
 	st := &exec.Stage{Name: n.Table.Name, ID: b.id("source"), Source: src,
 		IdleTimeout: time.Duration(n.IdleTimeoutMillis) * time.Millisecond}
 	if b.env.Cluster != nil {
-		if st.Parts, err = b.env.Cluster.Parts(n.Table.Name, src); err != nil {
+		if st.Parts, err = b.env.Cluster.Parts(n.Table.Name, st.ID, src); err != nil {
 			return nil, &TableError{Table: n.Table.Name, Err: err}
 		}
 	}

@@ -323,6 +323,14 @@ func (r *Reader) Checkpoint() Checkpoint {
 	return Checkpoint{Offset: off, Writers: append([]WriterState(nil), r.ws...)}
 }
 
+// Offset returns the offset of the first record not fully read.
+func (r *Reader) Offset() int64 {
+	if r.cur >= 0 {
+		return r.cur
+	}
+	return r.pos
+}
+
 // Position implements exec.PositionReader: the encoded Checkpoint.
 func (r *Reader) Position() ([]byte, error) { return r.Checkpoint().MarshalBinary() }
 

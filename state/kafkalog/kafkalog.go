@@ -51,6 +51,13 @@ type Options struct {
 	// mid-transaction holds up read-committed readers of the partitions it
 	// wrote for that long, unless it restarts with the same ID first.
 	TransactionTimeout time.Duration
+	// BeforeCommit, if set, is called at every commit with the open
+	// transaction's client and the checkpoint's positions, after the
+	// checkpoint's records were written and before the transaction
+	// commits: cluster mode commits the consumer group's offsets in it,
+	// which the broker refuses to a member the group has left behind (a
+	// zombie). An error aborts the transaction.
+	BeforeCommit func(ctx context.Context, cl *kgo.Client, positions map[string]int64) error
 }
 
 // partitioner partitions records by key, except those of the topics that
@@ -271,6 +278,15 @@ func (b *Backend) Commit(positions map[string]int64) error {
 	}
 	if err := b.cl.Flush(ctx); err != nil {
 		return fmt.Errorf("kafkalog: cannot write checkpoint: %w", err)
+	}
+	if b.opts.BeforeCommit != nil && len(positions) > 0 {
+		if err := b.opts.BeforeCommit(ctx, b.cl, positions); err != nil {
+			b.inTxn = false
+			if aerr := b.cl.EndTransaction(ctx, kgo.TryAbort); aerr != nil {
+				return fmt.Errorf("kafkalog: cannot abort checkpoint: %w (after: %w)", aerr, err)
+			}
+			return fmt.Errorf("kafkalog: checkpoint aborted: %w", err)
+		}
 	}
 	b.inTxn = false
 	if err := b.cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
