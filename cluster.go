@@ -100,13 +100,21 @@ func (e *Engine) startCluster(ctx context.Context, id, name string, env physical
 	if interval <= 0 {
 		interval = time.Second
 	}
-	suffix := make([]byte, 6)
-	if _, err := rand.Read(suffix); err != nil {
-		return nil, err
+	// The transactional ID is the process's: a process restarted with the
+	// same 'cluster.instance-id' fences its dead predecessor's open
+	// transaction at once; without one, readers wait for the broker to
+	// time it out ('cluster.transaction-timeout').
+	instance, static := cfg["cluster.instance-id"], cfg["cluster.instance-id"] != ""
+	if !static {
+		suffix := make([]byte, 6)
+		if _, err := rand.Read(suffix); err != nil {
+			return nil, err
+		}
+		instance = hex.EncodeToString(suffix)
 	}
 	cj := &clusterJob{e: e, name: name, group: group, brokers: strings.Split(bs, ","), env: env, sinks: sinks,
 		cfg: cfg, interval: interval, shuffle: map[string]int{}, wake: make(chan struct{}, 1), topicIDs: map[string][16]byte{},
-		txnID: cmpOr(cfg["state.kafka.transactional-id"], "sluice-"+group) + "-" + hex.EncodeToString(suffix)}
+		txnID: cmpOr(cfg["state.kafka.transactional-id"], "sluice-"+group) + "-" + instance}
 
 	// A first build over every partition checks the plan and names the
 	// topics the member subscribes to.
@@ -156,7 +164,7 @@ func (e *Engine) startCluster(ctx context.Context, id, name string, env physical
 	}
 	adm.Close()
 
-	member, err := kgo.NewClient(
+	mopts := []kgo.Opt{
 		kgo.SeedBrokers(cj.brokers...),
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(cj.topics...),
@@ -168,7 +176,20 @@ func (e *Engine) startCluster(ctx context.Context, id, name string, env physical
 		kgo.OnPartitionsAssigned(cj.onAssigned),
 		kgo.OnPartitionsRevoked(cj.onRevoked),
 		kgo.OnPartitionsLost(cj.onLost),
-	)
+	}
+	if static {
+		// Static membership: a restarted process gets its partitions
+		// back without a rebalance of the others.
+		mopts = append(mopts, kgo.InstanceID(instance))
+	}
+	if w := e.opts.Log; w != nil {
+		// The group's errors (a session timeout the broker refuses, say)
+		// would otherwise only show as a member that never runs.
+		mopts = append(mopts, kgo.WithLogger(kgo.BasicLogger(w, kgo.LogLevelError, func() string {
+			return fmt.Sprintf("job %s, member %s of group %s: kafka: ", name, cj.txnID, group)
+		})))
+	}
+	member, err := kgo.NewClient(mopts...)
 	if err != nil {
 		return nil, fmt.Errorf("cluster mode: cannot join group %s: %w", group, err)
 	}
@@ -207,6 +228,13 @@ func (e *Engine) startCluster(ctx context.Context, id, name string, env physical
 		defer cancel()
 		err := cj.loop(jctx)
 		member.Close() // leaves the group: the others take the partitions over
+		if static {
+			// A static member does not leave by closing; say it, so that
+			// the others need not wait for its session to time out.
+			if lerr := cj.leave(instance); lerr != nil {
+				cj.logf("cannot leave the group: %v", lerr)
+			}
+		}
 		if errors.Is(err, context.Canceled) {
 			err = nil
 		}
@@ -394,6 +422,61 @@ func (cj *clusterJob) topicID(ctx context.Context, cl *kgo.Client, topic string)
 	return id, nil
 }
 
+// leave takes a static member out of the group.
+func (cj *clusterJob) leave(instance string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(cj.brokers...))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrLeaveGroupRequest()
+	req.Group = cj.group
+	m := kmsg.NewLeaveGroupRequestMember()
+	m.InstanceID = &instance
+	req.Members = append(req.Members, m)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return err
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return err
+	}
+	for _, m := range resp.Members {
+		if err := kerr.ErrorForCode(m.ErrorCode); err != nil && !errors.Is(err, kerr.UnknownMemberID) {
+			return err
+		}
+	}
+	return nil
+}
+
+// logf writes a line about the member to the engine's log.
+func (cj *clusterJob) logf(format string, args ...any) {
+	if w := cj.e.opts.Log; w != nil {
+		fmt.Fprintf(w, "job %s, member %s of group %s: %s\n", cj.name, cj.txnID, cj.group, fmt.Sprintf(format, args...))
+	}
+}
+
+// formatAssignment lists an assignment, topics in order.
+func formatAssignment(a map[string][]int32) string {
+	topics := make([]string, 0, len(a))
+	for t := range a {
+		topics = append(topics, t)
+	}
+	sort.Strings(topics)
+	var b strings.Builder
+	for i, t := range topics {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		ps := append([]int32(nil), a[t]...)
+		sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
+		fmt.Fprintf(&b, "%s %v", t, ps)
+	}
+	return b.String()
+}
+
 // loop runs the graph over each assignment until the job is stopped or a
 // run ends by itself (bounded input) or fails.
 func (cj *clusterJob) loop(ctx context.Context) error {
@@ -420,7 +503,17 @@ func (cj *clusterJob) loop(ctx context.Context) error {
 		cj.cur = run
 		cj.mu.Unlock()
 
+		cj.logf("runs over %s", formatAssignment(assigned))
+		started := time.Now()
 		ended, err := cj.run(ctx, run, assigned)
+		switch {
+		case err != nil:
+			cj.logf("run failed after %v: %v", time.Since(started).Round(time.Millisecond), err)
+		case ended:
+			cj.logf("run ended after %v: its partitions are done", time.Since(started).Round(time.Millisecond))
+		default:
+			cj.logf("run stopped after %v: partitions handed off", time.Since(started).Round(time.Millisecond))
+		}
 		cj.mu.Lock()
 		cj.cur = nil
 		stopping := cj.stopping

@@ -164,6 +164,7 @@ func TestCrash(t *testing.T) {
 	for _, j := range jobs {
 		topics = append(topics, j.name+"-ref:2", j.name+"-crash:2")
 	}
+	topics = append(topics, "window-cluster:2", fmt.Sprintf("%s:%d", clusterInput, inputParts))
 	bs := startBroker(t, bin, dir, topics)
 	t.Logf("broker at %s", bs)
 
@@ -185,6 +186,160 @@ func TestCrash(t *testing.T) {
 			runCrashJob(t, j, bin, dir, bs, in, rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())))
 		})
 	}
+	t.Run("cluster", func(t *testing.T) {
+		runClusterJob(t, bin, dir, bs, in, rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())))
+	})
+}
+
+const (
+	// clusterMembers is how many processes share the cluster job.
+	clusterMembers = 3
+	// clusterInput is the cluster job's input topic, produced while the
+	// members run.
+	clusterInput = "events-cluster"
+	// clusterChunks is how many parts of the input are produced, one
+	// every clusterChunkEvery.
+	clusterChunks     = 40
+	clusterChunkEvery = 250 * time.Millisecond
+)
+
+// runClusterJob runs the window job in cluster mode: clusterMembers
+// processes share its partitions (of the input and of its shuffle topic)
+// through a consumer group, reading an unbounded copy of the input that is
+// produced, part by part, while they run. One member at a time is killed
+// with SIGKILL at random moments and restarted; the partitions of a killed
+// member move to the others with their state, and come back when it
+// rejoins. After the input, one row a day later on every partition closes
+// every window; once the committed output is the one computed from the
+// input, the members are stopped (SIGTERM) and the output must not change:
+// no duplicate, no late row.
+func runClusterJob(t *testing.T, bin, dir, bs string, in []event, rng *rand.Rand) {
+	j := jobs[0]
+	sqlPath := writeJobSQL(t, dir, j.name, "window_cluster", "window-cluster", bs)
+	src, err := os.ReadFile(sqlPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(src), "'topic' = 'events'", "'topic' = '"+clusterInput+"'", 1)
+	text = strings.Replace(text, "'scan.bounded.mode' = 'latest-offset',", "", 1)
+	if err := os.WriteFile(sqlPath, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := func(m, run int) *proc {
+		log := filepath.Join(dir, fmt.Sprintf("cluster-m%d-%d.log", m, run))
+		return startProc(t, log, bin, "run",
+			"-D", "cluster.group-id=window-cluster",
+			"-D", fmt.Sprintf("cluster.instance-id=m%d", m),
+			"-D", "cluster.session-timeout=6s", // the broker's least
+			"-D", "cluster.transaction-timeout=10s",
+			sqlPath)
+	}
+	members := make([]*proc, clusterMembers)
+	runs := make([]int, clusterMembers)
+	for m := range members {
+		runs[m] = 1
+		members[m] = start(m, 1)
+	}
+	check := func(m int) {
+		t.Helper()
+		select {
+		case <-members[m].done:
+			r := members[m].result(false)
+			t.Fatalf("member %d, run %d ended by itself: %s\n%s", m, runs[m], r, tail(members[m].log.Name()))
+		default:
+		}
+	}
+
+	// Produce the input part by part, in the background.
+	began := time.Now()
+	produced := make(chan struct{})
+	go func() {
+		defer close(produced)
+		for c := range clusterChunks {
+			lo, hi := c*len(in)/clusterChunks, (c+1)*len(in)/clusterChunks
+			recs := make([]*kgo.Record, 0, hi-lo)
+			for _, e := range in[lo:hi] {
+				recs = append(recs, &kgo.Record{Partition: e.part, Value: e.json()})
+			}
+			kafkatest.ProduceTo(t, bs, clusterInput, recs...)
+			time.Sleep(clusterChunkEvery)
+		}
+		var closing []*kgo.Record
+		for p := range int32(inputParts) {
+			e := event{id: -1, part: p, ts: eventBase.Add(24 * time.Hour), k: "closing", v: 0}
+			closing = append(closing, &kgo.Record{Partition: p, Value: e.json()})
+		}
+		kafkatest.ProduceTo(t, bs, clusterInput, closing...)
+	}()
+
+	// Kill while the input comes.
+	kills := 0
+	for kills < plannedKills {
+		time.Sleep(time.Duration(300+rng.IntN(1200)) * time.Millisecond)
+		m := rng.IntN(clusterMembers)
+		check(m)
+		if err := members[m].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		<-members[m].done
+		r := members[m].result(true)
+		if !r.killed {
+			t.Fatalf("member %d, run %d: %s\n%s", m, runs[m], r, tail(members[m].log.Name()))
+		}
+		kills++
+		t.Logf("kill %d: member %d, run %d, after %v (%v since the start)", kills, m, runs[m], r.took.Round(time.Millisecond), time.Since(began).Round(time.Millisecond))
+		time.Sleep(time.Duration(rng.IntN(1000)) * time.Millisecond)
+		runs[m]++
+		members[m] = start(m, runs[m])
+	}
+	<-produced
+	t.Logf("input produced after %v, %d kills", time.Since(began).Round(time.Millisecond), kills)
+
+	// Wait for the complete output; then stop the members.
+	want := j.expect(in)
+	deadline := time.Now().Add(runTimeout)
+	for {
+		got, err := canonOutput(j, kafkatest.ReadAll(t, bs, "window-cluster"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		minus, plus := diffMultisets(want, got)
+		if len(minus)+len(plus) == 0 {
+			break
+		}
+		if len(plus) > 0 || time.Now().After(deadline) {
+			d, full := formatDiff(want, got, minus, plus)
+			t.Fatalf("the cluster job's output differs from the one computed from the input (- computed, + cluster):\n%s%s",
+				d, saveDiff(t, dir, "cluster-vs-computed.diff", full))
+		}
+		for m := range members {
+			check(m)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Logf("complete output after %v", time.Since(began).Round(time.Millisecond))
+	for m, p := range members {
+		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if r := p.wait(t, runTimeout); !r.ok() {
+			t.Fatalf("member %d, run %d, stopped: %s\n%s", m, runs[m], r, tail(p.log.Name()))
+		}
+	}
+	recs := kafkatest.ReadAll(t, bs, "window-cluster")
+	if d := duplicates(j, recs); d != "" {
+		t.Errorf("the cluster job's output has duplicates:\n%s", d)
+	}
+	got, err := canonOutput(j, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if minus, plus := diffMultisets(want, got); len(minus)+len(plus) > 0 {
+		d, full := formatDiff(want, got, minus, plus)
+		t.Errorf("after the members stopped, the output differs (- computed, + cluster):\n%s%s",
+			d, saveDiff(t, dir, "cluster-vs-computed.diff", full))
+	}
+	t.Logf("cluster run: %d kills, %v in all", kills, time.Since(began).Round(time.Millisecond))
 }
 
 // runCrashJob runs j uninterrupted, then with kills, and compares.
@@ -672,11 +827,17 @@ func checkLog(t *testing.T, log string) {
 // startJob starts `sluice run sqlPath`, its output going to logPath.
 func startJob(t *testing.T, bin, sqlPath, logPath string) *proc {
 	t.Helper()
+	return startProc(t, logPath, bin, "run", sqlPath)
+}
+
+// startProc starts bin with args, its output going to logPath.
+func startProc(t *testing.T, logPath, bin string, args ...string) *proc {
+	t.Helper()
 	f, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "run", sqlPath)
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	p := &proc{cmd: cmd, done: make(chan struct{}), log: f}
 	p.start = time.Now()
