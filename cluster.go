@@ -172,7 +172,7 @@ func (e *Engine) startCluster(ctx context.Context, id, name string, env physical
 		kgo.DisableAutoCommit(),
 		kgo.SessionTimeout(durationOption(cfg, "cluster.session-timeout", 10*time.Second)),
 		kgo.RebalanceTimeout(durationOption(cfg, "cluster.rebalance-timeout", 60*time.Second)),
-		kgo.FetchMaxBytes(1<<10),
+		kgo.FetchMaxBytes(1 << 10),
 		kgo.OnPartitionsAssigned(cj.onAssigned),
 		kgo.OnPartitionsRevoked(cj.onRevoked),
 		kgo.OnPartitionsLost(cj.onLost),
