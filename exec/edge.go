@@ -141,6 +141,10 @@ type inboxTask struct {
 	// snapshotAtEnd takes a last snapshot after Finish, for the final
 	// commit of a job that ends normally.
 	snapshotAtEnd bool
+	// stopping, if set, reports that the job is being stopped: senders
+	// that finish then do not count as having reached MaxWatermark, so
+	// that the task's operators keep their open windows.
+	stopping func() bool
 }
 
 func (in *Inbox) run(ctx context.Context, t inboxTask) error {
@@ -255,6 +259,9 @@ func (in *Inbox) run(ctx context.Context, t inboxTask) error {
 				if err := completeBarrier(); err != nil {
 					return err
 				}
+			}
+			if t.stopping != nil && t.stopping() {
+				continue // a stop: the watermark stays where it is
 			}
 		}
 		// Combined watermark: the minimum over active senders. Finished

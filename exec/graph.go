@@ -194,6 +194,15 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 		}
 	}
 
+	stopping := func() bool {
+		select {
+		case <-opts.Stop:
+			return true
+		default:
+			return false
+		}
+	}
+
 	// finished is closed once every task ended.
 	finished := make(chan struct{})
 
@@ -310,7 +319,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 				}
 			} else {
 				in := inboxes[s][i]
-				it := inboxTask{chain: chain, out: out, snapshotAtEnd: coord != nil}
+				it := inboxTask{chain: chain, out: out, snapshotAtEnd: coord != nil, stopping: stopping}
 				if coord != nil {
 					complete := make(chan int64, 16)
 					coord.completes = append(coord.completes, complete)
@@ -343,15 +352,6 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 				}
 			}
 			tasks = append(tasks, t)
-		}
-	}
-
-	stopping := func() bool {
-		select {
-		case <-opts.Stop:
-			return true
-		default:
-			return false
 		}
 	}
 

@@ -78,7 +78,7 @@ const (
 	// startupKillWithin bounds the delay of a startup kill.
 	startupKillWithin = 150 * time.Millisecond
 	// checkpointInterval is the jobs' 'execution.checkpointing.interval'.
-	checkpointInterval = 200 * time.Millisecond
+	checkpointInterval = 100 * time.Millisecond
 	// runTimeout bounds one run of a job so that a job that never ends
 	// fails the test instead of hanging it. It is a guard, not a
 	// measurement.
@@ -474,14 +474,15 @@ type killRecord struct {
 // startups) are startup kills; the others wait for a random share of the
 // input left, up to a quarter, so that the job cannot end before it has
 // been killed minKills times, and fall back to a kill right after the
-// start when less than a fifth of the input is left. Kills after the
+// start when less than half the input is left (a fast job
+// would otherwise outrun the kills). Kills after the
 // first minKills may wait for any share of the input left, or come
 // after the end: the job may then end by itself. Once all the input is
 // committed, kills come at random moments after the start.
 func nextKill(rng *rand.Rand, i int, startups []int, done int64) killRecord {
 	left := inputRows - done
 	switch {
-	case i < minKills && left < inputRows/5:
+	case i < minKills && left < inputRows/2:
 		return killRecord{startup: true, delay: time.Duration(rng.Int64N(int64(20 * time.Millisecond)))}
 	case i < minKills && slices.Contains(startups, i):
 		return killRecord{startup: true, delay: time.Duration(rng.Int64N(int64(startupKillWithin)))}
