@@ -296,3 +296,27 @@ func TestClusterScale(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkClusterWindow runs the cluster job (Kafka → shuffle topic →
+// TUMBLE count per user → exactly-once Kafka sink) as one member over
+// 200k bounded rows against the in-process broker: source, shuffle
+// writes and reads, state changelog and transactions included.
+func BenchmarkClusterWindow(b *testing.B) {
+	bs := kafkatest.Start(b, 4, "clicks", "counts")
+	const rows = 1_000_000
+	kafkatest.ProduceTo(b, bs, "clicks", clicks(0, rows, nil)...)
+	b.ResetTimer()
+	for i := range b.N {
+		e, err := sluice.Open(sluice.Options{Stdout: io.Discard})
+		if err != nil {
+			b.Fatal(err)
+		}
+		src := strings.NewReplacer("$BOOTSTRAP", bs, "$BOUNDED", `'scan.bounded.mode' = 'latest-offset',`,
+			"'counts-job'", fmt.Sprintf("'bench-%d'", i)).Replace(clusterJob)
+		if err := e.Run(context.Background(), "job.sql", []byte(src)); err != nil {
+			b.Fatal(sluice.FormatError(err, []byte(src)))
+		}
+		e.Close()
+	}
+	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "rows/s")
+}

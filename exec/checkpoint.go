@@ -18,6 +18,14 @@ type Checkpointer interface {
 	Checkpoint() error
 }
 
+// BarrierCheckpointer is a Checkpointer that needs the ID of the
+// checkpoint it takes part in (-1 for the final snapshot at the end of a
+// job): a sink that must tell a late notice of an older checkpoint from
+// the notice of its latest one.
+type BarrierCheckpointer interface {
+	CheckpointBarrier(id int64) error
+}
+
 // CheckpointListener is implemented by operators (sinks) that must learn
 // when a checkpoint completed, e.g. to commit a transaction prepared at the
 // barrier.
@@ -49,9 +57,16 @@ type Chain struct {
 	Assigner *WatermarkAssigner
 }
 
-// snapshot checkpoints the chain's stateful operators, upstream first.
-func (c *Chain) snapshot() error {
+// snapshot checkpoints the chain's stateful operators, upstream first, for
+// checkpoint id (-1: the final snapshot).
+func (c *Chain) snapshot(id int64) error {
 	for _, op := range c.Ops {
+		if bc, ok := op.(BarrierCheckpointer); ok {
+			if err := bc.CheckpointBarrier(id); err != nil {
+				return err
+			}
+			continue
+		}
 		if cp, ok := op.(Checkpointer); ok {
 			if err := cp.Checkpoint(); err != nil {
 				return err
@@ -96,7 +111,7 @@ type snapshotOnFinish struct {
 }
 
 func (s *snapshotOnFinish) Finish() error {
-	if err := s.chain.snapshot(); err != nil {
+	if err := s.chain.snapshot(-1); err != nil {
 		return err
 	}
 	return s.Output.Finish()

@@ -176,7 +176,7 @@ func (in *Inbox) run(ctx context.Context, t inboxTask) error {
 		return true
 	}
 	completeBarrier := func() error {
-		if err := t.chain.snapshot(); err != nil {
+		if err := t.chain.snapshot(aligning); err != nil {
 			return err
 		}
 		var err error
@@ -316,7 +316,7 @@ func (in *Inbox) run(ctx context.Context, t inboxTask) error {
 		return err
 	}
 	if t.snapshotAtEnd {
-		return t.chain.snapshot()
+		return t.chain.snapshot(-1)
 	}
 	return nil
 }

@@ -13,6 +13,9 @@ type SinkOperator struct {
 	Sink  connector.Sink
 
 	ctx *Context
+	// prepared is the ID of the last checkpoint barrier the sink prepared
+	// for.
+	prepared int64
 }
 
 // Open implements Operator.
@@ -61,9 +64,24 @@ func (s *SinkOperator) Close() error {
 // far is flushed (prepared, for a sink that commits in two steps).
 func (s *SinkOperator) Checkpoint() error { return s.prepare("at a checkpoint") }
 
+// CheckpointBarrier implements BarrierCheckpointer: Checkpoint, noting the
+// barrier's ID.
+func (s *SinkOperator) CheckpointBarrier(id int64) error {
+	if id >= 0 {
+		s.prepared = id
+	}
+	return s.Checkpoint()
+}
+
 // CheckpointComplete implements CheckpointListener: a two-step sink makes
-// what it prepared visible.
+// what it prepared visible. The notice of a checkpoint older than the last
+// barrier comes late (checkpoints run one at a time, so it had completed
+// before that barrier) and is ignored: committing now would also commit
+// what was prepared at the later barrier, whose checkpoint may yet fail.
 func (s *SinkOperator) CheckpointComplete(id int64) error {
+	if id >= 0 && id < s.prepared {
+		return nil
+	}
 	if c, ok := s.Sink.(connector.Committer); ok {
 		if err := c.Commit(s.ctx.Ctx); err != nil {
 			return fmt.Errorf("cannot commit %s for checkpoint %d: %w", s.Table, id, err)

@@ -209,7 +209,7 @@ func (t *SourceTask) finish() error {
 		return err
 	}
 	if t.Barriers != nil && t.Chain != nil {
-		if err := t.Chain.snapshot(); err != nil {
+		if err := t.Chain.snapshot(-1); err != nil {
 			return err
 		}
 	}
@@ -220,7 +220,7 @@ func (t *SourceTask) finish() error {
 // partition's position, then the barrier downstream.
 func (t *SourceTask) barrier(id, last int64, read bool) error {
 	if t.Chain != nil {
-		if err := t.Chain.snapshot(); err != nil {
+		if err := t.Chain.snapshot(id); err != nil {
 			return err
 		}
 	}

@@ -374,6 +374,12 @@ func (s *Sink) Prepare(ctx context.Context) error {
 	if s.err != nil {
 		return s.err
 	}
+	if s.shared {
+		// Checkpoints run one at a time: the one whose commit would have
+		// released the held records is complete, even if its notice has
+		// not come yet. They belong to this checkpoint's transaction.
+		s.release(ctx)
+	}
 	if err := s.cl.Flush(ctx); err != nil {
 		return fmt.Errorf("kafka sink '%s': cannot flush: %w", s.table, err)
 	}

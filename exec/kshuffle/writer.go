@@ -294,6 +294,14 @@ func (w *Writer) Barrier(id int64) error {
 	if err := w.failure(); err != nil {
 		return err
 	}
+	// Checkpoints run one at a time: the one whose completion would have
+	// released the held records is complete, even if its notice has not
+	// come yet. They belong to this checkpoint's transaction.
+	for _, h := range w.held {
+		w.send(h.rec, h.part)
+	}
+	w.held = w.held[:0]
+	w.after = 0
 	w.flushData()
 	if w.opts.Transactional {
 		w.after = id
