@@ -81,6 +81,10 @@ type Engine struct {
 	config map[string]string
 	jobs   []*Job
 	nextID atomic.Int64
+	// names counts the jobs started under each name: a second job of the
+	// same name (two SELECTs, two INSERTs into one table) gets "-2", so
+	// that jobs never share operator IDs, and so state.
+	names map[string]int
 	// durable are the local state backends opened for 'state.dir' values.
 	durable map[string]*lsm.Backend
 }
@@ -509,6 +513,15 @@ func (e *Engine) Explain(filename string, src []byte) (string, error) {
 // if set, runs once the graph is built and before any row flows.
 func (e *Engine) start(ctx context.Context, name string, before func(), sinks ...*plan.Sink) (*Job, error) {
 	id := strconv.FormatInt(e.nextID.Add(1), 10)
+	e.mu.Lock()
+	if e.names == nil {
+		e.names = map[string]int{}
+	}
+	e.names[name]++
+	if n := e.names[name]; n > 1 {
+		name = fmt.Sprintf("%s-%d", name, n)
+	}
+	e.mu.Unlock()
 	cfg := e.Config()
 	par := 1
 	if v, ok := cfg["parallelism.default"]; ok {

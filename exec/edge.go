@@ -44,6 +44,16 @@ type Inbox struct {
 	ch      chan message
 	senders int
 	pool    sync.Pool
+	// inputOf maps a sender to the input (of the stage's Inputs) it
+	// belongs to, for a task whose head is a MultiInput.
+	inputOf []int
+}
+
+// MultiInput is an Operator with several inputs (a join): the inbox of its
+// task hands each batch to ProcessInput with the index, in the stage's
+// Inputs, of the input it comes from.
+type MultiInput interface {
+	ProcessInput(input int, b *types.Batch) error
 }
 
 // NewInbox returns an inbox for the given number of senders, holding at
@@ -237,7 +247,12 @@ func (in *Inbox) run(ctx context.Context, t inboxTask) error {
 					return err
 				}
 			}
-			err := next.Process(m.batch)
+			var err error
+			if mi, ok := next.(MultiInput); ok && in.inputOf != nil {
+				err = mi.ProcessInput(in.inputOf[m.sender], m.batch)
+			} else {
+				err = next.Process(m.batch)
+			}
 			m.batch.Reset()
 			in.pool.Put(m.batch)
 			if err != nil {

@@ -33,6 +33,9 @@ type Stage struct {
 	// KeyBy are the columns of the input rows whose hash picks the task
 	// when Parallelism > 1.
 	KeyBy []int
+	// InputKeys, if set, are the key columns of each input (a join's
+	// sides have theirs), in place of KeyBy.
+	InputKeys [][]int
 	// Build builds the operator chain of task i, ending in out. For a
 	// source stage, i is the partition the task reads.
 	Build func(task int, out Output) (*Chain, error)
@@ -149,7 +152,11 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 	consumer := map[*Stage]*Stage{}
 	base := map[*Stage]int{}
 	senders := map[*Stage]int{}
+	inputIdx := map[*Stage]int{} // a stage's index in its consumer's Inputs
 	for _, s := range stages {
+		for i, in := range s.Inputs {
+			inputIdx[in] = i
+		}
 		for _, in := range liveInputs[s] {
 			if consumer[in] != nil {
 				return fmt.Errorf("stage %s has two consumers", in.Name)
@@ -167,8 +174,16 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 		if senders[s] == 0 {
 			return fmt.Errorf("stage %s has no inputs", s.Name)
 		}
+		inputOf := make([]int, 0, senders[s])
+		for _, in := range liveInputs[s] {
+			for range in.tasks() {
+				inputOf = append(inputOf, inputIdx[in])
+			}
+		}
 		for i := 0; i < s.tasks(); i++ {
-			inboxes[s] = append(inboxes[s], NewInbox(senders[s], capacity))
+			ib := NewInbox(senders[s], capacity)
+			ib.inputOf = inputOf
+			inboxes[s] = append(inboxes[s], ib)
 		}
 	}
 
@@ -226,7 +241,11 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 					for j, in := range inboxes[c] {
 						outs[j] = in.Sender(id)
 					}
-					out = &HashExchange{Keys: c.KeyBy, Outputs: outs}
+					keys := c.KeyBy
+					if c.InputKeys != nil {
+						keys = c.InputKeys[inputIdx[s]]
+					}
+					out = &HashExchange{Keys: keys, Outputs: outs}
 				}
 			}
 			var wrap *snapshotOnFinish

@@ -13,6 +13,7 @@ import (
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/agg"
 	"github.com/sluicesql/sluice/exec/groupagg"
+	"github.com/sluicesql/sluice/exec/join"
 	"github.com/sluicesql/sluice/exec/window"
 	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/plan"
@@ -311,6 +312,8 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 			return groupagg.New(c)
 		})
 		return p, nil
+	case *plan.Join:
+		return b.join(n)
 	case *plan.Union:
 		var ins []*pipe
 		for _, in := range n.Ins {
@@ -340,6 +343,48 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 		return p, nil
 	}
 	return nil, fmt.Errorf("cannot execute plan node %T", n)
+}
+
+// join builds a regular join: both inputs re-keyed into one stage whose
+// tasks each hold the rows of their keys.
+func (b *builder) join(n *plan.Join) (*pipe, error) {
+	if b.env.Cluster != nil {
+		return nil, fmt.Errorf("joins are not supported in cluster mode yet")
+	}
+	left, err := b.build(n.Left)
+	if err != nil {
+		return nil, err
+	}
+	right, err := b.build(n.Right)
+	if err != nil {
+		return nil, err
+	}
+	p := b.newStage("join", b.env.Parallelism, nil, left, right)
+	p.stage.InputKeys = [][]int{n.LeftKeys, n.RightKeys}
+	typesOf := func(s types.Schema) []types.Type {
+		out := make([]types.Type, s.Len())
+		for i, c := range s.Columns {
+			out[i] = c.Type
+		}
+		return out
+	}
+	cfg := join.Config{ID: b.id("join"), Kind: join.Kind(n.Kind), LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
+		Left: typesOf(n.Left.Schema()), Right: typesOf(n.Right.Schema())}
+	residual, env := n.Residual, b.env.Expr
+	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
+		c := cfg
+		c.ID = fmt.Sprintf("%s/%d", cfg.ID, task)
+		c.Next = next
+		if residual != nil {
+			pred, err := expr.CompilePredicate(residual, env)
+			if err != nil {
+				return nil, err
+			}
+			c.Residual = pred
+		}
+		return join.New(c)
+	})
+	return p, nil
 }
 
 func sortKeys(keys []plan.SortKey) []exec.SortKey {

@@ -453,3 +453,67 @@ func (s *Scan) WithInputs([]Node) Node { return s }
 
 // WithInputs implements Node.
 func (v *Values) WithInputs([]Node) Node { return v }
+
+// JoinKind is the kind of a regular join.
+type JoinKind uint8
+
+// Join kinds.
+const (
+	InnerJoin JoinKind = iota
+	LeftJoin
+	RightJoin
+	FullJoin
+)
+
+func (k JoinKind) String() string {
+	return [...]string{"InnerJoin", "LeftOuterJoin", "RightOuterJoin", "FullOuterJoin"}[k]
+}
+
+// Join is a regular join of two inputs on equality keys: rows of each side
+// are kept (in state) and matched with the rows of the other side that
+// arrive before or after them. Its output row is the left row followed by
+// the right row; the side an outer join pads is NULL. Residual, if set, is
+// a further condition over the output row.
+type Join struct {
+	Left, Right         Node
+	Kind                JoinKind
+	LeftKeys, RightKeys []int
+	Residual            expr.Node
+	Out                 types.Schema
+}
+
+// Schema implements Node.
+func (j *Join) Schema() types.Schema { return j.Out }
+
+// Inputs implements Node.
+func (j *Join) Inputs() []Node { return []Node{j.Left, j.Right} }
+
+// Updating implements Node: an outer join retracts a NULL-padded row when
+// its first match arrives, and any join passes its inputs' updates on.
+func (j *Join) Updating() bool {
+	return j.Kind != InnerJoin || j.Left.Updating() || j.Right.Updating()
+}
+
+// Describe implements Node.
+func (j *Join) Describe() string {
+	var conds []string
+	ls, rs := j.Left.Schema(), j.Right.Schema()
+	for i := range j.LeftKeys {
+		conds = append(conds, fmt.Sprintf("=(%s, %s)", ls.Columns[j.LeftKeys[i]].Name, rs.Columns[j.RightKeys[i]].Name))
+	}
+	if j.Residual != nil {
+		conds = append(conds, j.Residual.String())
+	}
+	cond := strings.Join(conds, ", ")
+	if len(conds) > 1 {
+		cond = "AND(" + cond + ")"
+	}
+	return fmt.Sprintf("Join(joinType=[%s], where=[%s], select=[%s])", j.Kind, cond, strings.Join(j.Out.Names(), ", "))
+}
+
+// WithInputs implements Node.
+func (j *Join) WithInputs(ins []Node) Node {
+	x := *j
+	x.Left, x.Right = ins[0], ins[1]
+	return &x
+}

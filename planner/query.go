@@ -269,7 +269,7 @@ func (p *Planner) bindFrom(t ast.TableExpr) (plan.Node, *scope, error) {
 		if tf, ok := t.Right.(*ast.TableFunc); ok && tf.Lateral {
 			return p.bindLateral(t, tf)
 		}
-		return nil, nil, p.errorf(t, "joins are not supported yet")
+		return p.bindJoin(t)
 	case *ast.Unnest:
 		return nil, nil, p.errorf(t, "UNNEST is not supported yet")
 	}

@@ -11,8 +11,10 @@ import (
 // bytes, and the encoding of a sequence of values is unambiguous. DECIMAL
 // values are normalised (trailing zeros of the scale removed) so that 1.0 and
 // 1.00 group together; -0.0 and 0.0 encode alike, and so do all NaNs.
+// Kinds that differ only in width or padding encode alike (KeyKind): an
+// INT and a BIGINT join key match, so do a CHAR and a VARCHAR one.
 func AppendKey(dst []byte, v Value) []byte {
-	dst = append(dst, byte(v.kind))
+	dst = append(dst, byte(KeyKind(v.kind)))
 	switch v.kind {
 	case KindNull:
 	case KindFloat, KindDouble:
@@ -70,4 +72,22 @@ func AppendKey(dst []byte, v Value) []byte {
 		dst = binary.LittleEndian.AppendUint64(dst, uint64(v.i))
 	}
 	return dst
+}
+
+// KeyKind is the kind whose encoding AppendKey gives values of kind k:
+// integers encode as BIGINT, CHAR as VARCHAR, BINARY as VARBINARY, FLOAT as
+// DOUBLE. Two key columns can be compared through their encodings when
+// their kinds have the same KeyKind.
+func KeyKind(k Kind) Kind {
+	switch {
+	case k.IsInteger():
+		return KindBigInt
+	case k == KindChar:
+		return KindVarChar
+	case k == KindBinary:
+		return KindVarBinary
+	case k == KindFloat:
+		return KindDouble
+	}
+	return k
 }

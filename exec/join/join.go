@@ -1,0 +1,444 @@
+// Package join runs regular joins: two inputs, each row kept in state
+// under its join key and matched with the rows of the other side that
+// arrive before or after it.
+//
+// Output, as Flink's dynamic tables: an accumulating input row (+I, +U)
+// emits +I rows, a retracting one (-D, -U) emits -D rows, one per matching
+// row of the other side (times the multiplicity of equal rows). An outer
+// side's row with no match emits itself padded with NULLs; when its first
+// match arrives, the padded row is retracted (-D) before the joined one is
+// emitted (+I), and when its last match goes, the padded row comes back.
+//
+// Invariants:
+//   - A key with a NULL column matches nothing (SQL equality); such rows
+//     are not kept, but an outer side's still emits (and retracts) its
+//     padded row.
+//   - Each kept row counts its matches (rows of the other side with the
+//     same key that pass the residual condition), which decides padding.
+//   - Replays (rows whose origin offset the state already holds) are
+//     dropped, as in every stateful operator.
+//   - Checkpoint writes the keys changed since the last one: one record
+//     per side and key, holding every row kept there.
+package join
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/sluicesql/sluice/exec"
+	"github.com/sluicesql/sluice/state"
+	"github.com/sluicesql/sluice/types"
+	"github.com/sluicesql/sluice/types/rowcodec"
+)
+
+// Kind is the kind of join.
+type Kind uint8
+
+// Join kinds.
+const (
+	Inner Kind = iota
+	Left
+	Right
+	Full
+)
+
+// Config configures a join.
+type Config struct {
+	// ID is the operator's stable identity (its state's).
+	ID   string
+	Kind Kind
+	// LeftKeys and RightKeys are the key columns of each side, pairwise
+	// equal.
+	LeftKeys, RightKeys []int
+	// Left and Right are the column types of each side.
+	Left, Right []types.Type
+	// Residual, if set, is the rest of the join condition, over the
+	// output row (left columns, then right ones).
+	Residual func(row []types.Value) (bool, error)
+	Next     exec.Operator
+}
+
+// entry is a kept row: its values, how many equal rows it stands for, and
+// how many rows of the other side it matches.
+type entry struct {
+	vals  []types.Value
+	enc   string // identity: the row's key encoding
+	count int
+	match int
+}
+
+// bucket is the rows of one side under one key.
+type bucket struct {
+	rows  []*entry
+	dirty bool
+}
+
+type side struct {
+	keys    []int
+	width   int
+	codec   *rowcodec.Codec
+	buckets map[string]*bucket
+	outer   bool // rows without a match are emitted padded
+	dirty   []string
+}
+
+// Operator is a running join.
+type Operator struct {
+	cfg   Config
+	sides [2]side
+
+	store   state.Store
+	offsets *state.Offsets
+	metrics *exec.Metrics
+
+	out     *types.Batch
+	scratch []types.Value
+	keyBuf  []byte
+	rowBuf  []byte
+}
+
+// New returns a join operator.
+func New(cfg Config) (*Operator, error) {
+	if len(cfg.LeftKeys) == 0 || len(cfg.LeftKeys) != len(cfg.RightKeys) {
+		return nil, errors.New("join: keys of both sides, as many on each")
+	}
+	o := &Operator{cfg: cfg}
+	for i, typs := range [][]types.Type{cfg.Left, cfg.Right} {
+		c, err := rowcodec.New(typs)
+		if err != nil {
+			return nil, fmt.Errorf("join: %w", err)
+		}
+		keys := cfg.LeftKeys
+		if i == 1 {
+			keys = cfg.RightKeys
+		}
+		o.sides[i] = side{keys: keys, width: len(typs), codec: c, buckets: map[string]*bucket{}}
+	}
+	o.sides[0].outer = cfg.Kind == Left || cfg.Kind == Full
+	o.sides[1].outer = cfg.Kind == Right || cfg.Kind == Full
+	o.scratch = make([]types.Value, len(cfg.Left)+len(cfg.Right))
+	return o, nil
+}
+
+// Open implements exec.Operator: it restores the state of the last
+// checkpoint.
+func (o *Operator) Open(ctx *exec.Context) error {
+	o.out = types.NewBatch(256, len(o.scratch))
+	if ctx != nil {
+		o.metrics = ctx.Metrics
+		if ctx.State != nil && o.cfg.ID != "" {
+			st, err := ctx.State.Store(o.cfg.ID)
+			if err != nil {
+				return fmt.Errorf("cannot open join %s: %w", o.cfg.ID, err)
+			}
+			o.store, o.offsets = st, st.Offsets()
+			if err := o.restore(); err != nil {
+				return fmt.Errorf("cannot restore join %s: %w", o.cfg.ID, err)
+			}
+		}
+	}
+	if o.offsets == nil {
+		o.offsets = state.NewOffsets()
+	}
+	return o.cfg.Next.Open(ctx)
+}
+
+// Process implements exec.Operator; a join's rows come through
+// ProcessInput.
+func (o *Operator) Process(*types.Batch) error {
+	return errors.New("join: rows must say which input they come from (ProcessInput)")
+}
+
+// ProcessInput implements exec.MultiInput: input 0 is the left side.
+func (o *Operator) ProcessInput(input int, b *types.Batch) error {
+	if input != 0 && input != 1 {
+		return fmt.Errorf("join: no input %d", input)
+	}
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		if !o.offsets.Admit(r.Origin.Part, r.Origin.Offset) {
+			if o.metrics != nil {
+				o.metrics.ReplayRows.Add(1)
+			}
+			continue
+		}
+		if err := o.row(input, r); err != nil {
+			return err
+		}
+		if len(o.out.Rows) >= 256 {
+			if err := o.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return o.flush()
+}
+
+func (o *Operator) flush() error {
+	if len(o.out.Rows) == 0 {
+		return nil
+	}
+	err := o.cfg.Next.Process(o.out)
+	o.out.Reset()
+	return err
+}
+
+// row folds one input row in and emits what it changes.
+func (o *Operator) row(input int, r *types.Row) error {
+	me, other := &o.sides[input], &o.sides[1-input]
+	acc := r.Kind == types.Insert || r.Kind == types.UpdateAfter
+	outKind := types.Insert
+	if !acc {
+		outKind = types.Delete
+	}
+	key, null := o.key(me, r.Vals)
+	var mine *bucket
+	var theirs *bucket
+	if !null {
+		mine = me.buckets[key]
+		theirs = other.buckets[key]
+	}
+
+	// Matches of the row among the other side's rows.
+	matches := 0
+	if theirs != nil {
+		for _, e := range theirs.rows {
+			ok, err := o.residual(input, r.Vals, e.vals)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			matches += e.count
+			// The other side's row gains or loses a match: an outer one
+			// whose padded row must go or come back.
+			if other.outer {
+				if acc && e.match == 0 {
+					o.emitPadded(1-input, e.vals, types.Delete, e.count)
+				}
+				if !acc && e.match == 1 {
+					defer o.emitPadded(1-input, e.vals, types.Insert, e.count)
+				}
+			}
+			o.emitJoined(input, r.Vals, e.vals, outKind, e.count)
+			if acc {
+				e.match++
+			} else if e.match > 0 {
+				e.match--
+			}
+			if !theirs.dirty {
+				theirs.dirty = true
+				other.dirty = append(other.dirty, key)
+			}
+		}
+	}
+	if me.outer && matches == 0 {
+		o.emitPadded(input, r.Vals, outKind, 1)
+	}
+	if null {
+		return nil
+	}
+
+	// Keep (or forget) the row itself.
+	o.rowBuf = o.rowBuf[:0]
+	for _, v := range r.Vals {
+		o.rowBuf = types.AppendKey(o.rowBuf, v)
+	}
+	if mine == nil {
+		if !acc {
+			return nil // retracting a row never seen: nothing kept
+		}
+		mine = &bucket{}
+		me.buckets[key] = mine
+	}
+	if !mine.dirty {
+		mine.dirty = true
+		me.dirty = append(me.dirty, key)
+	}
+	for i, e := range mine.rows {
+		if e.enc == string(o.rowBuf) {
+			if acc {
+				e.count++
+			} else if e.count--; e.count == 0 {
+				mine.rows = append(mine.rows[:i], mine.rows[i+1:]...)
+			}
+			return nil
+		}
+	}
+	if acc {
+		mine.rows = append(mine.rows, &entry{vals: append([]types.Value(nil), r.Vals...), enc: string(o.rowBuf),
+			count: 1, match: matches})
+	}
+	return nil
+}
+
+// key returns the encoded join key of a row of side s, and whether a key
+// column is NULL.
+func (o *Operator) key(s *side, vals []types.Value) (string, bool) {
+	o.keyBuf = o.keyBuf[:0]
+	for _, k := range s.keys {
+		if vals[k].IsNull() {
+			return "", true
+		}
+		o.keyBuf = types.AppendKey(o.keyBuf, vals[k])
+	}
+	return string(o.keyBuf), false
+}
+
+// residual evaluates the rest of the condition on a pair.
+func (o *Operator) residual(input int, mine, theirs []types.Value) (bool, error) {
+	if o.cfg.Residual == nil {
+		return true, nil
+	}
+	l, r := mine, theirs
+	if input == 1 {
+		l, r = theirs, mine
+	}
+	copy(o.scratch, l)
+	copy(o.scratch[len(l):], r)
+	return o.cfg.Residual(o.scratch)
+}
+
+func (o *Operator) emitJoined(input int, mine, theirs []types.Value, kind types.RowKind, n int) {
+	l, r := mine, theirs
+	if input == 1 {
+		l, r = theirs, mine
+	}
+	for range n {
+		vals := o.out.AddRow(kind, types.Origin{Part: -1}, len(l)+len(r))
+		copy(vals, l)
+		copy(vals[len(l):], r)
+	}
+}
+
+// emitPadded emits n copies of a row of side input with NULLs for the
+// other side.
+func (o *Operator) emitPadded(input int, vals []types.Value, kind types.RowKind, n int) {
+	nl := o.sides[0].width
+	for range n {
+		out := o.out.AddRow(kind, types.Origin{Part: -1}, len(o.scratch))
+		for i := range out {
+			out[i] = types.Value{}
+		}
+		if input == 0 {
+			copy(out, vals)
+		} else {
+			copy(out[nl:], vals)
+		}
+	}
+}
+
+// Watermark implements exec.Operator: a regular join keeps no time.
+func (o *Operator) Watermark(wm int64) error { return o.cfg.Next.Watermark(wm) }
+
+// Finish implements exec.Operator.
+func (o *Operator) Finish() error {
+	if err := o.flush(); err != nil {
+		return err
+	}
+	return o.cfg.Next.Finish()
+}
+
+// Close implements exec.Operator.
+func (o *Operator) Close() error {
+	o.sides[0].buckets, o.sides[1].buckets = nil, nil
+	return o.cfg.Next.Close()
+}
+
+// Store layout: one record per side and key, key = side byte + join key;
+// value = uvarint rows, then per row uvarint count and uvarint matches,
+// then the rows (rowcodec).
+
+// Checkpoint implements exec.Checkpointer.
+func (o *Operator) Checkpoint() error {
+	if o.store == nil {
+		return nil
+	}
+	var kbuf, vbuf []byte
+	for si := range o.sides {
+		s := &o.sides[si]
+		for _, key := range s.dirty {
+			b := s.buckets[key]
+			kbuf = append(append(kbuf[:0], byte(si)), key...)
+			if b == nil || len(b.rows) == 0 {
+				delete(s.buckets, key)
+				if err := o.store.Delete(kbuf); err != nil {
+					return err
+				}
+				continue
+			}
+			b.dirty = false
+			vbuf = binary.AppendUvarint(vbuf[:0], uint64(len(b.rows)))
+			for _, e := range b.rows {
+				vbuf = binary.AppendUvarint(vbuf, uint64(e.count))
+				vbuf = binary.AppendUvarint(vbuf, uint64(e.match))
+			}
+			enc := s.codec.NewEncoder()
+			for _, e := range b.rows {
+				if err := enc.Append(types.Row{Kind: types.Insert, Origin: types.Origin{Part: -1}, Vals: e.vals}); err != nil {
+					return err
+				}
+			}
+			vbuf = append(vbuf, enc.Bytes()...)
+			if err := o.store.Put(kbuf, vbuf); err != nil {
+				return err
+			}
+		}
+		s.dirty = s.dirty[:0]
+	}
+	return o.store.Checkpoint()
+}
+
+func (o *Operator) restore() error {
+	var ferr error
+	err := o.store.Scan(nil, func(k, v []byte) bool {
+		if len(k) < 1 || k[0] > 1 {
+			ferr = fmt.Errorf("corrupt key %q", k)
+			return false
+		}
+		s := &o.sides[k[0]]
+		n, m := binary.Uvarint(v)
+		if m <= 0 {
+			ferr = errors.New("corrupt record")
+			return false
+		}
+		v = v[m:]
+		b := &bucket{rows: make([]*entry, n)}
+		for i := range b.rows {
+			c, m1 := binary.Uvarint(v)
+			if m1 <= 0 {
+				ferr = errors.New("corrupt record")
+				return false
+			}
+			mt, m2 := binary.Uvarint(v[m1:])
+			if m2 <= 0 {
+				ferr = errors.New("corrupt record")
+				return false
+			}
+			v = v[m1+m2:]
+			b.rows[i] = &entry{count: int(c), match: int(mt)}
+		}
+		batch := types.NewBatch(int(n), s.width)
+		got, err := s.codec.Decode(batch, v)
+		if err != nil || got != int(n) {
+			ferr = fmt.Errorf("corrupt rows: %v", err)
+			return false
+		}
+		for i, e := range b.rows {
+			e.vals = batch.Rows[i].Vals
+			var enc []byte
+			for _, x := range e.vals {
+				enc = types.AppendKey(enc, x)
+			}
+			e.enc = string(enc)
+		}
+		s.buckets[string(k[1:])] = b
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	return ferr
+}
