@@ -158,7 +158,7 @@ func (p *Planner) PlanInsert(ins *ast.Insert, acceptsUpdates SinkAcceptsUpdates)
 	}
 	sinkTable := connector.Table{Name: name, Schema: target, PrimaryKey: tbl.PrimaryKey, Options: tbl.Options}
 	if q.Updating() && (acceptsUpdates == nil || !acceptsUpdates(sinkTable)) {
-		return nil, p.errorf(ins.Table, "table sink '%s' (connector '%s') doesn't support consuming update changes, which are produced by the query (a non-windowed GROUP BY, DISTINCT or UNION); use a window aggregation, or a sink that takes updates such as 'print'",
+		return nil, p.errorf(ins.Table, "table sink '%s' (connector '%s') doesn't support consuming update changes, which are produced by the query (a non-windowed GROUP BY, DISTINCT, UNION, or an outer join or a join of updating inputs); use a window aggregation, an inner join of append-only inputs, or a sink that takes updates such as 'print'",
 			name, tbl.Options["connector"])
 	}
 	return &plan.Sink{Input: q, Table: sinkTable}, nil
