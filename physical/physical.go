@@ -313,7 +313,9 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 		})
 		return p, nil
 	case *plan.Join:
-		return b.join(n)
+		return b.join(n, nil)
+	case *plan.IntervalJoin:
+		return b.join(&n.Join, n)
 	case *plan.Union:
 		var ins []*pipe
 		for _, in := range n.Ins {
@@ -347,7 +349,7 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 
 // join builds a regular join: both inputs re-keyed into one stage whose
 // tasks each hold the rows of their keys.
-func (b *builder) join(n *plan.Join) (*pipe, error) {
+func (b *builder) join(n *plan.Join, interval *plan.IntervalJoin) (*pipe, error) {
 	if b.env.Cluster != nil {
 		return nil, fmt.Errorf("joins are not supported in cluster mode yet")
 	}
@@ -368,7 +370,11 @@ func (b *builder) join(n *plan.Join) (*pipe, error) {
 		}
 		return out
 	}
-	cfg := join.Config{ID: b.id("join"), Kind: join.Kind(n.Kind), LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
+	kind := "join"
+	if interval != nil {
+		kind = "interval-join"
+	}
+	cfg := join.Config{ID: b.id(kind), Kind: join.Kind(n.Kind), LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
 		Left: typesOf(n.Left.Schema()), Right: typesOf(n.Right.Schema())}
 	residual, env := n.Residual, b.env.Expr
 	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
@@ -381,6 +387,10 @@ func (b *builder) join(n *plan.Join) (*pipe, error) {
 				return nil, err
 			}
 			c.Residual = pred
+		}
+		if interval != nil {
+			return join.NewInterval(join.IntervalConfig{Config: c, LeftTime: interval.LeftTime,
+				RightTime: interval.RightTime, Lower: interval.Lower, Upper: interval.Upper})
 		}
 		return join.New(c)
 	})

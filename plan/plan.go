@@ -517,3 +517,32 @@ func (j *Join) WithInputs(ins []Node) Node {
 	x.Left, x.Right = ins[0], ins[1]
 	return &x
 }
+
+// IntervalJoin is a join of two append-only inputs on keys and on a bound
+// between their event times: Lower <= left.time - right.time <= Upper (in
+// microseconds). Rows are kept only while the watermark allows a match,
+// and its output is append-only.
+type IntervalJoin struct {
+	Join
+	LeftTime, RightTime int
+	Lower, Upper        int64
+}
+
+// Updating implements Node: an interval join emits each pair once, and an
+// outer side's unmatched row once it can no longer match.
+func (j *IntervalJoin) Updating() bool { return false }
+
+// Describe implements Node.
+func (j *IntervalJoin) Describe() string {
+	d := j.Join.Describe()
+	bounds := fmt.Sprintf("windowBounds=[isRowTime=true, leftLowerBound=%d, leftUpperBound=%d, leftTimeIndex=%d, rightTimeIndex=%d], ",
+		j.Lower/1000, j.Upper/1000, j.LeftTime, j.RightTime)
+	return "IntervalJoin(" + strings.Replace(strings.TrimPrefix(d, "Join("), "where=", bounds+"where=", 1)
+}
+
+// WithInputs implements Node.
+func (j *IntervalJoin) WithInputs(ins []Node) Node {
+	x := *j
+	x.Left, x.Right = ins[0], ins[1]
+	return &x
+}

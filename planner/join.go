@@ -73,6 +73,12 @@ func (p *Planner) bindJoin(j *ast.Join) (plan.Node, *scope, error) {
 	if len(n.LeftKeys) == 0 {
 		return nil, nil, p.errorf(j.On, "the ON condition has no equality between a column of each side (a.x = b.y): streams are joined on keys")
 	}
+	// Bounds between the event times of append-only inputs make it an
+	// interval join, whose state the watermark cleans.
+	var ij *plan.IntervalJoin
+	if !left.Updating() && !right.Updating() {
+		ij, rest = intervalBounds(rest, nl)
+	}
 	for _, c := range rest {
 		if n.Residual == nil {
 			n.Residual = c
@@ -84,6 +90,7 @@ func (p *Planner) bindJoin(j *ast.Join) (plan.Node, *scope, error) {
 	// The output: the left columns, then the right ones; the side an
 	// outer join pads may be NULL. Time attributes become plain
 	// timestamps, as in Flink: a join's output has no watermark.
+	// An interval join keeps its time columns as event times.
 	outScope := &scope{}
 	for i, c := range on.cols {
 		pad := i < nl && (kind == plan.RightJoin || kind == plan.FullJoin) ||
@@ -91,11 +98,148 @@ func (p *Planner) bindJoin(j *ast.Join) (plan.Node, *scope, error) {
 		if pad {
 			c.typ = c.typ.WithNullable(true)
 		}
-		c.typ = c.typ.WithoutTimeAttr()
+		if ij == nil || i != ij.LeftTime && i != nl+ij.RightTime {
+			c.typ = c.typ.WithoutTimeAttr()
+		}
 		outScope.cols = append(outScope.cols, c)
 		n.Out.Columns = append(n.Out.Columns, types.Column{Name: c.name, Type: c.typ})
 	}
+	if ij != nil {
+		ij.Join = *n
+		return ij, outScope, nil
+	}
 	return n, outScope, nil
+}
+
+// intervalBounds finds, among the conditions of a join, a lower and an
+// upper bound of left.time - right.time between two event-time columns,
+// and returns them as an IntervalJoin (its Join to be filled in) with the
+// conditions left over; or nil and the conditions unchanged.
+func intervalBounds(conds []expr.Node, nl int) (*plan.IntervalJoin, []expr.Node) {
+	var lower, upper *int64
+	lt, rt := -1, -1
+	var rest []expr.Node
+	for _, c := range conds {
+		var bounds []timeBound
+		if call, ok := c.(*expr.Call); ok && call.Name == "BETWEEN" && len(call.Args) == 3 {
+			a, ok1 := compareBound(">=", call.Args[0], call.Args[1], nl)
+			b, ok2 := compareBound("<=", call.Args[0], call.Args[2], nl)
+			if ok1 && ok2 {
+				bounds = []timeBound{a, b}
+			}
+		} else if ok && len(call.Args) == 2 {
+			if b, ok := compareBound(call.Name, call.Args[0], call.Args[1], nl); ok {
+				bounds = []timeBound{b}
+			}
+		}
+		if bounds == nil {
+			rest = append(rest, c)
+			continue
+		}
+		consistent := true
+		for _, b := range bounds {
+			if lt >= 0 && (b.left != lt || b.right != rt) {
+				consistent = false
+			}
+		}
+		if !consistent {
+			rest = append(rest, c)
+			continue
+		}
+		for _, b := range bounds {
+			lt, rt = b.left, b.right
+			v := b.v
+			if b.lower {
+				if lower == nil || v > *lower {
+					lower = &v
+				}
+			} else if upper == nil || v < *upper {
+				upper = &v
+			}
+		}
+	}
+	if lower == nil || upper == nil {
+		return nil, conds
+	}
+	return &plan.IntervalJoin{LeftTime: lt, RightTime: rt - nl, Lower: *lower, Upper: *upper}, rest
+}
+
+// timeBound is `left.time - right.time >= v` (lower) or `<= v`.
+type timeBound struct {
+	left, right int
+	lower       bool
+	v           int64
+}
+
+// compareBound reads `a op b` as a bound of left.time - right.time, where
+// a and b are an event-time column of each side, each plus or minus a
+// constant interval.
+func compareBound(op string, a, b expr.Node, nl int) (timeBound, bool) {
+	ca, oa, ok1 := timeExpr(a)
+	cb, ob, ok2 := timeExpr(b)
+	if !ok1 || !ok2 || (ca < nl) == (cb < nl) {
+		return timeBound{}, false
+	}
+	// a op b, i.e. ca + oa op cb + ob.
+	v := ob - oa
+	if ca >= nl { // the right side first: flip to left op' right
+		ca, cb, v = cb, ca, -v
+		op = map[string]string{">=": "<=", ">": "<", "<=": ">=", "<": ">"}[op]
+	}
+	tb := timeBound{left: ca, right: cb}
+	switch op {
+	case ">=":
+		tb.lower, tb.v = true, v
+	case ">":
+		tb.lower, tb.v = true, v+1
+	case "<=":
+		tb.v = v
+	case "<":
+		tb.v = v - 1
+	default:
+		return timeBound{}, false
+	}
+	return tb, true
+}
+
+// timeExpr reads n as an event-time column plus a constant interval (in
+// microseconds).
+func timeExpr(n expr.Node) (col int, off int64, ok bool) {
+	switch x := n.(type) {
+	case *expr.Column:
+		return x.Index, 0, x.T.TimeAttr == types.RowTime
+	case *expr.Cast:
+		if k := x.T.Kind; k == types.KindTimestamp || k == types.KindTimestampLTZ {
+			return timeExpr(x.X)
+		}
+	case *expr.Call:
+		if (x.Name != "+" && x.Name != "-") || len(x.Args) != 2 {
+			return 0, 0, false
+		}
+		iv := func(n expr.Node) (int64, bool) {
+			l, ok := n.(*expr.Literal)
+			if !ok || l.T.Kind != types.KindIntervalDayTime || l.V.IsNull() {
+				return 0, false
+			}
+			return l.V.Int(), true
+		}
+		if c, o, ok := timeExpr(x.Args[0]); ok {
+			if d, ok := iv(x.Args[1]); ok {
+				if x.Name == "-" {
+					d = -d
+				}
+				return c, o + d, true
+			}
+		}
+		if x.Name == "+" {
+			if c, o, ok := timeExpr(x.Args[1]); ok {
+				if d, ok := iv(x.Args[0]); ok {
+					return c, o + d, true
+				}
+			}
+		}
+	}
+	return 0, 0, false
 }
 
 // conjuncts splits n at its ANDs.

@@ -23,7 +23,7 @@ func (c *collect) Process(b *types.Batch) error {
 	for _, r := range b.Rows {
 		var vals []string
 		for i, v := range r.Vals {
-			vals = append(vals, types.FormatValue(v, twoCols[i%2]))
+			vals = append(vals, formatAny(v, i))
 		}
 		c.rows = append(c.rows, r.Kind.String()+"["+strings.Join(vals, ", ")+"]")
 	}
@@ -207,4 +207,13 @@ func TestAgainstNestedLoops(t *testing.T) {
 			}
 		})
 	}
+}
+
+// formatAny formats column i of a test row: (INT, STRING) rows, or
+// (INT, TIMESTAMP(3)) ones.
+func formatAny(v types.Value, i int) string {
+	if v.Kind() == types.KindTimestamp {
+		return types.FormatValue(v, timed[1])
+	}
+	return types.FormatValue(v, twoCols[i%2])
 }
