@@ -276,7 +276,11 @@ func (p *parser) parseDrop() *ast.Drop {
 // the statement.
 func (p *parser) parseSetKey() string {
 	if p.tok == token.STRING {
+		pos := p.pos
 		s, _ := p.parseString("key")
+		if s == "" {
+			p.error(pos, "the key must not be empty")
+		}
 		return s
 	}
 	if !isIdent(p.tok) && !p.tok.IsKeyword() {
