@@ -70,8 +70,58 @@ type entry struct {
 
 // bucket is the rows of one side under one key.
 type bucket struct {
-	rows  []*entry
+	rows []*entry
+	// index finds a row by its identity once the bucket holds many (a hot
+	// key), so that an insert or a retraction does not scan them all.
+	index map[string]int
 	dirty bool
+}
+
+// indexFrom is the number of rows from which a bucket keeps an index.
+const indexFrom = 64
+
+// find returns the position of the row whose identity is enc, or -1.
+func (b *bucket) find(enc []byte) int {
+	if b.index != nil {
+		if i, ok := b.index[string(enc)]; ok {
+			return i
+		}
+		return -1
+	}
+	for i, e := range b.rows {
+		if e.enc == string(enc) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (b *bucket) add(e *entry) {
+	b.rows = append(b.rows, e)
+	switch {
+	case b.index != nil:
+		b.index[e.enc] = len(b.rows) - 1
+	case len(b.rows) >= indexFrom:
+		b.index = make(map[string]int, 2*len(b.rows))
+		for i, x := range b.rows {
+			b.index[x.enc] = i
+		}
+	}
+}
+
+// remove removes the row at position i (the last row takes its place).
+func (b *bucket) remove(i int) {
+	last := len(b.rows) - 1
+	gone := b.rows[i]
+	b.rows[i] = b.rows[last]
+	b.rows[last] = nil
+	b.rows = b.rows[:last]
+	if b.index != nil {
+		delete(b.index, gone.enc)
+		if i != last {
+			b.index[b.rows[i].enc] = i
+		}
+	}
 }
 
 type side struct {
@@ -257,19 +307,17 @@ func (o *Operator) row(input int, r *types.Row) error {
 		mine.dirty = true
 		me.dirty = append(me.dirty, key)
 	}
-	for i, e := range mine.rows {
-		if e.enc == string(o.rowBuf) {
-			if acc {
-				e.count++
-			} else if e.count--; e.count == 0 {
-				mine.rows = append(mine.rows[:i], mine.rows[i+1:]...)
-			}
-			return nil
+	if i := mine.find(o.rowBuf); i >= 0 {
+		e := mine.rows[i]
+		if acc {
+			e.count++
+		} else if e.count--; e.count == 0 {
+			mine.remove(i)
 		}
+		return nil
 	}
 	if acc {
-		mine.rows = append(mine.rows, &entry{vals: append([]types.Value(nil), r.Vals...), enc: string(o.rowBuf),
-			count: 1, match: matches})
+		mine.add(&entry{vals: append([]types.Value(nil), r.Vals...), enc: string(o.rowBuf), count: 1, match: matches})
 	}
 	return nil
 }
@@ -405,8 +453,9 @@ func (o *Operator) restore() error {
 			return false
 		}
 		v = v[m:]
-		b := &bucket{rows: make([]*entry, n)}
-		for i := range b.rows {
+		b := &bucket{}
+		entries := make([]*entry, n)
+		for i := range entries {
 			c, m1 := binary.Uvarint(v)
 			if m1 <= 0 {
 				ferr = errors.New("corrupt record")
@@ -418,7 +467,7 @@ func (o *Operator) restore() error {
 				return false
 			}
 			v = v[m1+m2:]
-			b.rows[i] = &entry{count: int(c), match: int(mt)}
+			entries[i] = &entry{count: int(c), match: int(mt)}
 		}
 		batch := types.NewBatch(int(n), s.width)
 		got, err := s.codec.Decode(batch, v)
@@ -426,13 +475,14 @@ func (o *Operator) restore() error {
 			ferr = fmt.Errorf("corrupt rows: %v", err)
 			return false
 		}
-		for i, e := range b.rows {
+		for i, e := range entries {
 			e.vals = batch.Rows[i].Vals
 			var enc []byte
 			for _, x := range e.vals {
 				enc = types.AppendKey(enc, x)
 			}
 			e.enc = string(enc)
+			b.add(e)
 		}
 		s.buckets[string(k[1:])] = b
 		return true
