@@ -31,6 +31,7 @@ func New(b *expr.Builder) *Optimizer {
 // DefaultRules returns the rules Sluice applies, in order.
 func DefaultRules() []Rule {
 	return []Rule{
+		{ID: "push-filter-into-join", Apply: pushFilterIntoJoin},
 		{ID: "merge-calc", Apply: mergeCalc},
 		{ID: "remove-identity-calc", Apply: removeIdentityCalc},
 	}
@@ -130,4 +131,135 @@ func removeIdentityCalc(o *Optimizer, n plan.Node) plan.Node {
 		return c.Input
 	}
 	return n
+}
+
+// pushFilterIntoJoin moves the conditions that read one side of a join
+// only to that side's input, so that the join keeps fewer rows: from a
+// filter above the join (WHERE) onto a side that is never padded with
+// NULLs, and from the join's own condition (ON) onto a side whose rows it
+// only restricts the matches of (the right side of a LEFT JOIN, either
+// side of an INNER one).
+func pushFilterIntoJoin(o *Optimizer, n plan.Node) plan.Node {
+	var c *plan.Calc
+	var j *plan.Join
+	var ij *plan.IntervalJoin
+	switch x := n.(type) {
+	case *plan.Calc:
+		c = x
+		switch in := x.Input.(type) {
+		case *plan.Join:
+			j = in
+		case *plan.IntervalJoin:
+			ij, j = in, &in.Join
+		}
+	case *plan.Join:
+		j = x
+	case *plan.IntervalJoin:
+		ij, j = x, &x.Join
+	}
+	if j == nil {
+		return n
+	}
+	nl := j.Left.Schema().Len()
+	inner, left, right := j.Kind == plan.InnerJoin, j.Kind == plan.LeftJoin, j.Kind == plan.RightJoin
+	var toLeft, toRight []expr.Node
+	split := func(cond expr.Node, leftOK, rightOK bool) (keep []expr.Node) {
+		if cond == nil {
+			return nil
+		}
+		for _, e := range conjuncts(cond) {
+			cols := expr.Columns(e)
+			switch {
+			case len(cols) == 0:
+				keep = append(keep, e)
+			case cols[len(cols)-1] < nl && leftOK:
+				toLeft = append(toLeft, e)
+			case cols[0] >= nl && rightOK:
+				toRight = append(toRight, expr.MapColumns(e, func(col *expr.Column) expr.Node {
+					x := *col
+					x.Index -= nl
+					return &x
+				}))
+			default:
+				keep = append(keep, e)
+			}
+		}
+		return keep
+	}
+	var where []expr.Node
+	if c != nil {
+		where = split(c.Filter, inner || left, inner || right)
+	}
+	on := split(j.Residual, inner || right, inner || left)
+	if len(toLeft)+len(toRight) == 0 {
+		return n
+	}
+	and := func(es []expr.Node) (expr.Node, bool) {
+		var out expr.Node
+		for _, e := range es {
+			if out == nil {
+				out = e
+				continue
+			}
+			x, err := o.Builder.Call("AND", out, e)
+			if err != nil {
+				return nil, false
+			}
+			out = x
+		}
+		return out, true
+	}
+	filtered := func(in plan.Node, conds []expr.Node) (plan.Node, bool) {
+		if len(conds) == 0 {
+			return in, true
+		}
+		f, ok := and(conds)
+		if !ok {
+			return nil, false
+		}
+		s := in.Schema()
+		calc := &plan.Calc{Input: in, Filter: f, Out: s}
+		for i, col := range s.Columns {
+			calc.Projs = append(calc.Projs, &expr.Column{Index: i, Name: col.Name, T: col.Type})
+		}
+		return removeIdentityCalc(o, mergeCalc(o, calc)), true
+	}
+	nj := *j
+	var ok bool
+	if nj.Left, ok = filtered(j.Left, toLeft); !ok {
+		return n
+	}
+	if nj.Right, ok = filtered(j.Right, toRight); !ok {
+		return n
+	}
+	if nj.Residual, ok = and(on); !ok {
+		return n
+	}
+	var joined plan.Node = &nj
+	if ij != nil {
+		x := *ij
+		x.Join = nj
+		joined = &x
+	}
+	if c == nil {
+		return joined
+	}
+	nc := *c
+	nc.Input = joined
+	if nc.Filter, ok = and(where); !ok {
+		return n
+	}
+	return &nc
+}
+
+// conjuncts splits e at its ANDs.
+func conjuncts(e expr.Node) []expr.Node {
+	if c, ok := e.(*expr.Call); ok && c.Name == "AND" {
+		var out []expr.Node
+		for _, a := range c.Args {
+			out = append(out, conjuncts(a)...)
+		}
+		return out
+	}
+	return []expr.Node{e}
 }
