@@ -1,0 +1,227 @@
+// Package interop_test checks Sluice against the real services of the
+// machine. It runs only when asked (.ci/run asks):
+//
+//	SLUICE_PG_DSN=postgres://postgres@127.0.0.1:5432/test go test -count=1 ./test/interop
+package interop_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicesql/sluice"
+)
+
+// queries are run by both Sluice and PostgreSQL over the same tables:
+// a(k INT, x TEXT, v INT) and b(k INT, y TEXT). The updating ones give
+// Sluice a changelog, applied to a multiset before the comparison.
+var queries = []string{
+	"SELECT a.k, a.x, b.k, b.y FROM a JOIN b ON a.k = b.k",
+	"SELECT a.k, a.x, b.y FROM a JOIN b ON a.k = b.k AND a.x < b.y",
+	"SELECT a.k, a.x, b.k, b.y FROM a LEFT JOIN b ON a.k = b.k AND a.x < b.y",
+	"SELECT a.k, a.x, b.k, b.y FROM a RIGHT JOIN b ON a.k = b.k AND b.y <> 'c'",
+	"SELECT a.k, a.x, b.k, b.y FROM a FULL OUTER JOIN b ON a.k = b.k AND a.v > 2",
+	"SELECT a.x, b.y FROM a LEFT JOIN b ON a.k = b.k WHERE a.v > 1 AND b.y IS NULL",
+	"SELECT k, COUNT(*), SUM(v), MIN(x), MAX(v) FROM a GROUP BY k",
+	"SELECT x, COUNT(DISTINCT k) FROM a GROUP BY x",
+}
+
+// TestConsistencyWithPostgres runs every query over random tables (NULL
+// keys, duplicate rows, skewed keys) in Sluice, from JSON files, and in
+// PostgreSQL, and compares the final results as multisets of rows.
+func TestConsistencyWithPostgres(t *testing.T) {
+	dsn := os.Getenv("SLUICE_PG_DSN")
+	if dsn == "" {
+		t.Skip("set SLUICE_PG_DSN (e.g. postgres://postgres@127.0.0.1:5432/test) to compare with PostgreSQL")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("cannot connect to PostgreSQL: %v", err)
+	}
+	defer conn.Close(ctx)
+
+	compared := 0
+	for seed := range uint64(6) {
+		rng := rand.New(rand.NewPCG(seed, 99))
+		dir := t.TempDir()
+		a, b := genTable(rng, 3, 60+rng.IntN(100)), genTable(rng, 2, 60+rng.IntN(100))
+		writeJSON(t, filepath.Join(dir, "a.jsonl"), a, []string{"k", "x", "v"})
+		writeJSON(t, filepath.Join(dir, "b.jsonl"), b, []string{"k", "y"})
+		load(t, ctx, conn, "a", "k INT, x TEXT COLLATE \"C\", v INT", a)
+		load(t, ctx, conn, "b", "k INT, y TEXT COLLATE \"C\"", b)
+		for _, q := range queries {
+			want := pgRows(t, ctx, conn, q)
+			got := sluiceRows(t, dir, q, seed)
+			for _, n := range want {
+				compared += n
+			}
+			if d := diff(want, got); d != "" {
+				t.Errorf("seed %d: %s\n(- PostgreSQL, + Sluice)\n%s", seed, q, d)
+			}
+		}
+	}
+	t.Logf("%d queries over 6 pairs of tables: %d result rows compared", len(queries), compared)
+}
+
+// genTable returns n rows of cols columns: an INT key (NULL now and then,
+// a few hot values), a one-letter TEXT, and for three columns an INT.
+func genTable(rng *rand.Rand, cols, n int) [][]any {
+	var rows [][]any
+	for range n {
+		var k any = rng.IntN(8)
+		if rng.IntN(12) == 0 {
+			k = nil
+		} else if rng.IntN(3) == 0 {
+			k = 1 // a hot key
+		}
+		row := []any{k, string(rune('a' + rng.IntN(5)))}
+		if cols == 3 {
+			row = append(row, rng.IntN(5))
+		}
+		rows = append(rows, row)
+		if rng.IntN(10) == 0 {
+			rows = append(rows, row) // a duplicate
+		}
+	}
+	return rows
+}
+
+func writeJSON(t *testing.T, path string, rows [][]any, cols []string) {
+	t.Helper()
+	var b bytes.Buffer
+	for _, r := range rows {
+		b.WriteByte('{')
+		for i, c := range cols {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			switch v := r[i].(type) {
+			case nil:
+				fmt.Fprintf(&b, "%q:null", c)
+			case string:
+				fmt.Fprintf(&b, "%q:%q", c, v)
+			default:
+				fmt.Fprintf(&b, "%q:%v", c, v)
+			}
+		}
+		b.WriteString("}\n")
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func load(t *testing.T, ctx context.Context, conn *pgx.Conn, name, cols string, rows [][]any) {
+	t.Helper()
+	if _, err := conn.Exec(ctx, fmt.Sprintf("DROP TABLE IF EXISTS %s; CREATE TEMPORARY TABLE %s (%s)", name, name, cols)); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"k", "x", "v"}
+	if name == "b" {
+		names = []string{"k", "y"}
+	}
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{name}, names, pgx.CopyFromRows(rows)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pgRows runs q and formats each row as Sluice's print sink does.
+func pgRows(t *testing.T, ctx context.Context, conn *pgx.Conn, q string) map[string]int {
+	t.Helper()
+	rows, err := conn.Query(ctx, q)
+	if err != nil {
+		t.Fatalf("PostgreSQL: %s: %v", q, err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var parts []string
+		for _, v := range vals {
+			if v == nil {
+				parts = append(parts, "null")
+			} else {
+				parts = append(parts, fmt.Sprint(v))
+			}
+		}
+		out["["+strings.Join(parts, ", ")+"]"]++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// sluiceRows runs q in a Sluice engine over the JSON files and applies its
+// changelog (+I/+U add a row, -U/-D take one away).
+func sluiceRows(t *testing.T, dir, q string, seed uint64) map[string]int {
+	t.Helper()
+	var out bytes.Buffer
+	e, err := sluice.Open(sluice.Options{Stdout: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	src := fmt.Sprintf(`
+SET 'parallelism.default' = '%d';
+CREATE TABLE a (k INT, x STRING, v INT) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
+CREATE TABLE b (k INT, y STRING) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
+%s;`, 1+seed%3, filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl"), q)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := e.Run(ctx, "q.sql", []byte(src)); err != nil {
+		t.Fatalf("Sluice: %s", sluice.FormatError(err, []byte(src)))
+	}
+	got := map[string]int{}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	for _, l := range lines[1:] { // the header first
+		if len(l) < 3 {
+			continue
+		}
+		body := l[2:]
+		switch l[:2] {
+		case "+I", "+U":
+			got[body]++
+		case "-U", "-D":
+			got[body]--
+		default:
+			t.Fatalf("Sluice printed %q", l)
+		}
+	}
+	for k, n := range got {
+		if n == 0 {
+			delete(got, k)
+		}
+	}
+	return got
+}
+
+func diff(want, got map[string]int) string {
+	var out []string
+	for k, n := range want {
+		if got[k] != n {
+			out = append(out, fmt.Sprintf("%s: PostgreSQL %d, Sluice %d", k, n, got[k]))
+		}
+	}
+	for k, n := range got {
+		if _, ok := want[k]; !ok {
+			out = append(out, fmt.Sprintf("%s: PostgreSQL 0, Sluice %d", k, n))
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
