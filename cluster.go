@@ -66,7 +66,6 @@ type clusterJob struct {
 
 	mu       sync.Mutex
 	assigned map[string][]int32
-	gen      int // bumped at every assignment
 	cur      *clusterRun
 	stopping bool
 	wake     chan struct{}
@@ -131,9 +130,10 @@ func (e *Engine) startCluster(ctx context.Context, id, name string, env physical
 			}
 			return nil, nil
 		},
-		Shuffle: func(id string, schema []types.Type, keys []int, partitions, writers int, bounded bool) (connector.Source, []int, func(int) (exec.Output, error), error) {
+		Shuffle: func(id string, schema []types.Type, _ []int, partitions, writers int, bounded bool) (connector.Source, []int, func(int) (exec.Output, error), error) {
 			cj.shuffle[shuffleTopic(group, id)] = partitions
-			return cj.shuffleEnds(id, schema, keys, partitions, writers, bounded, nil)
+			src, err := cj.shuffleSource(id, schema, partitions, writers, bounded)
+			return src, nil, nil, err
 		},
 	}
 	if _, err := physical.Build(probe, sinks...); err != nil {
@@ -276,21 +276,11 @@ func topicPartitions(table string, src connector.Source) ([]topicPartition, erro
 	return out, nil
 }
 
-// shuffleEnds builds the two ends of a shuffle topic; txn is the client
-// whose transactions the checkpoints commit (nil in the probe build).
-func (cj *clusterJob) shuffleEnds(id string, schema []types.Type, keys []int, partitions, writers int, bounded bool,
-	assigned []int32) (connector.Source, []int, func(int) (exec.Output, error), error) {
-	topic := shuffleTopic(cj.group, id)
-	src, err := kshuffle.NewSource(kshuffle.SourceOptions{Topic: topic, Partitions: partitions, Schema: schema,
-		Writers: writers, Bounded: bounded, Brokers: cj.brokers})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	parts := make([]int, len(assigned))
-	for i, p := range assigned {
-		parts[i] = int(p)
-	}
-	return src, parts, nil, nil
+// shuffleSource returns the reading end of the shuffle topic of operator
+// id.
+func (cj *clusterJob) shuffleSource(id string, schema []types.Type, partitions, writers int, bounded bool) (connector.Source, error) {
+	return kshuffle.NewSource(kshuffle.SourceOptions{Topic: shuffleTopic(cj.group, id), Partitions: partitions,
+		Schema: schema, Writers: writers, Bounded: bounded, Brokers: cj.brokers})
 }
 
 func (cj *clusterJob) onAssigned(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
@@ -301,7 +291,6 @@ func (cj *clusterJob) onAssigned(_ context.Context, _ *kgo.Client, assigned map[
 	for t, ps := range assigned {
 		cj.assigned[t] = append(cj.assigned[t], ps...)
 	}
-	cj.gen++
 	cj.mu.Unlock()
 	select {
 	case cj.wake <- struct{}{}:
@@ -315,8 +304,9 @@ func (cj *clusterJob) onRevoked(_ context.Context, _ *kgo.Client, _ map[string][
 	cj.handOff()
 }
 
-// onLost: the group expired this member; its run stops (its transaction
-// will not commit: the partitions are someone else's by now).
+// onLost: the group expired this member; its run stops, and its last
+// checkpoint is refused (errFenced): the partitions are someone else's by
+// now.
 func (cj *clusterJob) onLost(_ context.Context, _ *kgo.Client, _ map[string][]int32) {
 	cj.handOff()
 }
@@ -324,7 +314,6 @@ func (cj *clusterJob) onLost(_ context.Context, _ *kgo.Client, _ map[string][]in
 func (cj *clusterJob) handOff() {
 	cj.mu.Lock()
 	cj.assigned = nil
-	cj.gen++
 	cur := cj.cur
 	cj.mu.Unlock()
 	if cur != nil {
@@ -584,9 +573,13 @@ func (cj *clusterJob) run(ctx context.Context, run *clusterRun, assigned map[str
 		},
 		Shuffle: func(id string, schema []types.Type, keys []int, partitions, writers int, bounded bool) (connector.Source, []int, func(int) (exec.Output, error), error) {
 			topic := shuffleTopic(cj.group, id)
-			src, parts, _, err := cj.shuffleEnds(id, schema, keys, partitions, writers, bounded, assigned[topic])
+			src, err := cj.shuffleSource(id, schema, partitions, writers, bounded)
 			if err != nil {
 				return nil, nil, nil, err
+			}
+			parts := []int{}
+			for _, p := range assigned[topic] {
+				parts = append(parts, int(p))
 			}
 			for q := range partitions {
 				positions[exec.PositionKey(id, q)] = topicPartition{topic, int32(q)}
