@@ -14,6 +14,7 @@ import (
 	"github.com/sluicesql/sluice/exec/agg"
 	"github.com/sluicesql/sluice/exec/groupagg"
 	"github.com/sluicesql/sluice/exec/join"
+	"github.com/sluicesql/sluice/exec/rank"
 	"github.com/sluicesql/sluice/exec/window"
 	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/plan"
@@ -312,6 +313,8 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 			return groupagg.New(c)
 		})
 		return p, nil
+	case *plan.Rank:
+		return b.rank(n)
 	case *plan.Join:
 		return b.join(n, nil)
 	case *plan.IntervalJoin:
@@ -393,6 +396,42 @@ func (b *builder) join(n *plan.Join, interval *plan.IntervalJoin) (*pipe, error)
 				RightTime: interval.RightTime, Lower: interval.Lower, Upper: interval.Upper})
 		}
 		return join.New(c)
+	})
+	return p, nil
+}
+
+// rank builds a Top-N: the input re-keyed by the partition columns.
+func (b *builder) rank(n *plan.Rank) (*pipe, error) {
+	if n.Limit <= 0 {
+		return nil, fmt.Errorf("ROW_NUMBER() needs a bound on the row number in the enclosing query (WHERE rownum <= N, or rownum = 1): OVER aggregation is not supported yet")
+	}
+	if n.Limit > 100_000 {
+		return nil, fmt.Errorf("Top-N with N = %d: at most 100000 rows per partition are supported", n.Limit)
+	}
+	p, err := b.build(n.Input)
+	if err != nil {
+		return nil, err
+	}
+	par := 1
+	if len(n.Partition) > 0 {
+		par = b.env.Parallelism
+	}
+	if p, err = b.exchange("rank", par, n.Partition, n.Input, p); err != nil {
+		return nil, err
+	}
+	in := n.Input.Schema()
+	cfg := rank.Config{ID: b.id("rank"), Partition: n.Partition, Limit: int(n.Limit), KeepAll: n.Input.Updating()}
+	for _, c := range in.Columns {
+		cfg.Types = append(cfg.Types, c.Type)
+	}
+	for _, k := range n.Order {
+		cfg.Order = append(cfg.Order, rank.SortKey{Col: k.Col, Desc: k.Desc, NullsFirst: k.NullsFirst})
+	}
+	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
+		c := cfg
+		c.ID = fmt.Sprintf("%s/%d", cfg.ID, task)
+		c.Next = next
+		return rank.New(c)
 	})
 	return p, nil
 }

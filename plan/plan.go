@@ -546,3 +546,60 @@ func (j *IntervalJoin) WithInputs(ins []Node) Node {
 	x.Left, x.Right = ins[0], ins[1]
 	return &x
 }
+
+// Rank numbers the rows of each partition in order (ROW_NUMBER() OVER
+// (PARTITION BY ... ORDER BY ...)) and keeps those whose number is at most
+// Limit: Top-N, and deduplication for Limit 1. Its output is the input row
+// followed by the row number (BIGINT). A Rank with no Limit (0) cannot run:
+// the query must filter the number in an enclosing query.
+type Rank struct {
+	Input     Node
+	Partition []int
+	Order     []SortKey
+	Limit     int64
+	Out       types.Schema
+	// AppendOnly: the input is append-only and ordered by processing time
+	// ascending with Limit 1 (keep the first row), so that no row is ever
+	// replaced.
+	AppendOnly bool
+}
+
+// Schema implements Node.
+func (r *Rank) Schema() types.Schema { return r.Out }
+
+// Inputs implements Node.
+func (r *Rank) Inputs() []Node { return []Node{r.Input} }
+
+// Updating implements Node: a row that enters the top N pushes another
+// out, and the rows after it move down.
+func (r *Rank) Updating() bool { return !r.AppendOnly }
+
+// Describe implements Node.
+func (r *Rank) Describe() string {
+	in := r.Input.Schema()
+	var part, order []string
+	for _, p := range r.Partition {
+		part = append(part, in.Columns[p].Name)
+	}
+	for _, k := range r.Order {
+		dir := "ASC"
+		if k.Desc {
+			dir = "DESC"
+		}
+		order = append(order, in.Columns[k.Col].Name+" "+dir)
+	}
+	end := "unbounded"
+	if r.Limit > 0 {
+		end = fmt.Sprint(r.Limit)
+	}
+	return fmt.Sprintf("Rank(strategy=[%s], rankType=[ROW_NUMBER], rankRange=[rankStart=1, rankEnd=%s], partitionBy=[%s], orderBy=[%s], select=[%s])",
+		map[bool]string{true: "AppendFastStrategy", false: "RetractStrategy"}[!r.Input.Updating()], end,
+		strings.Join(part, ", "), strings.Join(order, ", "), strings.Join(r.Out.Names(), ", "))
+}
+
+// WithInputs implements Node.
+func (r *Rank) WithInputs(ins []Node) Node {
+	x := *r
+	x.Input = ins[0]
+	return &x
+}

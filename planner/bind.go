@@ -17,6 +17,9 @@ type binder struct {
 	p    *Planner
 	sc   *scope
 	post *postAgg
+	// over maps the window function calls of a select list to the column
+	// that holds their result (ROW_NUMBER's row number).
+	over map[*ast.Call]int
 }
 
 func (p *Planner) bindExpr(e ast.Expr, sc *scope) (expr.Node, error) {
@@ -243,6 +246,10 @@ func (b *binder) bind(e ast.Expr) (expr.Node, error) {
 func (b *binder) bindCall(e *ast.Call) (expr.Node, error) {
 	p := b.p
 	name := strings.ToUpper(e.Name.Last().Name)
+	if i, ok := b.over[e]; ok {
+		c := b.sc.cols[i]
+		return &expr.Column{Index: i, Name: c.name, T: c.typ}, nil
+	}
 	if e.Over != nil || e.OverName != nil {
 		return nil, p.errorf(e, "OVER windows are not supported yet")
 	}

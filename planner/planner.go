@@ -79,6 +79,8 @@ type scopeCol struct {
 	qual string
 	name string
 	typ  types.Type
+	// hidden columns (a Rank's row number) are left out of *.
+	hidden bool
 }
 
 // scope is the row an expression is evaluated over: the columns of the

@@ -468,7 +468,20 @@ func (p *Planner) bindSelect(sel *ast.Select) (plan.Node, *scope, error) {
 			return nil, nil, err
 		}
 	}
-	projs, names, err := p.bindItems(sel.Items, &binder{p: p, sc: sc})
+	b := &binder{p: p, sc: sc}
+	if calls := overCalls(sel.Items); len(calls) > 0 {
+		// The select list reads the row numbers of a Rank over the
+		// filtered input.
+		if filter != nil {
+			in = &plan.Calc{Input: in, Filter: filter, Projs: identity(in.Schema()), Out: in.Schema()}
+			filter = nil
+		}
+		if in, sc, b.over, err = p.bindRank(calls, in, sc); err != nil {
+			return nil, nil, err
+		}
+		b.sc = sc
+	}
+	projs, names, err := p.bindItems(sel.Items, b)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -523,7 +536,7 @@ func (p *Planner) bindItems(items []*ast.SelectItem, b *binder) ([]expr.Node, []
 				}
 			}
 			for j, c := range b.sc.cols {
-				if q == "" || strings.EqualFold(c.qual, q) {
+				if !c.hidden && (q == "" || strings.EqualFold(c.qual, q)) {
 					projs = append(projs, &expr.Column{Index: j, Name: c.name, T: c.typ})
 					names = append(names, c.name)
 				}
@@ -566,6 +579,15 @@ func uniqueNames(names []string) []string {
 		}
 		seen[strings.ToLower(name)] = true
 		out[i] = name
+	}
+	return out
+}
+
+// identity returns the projections that pass a row of s through.
+func identity(s types.Schema) []expr.Node {
+	out := make([]expr.Node, s.Len())
+	for i, c := range s.Columns {
+		out[i] = &expr.Column{Index: i, Name: c.Name, T: c.Type}
 	}
 	return out
 }

@@ -33,6 +33,7 @@ func DefaultRules() []Rule {
 	return []Rule{
 		{ID: "push-filter-into-join", Apply: pushFilterIntoJoin},
 		{ID: "merge-calc", Apply: mergeCalc},
+		{ID: "rank-limit", Apply: rankLimit},
 		{ID: "remove-identity-calc", Apply: removeIdentityCalc},
 	}
 }
@@ -262,4 +263,75 @@ func conjuncts(e expr.Node) []expr.Node {
 		return out
 	}
 	return []expr.Node{e}
+}
+
+// rankLimit moves the bound on a Rank's row number from the filter above
+// it into the Rank (`rn <= N`, `rn < N`, `rn = 1`): Top-N.
+func rankLimit(o *Optimizer, n plan.Node) plan.Node {
+	c, ok := n.(*plan.Calc)
+	if !ok || c.Filter == nil {
+		return n
+	}
+	r, ok := c.Input.(*plan.Rank)
+	if !ok || r.Limit > 0 {
+		return n
+	}
+	rn := r.Out.Len() - 1
+	limit := int64(0)
+	var keep []expr.Node
+	for _, e := range conjuncts(c.Filter) {
+		if l, ok := rowNumberBound(e, rn); ok && (limit == 0 || l < limit) {
+			limit = l
+			continue
+		}
+		keep = append(keep, e)
+	}
+	if limit <= 0 {
+		return n
+	}
+	nr := *r
+	nr.Limit = limit
+	nc := *c
+	nc.Input = &nr
+	nc.Filter = nil
+	for _, e := range keep {
+		if nc.Filter == nil {
+			nc.Filter = e
+		} else if f, err := o.Builder.Call("AND", nc.Filter, e); err == nil {
+			nc.Filter = f
+		} else {
+			return n
+		}
+	}
+	return &nc
+}
+
+// rowNumberBound reads e as `rn <= N`, `rn < N`, `N >= rn`, `N > rn` or
+// `rn = 1` for column rn, and returns the greatest row number it keeps.
+func rowNumberBound(e expr.Node, rn int) (int64, bool) {
+	call, ok := e.(*expr.Call)
+	if !ok || len(call.Args) != 2 {
+		return 0, false
+	}
+	op := call.Name
+	col, lit := call.Args[0], call.Args[1]
+	if _, ok := col.(*expr.Column); !ok {
+		col, lit = lit, col
+		op = map[string]string{">=": "<=", ">": "<", "<=": ">=", "<": ">", "=": "="}[op]
+	}
+	cc, ok := col.(*expr.Column)
+	l, ok2 := lit.(*expr.Literal)
+	if !ok || !ok2 || cc.Index != rn || l.V.IsNull() || !l.T.Kind.IsInteger() {
+		return 0, false
+	}
+	v := l.V.Int()
+	switch op {
+	case "<=":
+		return v, v > 0
+	case "<":
+		return v - 1, v > 1
+	case "=":
+		return 1, v == 1
+	}
+	return 0, false
 }

@@ -33,6 +33,12 @@ var queries = []string{
 	"SELECT a.x, b.y FROM a LEFT JOIN b ON a.k = b.k WHERE a.v > 1 AND b.y IS NULL",
 	"SELECT k, COUNT(*), SUM(v), MIN(x), MAX(v) FROM a GROUP BY k",
 	"SELECT x, COUNT(DISTINCT k) FROM a GROUP BY x",
+	// Top-N: rows that tie on the ORDER BY are equal rows here, so the
+	// numbers they get cannot differ between the two.
+	"SELECT k, x, v, rn FROM (SELECT k, x, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC, x) AS rn FROM a) t WHERE rn <= 2",
+	"SELECT x, v FROM (SELECT x, v, ROW_NUMBER() OVER (PARTITION BY x ORDER BY v, k NULLS FIRST) AS rn FROM a WHERE v IS NOT NULL) t WHERE rn = 1",
+	// Top-N over an updating input (a GROUP BY): retractions bring rows back.
+	"SELECT k, n, rn FROM (SELECT k, n, ROW_NUMBER() OVER (ORDER BY n DESC, k NULLS FIRST) AS rn FROM (SELECT k, COUNT(*) AS n FROM a GROUP BY k) g) t WHERE rn <= 3",
 }
 
 // TestConsistencyWithPostgres runs every query over random tables (NULL

@@ -1,0 +1,109 @@
+package planner
+
+import (
+	"strings"
+
+	"github.com/sluicesql/sluice/expr"
+	"github.com/sluicesql/sluice/plan"
+	"github.com/sluicesql/sluice/sql/ast"
+	"github.com/sluicesql/sluice/types"
+)
+
+// overCalls returns the window function calls (f(...) OVER ...) of a
+// select list.
+func overCalls(items []*ast.SelectItem) []*ast.Call {
+	var out []*ast.Call
+	for _, it := range items {
+		if it.Expr == nil {
+			continue
+		}
+		ast.Inspect(it.Expr, func(n ast.Node) bool {
+			if c, ok := n.(*ast.Call); ok && (c.Over != nil || c.OverName != nil) {
+				out = append(out, c)
+				return false
+			}
+			return true
+		})
+	}
+	return out
+}
+
+// bindRank plans the ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...) of
+// a select list over in: a Rank whose row number the select list reads.
+// The enclosing query must bound the number (Top-N, deduplication); the
+// optimizer moves that bound into the Rank.
+func (p *Planner) bindRank(calls []*ast.Call, in plan.Node, sc *scope) (plan.Node, *scope, map[*ast.Call]int, error) {
+	first := calls[0]
+	for _, c := range calls {
+		name := strings.ToUpper(c.Name.Last().Name)
+		if name != "ROW_NUMBER" {
+			return nil, nil, nil, p.errorf(c, "%s OVER is not supported: OVER aggregation is not supported yet; ROW_NUMBER() OVER is (Top-N, deduplication)", name)
+		}
+		if c.OverName != nil {
+			return nil, nil, nil, p.errorf(c.OverName, "named windows are not supported; write OVER (PARTITION BY ... ORDER BY ...)")
+		}
+		if len(c.Args) > 0 {
+			return nil, nil, nil, p.errorf(c.Args[0], "ROW_NUMBER takes no arguments")
+		}
+		if ast.Format(c.Over) != ast.Format(first.Over) {
+			return nil, nil, nil, p.errorf(c, "all ROW_NUMBER() of a query must have the same OVER (...)")
+		}
+	}
+	spec := first.Over
+	if spec.Frame != nil {
+		return nil, nil, nil, p.errorf(spec, "ROW_NUMBER() takes no window frame")
+	}
+	if len(spec.OrderBy) == 0 {
+		return nil, nil, nil, p.errorf(spec, "ROW_NUMBER() needs ORDER BY in its OVER (...)")
+	}
+	column := func(e ast.Expr, what string) (int, error) {
+		n, err := p.bindExpr(e, sc)
+		if err != nil {
+			return 0, err
+		}
+		c, ok := n.(*expr.Column)
+		if !ok {
+			return 0, p.errorf(e, "%s of ROW_NUMBER() takes columns: compute '%s' in a subquery", what, ast.Format(e))
+		}
+		return c.Index, nil
+	}
+	r := &plan.Rank{Input: in}
+	for _, e := range spec.PartitionBy {
+		i, err := column(e, "PARTITION BY")
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		r.Partition = append(r.Partition, i)
+	}
+	procAsc := true
+	for _, o := range spec.OrderBy {
+		i, err := column(o.Expr, "ORDER BY")
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		k := plan.SortKey{Col: i, Desc: o.Desc, NullsFirst: !o.Desc}
+		if o.NullsFirst != nil {
+			k.NullsFirst = *o.NullsFirst
+		}
+		r.Order = append(r.Order, k)
+		procAsc = procAsc && !o.Desc && sc.cols[i].typ.TimeAttr == types.ProcTime
+	}
+	// Keeping the first row by processing time never replaces it.
+	r.AppendOnly = procAsc && !in.Updating()
+
+	out := &scope{}
+	for _, c := range sc.cols {
+		c.typ = c.typ.WithoutTimeAttr()
+		out.cols = append(out.cols, c)
+		r.Out.Columns = append(r.Out.Columns, types.Column{Name: c.name, Type: c.typ})
+	}
+	rn := len(out.cols)
+	num := types.BigInt.WithNullable(false)
+	out.cols = append(out.cols, scopeCol{name: "$rownum", typ: num, hidden: true})
+	r.Out.Columns = append(r.Out.Columns, types.Column{Name: "$rownum", Type: num})
+	over := map[*ast.Call]int{}
+	for _, c := range calls {
+		over[c] = rn
+	}
+	return r, out, over, nil
+}
