@@ -420,7 +420,8 @@ func (b *builder) rank(n *plan.Rank) (*pipe, error) {
 		return nil, err
 	}
 	in := n.Input.Schema()
-	cfg := rank.Config{ID: b.id("rank"), Partition: n.Partition, Limit: int(n.Limit), KeepAll: n.Input.Updating()}
+	cfg := rank.Config{ID: b.id("rank"), Partition: n.Partition, Limit: int(n.Limit), KeepAll: n.Input.Updating(),
+		NoNumbers: n.NoNumbers}
 	for _, c := range in.Columns {
 		cfg.Types = append(cfg.Types, c.Type)
 	}

@@ -562,6 +562,9 @@ type Rank struct {
 	// ascending with Limit 1 (keep the first row), so that no row is ever
 	// replaced.
 	AppendOnly bool
+	// NoNumbers: nothing downstream reads the row number, so rows that
+	// only move within the top N need not be updated.
+	NoNumbers bool
 }
 
 // Schema implements Node.
@@ -592,8 +595,12 @@ func (r *Rank) Describe() string {
 	if r.Limit > 0 {
 		end = fmt.Sprint(r.Limit)
 	}
-	return fmt.Sprintf("Rank(strategy=[%s], rankType=[ROW_NUMBER], rankRange=[rankStart=1, rankEnd=%s], partitionBy=[%s], orderBy=[%s], select=[%s])",
-		map[bool]string{true: "AppendFastStrategy", false: "RetractStrategy"}[!r.Input.Updating()], end,
+	number := ""
+	if r.NoNumbers {
+		number = ", outputRankNumber=[false]"
+	}
+	return fmt.Sprintf("Rank(strategy=[%s], rankType=[ROW_NUMBER], rankRange=[rankStart=1, rankEnd=%s]%s, partitionBy=[%s], orderBy=[%s], select=[%s])",
+		map[bool]string{true: "AppendFastStrategy", false: "RetractStrategy"}[!r.Input.Updating()], end, number,
 		strings.Join(part, ", "), strings.Join(order, ", "), strings.Join(r.Out.Names(), ", "))
 }
 

@@ -47,7 +47,11 @@ type Config struct {
 	Types []types.Type
 	// KeepAll keeps every row (an updating input).
 	KeepAll bool
-	Next    exec.Operator
+	// NoNumbers: the row number is not read downstream. Rows that move
+	// within the top N are then not updated: only rows that enter (+I) or
+	// leave (-D) are emitted, with 0 as their number.
+	NoNumbers bool
+	Next      exec.Operator
 }
 
 type entry struct {
@@ -143,7 +147,9 @@ func (o *Operator) flush() error {
 	return err
 }
 
-func (o *Operator) partition(vals []types.Value, create bool) (string, *partition) {
+// partition returns the partition of a row; its key stays in keyBuf until
+// the next call.
+func (o *Operator) partition(vals []types.Value, create bool) *partition {
 	o.keyBuf = o.keyBuf[:0]
 	for _, c := range o.cfg.Partition {
 		o.keyBuf = types.AppendKey(o.keyBuf, vals[c])
@@ -153,13 +159,14 @@ func (o *Operator) partition(vals []types.Value, create bool) (string, *partitio
 		p = &partition{}
 		o.parts[string(o.keyBuf)] = p
 	}
-	return string(o.keyBuf), p
+	return p
 }
 
-func (o *Operator) touch(key string, p *partition) {
+// touch marks the partition whose key is in keyBuf as changed.
+func (o *Operator) touch(p *partition) {
 	if !p.dirty {
 		p.dirty = true
-		o.dirty = append(o.dirty, key)
+		o.dirty = append(o.dirty, string(o.keyBuf))
 	}
 }
 
@@ -188,21 +195,30 @@ func (o *Operator) compare(a, b []types.Value) int {
 }
 
 func (o *Operator) emit(kind types.RowKind, vals []types.Value, num int) {
+	if o.cfg.NoNumbers {
+		if kind == types.UpdateBefore || kind == types.UpdateAfter {
+			return // a move within the top N
+		}
+		num = 0
+	}
 	out := o.out.AddRow(kind, types.Origin{Part: -1}, len(vals)+1)
 	copy(out, vals)
 	out[len(vals)] = types.IntValue(types.KindBigInt, int64(num))
 }
 
 func (o *Operator) insert(vals []types.Value) {
-	key, p := o.partition(vals, true)
+	p := o.partition(vals, true)
 	n := o.cfg.Limit
 	// The first position whose row ranks after the new one.
 	pos := sort.Search(len(p.rows), func(i int) bool { return o.compare(p.rows[i].vals, vals) > 0 })
 	if pos >= n && !o.cfg.KeepAll {
 		return // outside the top N, and never to come back
 	}
-	o.touch(key, p)
-	e := &entry{vals: append([]types.Value(nil), vals...), enc: o.identity(vals)}
+	o.touch(p)
+	e := &entry{vals: append([]types.Value(nil), vals...)}
+	if o.cfg.KeepAll { // only retractions look rows up
+		e.enc = o.identity(vals)
+	}
 	p.rows = append(p.rows, nil)
 	copy(p.rows[pos+1:], p.rows[pos:])
 	p.rows[pos] = e
@@ -228,7 +244,7 @@ func (o *Operator) insert(vals []types.Value) {
 }
 
 func (o *Operator) retract(vals []types.Value) {
-	key, p := o.partition(vals, false)
+	p := o.partition(vals, false)
 	if p == nil {
 		return // a retraction of a row never kept
 	}
@@ -243,7 +259,7 @@ func (o *Operator) retract(vals []types.Value) {
 	if pos < 0 {
 		return
 	}
-	o.touch(key, p)
+	o.touch(p)
 	n := o.cfg.Limit
 	gone := p.rows[pos]
 	copy(p.rows[pos:], p.rows[pos+1:])
@@ -344,7 +360,11 @@ func (o *Operator) restore() error {
 		}
 		p := &partition{}
 		for _, r := range b.Rows {
-			p.rows = append(p.rows, &entry{vals: r.Vals, enc: o.identity(r.Vals)})
+			e := &entry{vals: r.Vals}
+			if o.cfg.KeepAll {
+				e.enc = o.identity(r.Vals)
+			}
+			p.rows = append(p.rows, e)
 		}
 		o.parts[string(k)] = p
 		return true

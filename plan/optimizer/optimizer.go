@@ -291,6 +291,14 @@ func rankLimit(o *Optimizer, n plan.Node) plan.Node {
 	}
 	nr := *r
 	nr.Limit = limit
+	nr.NoNumbers = true
+	for _, e := range append(append([]expr.Node(nil), c.Projs...), keep...) {
+		for _, col := range expr.Columns(e) {
+			if col == rn {
+				nr.NoNumbers = false
+			}
+		}
+	}
 	nc := *c
 	nc.Input = &nr
 	nc.Filter = nil
