@@ -532,7 +532,15 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		par = n
 	}
 	now := func() int64 { return e.opts.Now().UnixMicro() }
+	var ttl time.Duration
+	if v, ok := cfg["table.exec.state.ttl"]; ok {
+		var err error
+		if ttl, err = connector.ParseDuration(v); err != nil {
+			return nil, fmt.Errorf("table.exec.state.ttl: %w", err)
+		}
+	}
 	env := physical.Env{
+		StateTTL:    ttl,
 		Job:         name,
 		Connectors:  e.connectors,
 		ConnEnv:     connector.Env{Formats: e.formats, Stdout: e.opts.Stdout, Now: now},
@@ -758,9 +766,9 @@ func checkSetting(key, value string) error {
 		if _, err := connector.ParseDuration(value); err != nil {
 			return fmt.Errorf("table.exec.source.idle-timeout: %w", err)
 		}
-	case "execution.checkpointing.interval":
+	case "execution.checkpointing.interval", "table.exec.state.ttl":
 		if _, err := connector.ParseDuration(value); err != nil {
-			return fmt.Errorf("execution.checkpointing.interval: %w", err)
+			return fmt.Errorf("%s: %w", key, err)
 		}
 	case "table.local-time-zone":
 		if _, err := time.LoadLocation(value); err != nil {

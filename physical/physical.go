@@ -41,6 +41,10 @@ type Env struct {
 	ConnEnv     connector.Env
 	Expr        *expr.Env
 	Parallelism int
+	// StateTTL, if positive, lets unbounded state expire: a row a regular
+	// join keeps is dropped once it has not been written for this long
+	// ('table.exec.state.ttl').
+	StateTTL time.Duration
 	// Cluster, if set, builds the graph of one member of a cluster: the
 	// sources read only the partitions assigned to this process, and
 	// stages are cut at re-keying by shuffle topics instead of in-memory
@@ -378,7 +382,7 @@ func (b *builder) join(n *plan.Join, interval *plan.IntervalJoin) (*pipe, error)
 		kind = "interval-join"
 	}
 	cfg := join.Config{ID: b.id(kind), Kind: join.Kind(n.Kind), LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
-		Left: typesOf(n.Left.Schema()), Right: typesOf(n.Right.Schema())}
+		Left: typesOf(n.Left.Schema()), Right: typesOf(n.Right.Schema()), TTL: b.env.StateTTL}
 	residual, env := n.Residual, b.env.Expr
 	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
 		c := cfg

@@ -25,6 +25,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/state"
@@ -56,7 +57,13 @@ type Config struct {
 	// Residual, if set, is the rest of the join condition, over the
 	// output row (left columns, then right ones).
 	Residual func(row []types.Value) (bool, error)
-	Next     exec.Operator
+	// TTL, if positive, drops a kept row once it has not been written
+	// (inserted, counted again, matched or unmatched) for this long, in
+	// processing time: Flink's table.exec.state.ttl. Nothing is emitted
+	// for an expired row; a later row of the other side just does not
+	// find it. Interval joins ignore it (the watermark cleans them).
+	TTL  time.Duration
+	Next exec.Operator
 }
 
 // entry is a kept row: its values, how many equal rows it stands for, and
@@ -66,6 +73,19 @@ type entry struct {
 	enc   string // identity: the row's key encoding
 	count int
 	match int
+	// written is when the row was last written (processing time, µs), for
+	// the TTL; queued says the TTL's queue holds it at that time.
+	written int64
+	queued  bool
+}
+
+// expiry is a row written at a time, in the order rows were written: the
+// TTL's queue. An item whose row was written again since is stale.
+type expiry struct {
+	e    *entry
+	key  string
+	side int
+	at   int64
 }
 
 // bucket is the rows of one side under one key.
@@ -141,6 +161,10 @@ type Operator struct {
 	store   state.Store
 	offsets *state.Offsets
 	metrics *exec.Metrics
+	now     func() int64
+	ttl     int64 // µs; 0: none
+	expiry  []expiry
+	expHead int
 
 	out     *types.Batch
 	scratch []types.Value
@@ -168,6 +192,7 @@ func New(cfg Config) (*Operator, error) {
 	o.sides[0].outer = cfg.Kind == Left || cfg.Kind == Full
 	o.sides[1].outer = cfg.Kind == Right || cfg.Kind == Full
 	o.scratch = make([]types.Value, len(cfg.Left)+len(cfg.Right))
+	o.ttl = cfg.TTL.Microseconds()
 	return o, nil
 }
 
@@ -175,8 +200,12 @@ func New(cfg Config) (*Operator, error) {
 // checkpoint.
 func (o *Operator) Open(ctx *exec.Context) error {
 	o.out = types.NewBatch(256, len(o.scratch))
+	o.now = func() int64 { return time.Now().UnixMicro() }
 	if ctx != nil {
 		o.metrics = ctx.Metrics
+		if ctx.Now != nil {
+			o.now = ctx.Now
+		}
 		if ctx.State != nil && o.cfg.ID != "" {
 			st, err := ctx.State.Store(o.cfg.ID)
 			if err != nil {
@@ -205,6 +234,7 @@ func (o *Operator) ProcessInput(input int, b *types.Batch) error {
 	if input != 0 && input != 1 {
 		return fmt.Errorf("join: no input %d", input)
 	}
+	o.expire()
 	for i := range b.Rows {
 		r := &b.Rows[i]
 		if !o.offsets.Admit(r.Origin.Part, r.Origin.Offset) {
@@ -262,6 +292,7 @@ func (o *Operator) row(input int, r *types.Row) error {
 				continue
 			}
 			matches += e.count
+			o.written(e, 1-input, key)
 			// The other side's row gains or loses a match: an outer one
 			// whose padded row must go or come back.
 			if other.outer {
@@ -311,15 +342,67 @@ func (o *Operator) row(input int, r *types.Row) error {
 		e := mine.rows[i]
 		if acc {
 			e.count++
+			o.written(e, input, key)
 		} else if e.count--; e.count == 0 {
 			mine.remove(i)
+		} else {
+			o.written(e, input, key)
 		}
 		return nil
 	}
 	if acc {
-		mine.add(&entry{vals: append([]types.Value(nil), r.Vals...), enc: string(o.rowBuf), count: 1, match: matches})
+		e := &entry{vals: append([]types.Value(nil), r.Vals...), enc: string(o.rowBuf), count: 1, match: matches}
+		mine.add(e)
+		o.written(e, input, key)
 	}
 	return nil
+}
+
+// written notes that e, a row of side under key, was written now.
+func (o *Operator) written(e *entry, side int, key string) {
+	if o.ttl <= 0 {
+		return
+	}
+	now := o.now()
+	if e.queued && e.written == now {
+		return
+	}
+	e.written, e.queued = now, true
+	o.expiry = append(o.expiry, expiry{e: e, key: key, side: side, at: now})
+}
+
+// expire drops the rows not written for the TTL. They are forgotten
+// without output, as in Flink.
+func (o *Operator) expire() {
+	if o.ttl <= 0 {
+		return
+	}
+	limit := o.now() - o.ttl
+	for o.expHead < len(o.expiry) && o.expiry[o.expHead].at < limit {
+		x := o.expiry[o.expHead]
+		o.expiry[o.expHead] = expiry{}
+		o.expHead++
+		if x.e.written != x.at {
+			continue // written again since
+		}
+		s := &o.sides[x.side]
+		b := s.buckets[x.key]
+		if b == nil {
+			continue
+		}
+		if i := b.find([]byte(x.e.enc)); i >= 0 && b.rows[i] == x.e {
+			b.remove(i)
+			if !b.dirty {
+				b.dirty = true
+				s.dirty = append(s.dirty, x.key)
+			}
+		}
+	}
+	// Compact the queue once its dead head is most of it.
+	if o.expHead > 1024 && o.expHead > len(o.expiry)/2 {
+		o.expiry = append(o.expiry[:0], o.expiry[o.expHead:]...)
+		o.expHead = 0
+	}
 }
 
 // key returns the encoded join key of a row of side s, and whether a key
@@ -378,8 +461,12 @@ func (o *Operator) emitPadded(input int, vals []types.Value, kind types.RowKind,
 	}
 }
 
-// Watermark implements exec.Operator: a regular join keeps no time.
-func (o *Operator) Watermark(wm int64) error { return o.cfg.Next.Watermark(wm) }
+// Watermark implements exec.Operator: a regular join keeps no time (but
+// its rows may expire meanwhile).
+func (o *Operator) Watermark(wm int64) error {
+	o.expire()
+	return o.cfg.Next.Watermark(wm)
+}
 
 // Finish implements exec.Operator.
 func (o *Operator) Finish() error {
@@ -483,6 +570,7 @@ func (o *Operator) restore() error {
 			}
 			e.enc = string(enc)
 			b.add(e)
+			o.written(e, int(k[0]), string(k[1:]))
 		}
 		s.buckets[string(k[1:])] = b
 		return true

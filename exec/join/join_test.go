@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/state"
@@ -220,4 +221,41 @@ func formatAny(v types.Value, i int) string {
 		return types.FormatValue(v, timed[1])
 	}
 	return types.FormatValue(v, twoCols[i%2])
+}
+
+// TestTTL: a row not written for the TTL is forgotten (no output), one
+// written again stays; the state shrinks.
+func TestTTL(t *testing.T) {
+	var now int64
+	out := &collect{}
+	o, err := New(Config{Kind: Left, LeftKeys: []int{0}, RightKeys: []int{0}, Left: twoCols, Right: twoCols,
+		TTL: 10 * time.Second, Next: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Open(&exec.Context{Now: func() int64 { return now }}); err != nil {
+		t.Fatal(err)
+	}
+	in(t, o, 1, types.Insert, 1, "x", 1) // kept from 0 s
+	in(t, o, 1, types.Insert, 2, "y", 2)
+	now = 6e6
+	in(t, o, 1, types.Insert, 2, "y", 3) // y written again at 6 s
+	now = 12e6
+	in(t, o, 0, types.Insert, 1, "a", 1) // x expired at 10 s: no match
+	in(t, o, 0, types.Insert, 2, "b", 2) // y lives until 16 s
+	want := "+I[1, a, NULL, NULL] +I[2, b, 2, y] +I[2, b, 2, y]"
+	if got := strings.Join(out.rows, " "); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	now = 40e6
+	if err := o.Watermark(1); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range o.sides {
+		for k, b := range s.buckets {
+			if len(b.rows) > 0 {
+				t.Errorf("key %q still holds %d rows after the TTL", k, len(b.rows))
+			}
+		}
+	}
 }
