@@ -172,6 +172,9 @@ type coordinator struct {
 	finals    map[string]int64 // ended partitions, for the next checkpoint
 	completed int64
 	running   sync.Mutex // held while a checkpoint is being completed
+	// trigger is held while a checkpoint starts: its ended partitions'
+	// positions are attached and its barriers requested.
+	trigger sync.Mutex
 }
 
 func newCoordinator(interval time.Duration, backend state.Backend) *coordinator {
@@ -210,6 +213,7 @@ func (c *coordinator) run(ctx context.Context, done <-chan struct{}) error {
 		case <-t.C:
 		}
 		id++
+		c.trigger.Lock() // see SourceTask.end
 		c.applyFinals()
 		for _, ch := range c.sources {
 			select {
@@ -217,6 +221,7 @@ func (c *coordinator) run(ctx context.Context, done <-chan struct{}) error {
 			default: // a finished or busy task; finished ones count as aligned
 			}
 		}
+		c.trigger.Unlock()
 		// Checkpoint id is complete once every terminal task acknowledged
 		// it or ended (an ended task has nothing left to snapshot).
 		acked := make([]bool, c.need)
@@ -270,6 +275,30 @@ func (c *coordinator) complete(id int64) error {
 	c.completed = id
 	c.mu.Unlock()
 	return nil
+}
+
+// standDown is what an ended terminal task does before it stops counting
+// in checkpoints: it waits until the last checkpoint it acknowledged (acked)
+// completed, then lets its chain hand over what it held back since that
+// barrier (connector.Holder sinks, shuffle writers), into the transaction
+// the next checkpoint commits. Otherwise that checkpoint could complete
+// without the held records while claiming the positions of the rows they
+// came from. Checkpoints run one at a time, so the one acknowledged
+// completes without this task.
+func (c *coordinator) standDown(ctx context.Context, chain *Chain, acked int64) error {
+	for {
+		c.mu.Lock()
+		done := c.completed >= acked
+		c.mu.Unlock()
+		if done {
+			return chain.release()
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
 
 // commitFinal commits the state after every task ended normally. The

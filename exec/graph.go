@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicesql/sluice/connector"
@@ -278,6 +279,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 					Assigner: chain.Assigner, IdleTimeout: s.IdleTimeout, Stop: opts.Stop, Metrics: opts.Metrics,
 					PartBase: partBase[s], Chain: chain}
 				terminal := -1
+				var acked atomic.Int64 // the last barrier the task acknowledged
 				if coord != nil {
 					ch := make(chan int64, 1)
 					coord.sources = append(coord.sources, ch)
@@ -285,6 +287,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 					st.Barriers = ch
 					st.Position = func(off int64) { coord.recordPosition(key, off) }
 					st.Final = func(off int64) { coord.recordFinal(key, off) }
+					st.EndLock = &coord.trigger
 					if _, ok := s.Source.(PositionSource); ok {
 						if st.PosStore, err = opts.State.Store(key); err != nil {
 							return fmt.Errorf("cannot open the position of stage %s partition %d: %w", s.Name, part, err)
@@ -300,6 +303,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 						coord.need++
 						terminal = k
 						st.OnBarrier = func(id int64) error {
+							acked.Store(id)
 							select {
 							case coord.acks <- ack{task: k, id: id}:
 								return nil
@@ -312,6 +316,9 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 				t.run = func(ctx context.Context) error {
 					err := st.Run(ctx)
 					if terminal >= 0 {
+						if err == nil {
+							err = coord.standDown(ctx, chain, acked.Load())
+						}
 						coord.terminalDone <- terminal
 					}
 					if err == nil && st.Complete != nil {
@@ -339,6 +346,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 			} else {
 				in := inboxes[s][i]
 				it := inboxTask{chain: chain, out: out, snapshotAtEnd: coord != nil, stopping: stopping}
+				var acked atomic.Int64 // the last barrier the task acknowledged
 				if coord != nil {
 					complete := make(chan int64, 16)
 					coord.completes = append(coord.completes, complete)
@@ -347,6 +355,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 						k := coord.need
 						coord.need++
 						it.onBarrier = func(id int64) error {
+							acked.Store(id)
 							select {
 							case coord.acks <- ack{task: k, id: id}:
 								return nil
@@ -363,6 +372,9 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 				t.run = func(ctx context.Context) error {
 					err := in.run(ctx, it)
 					if terminal >= 0 {
+						if err == nil {
+							err = coord.standDown(ctx, chain, acked.Load())
+						}
 						// An ended terminal task stands for every later
 						// checkpoint: the others need not wait for it.
 						coord.terminalDone <- terminal

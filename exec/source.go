@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sluicesql/sluice/connector"
@@ -153,6 +154,9 @@ type SourceTask struct {
 	// attaches it to the next checkpoint it starts, never to one already
 	// under way: the partition's last rows belong to that next one.
 	Final func(offset int64)
+	// EndLock, if set, is held by the coordinator while it starts a
+	// checkpoint (see end).
+	EndLock sync.Locker
 	// Resume, with ResumeAfter, restarts the partition after the position
 	// of the checkpoint the job restarts from: rows whose origin offset is
 	// not above ResumeAfter are skipped (or not read, for a Resumer).
@@ -174,23 +178,57 @@ type SourceTask struct {
 	reader connector.Reader
 }
 
-// savePosition keeps a PositionReader's position in PosStore, and reports
-// its offset (Offset, if the reader has one) as the partition's position,
-// or as its final one.
+// readerOffset returns the offset of the last record a PositionReader
+// read whole, if it has one.
+func (t *SourceTask) readerOffset() (int64, bool) {
+	if or, ok := t.reader.(interface{ Offset() int64 }); ok && t.PosStore != nil {
+		if off := or.Offset(); off > 0 {
+			return off - 1, true
+		}
+	}
+	return 0, false
+}
+
+// end records that the partition ends (its input, or a stop) after the
+// rows sent so far, before its end goes downstream. A barrier requested
+// meanwhile goes first, after those rows, with their position. Then the
+// end position is recorded for the next checkpoint. Both happen under
+// EndLock, which the coordinator holds while it starts a checkpoint, so
+// that the rows sent so far always land in the checkpoint that claims
+// their position: a barrier this task sent covers them, and otherwise
+// they reach every consumer before the barriers of the next checkpoint.
+func (t *SourceTask) end(last int64, read bool) error {
+	if t.EndLock != nil {
+		t.EndLock.Lock()
+		defer t.EndLock.Unlock()
+	}
+	select {
+	case id := <-t.Barriers:
+		if err := t.barrier(id, last, read); err != nil {
+			return err
+		}
+	default:
+	}
+	if t.Final == nil {
+		return nil
+	}
+	if off, ok := t.readerOffset(); ok {
+		t.Final(off)
+	} else if read && t.PosStore == nil {
+		t.Final(last)
+	}
+	return nil
+}
+
+// savePosition keeps a PositionReader's position in PosStore and, at a
+// barrier, reports its offset as the partition's position.
 func (t *SourceTask) savePosition(final bool) error {
 	pr, ok := t.reader.(PositionReader)
 	if !ok || t.PosStore == nil {
 		return nil
 	}
-	if or, ok := pr.(interface{ Offset() int64 }); ok {
-		if off := or.Offset(); off > 0 {
-			switch {
-			case final && t.Final != nil:
-				t.Final(off - 1)
-			case !final && t.Position != nil:
-				t.Position(off - 1)
-			}
-		}
+	if off, ok := t.readerOffset(); ok && !final && t.Position != nil {
+		t.Position(off)
 	}
 	pos, err := pr.Position()
 	if err != nil {
@@ -309,13 +347,10 @@ func (t *SourceTask) Run(ctx context.Context) error {
 		}
 		select {
 		case <-t.Stop:
-			if err := t.finish(); err != nil {
+			if err := t.end(last, read); err != nil {
 				return err
 			}
-			if t.Final != nil && read {
-				t.Final(last)
-			}
-			return nil
+			return t.finish()
 		case id := <-t.Barriers:
 			if err := t.barrier(id, last, read); err != nil {
 				return err
@@ -389,18 +424,13 @@ func (t *SourceTask) Run(ctx context.Context) error {
 			}
 		}
 		if errors.Is(err, io.EOF) {
+			if err := t.end(last, read); err != nil {
+				return err
+			}
 			if err := t.Head.Watermark(MaxWatermark); err != nil {
 				return err
 			}
-			if err := t.finish(); err != nil {
-				return err
-			}
-			// Only now, with the end of input sent downstream, may a
-			// checkpoint claim the partition's end.
-			if t.Final != nil && read {
-				t.Final(last)
-			}
-			return nil
+			return t.finish()
 		}
 	}
 }
