@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/sluicesql/sluice/exec"
-	"github.com/sluicesql/sluice/state"
 	"github.com/sluicesql/sluice/types"
 	"github.com/sluicesql/sluice/types/rowcodec"
 )
@@ -39,18 +38,11 @@ type IntervalConfig struct {
 //   - A row that arrives after its own expiry is matched with what is kept
 //     but not kept itself.
 type Interval struct {
-	cfg   IntervalConfig
-	sides [2]iside
-	wm    int64
-	delay int64
-
-	store   state.Store
-	offsets *state.Offsets
-	metrics *exec.Metrics
-
-	out     *types.Batch
-	scratch []types.Value
-	keyBuf  []byte
+	pairs
+	bounds IntervalConfig
+	sides  [2]iside
+	wm     int64
+	delay  int64
 }
 
 type iside struct {
@@ -95,7 +87,7 @@ func NewInterval(cfg IntervalConfig) (*Interval, error) {
 	if cfg.Lower > cfg.Upper {
 		return nil, fmt.Errorf("interval join: lower bound %d above upper bound %d", cfg.Lower, cfg.Upper)
 	}
-	o := &Interval{cfg: cfg, wm: exec.MinWatermark, delay: max(cfg.Upper, -cfg.Lower, 0)}
+	o := &Interval{pairs: newPairs(cfg.Config), bounds: cfg, wm: exec.MinWatermark, delay: max(cfg.Upper, -cfg.Lower, 0)}
 	for i, typs := range [][]types.Type{cfg.Left, cfg.Right} {
 		c, err := rowcodec.New(typs)
 		if err != nil {
@@ -109,35 +101,12 @@ func NewInterval(cfg IntervalConfig) (*Interval, error) {
 		}
 		o.sides[i] = s
 	}
-	o.scratch = make([]types.Value, len(cfg.Left)+len(cfg.Right))
 	return o, nil
 }
 
 // Open implements exec.Operator: it restores the last checkpoint's rows.
 func (o *Interval) Open(ctx *exec.Context) error {
-	o.out = types.NewBatch(256, len(o.scratch))
-	if ctx != nil {
-		o.metrics = ctx.Metrics
-		if ctx.State != nil && o.cfg.ID != "" {
-			st, err := ctx.State.Store(o.cfg.ID)
-			if err != nil {
-				return fmt.Errorf("cannot open interval join %s: %w", o.cfg.ID, err)
-			}
-			o.store, o.offsets = st, st.Offsets()
-			if err := o.restore(); err != nil {
-				return fmt.Errorf("cannot restore interval join %s: %w", o.cfg.ID, err)
-			}
-		}
-	}
-	if o.offsets == nil {
-		o.offsets = state.NewOffsets()
-	}
-	return o.cfg.Next.Open(ctx)
-}
-
-// Process implements exec.Operator; rows come through ProcessInput.
-func (o *Interval) Process(*types.Batch) error {
-	return errors.New("interval join: rows must say which input they come from (ProcessInput)")
+	return o.open(ctx, "interval join", o.restore)
 }
 
 // ProcessInput implements exec.MultiInput: input 0 is the left side.
@@ -147,10 +116,7 @@ func (o *Interval) ProcessInput(input int, b *types.Batch) error {
 	}
 	for i := range b.Rows {
 		r := &b.Rows[i]
-		if !o.offsets.Admit(r.Origin.Part, r.Origin.Offset) {
-			if o.metrics != nil {
-				o.metrics.ReplayRows.Add(1)
-			}
+		if !o.admit(r) {
 			continue
 		}
 		if r.Kind != types.Insert && r.Kind != types.UpdateAfter {
@@ -159,40 +125,29 @@ func (o *Interval) ProcessInput(input int, b *types.Batch) error {
 		if err := o.row(input, r.Vals); err != nil {
 			return err
 		}
-		if len(o.out.Rows) >= 256 {
-			if err := o.flush(); err != nil {
-				return err
-			}
+		if err := o.flushIfFull(); err != nil {
+			return err
 		}
 	}
 	return o.flush()
-}
-
-func (o *Interval) flush() error {
-	if len(o.out.Rows) == 0 {
-		return nil
-	}
-	err := o.cfg.Next.Process(o.out)
-	o.out.Reset()
-	return err
 }
 
 // window returns the times of the other side's rows that a row of side
 // input at time t matches.
 func (o *Interval) window(input int, t int64) (lo, hi int64) {
 	if input == 0 { // r.time in [t - Upper, t - Lower]
-		return t - o.cfg.Upper, t - o.cfg.Lower
+		return t - o.bounds.Upper, t - o.bounds.Lower
 	}
-	return t + o.cfg.Lower, t + o.cfg.Upper // l.time
+	return t + o.bounds.Lower, t + o.bounds.Upper // l.time
 }
 
 func (o *Interval) row(input int, vals []types.Value) error {
 	me, other := &o.sides[input], &o.sides[1-input]
 	tv := vals[me.time]
-	key, null := o.key(me, vals)
+	key, null := o.key(me.keys, vals)
 	if null || tv.IsNull() {
 		if me.outer {
-			o.emitPadded(input, vals)
+			o.emitPadded(input, vals, types.Insert, 1)
 		}
 		return nil
 	}
@@ -215,13 +170,13 @@ func (o *Interval) row(input int, vals []types.Value) error {
 			e.matched = true
 			other.dirty[key] = true
 		}
-		o.emitJoined(input, vals, e.vals)
+		o.emitJoined(input, vals, e.vals, types.Insert, 1)
 	}
 	// Keep the row while a row of the other side can still match it: one
 	// at the watermark or later, up to hi.
 	if hi < o.wm {
 		if me.outer && !matched {
-			o.emitPadded(input, vals)
+			o.emitPadded(input, vals, types.Insert, 1)
 		}
 		return nil
 	}
@@ -230,52 +185,6 @@ func (o *Interval) row(input int, vals []types.Value) error {
 	heap.Push(&me.expiry, e)
 	me.dirty[key] = true
 	return nil
-}
-
-func (o *Interval) key(s *iside, vals []types.Value) (string, bool) {
-	o.keyBuf = o.keyBuf[:0]
-	for _, k := range s.keys {
-		if vals[k].IsNull() {
-			return "", true
-		}
-		o.keyBuf = types.AppendKey(o.keyBuf, vals[k])
-	}
-	return string(o.keyBuf), false
-}
-
-func (o *Interval) residual(input int, mine, theirs []types.Value) (bool, error) {
-	if o.cfg.Residual == nil {
-		return true, nil
-	}
-	l, r := mine, theirs
-	if input == 1 {
-		l, r = theirs, mine
-	}
-	copy(o.scratch, l)
-	copy(o.scratch[len(l):], r)
-	return o.cfg.Residual(o.scratch)
-}
-
-func (o *Interval) emitJoined(input int, mine, theirs []types.Value) {
-	l, r := mine, theirs
-	if input == 1 {
-		l, r = theirs, mine
-	}
-	vals := o.out.AddRow(types.Insert, types.Origin{Part: -1}, len(l)+len(r))
-	copy(vals, l)
-	copy(vals[len(l):], r)
-}
-
-func (o *Interval) emitPadded(input int, vals []types.Value) {
-	out := o.out.AddRow(types.Insert, types.Origin{Part: -1}, len(o.scratch))
-	for i := range out {
-		out[i] = types.Value{}
-	}
-	if input == 0 {
-		copy(out, vals)
-	} else {
-		copy(out[o.sides[0].width:], vals)
-	}
 }
 
 // Watermark implements exec.Operator: rows that can no longer match are
@@ -291,7 +200,7 @@ func (o *Interval) Watermark(wm int64) error {
 		for len(s.expiry) > 0 && s.expiry[0].expires < wm {
 			e := heap.Pop(&s.expiry).(*irow)
 			if s.outer && !e.matched {
-				o.emitPadded(si, e.vals)
+				o.emitPadded(si, e.vals, types.Insert, 1)
 			}
 			rows := s.buckets[e.key]
 			for i, x := range rows {
@@ -315,14 +224,6 @@ func (o *Interval) Watermark(wm int64) error {
 		return o.cfg.Next.Watermark(wm)
 	}
 	return o.cfg.Next.Watermark(wm - o.delay)
-}
-
-// Finish implements exec.Operator.
-func (o *Interval) Finish() error {
-	if err := o.flush(); err != nil {
-		return err
-	}
-	return o.cfg.Next.Finish()
 }
 
 // Close implements exec.Operator.

@@ -28,7 +28,6 @@ import (
 	"time"
 
 	"github.com/sluicesql/sluice/exec"
-	"github.com/sluicesql/sluice/state"
 	"github.com/sluicesql/sluice/types"
 	"github.com/sluicesql/sluice/types/rowcodec"
 )
@@ -155,21 +154,15 @@ type side struct {
 
 // Operator is a running join.
 type Operator struct {
-	cfg   Config
+	pairs
 	sides [2]side
 
-	store   state.Store
-	offsets *state.Offsets
-	metrics *exec.Metrics
 	now     func() int64
 	ttl     int64 // µs; 0: none
 	expiry  []expiry
 	expHead int
 
-	out     *types.Batch
-	scratch []types.Value
-	keyBuf  []byte
-	rowBuf  []byte
+	rowBuf []byte
 }
 
 // New returns a join operator.
@@ -177,7 +170,7 @@ func New(cfg Config) (*Operator, error) {
 	if len(cfg.LeftKeys) == 0 || len(cfg.LeftKeys) != len(cfg.RightKeys) {
 		return nil, errors.New("join: keys of both sides, as many on each")
 	}
-	o := &Operator{cfg: cfg}
+	o := &Operator{pairs: newPairs(cfg)}
 	for i, typs := range [][]types.Type{cfg.Left, cfg.Right} {
 		c, err := rowcodec.New(typs)
 		if err != nil {
@@ -191,7 +184,6 @@ func New(cfg Config) (*Operator, error) {
 	}
 	o.sides[0].outer = cfg.Kind == Left || cfg.Kind == Full
 	o.sides[1].outer = cfg.Kind == Right || cfg.Kind == Full
-	o.scratch = make([]types.Value, len(cfg.Left)+len(cfg.Right))
 	o.ttl = cfg.TTL.Microseconds()
 	return o, nil
 }
@@ -199,34 +191,11 @@ func New(cfg Config) (*Operator, error) {
 // Open implements exec.Operator: it restores the state of the last
 // checkpoint.
 func (o *Operator) Open(ctx *exec.Context) error {
-	o.out = types.NewBatch(256, len(o.scratch))
 	o.now = func() int64 { return time.Now().UnixMicro() }
-	if ctx != nil {
-		o.metrics = ctx.Metrics
-		if ctx.Now != nil {
-			o.now = ctx.Now
-		}
-		if ctx.State != nil && o.cfg.ID != "" {
-			st, err := ctx.State.Store(o.cfg.ID)
-			if err != nil {
-				return fmt.Errorf("cannot open join %s: %w", o.cfg.ID, err)
-			}
-			o.store, o.offsets = st, st.Offsets()
-			if err := o.restore(); err != nil {
-				return fmt.Errorf("cannot restore join %s: %w", o.cfg.ID, err)
-			}
-		}
+	if ctx != nil && ctx.Now != nil {
+		o.now = ctx.Now
 	}
-	if o.offsets == nil {
-		o.offsets = state.NewOffsets()
-	}
-	return o.cfg.Next.Open(ctx)
-}
-
-// Process implements exec.Operator; a join's rows come through
-// ProcessInput.
-func (o *Operator) Process(*types.Batch) error {
-	return errors.New("join: rows must say which input they come from (ProcessInput)")
+	return o.open(ctx, "join", o.restore)
 }
 
 // ProcessInput implements exec.MultiInput: input 0 is the left side.
@@ -237,31 +206,17 @@ func (o *Operator) ProcessInput(input int, b *types.Batch) error {
 	o.expire()
 	for i := range b.Rows {
 		r := &b.Rows[i]
-		if !o.offsets.Admit(r.Origin.Part, r.Origin.Offset) {
-			if o.metrics != nil {
-				o.metrics.ReplayRows.Add(1)
-			}
+		if !o.admit(r) {
 			continue
 		}
 		if err := o.row(input, r); err != nil {
 			return err
 		}
-		if len(o.out.Rows) >= 256 {
-			if err := o.flush(); err != nil {
-				return err
-			}
+		if err := o.flushIfFull(); err != nil {
+			return err
 		}
 	}
 	return o.flush()
-}
-
-func (o *Operator) flush() error {
-	if len(o.out.Rows) == 0 {
-		return nil
-	}
-	err := o.cfg.Next.Process(o.out)
-	o.out.Reset()
-	return err
 }
 
 // row folds one input row in and emits what it changes.
@@ -272,7 +227,7 @@ func (o *Operator) row(input int, r *types.Row) error {
 	if !acc {
 		outKind = types.Delete
 	}
-	key, null := o.key(me, r.Vals)
+	key, null := o.key(me.keys, r.Vals)
 	var mine *bucket
 	var theirs *bucket
 	if !null {
@@ -405,75 +360,11 @@ func (o *Operator) expire() {
 	}
 }
 
-// key returns the encoded join key of a row of side s, and whether a key
-// column is NULL.
-func (o *Operator) key(s *side, vals []types.Value) (string, bool) {
-	o.keyBuf = o.keyBuf[:0]
-	for _, k := range s.keys {
-		if vals[k].IsNull() {
-			return "", true
-		}
-		o.keyBuf = types.AppendKey(o.keyBuf, vals[k])
-	}
-	return string(o.keyBuf), false
-}
-
-// residual evaluates the rest of the condition on a pair.
-func (o *Operator) residual(input int, mine, theirs []types.Value) (bool, error) {
-	if o.cfg.Residual == nil {
-		return true, nil
-	}
-	l, r := mine, theirs
-	if input == 1 {
-		l, r = theirs, mine
-	}
-	copy(o.scratch, l)
-	copy(o.scratch[len(l):], r)
-	return o.cfg.Residual(o.scratch)
-}
-
-func (o *Operator) emitJoined(input int, mine, theirs []types.Value, kind types.RowKind, n int) {
-	l, r := mine, theirs
-	if input == 1 {
-		l, r = theirs, mine
-	}
-	for range n {
-		vals := o.out.AddRow(kind, types.Origin{Part: -1}, len(l)+len(r))
-		copy(vals, l)
-		copy(vals[len(l):], r)
-	}
-}
-
-// emitPadded emits n copies of a row of side input with NULLs for the
-// other side.
-func (o *Operator) emitPadded(input int, vals []types.Value, kind types.RowKind, n int) {
-	nl := o.sides[0].width
-	for range n {
-		out := o.out.AddRow(kind, types.Origin{Part: -1}, len(o.scratch))
-		for i := range out {
-			out[i] = types.Value{}
-		}
-		if input == 0 {
-			copy(out, vals)
-		} else {
-			copy(out[nl:], vals)
-		}
-	}
-}
-
 // Watermark implements exec.Operator: a regular join keeps no time (but
 // its rows may expire meanwhile).
 func (o *Operator) Watermark(wm int64) error {
 	o.expire()
 	return o.cfg.Next.Watermark(wm)
-}
-
-// Finish implements exec.Operator.
-func (o *Operator) Finish() error {
-	if err := o.flush(); err != nil {
-		return err
-	}
-	return o.cfg.Next.Finish()
 }
 
 // Close implements exec.Operator.
