@@ -269,9 +269,12 @@ func (p *Planner) bindFrom(t ast.TableExpr) (plan.Node, *scope, error) {
 		if tf, ok := t.Right.(*ast.TableFunc); ok && tf.Lateral {
 			return p.bindLateral(t, tf)
 		}
+		if u, ok := t.Right.(*ast.Unnest); ok {
+			return p.bindUnnest(t, u)
+		}
 		return p.bindJoin(t)
 	case *ast.Unnest:
-		return nil, nil, p.errorf(t, "UNNEST is not supported yet")
+		return nil, nil, p.errorf(t, "UNNEST must follow the table whose arrays it expands: FROM t CROSS JOIN UNNEST(t.arr) AS u(x)")
 	}
 	return nil, nil, p.errorf(t, "unsupported FROM item %T", t)
 }
