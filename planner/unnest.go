@@ -8,9 +8,10 @@ import (
 )
 
 // unnestFn expands an ARRAY (or MULTISET) into one row per element: the
-// element's fields when it is a ROW, else the element itself; WITH
-// ORDINALITY adds the 1-based position.
-func unnestFn(ordinality bool) *expr.TableFunction {
+// element's fields when the elements are ROWs of fields fields (NULLs for
+// a NULL element), else the element itself; WITH ORDINALITY adds the
+// 1-based position.
+func unnestFn(ordinality bool, fields int) *expr.TableFunction {
 	return &expr.TableFunction{
 		Name: "UNNEST",
 		Eval: func(args []types.Value, emit func(row []types.Value) error) error {
@@ -20,10 +21,15 @@ func unnestFn(ordinality bool) *expr.TableFunction {
 			var row []types.Value
 			for i, e := range args[0].Elems() {
 				row = row[:0]
-				if e.Kind() == types.KindRow {
-					row = append(row, e.Elems()...)
-				} else {
+				switch {
+				case fields == 0:
 					row = append(row, e)
+				case e.Kind() == types.KindRow && len(e.Elems()) == fields:
+					row = append(row, e.Elems()...)
+				default: // a NULL element
+					for range fields {
+						row = append(row, types.Value{})
+					}
 				}
 				if ordinality {
 					row = append(row, types.IntValue(types.KindInt, int64(i+1)))
@@ -68,7 +74,9 @@ func (p *Planner) bindUnnest(j *ast.Join, u *ast.Unnest) (plan.Node, *scope, err
 		return nil, nil, p.errorf(u.Exprs[0], "UNNEST takes an ARRAY or a MULTISET, not %s", at)
 	}
 	var cols []types.Column
+	fields := 0
 	if el := *at.Elem; el.Kind == types.KindRow {
+		fields = len(el.Fields)
 		for _, f := range el.Fields {
 			cols = append(cols, types.Column{Name: f.Name, Type: f.Type.WithNullable(true)})
 		}
@@ -86,7 +94,7 @@ func (p *Planner) bindUnnest(j *ast.Join, u *ast.Unnest) (plan.Node, *scope, err
 			cols[i].Name = a.Name
 		}
 	}
-	call := &expr.TableCall{Fn: unnestFn(u.WithOrdinality), Args: []expr.Node{arg}, Out: types.Schema{Columns: cols}}
+	call := &expr.TableCall{Fn: unnestFn(u.WithOrdinality, fields), Args: []expr.Node{arg}, Out: types.Schema{Columns: cols}}
 	qual := ""
 	if u.Alias != nil {
 		qual = u.Alias.Name
