@@ -330,6 +330,18 @@ func Walk(n Node, f func(Node) bool) {
 	}
 }
 
+// Conjuncts splits n at its ANDs: the conditions that must all hold.
+func Conjuncts(n Node) []Node {
+	if c, ok := n.(*Call); ok && c.Name == "AND" {
+		var out []Node
+		for _, a := range c.Args {
+			out = append(out, Conjuncts(a)...)
+		}
+		return out
+	}
+	return []Node{n}
+}
+
 // Columns returns the input columns n references, sorted and without
 // duplicates.
 func Columns(n Node) []int {

@@ -56,7 +56,7 @@ func (p *Planner) bindJoin(j *ast.Join) (plan.Node, *scope, error) {
 
 	n := &plan.Join{Left: left, Right: right, Kind: kind}
 	var rest []expr.Node
-	for _, c := range conjuncts(cond) {
+	for _, c := range expr.Conjuncts(cond) {
 		l, r, ok := equiKey(c, nl)
 		if !ok {
 			rest = append(rest, c)
@@ -240,18 +240,6 @@ func timeExpr(n expr.Node) (col int, off int64, ok bool) {
 		}
 	}
 	return 0, 0, false
-}
-
-// conjuncts splits n at its ANDs.
-func conjuncts(n expr.Node) []expr.Node {
-	if c, ok := n.(*expr.Call); ok && c.Name == "AND" {
-		var out []expr.Node
-		for _, a := range c.Args {
-			out = append(out, conjuncts(a)...)
-		}
-		return out
-	}
-	return []expr.Node{n}
 }
 
 // equiKey reports whether n is `column = column` with one column of each

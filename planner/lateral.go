@@ -3,6 +3,7 @@ package planner
 import (
 	"strings"
 
+	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/plan"
 	"github.com/sluicesql/sluice/sql/ast"
 	"github.com/sluicesql/sluice/types"
@@ -56,16 +57,24 @@ func (p *Planner) bindLateral(j *ast.Join, tf *ast.TableFunc) (plan.Node, *scope
 	if tf.Alias != nil {
 		qual = tf.Alias.Name
 	}
+	n, outScope := correlate(in, sc, call, fnCols, qual, left)
+	return n, outScope, nil
+}
+
+// correlate joins each row of in (whose scope is sc) with the rows call
+// emits for it, whose columns are cols under qualifier qual; left keeps
+// the rows for which it emits none, padded with NULLs.
+func correlate(in plan.Node, sc *scope, call *expr.TableCall, cols []types.Column, qual string, left bool) (plan.Node, *scope) {
 	out := types.Schema{Columns: append([]types.Column(nil), in.Schema().Columns...)}
 	outScope := &scope{cols: append([]scopeCol(nil), sc.cols...)}
-	for _, c := range fnCols {
+	for _, c := range cols {
 		if left {
 			c.Type = c.Type.WithNullable(true)
 		}
 		out.Columns = append(out.Columns, c)
 		outScope.cols = append(outScope.cols, scopeCol{qual: qual, name: c.Name, typ: c.Type})
 	}
-	return &plan.Correlate{Input: in, Call: call, Left: left, Out: out}, outScope, nil
+	return &plan.Correlate{Input: in, Call: call, Left: left, Out: out}, outScope
 }
 
 func isTrueLiteral(e ast.Expr) bool {

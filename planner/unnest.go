@@ -99,14 +99,6 @@ func (p *Planner) bindUnnest(j *ast.Join, u *ast.Unnest) (plan.Node, *scope, err
 	if u.Alias != nil {
 		qual = u.Alias.Name
 	}
-	out := types.Schema{Columns: append([]types.Column(nil), in.Schema().Columns...)}
-	outScope := &scope{cols: append([]scopeCol(nil), sc.cols...)}
-	for _, c := range cols {
-		if left {
-			c.Type = c.Type.WithNullable(true)
-		}
-		out.Columns = append(out.Columns, c)
-		outScope.cols = append(outScope.cols, scopeCol{qual: qual, name: c.Name, typ: c.Type})
-	}
-	return &plan.Correlate{Input: in, Call: call, Left: left, Out: out}, outScope, nil
+	n, outScope := correlate(in, sc, call, cols, qual, left)
+	return n, outScope, nil
 }

@@ -168,7 +168,7 @@ func pushFilterIntoJoin(o *Optimizer, n plan.Node) plan.Node {
 		if cond == nil {
 			return nil
 		}
-		for _, e := range conjuncts(cond) {
+		for _, e := range expr.Conjuncts(cond) {
 			cols := expr.Columns(e)
 			switch {
 			case len(cols) == 0:
@@ -253,18 +253,6 @@ func pushFilterIntoJoin(o *Optimizer, n plan.Node) plan.Node {
 	return &nc
 }
 
-// conjuncts splits e at its ANDs.
-func conjuncts(e expr.Node) []expr.Node {
-	if c, ok := e.(*expr.Call); ok && c.Name == "AND" {
-		var out []expr.Node
-		for _, a := range c.Args {
-			out = append(out, conjuncts(a)...)
-		}
-		return out
-	}
-	return []expr.Node{e}
-}
-
 // rankLimit moves the bound on a Rank's row number from the filter above
 // it into the Rank (`rn <= N`, `rn < N`, `rn = 1`): Top-N.
 func rankLimit(o *Optimizer, n plan.Node) plan.Node {
@@ -279,7 +267,7 @@ func rankLimit(o *Optimizer, n plan.Node) plan.Node {
 	rn := r.Out.Len() - 1
 	limit := int64(0)
 	var keep []expr.Node
-	for _, e := range conjuncts(c.Filter) {
+	for _, e := range expr.Conjuncts(c.Filter) {
 		if l, ok := rowNumberBound(e, rn); ok && (limit == 0 || l < limit) {
 			limit = l
 			continue
