@@ -287,3 +287,42 @@ SELECT k, COUNT(*) AS n FROM events GROUP BY k;`
 		t.Fatalf("second run should count only the 6 new rows on top of the restored 10s: %v\n%s", got, out)
 	}
 }
+
+// TestMiniBatchOption: 'table.exec.mini-batch.*' reach the GROUP BY. The
+// source reads 5000 rows of one key in batches of 1024: without a
+// mini-batch the key is updated once per batch; with a mini-batch longer
+// than the job it emits once, at the end.
+func TestMiniBatchOption(t *testing.T) {
+	dir := t.TempDir()
+	var sb strings.Builder
+	for i := 1; i <= 5000; i++ {
+		fmt.Fprintf(&sb, "{\"k\":\"a\",\"v\":%d}\n", i)
+	}
+	writeFile(t, dir, "in.jsonl", sb.String())
+	const query = `
+CREATE TABLE t (k STRING, v INT) WITH ('connector' = 'filesystem', 'path' = '$DIR/in.jsonl', 'format' = 'json');
+SELECT k, COUNT(*) AS n, SUM(v) AS s FROM t GROUP BY k;`
+	out, err := runSQL(t, nil, dir, query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out, "+U["); n < 2 {
+		t.Fatalf("without a mini-batch: %d updates, want one per source batch:\n%s", n, out)
+	}
+	out, err = runSQL(t, nil, dir, `SET 'table.exec.mini-batch.enabled' = 'true';
+SET 'table.exec.mini-batch.allow-latency' = '1 h';`+query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.TrimSpace(out), "k, n, s\n+I[a, 5000, 12502500]"; got != want {
+		t.Fatalf("with a mini-batch: got\n%s\nwant\n%s", got, want)
+	}
+	_, err = runSQL(t, nil, dir, `SET 'table.exec.mini-batch.enabled' = 'true';`+query)
+	if err == nil || !strings.Contains(err.Error(), "table.exec.mini-batch.allow-latency") {
+		t.Fatalf("enabled without a latency: got %v, want an error naming allow-latency", err)
+	}
+	_, err = runSQL(t, nil, dir, `SET 'table.exec.mini-batch.size' = 'lots';`+query)
+	if err == nil || !strings.Contains(err.Error(), "table.exec.mini-batch.size") {
+		t.Fatalf("a bad size: got %v, want an error naming the option", err)
+	}
+}

@@ -539,8 +539,13 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 			return nil, fmt.Errorf("table.exec.state.ttl: %w", err)
 		}
 	}
+	miniBatch, err := miniBatchOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
 	env := physical.Env{
 		StateTTL:    ttl,
+		MiniBatch:   miniBatch,
 		Job:         name,
 		Connectors:  e.connectors,
 		ConnEnv:     connector.Env{Formats: e.formats, Stdout: e.opts.Stdout, Now: now},
@@ -755,6 +760,38 @@ func listing(header string, names []string) string {
 	return b.String()
 }
 
+// miniBatchOptions reads 'table.exec.mini-batch.*'. As in Flink, an
+// enabled mini-batch needs a positive allow-latency.
+func miniBatchOptions(cfg map[string]string) (physical.MiniBatch, error) {
+	var mb physical.MiniBatch
+	on, _ := strconv.ParseBool(cfg["table.exec.mini-batch.enabled"])
+	if !on {
+		return mb, nil
+	}
+	v, ok := cfg["table.exec.mini-batch.allow-latency"]
+	if !ok {
+		return mb, errors.New("table.exec.mini-batch.enabled is true: set 'table.exec.mini-batch.allow-latency' too (e.g. '1 s')")
+	}
+	d, err := connector.ParseDuration(v)
+	if err != nil {
+		return mb, fmt.Errorf("table.exec.mini-batch.allow-latency: %w", err)
+	}
+	if d <= 0 {
+		return mb, fmt.Errorf("table.exec.mini-batch.allow-latency must be positive, got '%s'", v)
+	}
+	mb.Latency = d
+	if v, ok := cfg["table.exec.mini-batch.size"]; ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n == 0 || n < -1 {
+			return mb, fmt.Errorf("table.exec.mini-batch.size must be a positive number of rows (or -1: no bound), got '%s'", v)
+		}
+		if n > 0 {
+			mb.Size = int(min(n, 1<<30))
+		}
+	}
+	return mb, nil
+}
+
 // checkSetting validates the SET options Sluice interprets.
 func checkSetting(key, value string) error {
 	switch key {
@@ -766,9 +803,18 @@ func checkSetting(key, value string) error {
 		if _, err := connector.ParseDuration(value); err != nil {
 			return fmt.Errorf("table.exec.source.idle-timeout: %w", err)
 		}
-	case "execution.checkpointing.interval", "table.exec.state.ttl":
+	case "execution.checkpointing.interval", "table.exec.state.ttl", "table.exec.mini-batch.allow-latency",
+		"cluster.session-timeout", "cluster.rebalance-timeout", "cluster.transaction-timeout":
 		if _, err := connector.ParseDuration(value); err != nil {
 			return fmt.Errorf("%s: %w", key, err)
+		}
+	case "table.exec.mini-batch.enabled":
+		if _, err := strconv.ParseBool(value); err != nil {
+			return fmt.Errorf("table.exec.mini-batch.enabled must be 'true' or 'false', got '%s'", value)
+		}
+	case "table.exec.mini-batch.size":
+		if n, err := strconv.ParseInt(value, 10, 64); err != nil || n == 0 || n < -1 {
+			return fmt.Errorf("table.exec.mini-batch.size must be a positive number of rows (or -1: no bound), got '%s'", value)
 		}
 	case "table.local-time-zone":
 		if _, err := time.LoadLocation(value); err != nil {

@@ -76,6 +76,31 @@ func (c *Chain) snapshot(id int64) error {
 	return nil
 }
 
+// tickEvery is how often the chain's Timed operators want Tick; 0: none.
+func (c *Chain) tickEvery() time.Duration {
+	var every time.Duration
+	for _, op := range c.Ops {
+		if t, ok := op.(Timed); ok {
+			if d := t.TickEvery(); d > 0 && (every == 0 || d < every) {
+				every = d
+			}
+		}
+	}
+	return every
+}
+
+// tick calls the chain's Timed operators, upstream first.
+func (c *Chain) tick() error {
+	for _, op := range c.Ops {
+		if t, ok := op.(Timed); ok {
+			if err := t.Tick(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // notify tells the chain's listeners that checkpoint id completed.
 func (c *Chain) notify(id int64) error {
 	for _, op := range c.Ops {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/sluicesql/sluice/types"
 )
@@ -177,6 +178,13 @@ func (in *Inbox) run(ctx context.Context, t inboxTask) error {
 	held := make([][]message, in.senders)
 	var backlog []message
 
+	var tickC <-chan time.Time
+	if every := t.chain.tickEvery(); every > 0 {
+		ticker := time.NewTicker(every)
+		defer ticker.Stop()
+		tickC = ticker.C
+	}
+
 	alignedNow := func() bool {
 		for i := range arrived {
 			if !arrived[i] && !done[i] {
@@ -216,6 +224,11 @@ func (in *Inbox) run(ctx context.Context, t inboxTask) error {
 			case m = <-in.ch:
 			case id := <-t.complete:
 				if err := t.chain.notify(id); err != nil {
+					return err
+				}
+				continue
+			case <-tickC:
+				if err := t.chain.tick(); err != nil {
 					return err
 				}
 				continue

@@ -9,4 +9,5 @@ type Metrics struct {
 	LateRows    atomic.Int64 // rows dropped by window operators as late
 	ReplayRows  atomic.Int64 // rows dropped as replays (offset already folded in)
 	SkippedRecs atomic.Int64 // malformed records skipped by a source's policy
+	ExpiredKeys atomic.Int64 // keys forgotten by the state TTL
 }

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"math"
+	"time"
 
 	"github.com/sluicesql/sluice/state"
 	"github.com/sluicesql/sluice/types"
@@ -30,6 +31,15 @@ type Operator interface {
 	Finish() error
 	// Close releases resources; it is called once, also after a failure.
 	Close() error
+}
+
+// Timed is implemented by operators that act as processing time passes,
+// input or not: a mini-batch that must flush by its deadline, state that
+// expires. The task that drives the operator calls Tick between batches,
+// about every TickEvery (the shortest any operator of its chain asks for).
+type Timed interface {
+	TickEvery() time.Duration
+	Tick() error
 }
 
 // Context is what a running operator may use: cancellation, the task's

@@ -339,6 +339,11 @@ func (t *SourceTask) Run(ctx context.Context) error {
 	}
 	b := types.NewBatch(n, 8)
 	lastData := time.Now()
+	var tickEvery time.Duration
+	if t.Chain != nil {
+		tickEvery = t.Chain.tickEvery()
+	}
+	lastTick := lastData
 	idle := false
 	last, read := t.ResumeAfter, t.Resume // origin offset of the last row read, and whether there is one
 	for {
@@ -415,6 +420,12 @@ func (t *SourceTask) Run(ctx context.Context) error {
 		}
 		if t.Assigner != nil {
 			if err := t.Assigner.Tick(); err != nil {
+				return err
+			}
+		}
+		if tickEvery > 0 && time.Since(lastTick) >= tickEvery {
+			lastTick = time.Now()
+			if err := t.Chain.tick(); err != nil {
 				return err
 			}
 		}

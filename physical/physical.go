@@ -45,11 +45,23 @@ type Env struct {
 	// join keeps is dropped once it has not been written for this long
 	// ('table.exec.state.ttl').
 	StateTTL time.Duration
+	// MiniBatch holds updating aggregates' output back, so that a hot key
+	// emits one update per mini-batch ('table.exec.mini-batch.*').
+	MiniBatch MiniBatch
 	// Cluster, if set, builds the graph of one member of a cluster: the
 	// sources read only the partitions assigned to this process, and
 	// stages are cut at re-keying by shuffle topics instead of in-memory
 	// exchanges.
 	Cluster *Cluster
+}
+
+// MiniBatch configures mini-batched updating aggregates.
+type MiniBatch struct {
+	// Latency, if positive, enables mini-batches: an update waits at most
+	// this long.
+	Latency time.Duration
+	// Size, if positive, bounds the input rows of a mini-batch.
+	Size int
 }
 
 // Cluster is what cluster mode needs from the engine.
@@ -309,7 +321,8 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 		if p, err = b.exchange("group-agg", par, n.Keys, n.Input, p); err != nil {
 			return nil, err
 		}
-		cfg := groupagg.Config{ID: b.id("group-agg"), Keys: n.Keys, Calls: n.Calls, AppendOnlyInput: appendOnly}
+		cfg := groupagg.Config{ID: b.id("group-agg"), Keys: n.Keys, Calls: n.Calls, AppendOnlyInput: appendOnly,
+			MiniBatchLatency: b.env.MiniBatch.Latency, MiniBatchSize: b.env.MiniBatch.Size, TTL: b.env.StateTTL}
 		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
 			c := cfg
 			c.ID = fmt.Sprintf("%s/%d", cfg.ID, task)

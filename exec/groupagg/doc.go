@@ -17,6 +17,14 @@
 //     update, compared with the last result emitted for it. A hot key
 //     updated many times in one batch emits one -U/+U pair. Keys emit in
 //     the order the batch first touched them, so output is deterministic.
+//     With Config.MiniBatchLatency the batch spans input batches: it is
+//     emitted when the latency has passed since its first row (checked on
+//     each batch and on exec.Timed ticks), when MiniBatchSize rows are
+//     pending, at a checkpoint (before the state is written, so that the
+//     stored last results are the emitted ones) and at Finish.
+//   - With Config.TTL a key not updated for the TTL (processing time) is
+//     forgotten without output, as in Flink, and counted in
+//     Metrics.ExpiredKeys; a key with a pending update never expires.
 //   - Output rows are the key columns (in Config.Keys order) followed by one
 //     value per call, and carry no origin (types.NoOrigin). An output row
 //     stands for many input rows, from any partitions, so no single

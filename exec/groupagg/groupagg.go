@@ -3,6 +3,7 @@ package groupagg
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/agg"
@@ -21,6 +22,19 @@ type Config struct {
 	// AppendOnlyInput declares that the input has only +I rows, so the
 	// accumulators need keep no history for retraction.
 	AppendOnlyInput bool
+	// MiniBatchLatency, if positive, holds updates back across batches
+	// ('table.exec.mini-batch.allow-latency'): keys changed since the last
+	// emission emit once this long after the first change, or once
+	// MiniBatchSize input rows are pending, or at a checkpoint barrier or
+	// the end of input, whichever comes first.
+	MiniBatchLatency time.Duration
+	// MiniBatchSize bounds the input rows of a mini-batch
+	// ('table.exec.mini-batch.size'); 0: no bound but the latency.
+	MiniBatchSize int
+	// TTL, if positive, forgets a key not updated for this long in
+	// processing time, without output ('table.exec.state.ttl'), as Flink
+	// does: a later row of the key starts a new group (+I).
+	TTL time.Duration
 	// Next receives the changelog of results.
 	Next exec.Operator
 }
@@ -88,6 +102,7 @@ type group struct {
 	accs    agg.Group
 	rows    int64         // input rows folded in minus rows retracted
 	last    []types.Value // last emitted result; nil before the first
+	written int64         // processing time (µs) of the last update, with a TTL
 	touched bool          // in operator.touched (changed by this batch)
 	dirty   bool          // in operator.dirty (changed since Checkpoint)
 	removed bool          // forgotten: the row count reached zero
@@ -114,11 +129,34 @@ type operator struct {
 
 	out   *types.Batch
 	width int
+
+	now func() int64 // processing time, µs
+
+	// Mini-batch: input rows folded in since the last emission, and when
+	// the batch must be emitted (µs).
+	pending  int
+	deadline int64
+
+	// TTL: groups in the order they were last updated; an item whose
+	// group was updated again since is stale.
+	ttl     int64 // µs; 0: none
+	expiry  []expiry
+	expHead int
+}
+
+type expiry struct {
+	g  *group
+	at int64
 }
 
 // Open implements exec.Operator. It attaches the operator's store, restores
 // the groups a previous Checkpoint left there, and opens downstream.
 func (o *operator) Open(ctx *exec.Context) error {
+	o.now = func() int64 { return time.Now().UnixMicro() }
+	o.ttl = o.cfg.TTL.Microseconds()
+	if ctx != nil && ctx.Now != nil {
+		o.now = ctx.Now
+	}
 	if ctx != nil {
 		o.metrics = ctx.Metrics
 		if ctx.State != nil {
@@ -143,17 +181,98 @@ func (o *operator) Open(ctx *exec.Context) error {
 }
 
 // Process implements exec.Operator: it folds the batch in, then emits one
-// update per key the batch changed.
+// update per key the batch changed (or, with a mini-batch, once the
+// mini-batch is due).
 func (o *operator) Process(b *types.Batch) error {
+	var now int64
+	if o.ttl > 0 || o.cfg.MiniBatchLatency > 0 {
+		now = o.now()
+	}
 	for i := range b.Rows {
-		if err := o.fold(&b.Rows[i]); err != nil {
+		if err := o.fold(&b.Rows[i], now); err != nil {
 			return err
 		}
 	}
-	return o.emit()
+	if o.cfg.MiniBatchLatency <= 0 {
+		return o.emit()
+	}
+	if o.pending == 0 && len(o.touched) > 0 {
+		o.deadline = now + o.cfg.MiniBatchLatency.Microseconds()
+	}
+	o.pending += len(b.Rows)
+	if (o.cfg.MiniBatchSize > 0 && o.pending >= o.cfg.MiniBatchSize) || now >= o.deadline {
+		return o.emit()
+	}
+	return nil
 }
 
-func (o *operator) fold(r *types.Row) error {
+// TickEvery implements exec.Timed: a mini-batch is checked for its
+// deadline a few times per latency; a TTL about every second.
+func (o *operator) TickEvery() time.Duration {
+	var every time.Duration
+	if o.cfg.MiniBatchLatency > 0 {
+		every = max(o.cfg.MiniBatchLatency/4, time.Millisecond)
+	}
+	if o.cfg.TTL > 0 {
+		t := min(max(o.cfg.TTL/10, 10*time.Millisecond), time.Second)
+		if every == 0 || t < every {
+			every = t
+		}
+	}
+	return every
+}
+
+// Tick implements exec.Timed: it emits a mini-batch whose deadline passed
+// and forgets expired keys.
+func (o *operator) Tick() error {
+	now := o.now()
+	if o.pending > 0 && now >= o.deadline {
+		if err := o.emit(); err != nil {
+			return err
+		}
+	}
+	o.expire(now)
+	return nil
+}
+
+// expire forgets the keys not updated since now - TTL. Keys with an
+// update not yet emitted are not expired.
+func (o *operator) expire(now int64) {
+	if o.ttl <= 0 {
+		return
+	}
+	limit := now - o.ttl
+	for o.expHead < len(o.expiry) && o.expiry[o.expHead].at < limit {
+		x := o.expiry[o.expHead]
+		o.expiry[o.expHead] = expiry{}
+		o.expHead++
+		g := x.g
+		if g.written != x.at || g.removed || g.touched {
+			continue // updated since, or gone
+		}
+		delete(o.groups, g.key)
+		g.removed = true
+		o.removed = append(o.removed, g.key)
+		if o.metrics != nil {
+			o.metrics.ExpiredKeys.Add(1)
+		}
+	}
+	if o.expHead > 1024 && o.expHead > len(o.expiry)/2 {
+		o.expiry = append(o.expiry[:0], o.expiry[o.expHead:]...)
+		o.expHead = 0
+	}
+}
+
+// written notes that g was updated at now, for the TTL.
+func (o *operator) written(g *group, now int64) {
+	if o.ttl <= 0 || g.written == now {
+		return
+	}
+	g.written = now
+	o.expiry = append(o.expiry, expiry{g: g, at: now})
+}
+
+func (o *operator) fold(r *types.Row, now int64) error {
 	if len(r.Vals) <= o.maxCol {
 		return fmt.Errorf("group aggregate %s: cannot read column %d of a row of %d columns", o.cfg.ID, o.maxCol, len(r.Vals))
 	}
@@ -200,6 +319,7 @@ func (o *operator) fold(r *types.Row) error {
 		g.touched = true
 		o.touched = append(o.touched, g)
 	}
+	o.written(g, now)
 	return nil
 }
 
@@ -227,7 +347,9 @@ func (o *operator) emit() error {
 					return err
 				}
 			}
-			delete(o.groups, g.key)
+			if o.groups[g.key] == g {
+				delete(o.groups, g.key)
+			}
 			g.removed = true
 			o.removed = append(o.removed, g.key)
 			continue
@@ -255,6 +377,7 @@ func (o *operator) emit() error {
 		}
 	}
 	o.touched = o.touched[:0]
+	o.pending = 0
 	return o.flush()
 }
 
@@ -292,9 +415,13 @@ func equalResults(a, b []types.Value) bool {
 // driven, so the watermark passes through.
 func (o *operator) Watermark(wm int64) error { return o.cfg.Next.Watermark(wm) }
 
-// Finish implements exec.Operator. Results were emitted batch by batch, so
-// there is nothing to flush.
-func (o *operator) Finish() error { return o.cfg.Next.Finish() }
+// Finish implements exec.Operator: it emits a pending mini-batch.
+func (o *operator) Finish() error {
+	if err := o.emit(); err != nil {
+		return err
+	}
+	return o.cfg.Next.Finish()
+}
 
 // Close implements exec.Operator.
 func (o *operator) Close() error { return o.cfg.Next.Close() }

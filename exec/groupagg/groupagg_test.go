@@ -3,6 +3,7 @@ package groupagg
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/agg"
@@ -359,4 +360,114 @@ func TestCheckpointLargeState(t *testing.T) {
 		!strings.HasPrefix(got2[1], "+U[k, "+strings.Join(want[1:], ",")+", ") {
 		t.Fatalf("after restore: %q", got2)
 	}
+}
+
+// TestMiniBatchLatency: with a mini-batch latency, updates of several
+// input batches are held back and emitted once: when the latency passed
+// (on the next batch or on a tick), when the size is reached, at a
+// checkpoint barrier, and at the end of input.
+func TestMiniBatchLatency(t *testing.T) {
+	s := countSum
+	s.miniBatchLatency = time.Second
+	s.miniBatchSize = 5
+	h := newHarness(t, s)
+	timed := h.op.(exec.Timed)
+	if got := timed.TickEvery(); got != 250*time.Millisecond {
+		t.Fatalf("TickEvery = %v, want 250ms", got)
+	}
+	tick := func() []string {
+		t.Helper()
+		if err := timed.Tick(); err != nil {
+			t.Fatal(err)
+		}
+		return h.out.take()
+	}
+	// Three batches within the latency: nothing yet.
+	expectRows(t, "first batch", h.batch("+I a 1"), nil...)
+	h.now += 300_000
+	expectRows(t, "second batch", h.batch("+I a 2", "+I b 1"), nil...)
+	h.now += 300_000
+	expectRows(t, "tick before the deadline", tick(), nil...)
+	h.now += 400_000
+	// The deadline (1 s after the first pending row) passed: one row per
+	// key for all three batches.
+	expectRows(t, "tick at the deadline", tick(), "+I[a, 2, 3]", "+I[b, 1, 1]")
+	expectRows(t, "tick with nothing pending", tick(), nil...)
+
+	// The size bound: the fifth pending row emits.
+	expectRows(t, "below the size", h.batch("+I a 3", "+I a 4"), nil...)
+	expectRows(t, "the size reached", h.batch("+I a 5", "-D b 1", "+I c 1"),
+		"-U[a, 2, 3]", "+U[a, 5, 15]", "-D[b, 1, 1]", "+I[c, 1, 1]")
+
+	// A batch arriving after the deadline emits at once.
+	expectRows(t, "pending", h.batch("+I c 2"), nil...)
+	h.now += 2_000_000
+	expectRows(t, "late batch", h.batch("+I c 3"), "-U[c, 1, 1]", "+U[c, 3, 6]")
+
+	// A checkpoint emits what is pending before the state is written; a
+	// restored operator continues from the emitted result.
+	expectRows(t, "pending", h.batch("+I a 6"), nil...)
+	if err := h.op.(Checkpointer).Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	expectRows(t, "checkpoint", h.out.take(), "-U[a, 5, 15]", "+U[a, 6, 21]")
+	h2 := newHarnessOn(t, s, h.backend)
+	h2.offset = h.offset
+	expectRows(t, "restored, pending", h2.batch("+I a 1"), nil...)
+	if err := h2.op.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	expectRows(t, "finish", h2.out.take(), "-U[a, 6, 21]", "+U[a, 7, 22]")
+}
+
+// TestTTL: a key not updated for the TTL is forgotten without output; its
+// next row starts a new group (+I), and the store forgets it at the next
+// checkpoint.
+func TestTTL(t *testing.T) {
+	s := countSum
+	s.ttl = 10 * time.Second
+	h := newHarness(t, s)
+	timed := h.op.(exec.Timed)
+	if got := timed.TickEvery(); got != time.Second {
+		t.Fatalf("TickEvery = %v, want 1s", got)
+	}
+	checkpoint := func() {
+		t.Helper()
+		if err := h.op.(Checkpointer).Checkpoint(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expectRows(t, "first rows", h.batch("+I a 1", "+I b 2"), "+I[a, 1, 1]", "+I[b, 1, 2]")
+	checkpoint()
+	h.now += 6_000_000
+	expectRows(t, "a updated", h.batch("+I a 3"), "-U[a, 1, 1]", "+U[a, 2, 4]")
+	h.now += 5_000_000 // b: 11 s old; a: 5 s
+	if err := timed.Tick(); err != nil {
+		t.Fatal(err)
+	}
+	expectRows(t, "expiry emits nothing", h.out.take(), nil...)
+	if got := h.ctx.Metrics.ExpiredKeys.Load(); got != 1 {
+		t.Fatalf("ExpiredKeys = %d, want 1", got)
+	}
+	checkpoint()
+	// b starts over; a keeps its group.
+	expectRows(t, "after expiry", h.batch("+I b 7", "+I a 1"), "+I[b, 1, 7]", "-U[a, 2, 4]", "+U[a, 3, 5]")
+	checkpoint()
+
+	// The store holds b's new group, not the old one: a restored operator
+	// continues from +I[b, 1, 7].
+	h2 := newHarnessOn(t, s, h.backend)
+	h2.offset = h.offset
+	expectRows(t, "restored", h2.batch("+I b 1"), "-U[b, 1, 7]", "+U[b, 2, 8]")
+
+	// Expiry of a key forgotten before a checkpoint deletes it from the
+	// store: a restored operator starts it over.
+	h.now += 20_000_000
+	if err := timed.Tick(); err != nil {
+		t.Fatal(err)
+	}
+	checkpoint()
+	h3 := newHarnessOn(t, s, h.backend)
+	h3.offset = h.offset + 10
+	expectRows(t, "restored after expiry", h3.batch("+I a 1", "+I b 1"), "+I[a, 1, 1]", "+I[b, 1, 1]")
 }

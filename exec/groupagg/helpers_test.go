@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/agg"
@@ -64,6 +65,7 @@ type harness struct {
 	ctx     *exec.Context
 	backend *state.Memory
 	offset  int64
+	now     int64 // the operator's processing time, µs
 }
 
 // spec is a test query: input schema, keys and calls.
@@ -72,6 +74,10 @@ type spec struct {
 	keys       []int
 	calls      []callSpec
 	appendOnly bool
+	// Mini-batch and TTL settings (Config's fields of the same names).
+	miniBatchLatency time.Duration
+	miniBatchSize    int
+	ttl              time.Duration
 }
 
 // callSpec is an aggregate call: name, argument columns, FILTER column
@@ -108,7 +114,8 @@ func (s spec) config(t testing.TB, reg *agg.Registry, next exec.Operator) (Confi
 			Filter: cs.filter1 - 1, Distinct: cs.distinct})
 		outTypes = append(outTypes, rt)
 	}
-	return Config{ID: "job/agg-1", Keys: s.keys, Calls: calls, AppendOnlyInput: s.appendOnly, Next: next}, outTypes
+	return Config{ID: "job/agg-1", Keys: s.keys, Calls: calls, AppendOnlyInput: s.appendOnly, Next: next,
+		MiniBatchLatency: s.miniBatchLatency, MiniBatchSize: s.miniBatchSize, TTL: s.ttl}, outTypes
 }
 
 func newHarness(t *testing.T, s spec) *harness {
@@ -125,8 +132,8 @@ func newHarnessOn(t *testing.T, s spec, backend *state.Memory) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, schema: s.schema, op: op, out: out, backend: backend,
-		ctx: &exec.Context{State: backend, Metrics: &exec.Metrics{}}}
+	h := &harness{t: t, schema: s.schema, op: op, out: out, backend: backend, now: 1_000_000}
+	h.ctx = &exec.Context{State: backend, Metrics: &exec.Metrics{}, Now: func() int64 { return h.now }}
 	if err := op.Open(h.ctx); err != nil {
 		t.Fatal(err)
 	}

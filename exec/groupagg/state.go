@@ -28,6 +28,11 @@ const stateVersion = 1
 
 // Checkpoint implements Checkpointer.
 func (o *operator) Checkpoint() error {
+	// A pending mini-batch goes out before the barrier: the state written
+	// below holds its results as emitted.
+	if err := o.emit(); err != nil {
+		return err
+	}
 	if o.store == nil {
 		o.forgetDirty()
 		return nil
@@ -170,5 +175,6 @@ func (o *operator) loadGroup(key string, src []byte) error {
 		return errCorrupt
 	}
 	o.groups[key] = g
+	o.written(g, o.now())
 	return nil
 }
