@@ -360,6 +360,21 @@ func (o *Operator) expire() {
 	}
 }
 
+// TickEvery implements exec.Timed: with a TTL, rows expire as processing
+// time passes, input or not.
+func (o *Operator) TickEvery() time.Duration {
+	if o.ttl <= 0 {
+		return 0
+	}
+	return min(max(time.Duration(o.ttl)*time.Microsecond/10, 10*time.Millisecond), time.Second)
+}
+
+// Tick implements exec.Timed.
+func (o *Operator) Tick() error {
+	o.expire()
+	return nil
+}
+
 // Watermark implements exec.Operator: a regular join keeps no time (but
 // its rows may expire meanwhile).
 func (o *Operator) Watermark(wm int64) error {

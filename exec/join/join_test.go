@@ -247,8 +247,12 @@ func TestTTL(t *testing.T) {
 	if got := strings.Join(out.rows, " "); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
+	// Without input or watermarks, ticks expire the rest.
+	if every := o.TickEvery(); every != time.Second {
+		t.Fatalf("TickEvery = %v, want 1s", every)
+	}
 	now = 40e6
-	if err := o.Watermark(1); err != nil {
+	if err := o.Tick(); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range o.sides {
