@@ -336,6 +336,8 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 		return b.join(n, nil)
 	case *plan.IntervalJoin:
 		return b.join(&n.Join, n)
+	case *plan.TemporalJoin:
+		return b.join(&n.Join, n)
 	case *plan.Union:
 		var ins []*pipe
 		for _, in := range n.Ins {
@@ -369,7 +371,7 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 
 // join builds a regular join: both inputs re-keyed into one stage whose
 // tasks each hold the rows of their keys.
-func (b *builder) join(n *plan.Join, interval *plan.IntervalJoin) (*pipe, error) {
+func (b *builder) join(n *plan.Join, special plan.Node) (*pipe, error) {
 	if b.env.Cluster != nil {
 		return nil, fmt.Errorf("joins are not supported in cluster mode yet")
 	}
@@ -391,8 +393,11 @@ func (b *builder) join(n *plan.Join, interval *plan.IntervalJoin) (*pipe, error)
 		return out
 	}
 	kind := "join"
-	if interval != nil {
+	switch special.(type) {
+	case *plan.IntervalJoin:
 		kind = "interval-join"
+	case *plan.TemporalJoin:
+		kind = "temporal-join"
 	}
 	cfg := join.Config{ID: b.id(kind), Kind: join.Kind(n.Kind), LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
 		Left: typesOf(n.Left.Schema()), Right: typesOf(n.Right.Schema()), TTL: b.env.StateTTL}
@@ -408,9 +413,12 @@ func (b *builder) join(n *plan.Join, interval *plan.IntervalJoin) (*pipe, error)
 			}
 			c.Residual = pred
 		}
-		if interval != nil {
-			return join.NewInterval(join.IntervalConfig{Config: c, LeftTime: interval.LeftTime,
-				RightTime: interval.RightTime, Lower: interval.Lower, Upper: interval.Upper})
+		switch s := special.(type) {
+		case *plan.IntervalJoin:
+			return join.NewInterval(join.IntervalConfig{Config: c, LeftTime: s.LeftTime,
+				RightTime: s.RightTime, Lower: s.Lower, Upper: s.Upper})
+		case *plan.TemporalJoin:
+			return join.NewTemporal(join.TemporalConfig{Config: c, LeftTime: s.LeftTime, RightTime: s.RightTime})
 		}
 		return join.New(c)
 	})

@@ -547,6 +547,34 @@ func (j *IntervalJoin) WithInputs(ins []Node) Node {
 	return &x
 }
 
+// TemporalJoin is an event-time temporal join: each row of the left side
+// is joined with the version of the right (versioned) table valid at its
+// time LeftTime, the right side's versions being timed by RightTime. Its
+// keys cover the right table's primary key. Only INNER and LEFT; the
+// output is append-only and keeps the left time attribute.
+type TemporalJoin struct {
+	Join
+	LeftTime, RightTime int
+}
+
+// Updating implements Node: each left row is emitted once, when the
+// watermark passes its time.
+func (j *TemporalJoin) Updating() bool { return false }
+
+// Describe implements Node.
+func (j *TemporalJoin) Describe() string {
+	d := j.Join.Describe()
+	return "TemporalJoin(" + strings.Replace(strings.TrimPrefix(d, "Join("), "where=",
+		fmt.Sprintf("asOf=[leftTimeIndex=%d, rightTimeIndex=%d], where=", j.LeftTime, j.RightTime), 1)
+}
+
+// WithInputs implements Node.
+func (j *TemporalJoin) WithInputs(ins []Node) Node {
+	x := *j
+	x.Left, x.Right = ins[0], ins[1]
+	return &x
+}
+
 // Rank numbers the rows of each partition in order (ROW_NUMBER() OVER
 // (PARTITION BY ... ORDER BY ...)) and keeps those whose number is at most
 // Limit: Top-N, and deduplication for Limit 1. Its output is the input row

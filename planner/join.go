@@ -55,23 +55,9 @@ func (p *Planner) bindJoin(j *ast.Join) (plan.Node, *scope, error) {
 	}
 
 	n := &plan.Join{Left: left, Right: right, Kind: kind}
-	var rest []expr.Node
-	for _, c := range expr.Conjuncts(cond) {
-		l, r, ok := equiKey(c, nl)
-		if !ok {
-			rest = append(rest, c)
-			continue
-		}
-		lt, rt := on.cols[l].typ, on.cols[r].typ
-		if types.KeyKind(lt.Kind) != types.KeyKind(rt.Kind) {
-			return nil, nil, p.errorf(j.On, "join keys %s (%s) and %s (%s) have different types: CAST one to the other's",
-				on.cols[l].name, lt.WithNullable(true), on.cols[r].name, rt.WithNullable(true))
-		}
-		n.LeftKeys = append(n.LeftKeys, l)
-		n.RightKeys = append(n.RightKeys, r-nl)
-	}
-	if len(n.LeftKeys) == 0 {
-		return nil, nil, p.errorf(j.On, "the ON condition has no equality between a column of each side (a.x = b.y): streams are joined on keys")
+	rest, err := p.joinKeys(n, j.On, cond, on, nl)
+	if err != nil {
+		return nil, nil, err
 	}
 	// Bounds between the event times of append-only inputs make it an
 	// interval join, whose state the watermark cleans.
@@ -79,12 +65,8 @@ func (p *Planner) bindJoin(j *ast.Join) (plan.Node, *scope, error) {
 	if !left.Updating() && !right.Updating() {
 		ij, rest = intervalBounds(rest, nl)
 	}
-	for _, c := range rest {
-		if n.Residual == nil {
-			n.Residual = c
-		} else if n.Residual, err = p.builder.Call("AND", n.Residual, c); err != nil {
-			return nil, nil, p.errorf(j.On, "%s", err.Error())
-		}
+	if err := p.joinResidual(n, j.On, rest); err != nil {
+		return nil, nil, err
 	}
 
 	// The output: the left columns, then the right ones; the side an
@@ -109,6 +91,44 @@ func (p *Planner) bindJoin(j *ast.Join) (plan.Node, *scope, error) {
 		return ij, outScope, nil
 	}
 	return n, outScope, nil
+}
+
+// joinKeys sets the keys of n from the equalities between a column of
+// each side among the conjuncts of cond (bound over on, whose first nl
+// columns are the left side's), and returns the other conjuncts.
+func (p *Planner) joinKeys(n *plan.Join, at ast.Node, cond expr.Node, on *scope, nl int) ([]expr.Node, error) {
+	var rest []expr.Node
+	for _, c := range expr.Conjuncts(cond) {
+		l, r, ok := equiKey(c, nl)
+		if !ok {
+			rest = append(rest, c)
+			continue
+		}
+		lt, rt := on.cols[l].typ, on.cols[r].typ
+		if types.KeyKind(lt.Kind) != types.KeyKind(rt.Kind) {
+			return nil, p.errorf(at, "join keys %s (%s) and %s (%s) have different types: CAST one to the other's",
+				on.cols[l].name, lt.WithNullable(true), on.cols[r].name, rt.WithNullable(true))
+		}
+		n.LeftKeys = append(n.LeftKeys, l)
+		n.RightKeys = append(n.RightKeys, r-nl)
+	}
+	if len(n.LeftKeys) == 0 {
+		return nil, p.errorf(at, "the ON condition has no equality between a column of each side (a.x = b.y): streams are joined on keys")
+	}
+	return rest, nil
+}
+
+// joinResidual sets the residual condition of n: the AND of rest.
+func (p *Planner) joinResidual(n *plan.Join, at ast.Node, rest []expr.Node) error {
+	for _, c := range rest {
+		var err error
+		if n.Residual == nil {
+			n.Residual = c
+		} else if n.Residual, err = p.builder.Call("AND", n.Residual, c); err != nil {
+			return p.errorf(at, "%s", err.Error())
+		}
+	}
+	return nil
 }
 
 // intervalBounds finds, among the conditions of a join, a lower and an

@@ -244,7 +244,7 @@ func (p *Planner) bindFrom(t ast.TableExpr) (plan.Node, *scope, error) {
 	switch t := t.(type) {
 	case *ast.TableName:
 		if t.SystemTime != nil {
-			return nil, nil, p.errorf(t.SystemTime, "FOR SYSTEM_TIME AS OF (temporal and lookup joins) is not supported yet")
+			return nil, nil, p.errorf(t.SystemTime, "FOR SYSTEM_TIME AS OF belongs to the right side of a join (a temporal join): l JOIN v FOR SYSTEM_TIME AS OF l.t ON l.k = v.k")
 		}
 		n, sc, err := p.bindTableRef(t.Name)
 		if err != nil {
@@ -271,6 +271,9 @@ func (p *Planner) bindFrom(t ast.TableExpr) (plan.Node, *scope, error) {
 		}
 		if u, ok := t.Right.(*ast.Unnest); ok {
 			return p.bindUnnest(t, u)
+		}
+		if tn, ok := t.Right.(*ast.TableName); ok && tn.SystemTime != nil {
+			return p.bindTemporalJoin(t, tn)
 		}
 		return p.bindJoin(t)
 	case *ast.Unnest:

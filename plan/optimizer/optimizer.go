@@ -139,28 +139,29 @@ func removeIdentityCalc(o *Optimizer, n plan.Node) plan.Node {
 // filter above the join (WHERE) onto a side that is never padded with
 // NULLs, and from the join's own condition (ON) onto a side whose rows it
 // only restricts the matches of (the right side of a LEFT JOIN, either
-// side of an INNER one).
+// side of an INNER one). Nothing moves onto the versioned side of a
+// temporal join: filtering versions would change which one is valid.
 func pushFilterIntoJoin(o *Optimizer, n plan.Node) plan.Node {
 	var c *plan.Calc
 	var j *plan.Join
 	var ij *plan.IntervalJoin
-	switch x := n.(type) {
-	case *plan.Calc:
-		c = x
-		switch in := x.Input.(type) {
-		case *plan.Join:
-			j = in
-		case *plan.IntervalJoin:
-			ij, j = in, &in.Join
-		}
+	var tj *plan.TemporalJoin
+	in := n
+	if x, ok := n.(*plan.Calc); ok {
+		c, in = x, x.Input
+	}
+	switch x := in.(type) {
 	case *plan.Join:
 		j = x
 	case *plan.IntervalJoin:
 		ij, j = x, &x.Join
+	case *plan.TemporalJoin:
+		tj, j = x, &x.Join
 	}
 	if j == nil {
 		return n
 	}
+	versioned := tj != nil
 	nl := j.Left.Schema().Len()
 	inner, left, right := j.Kind == plan.InnerJoin, j.Kind == plan.LeftJoin, j.Kind == plan.RightJoin
 	var toLeft, toRight []expr.Node
@@ -189,9 +190,9 @@ func pushFilterIntoJoin(o *Optimizer, n plan.Node) plan.Node {
 	}
 	var where []expr.Node
 	if c != nil {
-		where = split(c.Filter, inner || left, inner || right)
+		where = split(c.Filter, inner || left, (inner || right) && !versioned)
 	}
-	on := split(j.Residual, inner || right, inner || left)
+	on := split(j.Residual, inner || right, (inner || left) && !versioned)
 	if len(toLeft)+len(toRight) == 0 {
 		return n
 	}
@@ -237,8 +238,13 @@ func pushFilterIntoJoin(o *Optimizer, n plan.Node) plan.Node {
 		return n
 	}
 	var joined plan.Node = &nj
-	if ij != nil {
+	switch {
+	case ij != nil:
 		x := *ij
+		x.Join = nj
+		joined = &x
+	case tj != nil:
+		x := *tj
 		x.Join = nj
 		joined = &x
 	}
