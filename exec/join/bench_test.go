@@ -95,3 +95,65 @@ func BenchmarkIntervalJoin(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// BenchmarkTemporalJoin: orders over 100k currencies (keys), each priced
+// at the rate valid at its time. Per batch of 1,024 rows: 896 orders and
+// 128 new rate versions, a row per millisecond of event time on each
+// side; the watermark follows every batch, so each order waits for about
+// one batch and old versions are pruned. The versioned table is first
+// loaded with one version per key.
+func BenchmarkTemporalJoin(b *testing.B) {
+	const keys = 100_000
+	o, err := NewTemporal(TemporalConfig{Config: Config{Kind: Left, LeftKeys: []int{0}, RightKeys: []int{0},
+		Left: timed, Right: versioned, Next: exec.Discard{}}, LeftTime: 1, RightTime: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := o.Open(&exec.Context{}); err != nil {
+		b.Fatal(err)
+	}
+	rates := types.NewBatch(1024, 3)
+	for k := 0; k < keys; k += 1024 {
+		rates.Reset()
+		for j := k; j < min(k+1024, keys); j++ {
+			v := rates.AddRow(types.Insert, types.Origin{Part: -1}, 3)
+			v[0], v[1], v[2] = types.IntValue(types.KindInt, int64(j)), types.TimestampValue(0), types.IntValue(types.KindInt, 1)
+		}
+		if err := o.ProcessInput(1, rates); err != nil {
+			b.Fatal(err)
+		}
+	}
+	orders := types.NewBatch(896, 2)
+	var ts int64 = 1
+	n := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i += 1024 {
+		orders.Reset()
+		for j := range 896 {
+			v := orders.AddRow(types.Insert, types.Origin{Part: -1}, 2)
+			v[0], v[1] = types.IntValue(types.KindInt, int64((n*7919)%keys)), types.TimestampValue((ts+int64(j))*1000)
+			n++
+		}
+		if err := o.ProcessInput(0, orders); err != nil {
+			b.Fatal(err)
+		}
+		rates.Reset()
+		for j := range 128 {
+			v := rates.AddRow(types.Insert, types.Origin{Part: -1}, 3)
+			v[0], v[1], v[2] = types.IntValue(types.KindInt, int64((n*31+j*7)%keys)), types.TimestampValue((ts+int64(j)*7)*1000), types.IntValue(types.KindInt, int64(j))
+		}
+		if err := o.ProcessInput(1, rates); err != nil {
+			b.Fatal(err)
+		}
+		ts += 896
+		if err := o.Watermark((ts - 1) * 1000); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	kept := 0
+	for _, l := range o.versions {
+		kept += len(l.vs)
+	}
+	b.ReportMetric(float64(kept)/keys, "versions/key")
+}

@@ -57,10 +57,21 @@ type Temporal struct {
 	added   []*lwait // waiting rows not yet in the store
 	gone    []uint64 // seqs of stored waiting rows since emitted
 
-	versions map[string][]version
-	prune    map[string]bool // keys that have more than one version, or a deletion
-	dirty    map[string]bool // keys changed since the last checkpoint
+	versions map[string]*vlist
+	prune    []*vlist // keys that may have versions to drop
+	dirty    []*vlist // keys changed since the last checkpoint
 }
+
+// vlist is the versions of one key, in time order.
+type vlist struct {
+	key    string
+	vs     []version
+	pruned bool // in Temporal.prune
+	dirty  bool // in Temporal.dirty
+}
+
+// needsPrune reports whether the watermark may drop versions of l.
+func (l *vlist) needsPrune() bool { return len(l.vs) > 1 || len(l.vs) == 1 && l.vs[0].deleted }
 
 type version struct {
 	vals    []types.Value
@@ -104,8 +115,7 @@ func NewTemporal(cfg TemporalConfig) (*Temporal, error) {
 	if cfg.LeftTime < 0 || cfg.LeftTime >= len(cfg.Left) || cfg.RightTime < 0 || cfg.RightTime >= len(cfg.Right) {
 		return nil, errors.New("temporal join: time column out of range")
 	}
-	o := &Temporal{pairs: newPairs(cfg.Config), tc: cfg, wm: exec.MinWatermark,
-		versions: map[string][]version{}, prune: map[string]bool{}, dirty: map[string]bool{}}
+	o := &Temporal{pairs: newPairs(cfg.Config), tc: cfg, wm: exec.MinWatermark, versions: map[string]*vlist{}}
 	var err error
 	if o.lcodec, err = rowcodec.New(cfg.Left); err != nil {
 		return nil, fmt.Errorf("temporal join: %w", err)
@@ -167,13 +177,18 @@ func (o *Temporal) left(r *types.Row) error {
 	o.seq++
 	w := &lwait{vals: append([]types.Value(nil), r.Vals...), ts: t, seq: o.seq, key: key}
 	heap.Push(&o.waiting, w)
-	o.added = append(o.added, w)
+	if o.store != nil {
+		o.added = append(o.added, w)
+	}
 	return nil
 }
 
 // probe joins a left row at time t with the key's version at t.
 func (o *Temporal) probe(key string, vals []types.Value, t int64) error {
-	vs := o.versions[key]
+	var vs []version
+	if l := o.versions[key]; l != nil {
+		vs = l.vs
+	}
 	i := sort.Search(len(vs), func(i int) bool { return vs[i].ts > t }) - 1
 	if i >= 0 && !vs[i].deleted {
 		ok, err := o.residual(0, vals, vs[i].vals)
@@ -201,20 +216,37 @@ func (o *Temporal) right(r *types.Row) {
 		return
 	}
 	v := version{vals: append([]types.Value(nil), r.Vals...), ts: tv.Int(), deleted: r.Kind == types.Delete}
-	vs := o.versions[key]
-	i := sort.Search(len(vs), func(i int) bool { return vs[i].ts > v.ts })
-	if i > 0 && vs[i-1].ts == v.ts {
-		vs[i-1] = v // the later of two versions at one time counts
+	l := o.versions[key]
+	if l == nil {
+		l = &vlist{key: key}
+		o.versions[key] = l
+	}
+	vs := l.vs
+	if n := len(vs); n == 0 || vs[n-1].ts < v.ts {
+		vs = append(vs, v) // in time order: the common case
 	} else {
-		vs = append(vs, version{})
-		copy(vs[i+1:], vs[i:])
-		vs[i] = v
+		i := sort.Search(n, func(i int) bool { return vs[i].ts > v.ts })
+		if i > 0 && vs[i-1].ts == v.ts {
+			vs[i-1] = v // the later of two versions at one time counts
+		} else {
+			vs = append(vs, version{})
+			copy(vs[i+1:], vs[i:])
+			vs[i] = v
+		}
 	}
-	o.versions[key] = vs
-	if len(vs) > 1 || v.deleted {
-		o.prune[key] = true
+	l.vs = vs
+	if !l.pruned && l.needsPrune() {
+		l.pruned = true
+		o.prune = append(o.prune, l)
 	}
-	o.dirty[key] = true
+	o.markDirty(l)
+}
+
+func (o *Temporal) markDirty(l *vlist) {
+	if !l.dirty && o.store != nil {
+		l.dirty = true
+		o.dirty = append(o.dirty, l)
+	}
 }
 
 // Watermark implements exec.Operator: left rows up to wm are joined, in
@@ -237,31 +269,31 @@ func (o *Temporal) Watermark(wm int64) error {
 			return err
 		}
 	}
-	for key := range o.prune {
-		vs := o.versions[key]
+	keep := o.prune[:0]
+	for _, l := range o.prune {
+		vs := l.vs
 		i := sort.Search(len(vs), func(i int) bool { return vs[i].ts > wm }) - 1
-		if i < 0 {
-			continue // every version is still ahead
-		}
-		if vs[i].deleted {
+		if i >= 0 && vs[i].deleted {
 			i++ // nothing at the watermark: the deletion is not needed either
 		}
 		if i > 0 {
-			clear(vs[:i])
-			vs = vs[i:]
-			o.dirty[key] = true
+			n := copy(vs, vs[i:])
+			clear(vs[n:])
+			l.vs = vs[:n]
+			o.markDirty(l)
 		}
 		switch {
-		case len(vs) == 0:
-			delete(o.versions, key)
-			delete(o.prune, key)
-		case len(vs) == 1 && !vs[0].deleted:
-			o.versions[key] = vs
-			delete(o.prune, key)
+		case len(l.vs) == 0:
+			delete(o.versions, l.key)
+			l.pruned = false
+		case !l.needsPrune():
+			l.pruned = false
 		default:
-			o.versions[key] = vs
+			keep = append(keep, l)
 		}
 	}
+	clear(o.prune[len(keep):])
+	o.prune = keep
 	if err := o.flush(); err != nil {
 		return err
 	}
@@ -282,23 +314,22 @@ func (o *Temporal) Close() error {
 // Checkpoint implements exec.Checkpointer.
 func (o *Temporal) Checkpoint() error {
 	if o.store == nil {
-		o.added, o.gone = o.added[:0], o.gone[:0]
-		clear(o.dirty)
-		return nil
+		return nil // nothing is tracked without a store
 	}
 	var kbuf, vbuf []byte
-	for key := range o.dirty {
-		kbuf = append(append(kbuf[:0], 'v'), key...)
-		vs := o.versions[key]
-		if len(vs) == 0 {
+	for i, l := range o.dirty {
+		o.dirty[i] = nil
+		l.dirty = false
+		kbuf = append(append(kbuf[:0], 'v'), l.key...)
+		if len(l.vs) == 0 {
 			if err := o.store.Delete(kbuf); err != nil {
 				return err
 			}
 			continue
 		}
-		vbuf = binary.AppendUvarint(vbuf[:0], uint64(len(vs)))
+		vbuf = binary.AppendUvarint(vbuf[:0], uint64(len(l.vs)))
 		enc := o.rcodec.NewEncoder()
-		for _, v := range vs {
+		for _, v := range l.vs {
 			flag := byte(0)
 			if v.deleted {
 				flag = 1
@@ -313,7 +344,7 @@ func (o *Temporal) Checkpoint() error {
 			return err
 		}
 	}
-	clear(o.dirty)
+	o.dirty = o.dirty[:0]
 	for _, seq := range o.gone {
 		if err := o.store.Delete(waitKey(kbuf[:0], seq)); err != nil {
 			return err
@@ -364,9 +395,11 @@ func (o *Temporal) restore() error {
 			for i, r := range batch.Rows {
 				vs[i] = version{vals: r.Vals, ts: r.Vals[o.tc.RightTime].Int(), deleted: flags[i] == 1}
 			}
-			o.versions[key] = vs
-			if len(vs) > 1 || vs[0].deleted {
-				o.prune[key] = true
+			l := &vlist{key: key, vs: vs}
+			o.versions[key] = l
+			if l.needsPrune() {
+				l.pruned = true
+				o.prune = append(o.prune, l)
 			}
 		case len(k) == 9 && k[0] == 'w':
 			batch := types.NewBatch(1, len(o.cfg.Left))

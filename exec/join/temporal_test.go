@@ -191,8 +191,8 @@ func TestTemporalAgainstVersions(t *testing.T) {
 				// Kept: at most one version per key before the
 				// watermark, and those at or after it.
 				kept, ahead := 0, 0
-				for _, vs := range o.versions {
-					kept += len(vs)
+				for _, l := range o.versions {
+					kept += len(l.vs)
 				}
 				for _, v := range vers {
 					if v.ts >= wm { // one at the watermark waits for it to advance
