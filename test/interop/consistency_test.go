@@ -192,28 +192,7 @@ CREATE TABLE b (k INT, y STRING) WITH ('connector' = 'filesystem', 'path' = '%s'
 	if err := e.Run(ctx, "q.sql", []byte(src)); err != nil {
 		t.Fatalf("Sluice: %s", sluice.FormatError(err, []byte(src)))
 	}
-	got := map[string]int{}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	for _, l := range lines[1:] { // the header first
-		if len(l) < 3 {
-			continue
-		}
-		body := l[2:]
-		switch l[:2] {
-		case "+I", "+U":
-			got[body]++
-		case "-U", "-D":
-			got[body]--
-		default:
-			t.Fatalf("Sluice printed %q", l)
-		}
-	}
-	for k, n := range got {
-		if n == 0 {
-			delete(got, k)
-		}
-	}
-	return got
+	return applyChangelog(t, out.String())
 }
 
 func diff(want, got map[string]int) string {
