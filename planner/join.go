@@ -113,7 +113,7 @@ func (p *Planner) joinKeys(n *plan.Join, at ast.Node, cond expr.Node, on *scope,
 		n.RightKeys = append(n.RightKeys, r-nl)
 	}
 	if len(n.LeftKeys) == 0 {
-		return nil, p.errorf(at, "the ON condition has no equality between a column of each side (a.x = b.y): streams are joined on keys")
+		return nil, p.errorf(at, "the join condition has no equality between a column of each side (a.x = b.y): streams are joined on keys")
 	}
 	return rest, nil
 }

@@ -282,6 +282,29 @@ func (p *Planner) bindFrom(t ast.TableExpr) (plan.Node, *scope, error) {
 	return nil, nil, p.errorf(t, "unsupported FROM item %T", t)
 }
 
+// commaJoin rewrites `FROM a, b WHERE cond` (or CROSS JOIN) as `FROM a
+// JOIN b ON cond`: for an inner join the two mean the same, and the
+// planner finds the join's keys in ON. Other selects are returned as they
+// are.
+func commaJoin(sel *ast.Select) *ast.Select {
+	j, ok := sel.From.(*ast.Join)
+	if !ok || j.Kind != "COMMA" && j.Kind != "CROSS" || sel.Where == nil {
+		return sel
+	}
+	switch j.Right.(type) {
+	case *ast.TableFunc, *ast.Unnest:
+		return sel // a lateral expansion, not a join of two relations
+	}
+	if l, ok := j.Left.(*ast.Join); ok && (l.Kind == "COMMA" || l.Kind == "CROSS") {
+		return sel // three or more: which condition joins which pair is not said
+	}
+	x := *sel
+	nj := *j
+	nj.Kind, nj.On, nj.EndPos = "INNER", sel.Where, sel.Where.End()
+	x.From, x.Where = &nj, nil
+	return &x
+}
+
 // alias renames a relation (and optionally its columns).
 func (p *Planner) alias(n plan.Node, sc *scope, def string, alias *ast.Ident, cols []*ast.Ident) (plan.Node, *scope, error) {
 	q := def
@@ -453,6 +476,7 @@ func (p *Planner) bindScan(at ast.Node, t *catalog.Table) (plan.Node, *scope, er
 // SELECT
 
 func (p *Planner) bindSelect(sel *ast.Select) (plan.Node, *scope, error) {
+	sel = commaJoin(sel)
 	var in plan.Node
 	var sc *scope
 	var err error

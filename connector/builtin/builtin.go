@@ -10,13 +10,14 @@ import (
 	"github.com/sluicesql/sluice/connector/format/json"
 	"github.com/sluicesql/sluice/connector/format/raw"
 	"github.com/sluicesql/sluice/connector/kafka"
+	"github.com/sluicesql/sluice/connector/nexmark"
 	"github.com/sluicesql/sluice/connector/print"
 )
 
 // Connectors returns the built-in connector factories: blackhole, datagen,
-// filesystem, kafka, print and upsert-kafka.
+// filesystem, kafka, nexmark, print and upsert-kafka.
 func Connectors() []connector.Factory {
-	return []connector.Factory{blackhole.New(), datagen.New(), filesystem.New(), kafka.New(), print.New(), kafka.NewUpsert()}
+	return []connector.Factory{blackhole.New(), datagen.New(), filesystem.New(), kafka.New(), nexmark.New(), print.New(), kafka.NewUpsert()}
 }
 
 // Formats returns the built-in format factories: csv, json and raw.

@@ -1,0 +1,2 @@
+-- Pass-through: every bid, unchanged.
+SELECT auction, bidder, price, `dateTime`, extra FROM bid;

@@ -1,0 +1,2 @@
+-- Currency conversion: bid prices in euros.
+SELECT auction, bidder, 0.908 * price AS price, `dateTime`, extra FROM bid;

@@ -1,0 +1,10 @@
+-- Average closing price per category: the highest bid of each auction
+-- while it was open, averaged per category.
+SELECT Q.category, AVG(Q.final)
+FROM (
+  SELECT MAX(B.price) AS final, A.category
+  FROM auction A, bid B
+  WHERE A.id = B.auction AND B.`dateTime` BETWEEN A.`dateTime` AND A.expires
+  GROUP BY A.id, A.category
+) Q
+GROUP BY Q.category;
