@@ -43,6 +43,7 @@ type generator struct {
 	pcg  rand.PCG
 	vals [3][]types.Value
 	sb   strings.Builder
+	buf  []byte
 }
 
 // event returns event n: its kind and its fields in the model's order.
@@ -135,17 +136,27 @@ func (g *generator) bid(n, ts int64) []types.Value {
 	v[0] = types.IntValue(types.KindBigInt, firstAuctionID+g.pick(auctions(n), hotAuctionRatio, inFlightAuctions))
 	v[1] = types.IntValue(types.KindBigInt, firstPersonID+g.pick(people(n), hotBidderRatio, activePeople))
 	v[2] = types.IntValue(types.KindBigInt, g.price())
-	var channel, url string
-	if g.rng.IntN(10) > 0 {
+	named := g.rng.IntN(10) > 0
+	var channel string
+	var id int
+	if named {
 		channel = channels[g.rng.IntN(len(channels))]
-		url = "https://www.nexmark.com/" + g.letters(5) + "/" + g.letters(5) + "/" + g.letters(5) + "/item.htm?query=1"
 	} else {
-		id := strconv.Itoa(g.rng.IntN(10000))
-		channel = "channel-" + id
-		url = "https://www.nexmark.com/" + g.letters(5) + "/" + g.letters(5) + "/" + g.letters(5) + "/item.htm?query=1&channel_id=" + id
+		id = g.rng.IntN(10000)
+		channel = "channel-" + strconv.Itoa(id)
 	}
+	b := append(g.buf[:0], "https://www.nexmark.com/"...)
+	for range 3 {
+		b = g.appendLetters(b, 5)
+		b = append(b, '/')
+	}
+	b = append(b, "item.htm?query=1"...)
+	if !named {
+		b = strconv.AppendInt(append(b, "&channel_id="...), int64(id), 10)
+	}
+	g.buf = b
 	v[3] = types.StringValue(channel)
-	v[4] = types.StringValue(url)
+	v[4] = types.StringValue(string(b))
 	v[5] = types.TimestampValue(ts)
 	v[6] = types.StringValue("")
 	return v
@@ -157,11 +168,21 @@ func (g *generator) price() int64 {
 }
 
 func (g *generator) letters(n int) string {
-	g.sb.Reset()
-	for range n {
-		g.sb.WriteByte(byte('a' + g.rng.IntN(26)))
+	g.buf = g.appendLetters(g.buf[:0], n)
+	return string(g.buf)
+}
+
+// appendLetters appends n random lowercase letters, five from each draw.
+func (g *generator) appendLetters(b []byte, n int) []byte {
+	for n > 0 {
+		x := g.rng.Uint64()
+		for k := 0; k < 5 && n > 0; k++ {
+			b = append(b, byte('a'+x%26))
+			x /= 26
+			n--
+		}
 	}
-	return g.sb.String()
+	return b
 }
 
 func grow(s *[]types.Value, n int) []types.Value {

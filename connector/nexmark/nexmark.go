@@ -257,6 +257,8 @@ func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
 		r.emitted += n
 	}
 	width := len(r.src.cols)
+	// The ROW values of the batch share one backing array.
+	var arena []types.Value
 	for range n {
 		r.done++
 		num := (r.done-1)*int64(r.src.parts) + int64(r.part)
@@ -269,7 +271,11 @@ func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
 			case c.kind != kind:
 				vals[i] = types.Value{}
 			default:
-				fields := make([]types.Value, len(c.fields))
+				if len(arena) < len(c.fields) {
+					arena = make([]types.Value, 256*len(c.fields))
+				}
+				fields := arena[:len(c.fields):len(c.fields)]
+				arena = arena[len(c.fields):]
 				for j, f := range c.fields {
 					fields[j] = ev[f]
 				}
