@@ -42,8 +42,8 @@ type Env struct {
 	Expr        *expr.Env
 	Parallelism int
 	// StateTTL, if positive, lets unbounded state expire: a row a regular
-	// join keeps is dropped once it has not been written for this long
-	// ('table.exec.state.ttl').
+	// join keeps, a GROUP BY key, a Top-N partition is dropped once it has
+	// not been written for this long ('table.exec.state.ttl').
 	StateTTL time.Duration
 	// MiniBatch holds updating aggregates' output back, so that a hot key
 	// emits one update per mini-batch ('table.exec.mini-batch.*').
@@ -446,7 +446,7 @@ func (b *builder) rank(n *plan.Rank) (*pipe, error) {
 	}
 	in := n.Input.Schema()
 	cfg := rank.Config{ID: b.id("rank"), Partition: n.Partition, Limit: int(n.Limit), KeepAll: n.Input.Updating(),
-		NoNumbers: n.NoNumbers}
+		NoNumbers: n.NoNumbers, TTL: b.env.StateTTL}
 	for _, c := range in.Columns {
 		cfg.Types = append(cfg.Types, c.Type)
 	}

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/state"
@@ -52,6 +53,10 @@ type Config struct {
 	// leave (-D) are emitted, with 0 as their number.
 	NoNumbers bool
 	Next      exec.Operator
+	// TTL, if positive, forgets a partition not written for this long in
+	// processing time, without output ('table.exec.state.ttl'), as Flink
+	// does; its next row starts it over.
+	TTL time.Duration
 }
 
 type entry struct {
@@ -60,8 +65,9 @@ type entry struct {
 }
 
 type partition struct {
-	rows  []*entry
-	dirty bool
+	rows    []*entry
+	dirty   bool
+	written int64 // processing time (µs) of the last write, with a TTL
 }
 
 // Operator is a running Top-N.
@@ -78,6 +84,8 @@ type Operator struct {
 	out    *types.Batch
 	keyBuf []byte
 	encBuf []byte
+
+	ttl ttl
 }
 
 // New returns a Top-N operator.
@@ -111,6 +119,7 @@ func (o *Operator) Open(ctx *exec.Context) error {
 	if o.offsets == nil {
 		o.offsets = state.NewOffsets()
 	}
+	o.ttl.open(o, ctx)
 	return o.cfg.Next.Open(ctx)
 }
 
@@ -129,6 +138,7 @@ func (o *Operator) Process(b *types.Batch) error {
 		} else {
 			o.retract(r.Vals)
 		}
+		o.ttl.written(o, r.Vals)
 		if len(o.out.Rows) >= 256 {
 			if err := o.flush(); err != nil {
 				return err
@@ -313,6 +323,9 @@ func (o *Operator) Close() error {
 func (o *Operator) Checkpoint() error {
 	if o.store == nil {
 		return nil
+	}
+	if err := o.ttl.forget(o.store); err != nil {
+		return err
 	}
 	var vbuf []byte
 	for _, key := range o.dirty {
