@@ -171,8 +171,12 @@ func (o *Operator) touch(p *partition) {
 }
 
 // compare orders two rows by the window's ORDER BY.
-func (o *Operator) compare(a, b []types.Value) int {
-	for _, k := range o.cfg.Order {
+func (o *Operator) compare(a, b []types.Value) int { return Compare(o.cfg.Order, a, b) }
+
+// Compare orders two rows by ORDER BY keys: negative when a ranks before
+// b, zero when they tie.
+func Compare(order []SortKey, a, b []types.Value) int {
+	for _, k := range order {
 		x, y := a[k.Col], b[k.Col]
 		if x.IsNull() || y.IsNull() {
 			if x.IsNull() == y.IsNull() {
