@@ -319,6 +319,8 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 		return p, nil
 	case *plan.Rank:
 		return b.rank(n)
+	case *plan.WindowRank:
+		return b.windowRank(n)
 	case *plan.Join:
 		return b.join(n, nil)
 	case *plan.IntervalJoin:
@@ -409,8 +411,11 @@ func (b *builder) rank(n *plan.Rank) (*pipe, error) {
 	if n.Limit <= 0 {
 		return nil, fmt.Errorf("ROW_NUMBER() needs a bound on the row number in the enclosing query (WHERE rownum <= N, or rownum = 1): OVER aggregation is not supported yet")
 	}
-	if n.Limit > 100_000 {
-		return nil, fmt.Errorf("Top-N with N = %d: at most 100000 rows per partition are supported", n.Limit)
+	if n.Limit > maxTopN {
+		return nil, fmt.Errorf("Top-N with N = %d: at most %d rows per partition are supported", n.Limit, maxTopN)
+	}
+	if n.Type != plan.RowNumberRank {
+		return nil, fmt.Errorf("%s() Top-N is supported over windows only (PARTITION BY window_start, window_end): use ROW_NUMBER()", n.Type)
 	}
 	p, err := b.build(n.Input)
 	if err != nil {
