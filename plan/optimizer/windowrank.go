@@ -8,6 +8,9 @@ import (
 // windowRankLimit moves the bound on a WindowRank's number from the filter
 // above it into the WindowRank (`rn <= N`, `rn < N`, `rn = 1`), as
 // rank-limit does for a Rank, and notes whether anything reads the number.
+// A ROW_NUMBER bounded by 1 counts as unread: it is 1 in every row left,
+// which the WindowRank emits all the same (Flink replaces it by the
+// constant), so that `SELECT * ... WHERE rn = 1` is a deduplication.
 func windowRankLimit(o *Optimizer, n plan.Node) plan.Node {
 	c, ok := n.(*plan.Calc)
 	if !ok || c.Filter == nil {
@@ -39,6 +42,9 @@ func windowRankLimit(o *Optimizer, n plan.Node) plan.Node {
 				nr.NoNumbers = false
 			}
 		}
+	}
+	if limit == 1 && nr.Type == plan.RowNumberRank {
+		nr.NoNumbers = true
 	}
 	nc := *c
 	nc.Input = &nr
