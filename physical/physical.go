@@ -414,9 +414,6 @@ func (b *builder) rank(n *plan.Rank) (*pipe, error) {
 	if n.Limit > maxTopN {
 		return nil, fmt.Errorf("Top-N with N = %d: at most %d rows per partition are supported", n.Limit, maxTopN)
 	}
-	if n.Type != plan.RowNumberRank {
-		return nil, fmt.Errorf("%s() Top-N is supported over windows only (PARTITION BY window_start, window_end): use ROW_NUMBER()", n.Type)
-	}
 	p, err := b.build(n.Input)
 	if err != nil {
 		return nil, err
@@ -430,7 +427,7 @@ func (b *builder) rank(n *plan.Rank) (*pipe, error) {
 	}
 	in := n.Input.Schema()
 	cfg := rank.Config{ID: b.id("rank"), Partition: n.Partition, Limit: int(n.Limit), KeepAll: n.Input.Updating(),
-		NoNumbers: n.NoNumbers}
+		NoNumbers: n.NoNumbers, Type: rankType(n.Type)}
 	for _, c := range in.Columns {
 		cfg.Types = append(cfg.Types, c.Type)
 	}
