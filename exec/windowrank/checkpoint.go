@@ -218,6 +218,7 @@ func (o *Operator) load(key, val []byte) error {
 		p.vals = append(p.vals, r.Vals...)
 	}
 	p.n, p.stored = int(n), true
+	p.groups = o.groups(p, p.n)
 	w.parts[p.key] = p
 	return nil
 }

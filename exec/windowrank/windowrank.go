@@ -64,6 +64,9 @@ type part struct {
 	win  winKey
 	n    int           // rows kept
 	vals []types.Value // the n rows, width values each, in rank order
+	// groups is, for DENSE_RANK, the number of distinct sort keys of the
+	// rows.
+	groups int
 
 	// Checkpoint bookkeeping.
 	dirty  bool // changed since the last Checkpoint, and listed in dirty
@@ -274,7 +277,7 @@ func (o *Operator) release(p *part) {
 		o.removed = append(o.removed, o.partKey(nil, p))
 	}
 	clear(p.vals[:p.n*o.width])
-	p.n, p.key, p.dirty, p.stored = 0, "", false, false
+	p.n, p.groups, p.key, p.dirty, p.stored = 0, 0, "", false, false
 	if len(o.free) < maxFree {
 		o.free = append(o.free, p)
 	}
@@ -290,11 +293,13 @@ func (o *Operator) compare(a, b []types.Value) int { return rank.Compare(o.cfg.O
 // changed.
 func (o *Operator) insert(p *part, row []types.Value) bool {
 	// pos: where the row goes, after the rows it ties with (before them
-	// with LaterFirst). Partitions are short: scan from the end.
-	pos := p.n
+	// with LaterFirst). Partitions are short: scan from the end. after:
+	// the row ranks strictly after the one before pos.
+	pos, after := p.n, false
 	for pos > 0 {
 		c := o.compare(row, o.row(p, pos-1))
 		if c > 0 || c == 0 && !o.cfg.LaterFirst {
+			after = c > 0
 			break
 		}
 		pos--
@@ -308,14 +313,20 @@ func (o *Operator) insert(p *part, row []types.Value) bool {
 	case rank.Standard, rank.Dense:
 		// lo: how many rows rank strictly before it.
 		lo := pos
-		for lo > 0 && o.compare(o.row(p, lo-1), row) == 0 {
+		for !after && lo > 0 && o.compare(o.row(p, lo-1), row) == 0 {
 			lo--
 		}
 		if o.cfg.Type == rank.Standard && lo >= limit {
 			return false
 		}
-		if o.cfg.Type == rank.Dense && lo >= limit && o.groups(p, lo) >= limit {
-			return false
+		if o.cfg.Type == rank.Dense && lo >= limit {
+			g := p.groups
+			if lo < p.n {
+				g = o.groups(p, lo)
+			}
+			if g >= limit {
+				return false
+			}
 		}
 	}
 	w := o.width
@@ -329,6 +340,13 @@ func (o *Operator) insert(p *part, row []types.Value) bool {
 	copy(p.vals[(pos+1)*w:need], p.vals[pos*w:p.n*w])
 	copy(p.vals[pos*w:(pos+1)*w], row)
 	p.n++
+	if o.cfg.Type == rank.Dense {
+		tie := pos > 0 && o.compare(row, o.row(p, pos-1)) == 0 ||
+			pos+1 < p.n && o.compare(row, o.row(p, pos+1)) == 0
+		if !tie {
+			p.groups++
+		}
+	}
 	o.trim(p)
 	return pos < p.n
 }
@@ -364,11 +382,12 @@ func (o *Operator) trim(p *part) {
 		for i := 1; i < p.n; i++ {
 			if o.compare(o.row(p, i), o.row(p, i-1)) != 0 {
 				if g++; g > limit {
-					n = i
+					n, g = i, limit
 					break
 				}
 			}
 		}
+		p.groups = g
 	}
 	clear(p.vals[n*o.width : p.n*o.width])
 	p.n = n

@@ -329,6 +329,7 @@ func TestAgainstSorting(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					checkInvariants(t, o)
 				}
 			}
 			var got []string
@@ -378,4 +379,25 @@ func openLSM(t testing.TB, dir string) *lsm.Backend {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// checkInvariants checks the bookkeeping of o's partitions against their
+// rows.
+func checkInvariants(t *testing.T, o *Operator) {
+	t.Helper()
+	live := 0
+	for k, w := range o.wins {
+		for key, p := range w.parts {
+			live++
+			if p.key != key || p.win != k || len(p.vals) != p.n*o.width || p.n == 0 {
+				t.Fatalf("partition %q of window %v: key %q, window %v, %d values for %d rows", key, k, p.key, p.win, len(p.vals), p.n)
+			}
+			if o.cfg.Type == rank.Dense && p.groups != o.groups(p, p.n) {
+				t.Fatalf("partition %q: %d groups recorded, %d in its rows", key, p.groups, o.groups(p, p.n))
+			}
+		}
+	}
+	if live != o.live {
+		t.Fatalf("%d partitions live, %d counted", live, o.live)
+	}
 }
