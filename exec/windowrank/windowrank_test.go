@@ -401,3 +401,70 @@ func checkInvariants(t *testing.T, o *Operator) {
 		t.Fatalf("%d partitions live, %d counted", live, o.live)
 	}
 }
+
+// TestStopKeepsWindows: a Finish during a stop fires nothing; the open
+// windows go into the checkpoint and fire in the run that restores it.
+// A checkpoint then refuses to restore into another ranking.
+func TestStopKeepsWindows(t *testing.T) {
+	dir := t.TempDir()
+	st := openLSM(t, dir)
+	out := &collect{}
+	o, err := New(Config{ID: "wr", Start: 3, End: 4, Partition: []int{0}, Limit: 2, Types: cols,
+		Order: []rank.SortKey{{Col: 1, Desc: true}}, Next: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopping := true
+	if err := o.Open(&exec.Context{State: st, Stopping: func() bool { return stopping }}); err != nil {
+		t.Fatal(err)
+	}
+	b := types.NewBatch(4, 5)
+	addRow(b, 1, 1, 5, "a", 0, 10*sec)
+	addRow(b, 2, 1, 6, "b", 0, 10*sec)
+	addRow(b, 3, 1, 4, "c", 0, 10*sec)
+	if err := o.Process(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.rows) != 0 {
+		t.Fatalf("a stop fired windows: %v", out.rows)
+	}
+	if err := st.Commit(map[string]int64{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st = openLSM(t, dir)
+	defer st.Close()
+
+	o2, out2 := newOp(t, rank.RowNumber, 2, false, st, nil)
+	b.Reset()
+	addRow(b, 3, 1, 9, "replayed", 0, 10*sec)
+	addRow(b, 4, 1, 7, "d", 0, 10*sec)
+	if err := o2.Process(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := o2.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	want := "+I[1, 7, d, 1970-01-01 00:00:00.000, 1970-01-01 00:00:10.000, 1] " +
+		"+I[1, 6, b, 1970-01-01 00:00:00.000, 1970-01-01 00:00:10.000, 2]"
+	if got := strings.Join(out2.rows, " "); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+
+	other, err := New(Config{ID: "wr", Start: 3, End: 4, Partition: []int{0}, Limit: 3, Types: cols,
+		Order: []rank.SortKey{{Col: 1, Desc: true}}, Next: &collect{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Open(&exec.Context{State: st}); err == nil || !strings.Contains(err.Error(), "another window Top-N") {
+		t.Fatalf("got %v, want a refusal of another Top-N's state", err)
+	}
+}
