@@ -409,10 +409,10 @@ func (b *builder) join(n *plan.Join, interval *plan.IntervalJoin) (*pipe, error)
 // rank builds a Top-N: the input re-keyed by the partition columns.
 func (b *builder) rank(n *plan.Rank) (*pipe, error) {
 	if n.Limit <= 0 {
-		return nil, fmt.Errorf("ROW_NUMBER() needs a bound on the row number in the enclosing query (WHERE rownum <= N, or rownum = 1): OVER aggregation is not supported yet")
+		return nil, fmt.Errorf("%s() needs a bound on the row number in the enclosing query (WHERE rownum <= N, or rownum = 1): OVER aggregation is not supported yet", n.Type)
 	}
-	if n.Limit > maxTopN {
-		return nil, fmt.Errorf("Top-N with N = %d: at most %d rows per partition are supported", n.Limit, maxTopN)
+	if n.Limit > 100_000 {
+		return nil, fmt.Errorf("Top-N with N = %d: at most 100000 rows per partition are supported", n.Limit)
 	}
 	p, err := b.build(n.Input)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/sluicesql/sluice/plan"
 )
 
-// maxTopN bounds N of a Top-N: the rows kept per partition.
+// maxTopN bounds N of a window Top-N, as of the updating Top-N.
 const maxTopN = 100_000
 
 // windowRank builds a window Top-N: the input re-keyed by the partition
