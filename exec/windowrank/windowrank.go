@@ -127,15 +127,16 @@ func New(cfg Config) (*Operator, error) {
 		return nil, fmt.Errorf("cannot build %s: no downstream operator", name)
 	}
 	width := len(cfg.Types)
-	maxCol := max(cfg.Start, cfg.End)
-	for _, c := range cfg.Partition {
-		maxCol = max(maxCol, c)
-	}
+	cols := append([]int{cfg.Start, cfg.End}, cfg.Partition...)
 	for _, k := range cfg.Order {
-		maxCol = max(maxCol, k.Col)
+		cols = append(cols, k.Col)
 	}
-	if cfg.Start < 0 || cfg.End < 0 || maxCol >= width {
-		return nil, fmt.Errorf("cannot build %s: a column is out of the row's %d columns", name, width)
+	maxCol := 0
+	for _, c := range cols {
+		if c < 0 || c >= width {
+			return nil, fmt.Errorf("cannot build %s: column %d is not one of the row's %d columns", name, c, width)
+		}
+		maxCol = max(maxCol, c)
 	}
 	codec, err := rowcodec.New(cfg.Types)
 	if err != nil {
