@@ -332,6 +332,8 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 		return p, nil
 	case *plan.Rank:
 		return b.rank(n)
+	case *plan.WindowRank:
+		return b.windowRank(n)
 	case *plan.Join:
 		return b.join(n, nil)
 	case *plan.IntervalJoin:
@@ -428,7 +430,7 @@ func (b *builder) join(n *plan.Join, special plan.Node) (*pipe, error) {
 // rank builds a Top-N: the input re-keyed by the partition columns.
 func (b *builder) rank(n *plan.Rank) (*pipe, error) {
 	if n.Limit <= 0 {
-		return nil, fmt.Errorf("ROW_NUMBER() needs a bound on the row number in the enclosing query (WHERE rownum <= N, or rownum = 1): OVER aggregation is not supported yet")
+		return nil, fmt.Errorf("%s() needs a bound on the row number in the enclosing query (WHERE rownum <= N, or rownum = 1): OVER aggregation is not supported yet", n.Type)
 	}
 	if n.Limit > 100_000 {
 		return nil, fmt.Errorf("Top-N with N = %d: at most 100000 rows per partition are supported", n.Limit)
@@ -446,7 +448,7 @@ func (b *builder) rank(n *plan.Rank) (*pipe, error) {
 	}
 	in := n.Input.Schema()
 	cfg := rank.Config{ID: b.id("rank"), Partition: n.Partition, Limit: int(n.Limit), KeepAll: n.Input.Updating(),
-		NoNumbers: n.NoNumbers, TTL: b.env.StateTTL}
+		NoNumbers: n.NoNumbers, TTL: b.env.StateTTL, Type: rankType(n.Type)}
 	for _, c := range in.Columns {
 		cfg.Types = append(cfg.Types, c.Type)
 	}

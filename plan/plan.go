@@ -575,16 +575,18 @@ func (j *TemporalJoin) WithInputs(ins []Node) Node {
 	return &x
 }
 
-// Rank numbers the rows of each partition in order (ROW_NUMBER() OVER
-// (PARTITION BY ... ORDER BY ...)) and keeps those whose number is at most
-// Limit: Top-N, and deduplication for Limit 1. Its output is the input row
-// followed by the row number (BIGINT). A Rank with no Limit (0) cannot run:
-// the query must filter the number in an enclosing query.
+// Rank numbers the rows of each partition in order (ROW_NUMBER(), RANK()
+// or DENSE_RANK() OVER (PARTITION BY ... ORDER BY ...)) and keeps those
+// whose number is at most Limit: Top-N, and deduplication for Limit 1. Its
+// output is the input row followed by the number (BIGINT). A Rank with no
+// Limit (0) cannot run: the query must filter the number in an enclosing
+// query.
 type Rank struct {
 	Input     Node
 	Partition []int
 	Order     []SortKey
 	Limit     int64
+	Type      RankType
 	Out       types.Schema
 	// AppendOnly: the input is append-only and ordered by processing time
 	// ascending with Limit 1 (keep the first row), so that no row is ever
@@ -627,8 +629,8 @@ func (r *Rank) Describe() string {
 	if r.NoNumbers {
 		number = ", outputRankNumber=[false]"
 	}
-	return fmt.Sprintf("Rank(strategy=[%s], rankType=[ROW_NUMBER], rankRange=[rankStart=1, rankEnd=%s]%s, partitionBy=[%s], orderBy=[%s], select=[%s])",
-		map[bool]string{true: "AppendFastStrategy", false: "RetractStrategy"}[!r.Input.Updating()], end, number,
+	return fmt.Sprintf("Rank(strategy=[%s], rankType=[%s], rankRange=[rankStart=1, rankEnd=%s]%s, partitionBy=[%s], orderBy=[%s], select=[%s])",
+		map[bool]string{true: "AppendFastStrategy", false: "RetractStrategy"}[!r.Input.Updating()], r.Type, end, number,
 		strings.Join(part, ", "), strings.Join(order, ", "), strings.Join(r.Out.Names(), ", "))
 }
 

@@ -28,33 +28,35 @@ func overCalls(items []*ast.SelectItem) []*ast.Call {
 	return out
 }
 
-// bindRank plans the ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...) of
-// a select list over in: a Rank whose row number the select list reads.
-// The enclosing query must bound the number (Top-N, deduplication); the
-// optimizer moves that bound into the Rank.
+// bindRank plans the ROW_NUMBER(), RANK() or DENSE_RANK() OVER
+// (PARTITION BY ... ORDER BY ...) of a select list over in: a Rank (a
+// WindowRank over windowed rows, see windowRank) whose number the select
+// list reads. The enclosing query must bound the number (Top-N,
+// deduplication); the optimizer moves that bound into the Rank.
 func (p *Planner) bindRank(calls []*ast.Call, in plan.Node, sc *scope) (plan.Node, *scope, map[*ast.Call]int, error) {
 	first := calls[0]
+	fname := strings.ToUpper(first.Name.Last().Name)
 	for _, c := range calls {
 		name := strings.ToUpper(c.Name.Last().Name)
-		if name != "ROW_NUMBER" {
-			return nil, nil, nil, p.errorf(c, "%s OVER is not supported: OVER aggregation is not supported yet; ROW_NUMBER() OVER is (Top-N, deduplication)", name)
+		if _, ok := rankFuncs[name]; !ok {
+			return nil, nil, nil, p.errorf(c, "%s OVER is not supported: OVER aggregation is not supported yet; ROW_NUMBER(), RANK() and DENSE_RANK() OVER are (Top-N, deduplication)", name)
 		}
 		if c.OverName != nil {
 			return nil, nil, nil, p.errorf(c.OverName, "named windows are not supported; write OVER (PARTITION BY ... ORDER BY ...)")
 		}
 		if len(c.Args) > 0 {
-			return nil, nil, nil, p.errorf(c.Args[0], "ROW_NUMBER takes no arguments")
+			return nil, nil, nil, p.errorf(c.Args[0], "%s takes no arguments", name)
 		}
-		if ast.Format(c.Over) != ast.Format(first.Over) {
-			return nil, nil, nil, p.errorf(c, "all ROW_NUMBER() of a query must have the same OVER (...)")
+		if name != fname || ast.Format(c.Over) != ast.Format(first.Over) {
+			return nil, nil, nil, p.errorf(c, "all ranking functions of a query must be the same function with the same OVER (...)")
 		}
 	}
 	spec := first.Over
 	if spec.Frame != nil {
-		return nil, nil, nil, p.errorf(spec, "ROW_NUMBER() takes no window frame")
+		return nil, nil, nil, p.errorf(spec, "%s() takes no window frame", fname)
 	}
 	if len(spec.OrderBy) == 0 {
-		return nil, nil, nil, p.errorf(spec, "ROW_NUMBER() needs ORDER BY in its OVER (...)")
+		return nil, nil, nil, p.errorf(spec, "%s() needs ORDER BY in its OVER (...)", fname)
 	}
 	column := func(e ast.Expr, what string) (int, error) {
 		n, err := p.bindExpr(e, sc)
@@ -63,11 +65,11 @@ func (p *Planner) bindRank(calls []*ast.Call, in plan.Node, sc *scope) (plan.Nod
 		}
 		c, ok := n.(*expr.Column)
 		if !ok {
-			return 0, p.errorf(e, "%s of ROW_NUMBER() takes columns: compute '%s' in a subquery", what, ast.Format(e))
+			return 0, p.errorf(e, "%s of %s() takes columns: compute '%s' in a subquery", what, fname, ast.Format(e))
 		}
 		return c.Index, nil
 	}
-	r := &plan.Rank{Input: in}
+	r := &plan.Rank{Input: in, Type: rankFuncs[fname]}
 	for _, e := range spec.PartitionBy {
 		i, err := column(e, "PARTITION BY")
 		if err != nil {
@@ -89,7 +91,7 @@ func (p *Planner) bindRank(calls []*ast.Call, in plan.Node, sc *scope) (plan.Nod
 		procAsc = procAsc && !o.Desc && sc.cols[i].typ.TimeAttr == types.ProcTime
 	}
 	// Keeping the first row by processing time never replaces it.
-	r.AppendOnly = procAsc && !in.Updating()
+	r.AppendOnly = procAsc && !in.Updating() && r.Type == plan.RowNumberRank
 
 	out := &scope{}
 	for _, c := range sc.cols {
@@ -104,6 +106,9 @@ func (p *Planner) bindRank(calls []*ast.Call, in plan.Node, sc *scope) (plan.Nod
 	over := map[*ast.Call]int{}
 	for _, c := range calls {
 		over[c] = rn
+	}
+	if w := windowRank(r, out); w != nil {
+		return w, out, over, nil
 	}
 	return r, out, over, nil
 }

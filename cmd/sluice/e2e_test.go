@@ -152,8 +152,9 @@ func e2eRun(t *testing.T, dir string, args ...string) e2eResult {
 type e2eGenerator func(t *testing.T, dir string) map[string][]string
 
 var e2eGenerators = map[string]e2eGenerator{
-	"late-data": e2eGenLateData,
-	"parallel":  e2eGenParallel,
+	"late-data":   e2eGenLateData,
+	"parallel":    e2eGenParallel,
+	"window-topn": e2eGenWindowTopN,
 }
 
 func TestEndToEnd(t *testing.T) {
@@ -444,6 +445,28 @@ func e2eGenLateData(t *testing.T, dir string) map[string][]string {
 		e2eBidLine(e2eBase.Add(20*time.Minute+30*time.Second), 50, "X", "supplier1"),
 		e2eBidLine(e2eBase.Add(35*time.Minute), 200, "X", "supplier2"),
 	)
+	e2eWriteLines(t, filepath.Join(dir, "bids.jsonl"), lines)
+	return nil
+}
+
+// e2eGenWindowTopN writes window-topn/bids.jsonl (see that job.sql); the
+// expected output is committed.
+func e2eGenWindowTopN(t *testing.T, dir string) map[string][]string {
+	at := func(min, sec int) time.Time {
+		return e2eBase.Add(time.Duration(min)*time.Minute + time.Duration(sec)*time.Second)
+	}
+	lines := []string{
+		e2eBidLine(at(1, 0), 400, "A", "s1"), e2eBidLine(at(2, 0), 500, "B", "s2"),
+		e2eBidLine(at(3, 0), 400, "C", "s1"), e2eBidLine(at(4, 0), 500, "D", "s1"),
+		e2eBidLine(at(5, 0), 300, "E", "s2"), e2eBidLine(at(6, 0), 400, "F", "s2"),
+		e2eBidLine(at(11, 0), 200, "G", "s1"), e2eBidLine(at(12, 0), 200, "H", "s2"),
+		e2eBidLine(at(19, 0), 100, "I", "s1"),
+	}
+	for i := range 1100 {
+		lines = append(lines, e2eBidLine(at(60, 0).Add(time.Duration(i)*500*time.Millisecond), int64(i), "Z", "s3"))
+	}
+	lines = append(lines, e2eBidLine(at(7, 0), 10000, "X", "s1"), e2eBidLine(at(65, 0), 2000, "J", "s2"),
+		e2eBidLine(at(75, 0), 700, "K", "s1"))
 	e2eWriteLines(t, filepath.Join(dir, "bids.jsonl"), lines)
 	return nil
 }

@@ -1,12 +1,16 @@
 // Package rank runs Top-N: ROW_NUMBER() OVER (PARTITION BY ... ORDER BY
-// ...) bounded by N, which is also deduplication for N = 1.
+// ...) bounded by N, which is also deduplication for N = 1, and the same
+// with RANK() or DENSE_RANK() (see Type).
 //
 // Output, as Flink's: each output row is an input row followed by its row
 // number. A row that enters the top N is emitted (+I) at its number; the
 // rows after it move down one (-U at the old number, +U at the new one),
 // and the last is pushed out (-D). A row retracted from the top N is
 // deleted (-D), the rows after it move up, and the next row of the
-// partition, if one is kept, comes in at N (+I).
+// partition, if one is kept, comes in at N (+I). With RANK and DENSE_RANK
+// rows that tie share a number, so that more than N rows may be emitted; a
+// change emits the row it is about first (+I, -D), then the rows whose
+// number changed (-U, +U), entered (+I) or left (-D), in order.
 //
 // Invariants:
 //   - Rows of a partition are kept in order; rows that compare equal keep
@@ -48,6 +52,8 @@ type Config struct {
 	Types []types.Type
 	// KeepAll keeps every row (an updating input).
 	KeepAll bool
+	// Type is the numbering function (ROW_NUMBER by default).
+	Type Type
 	// NoNumbers: the row number is not read downstream. Rows that move
 	// within the top N are then not updated: only rows that enter (+I) or
 	// leave (-D) are emitted, with 0 as their number.
@@ -62,6 +68,7 @@ type Config struct {
 type entry struct {
 	vals []types.Value
 	enc  string // identity, for retractions
+	num  int    // RANK, DENSE_RANK: the number last emitted; 0 if not emitted
 }
 
 type partition struct {
@@ -181,8 +188,12 @@ func (o *Operator) touch(p *partition) {
 }
 
 // compare orders two rows by the window's ORDER BY.
-func (o *Operator) compare(a, b []types.Value) int {
-	for _, k := range o.cfg.Order {
+func (o *Operator) compare(a, b []types.Value) int { return Compare(o.cfg.Order, a, b) }
+
+// Compare orders two rows by ORDER BY keys: negative when a ranks before
+// b, zero when they tie.
+func Compare(order []SortKey, a, b []types.Value) int {
+	for _, k := range order {
 		x, y := a[k.Col], b[k.Col]
 		if x.IsNull() || y.IsNull() {
 			if x.IsNull() == y.IsNull() {
@@ -218,6 +229,10 @@ func (o *Operator) emit(kind types.RowKind, vals []types.Value, num int) {
 
 func (o *Operator) insert(vals []types.Value) {
 	p := o.partition(vals, true)
+	if o.cfg.Type != RowNumber {
+		o.insertRanked(p, vals)
+		return
+	}
 	n := o.cfg.Limit
 	// The first position whose row ranks after the new one.
 	pos := sort.Search(len(p.rows), func(i int) bool { return o.compare(p.rows[i].vals, vals) > 0 })
@@ -270,6 +285,10 @@ func (o *Operator) retract(vals []types.Value) {
 		return
 	}
 	o.touch(p)
+	if o.cfg.Type != RowNumber {
+		o.retractRanked(p, pos)
+		return
+	}
 	n := o.cfg.Limit
 	gone := p.rows[pos]
 	copy(p.rows[pos:], p.rows[pos+1:])
@@ -378,6 +397,9 @@ func (o *Operator) restore() error {
 				e.enc = o.identity(r.Vals)
 			}
 			p.rows = append(p.rows, e)
+		}
+		if o.cfg.Type != RowNumber {
+			o.renumber(p, 0, false)
 		}
 		o.parts[string(k)] = p
 		return true

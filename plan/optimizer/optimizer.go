@@ -34,6 +34,7 @@ func DefaultRules() []Rule {
 		{ID: "push-filter-into-join", Apply: pushFilterIntoJoin},
 		{ID: "merge-calc", Apply: mergeCalc},
 		{ID: "rank-limit", Apply: rankLimit},
+		{ID: "window-rank-limit", Apply: windowRankLimit},
 		{ID: "remove-identity-calc", Apply: removeIdentityCalc},
 	}
 }

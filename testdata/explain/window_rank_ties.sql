@@ -1,0 +1,19 @@
+CREATE TABLE bids (
+  bidtime TIMESTAMP(3),
+  price DECIMAL(10, 2),
+  item STRING,
+  supplier_id STRING,
+  WATERMARK FOR bidtime AS bidtime - INTERVAL '5' SECOND
+) WITH ('connector' = 'filesystem', 'path' = 'bids.jsonl', 'format' = 'json');
+
+-- RANK and DENSE_RANK: bids that tie on price share a number, so more than
+-- 3 rows of a window may be emitted.
+SELECT item, price, window_start, window_end, r FROM (
+  SELECT *, RANK() OVER (PARTITION BY window_start, window_end ORDER BY price DESC) AS r
+  FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(bidtime), INTERVAL '10' MINUTES))
+) WHERE r <= 3;
+
+SELECT item, price, window_start, window_end, r FROM (
+  SELECT *, DENSE_RANK() OVER (PARTITION BY window_start, window_end ORDER BY price DESC) AS r
+  FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(bidtime), INTERVAL '10' MINUTES))
+) WHERE r <= 3;
