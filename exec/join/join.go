@@ -41,6 +41,10 @@ const (
 	Left
 	Right
 	Full
+	// Semi emits the left rows that have a match, once each; Anti those
+	// that have none. Only window joins run them.
+	Semi
+	Anti
 )
 
 // Config configures a join.
@@ -169,6 +173,9 @@ type Operator struct {
 func New(cfg Config) (*Operator, error) {
 	if len(cfg.LeftKeys) == 0 || len(cfg.LeftKeys) != len(cfg.RightKeys) {
 		return nil, errors.New("join: keys of both sides, as many on each")
+	}
+	if cfg.Kind > Full {
+		return nil, errors.New("join: SEMI and ANTI joins are run by window joins only")
 	}
 	o := &Operator{pairs: newPairs(cfg)}
 	for i, typs := range [][]types.Type{cfg.Left, cfg.Right} {

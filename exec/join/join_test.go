@@ -90,7 +90,9 @@ func TestRetractionSequences(t *testing.T) {
 	}
 }
 
-func (k Kind) String() string { return [...]string{"inner", "left", "right", "full"}[k] }
+func (k Kind) String() string {
+	return [...]string{"inner", "left", "right", "full", "semi", "anti"}[k]
+}
 
 // TestAgainstNestedLoops folds random inserts and retractions of both
 // sides into every kind of join, with and without a residual condition,
