@@ -463,10 +463,15 @@ const (
 	LeftJoin
 	RightJoin
 	FullJoin
+	// SemiJoin keeps the left rows that have a match (IN, EXISTS), AntiJoin
+	// those that have none (NOT IN, NOT EXISTS); their output is the left
+	// row only.
+	SemiJoin
+	AntiJoin
 )
 
 func (k JoinKind) String() string {
-	return [...]string{"InnerJoin", "LeftOuterJoin", "RightOuterJoin", "FullOuterJoin"}[k]
+	return [...]string{"InnerJoin", "LeftOuterJoin", "RightOuterJoin", "FullOuterJoin", "LeftSemiJoin", "LeftAntiJoin"}[k]
 }
 
 // Join is a regular join of two inputs on equality keys: rows of each side

@@ -73,10 +73,14 @@ func (p *Planner) bindJoin(j *ast.Join) (plan.Node, *scope, error) {
 	if len(n.LeftKeys) == 0 {
 		return nil, nil, p.errorf(j.On, "the ON condition has no equality between a column of each side (a.x = b.y): streams are joined on keys")
 	}
-	// Bounds between the event times of append-only inputs make it an
-	// interval join, whose state the watermark cleans.
+	// Equal windows make it a window join; bounds between the event times
+	// of append-only inputs an interval join. The watermark cleans both.
+	wj, err := p.windowJoin(j.On, n)
+	if err != nil {
+		return nil, nil, err
+	}
 	var ij *plan.IntervalJoin
-	if !left.Updating() && !right.Updating() {
+	if wj == nil && !left.Updating() && !right.Updating() {
 		ij, rest = intervalBounds(rest, nl)
 	}
 	for _, c := range rest {
@@ -107,6 +111,10 @@ func (p *Planner) bindJoin(j *ast.Join) (plan.Node, *scope, error) {
 	if ij != nil {
 		ij.Join = *n
 		return ij, outScope, nil
+	}
+	if wj != nil {
+		wj.Join = *n
+		return wj, outScope, nil
 	}
 	return n, outScope, nil
 }
