@@ -26,6 +26,11 @@ func windowOf(n plan.Node) (windowed, bool) {
 	case *plan.WindowAggregate:
 		k := len(x.Keys)
 		return windowed{spec: x.Spec, start: k, end: k + 1}, true
+	case *plan.WindowJoin:
+		// A SEMI or ANTI window join passes the left rows on.
+		if x.Kind == plan.SemiJoin || x.Kind == plan.AntiJoin {
+			return windowed{spec: x.Spec, start: x.LeftStart, end: x.LeftEnd}, true
+		}
 	case *plan.Calc:
 		in, ok := windowOf(x.Input)
 		if !ok {
