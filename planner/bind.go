@@ -148,7 +148,7 @@ func (b *binder) bind(e ast.Expr) (expr.Node, error) {
 		return b.call(e, notPrefix(e.Not)+"BETWEEN", args...)
 	case *ast.In:
 		if e.Query != nil {
-			return nil, p.errorf(e, "IN with a subquery is not supported yet")
+			return nil, p.errorf(e, "IN with a subquery is supported only as a condition of WHERE, joined to the others by AND")
 		}
 		args, err := b.bindAll(append([]ast.Expr{e.X}, e.List...))
 		if err != nil {
@@ -243,8 +243,10 @@ func (b *binder) bind(e ast.Expr) (expr.Node, error) {
 			return nil, err
 		}
 		return b.call(e, "MAP", args...)
-	case *ast.Exists, *ast.SubqueryExpr:
-		return nil, p.errorf(e, "subqueries in expressions are not supported yet")
+	case *ast.Exists:
+		return nil, p.errorf(e, "EXISTS is supported only as a condition of WHERE, joined to the others by AND")
+	case *ast.SubqueryExpr:
+		return nil, p.errorf(e, "scalar subqueries are not supported yet")
 	case *ast.Descriptor, *ast.TableArg:
 		return nil, p.errorf(e, "DESCRIPTOR and TABLE arguments are only allowed in window table functions")
 	}

@@ -13,8 +13,9 @@ import (
 // query's FROM with the subquery's: the subquery's conditions that equate
 // a column of each side are the join's keys (with x = y for IN), those on
 // its own columns filter its rows, and the rest are checked on each pair.
-// The join must be a window join: both sides windowed alike and
-// correlated on window_start and window_end.
+// When both sides are windowed alike and correlated on window_start and
+// window_end, it is a window join; else a regular (updating) join, which
+// needs a key.
 
 // visible reports whether a column reference resolves in s (or is an
 // error there, which s reports): else a subquery's binder looks for it in
@@ -235,11 +236,15 @@ func (p *Planner) bindSemiJoin(cond ast.Expr, left plan.Node, lsc *scope) (plan.
 	if err != nil {
 		return nil, err
 	}
-	if wj == nil {
-		return nil, p.errorf(cond, "%s with a subquery is supported as a window join only: both sides windowed by the same window TVF, the subquery's WHERE equating their window_start and window_end", what)
+	if wj != nil {
+		wj.Join = *j
+		return wj, nil
 	}
-	wj.Join = *j
-	return wj, nil
+	// A regular SEMI or ANTI join: updating, as in Flink.
+	if len(j.LeftKeys) == 0 {
+		return nil, p.errorf(cond, "%s with a subquery needs an equality between a column of the subquery and one of the enclosing query (streams are joined on keys)", what)
+	}
+	return j, nil
 }
 
 // appendColumn returns n with the value of e (over n's row) as a last

@@ -133,17 +133,8 @@ func NewWindow(cfg WindowConfig) (*Window, error) {
 // and watermark.
 func (o *Window) Open(ctx *exec.Context) error {
 	o.stopped = ctx.Stopped
-	if err := o.open(ctx, "window join", o.restore); err != nil {
-		return err
-	}
-	if o.kindOut() {
-		o.out = types.NewBatch(256, len(o.cfg.Left))
-	}
-	return nil
+	return o.open(ctx, "window join", o.restore)
 }
-
-// kindOut reports whether the output is the left rows only (SEMI, ANTI).
-func (o *Window) kindOut() bool { return o.cfg.Kind == Semi || o.cfg.Kind == Anti }
 
 // ProcessInput implements exec.MultiInput: input 0 is the left side.
 func (o *Window) ProcessInput(input int, b *types.Batch) error {
@@ -309,7 +300,7 @@ func (o *Window) join(w *wwin) error {
 		}
 		switch {
 		case kind == Semi && matched, kind == Anti && !matched:
-			copy(o.out.AddRow(types.Insert, types.Origin{Part: -1}, lw), lv)
+			o.emitLeft(lv, types.Insert, 1)
 		case (kind == Left || kind == Full) && !matched:
 			o.emitPadded(0, lv, types.Insert, 1)
 		}

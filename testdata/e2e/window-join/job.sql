@@ -2,7 +2,9 @@
 -- and of the same customer. A FULL OUTER window join pads what has no
 -- match in its window when the window ends (erin's payment at 08:31 is in
 -- a later window than her order); IN and NOT EXISTS over the same windows
--- are SEMI and ANTI window joins. Every output is append-only.
+-- are SEMI and ANTI window joins. Every output is append-only. IN over
+-- the plain tables is a regular SEMI join (append-only too: its inputs
+-- are).
 CREATE TABLE orders (oid BIGINT, cust STRING, amount DECIMAL(10, 2), ts TIMESTAMP(3),
   WATERMARK FOR ts AS ts - INTERVAL '5' SECOND)
 WITH ('connector' = 'filesystem', 'path' = 'orders.jsonl', 'format' = 'json');
@@ -17,6 +19,8 @@ CREATE TABLE paid (oid BIGINT, window_start TIMESTAMP(3))
 WITH ('connector' = 'filesystem', 'path' = 'paid.jsonl', 'format' = 'json');
 CREATE TABLE unpaid (oid BIGINT, cust STRING)
 WITH ('connector' = 'filesystem', 'path' = 'unpaid.jsonl', 'format' = 'json');
+CREATE TABLE payers (oid BIGINT)
+WITH ('connector' = 'filesystem', 'path' = 'payers.jsonl', 'format' = 'json');
 
 CREATE VIEW o AS SELECT * FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' MINUTES));
 CREATE VIEW p AS SELECT * FROM TABLE(TUMBLE(TABLE payments, DESCRIPTOR(ts), INTERVAL '10' MINUTES));
@@ -38,4 +42,7 @@ BEGIN
   SELECT oid, cust FROM o
   WHERE NOT EXISTS (SELECT * FROM p
                     WHERE o.window_start = p.window_start AND o.window_end = p.window_end AND o.cust = p.cust);
+
+  INSERT INTO payers
+  SELECT oid FROM orders WHERE cust IN (SELECT cust FROM payments WHERE paid > 2);
 END;
