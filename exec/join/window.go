@@ -55,6 +55,9 @@ type Window struct {
 	match []bool           // scratch: which build rows matched
 	fires []*wwin          // scratch
 	gone  []gone
+	// free holds the buffers of fired windows for the next ones: windows
+	// are alike in size, so after the first few no buffer grows.
+	free []*wwin
 }
 
 type wside struct {
@@ -166,7 +169,12 @@ func (o *Window) ProcessInput(input int, b *types.Batch) error {
 func (o *Window) add(input int, k wkey, vals []types.Value) {
 	w := o.windows[k]
 	if w == nil {
-		w = &wwin{key: k}
+		if n := len(o.free); n > 0 {
+			w, o.free = o.free[n-1], o.free[:n-1]
+			w.key = k
+		} else {
+			w = &wwin{key: k}
+		}
 		o.windows[k] = w
 	}
 	rows := &w.sides[input]
@@ -239,6 +247,14 @@ func (o *Window) fire(wm int64) error {
 			o.gone = append(o.gone, gone{w.key, [2]int{w.sides[0].chunks, w.sides[1].chunks}})
 		}
 		fires[i] = nil
+		if len(o.free) < 4 {
+			for si := range w.sides {
+				r := &w.sides[si]
+				clear(r.vals) // let go of strings
+				*r = wrows{vals: r.vals[:0], keys: r.keys[:0], span: r.span[:0]}
+			}
+			o.free = append(o.free, w)
+		}
 	}
 	o.fires = fires[:0]
 	return o.flush()
