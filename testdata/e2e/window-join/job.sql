@@ -19,6 +19,8 @@ CREATE TABLE paid (oid BIGINT, window_start TIMESTAMP(3))
 WITH ('connector' = 'filesystem', 'path' = 'paid.jsonl', 'format' = 'json');
 CREATE TABLE unpaid (oid BIGINT, cust STRING)
 WITH ('connector' = 'filesystem', 'path' = 'unpaid.jsonl', 'format' = 'json');
+CREATE TABLE totals (cust STRING, orders BIGINT, paid DECIMAL(38, 2), window_start TIMESTAMP(3))
+WITH ('connector' = 'filesystem', 'path' = 'totals.jsonl', 'format' = 'json');
 CREATE TABLE payers (oid BIGINT)
 WITH ('connector' = 'filesystem', 'path' = 'payers.jsonl', 'format' = 'json');
 
@@ -42,6 +44,13 @@ BEGIN
   SELECT oid, cust FROM o
   WHERE NOT EXISTS (SELECT * FROM p
                     WHERE o.window_start = p.window_start AND o.window_end = p.window_end AND o.cust = p.cust);
+
+  -- Window aggregations joined by window and key.
+  INSERT INTO totals
+  SELECT a.cust, a.n, b.total, a.window_start
+  FROM (SELECT cust, window_start, window_end, COUNT(*) AS n FROM o GROUP BY cust, window_start, window_end) a
+  LEFT JOIN (SELECT cust, window_start, window_end, SUM(paid) AS total FROM p GROUP BY cust, window_start, window_end) b
+    ON a.window_start = b.window_start AND a.window_end = b.window_end AND a.cust = b.cust;
 
   INSERT INTO payers
   SELECT oid FROM orders WHERE cust IN (SELECT cust FROM payments WHERE paid > 2);
