@@ -8,6 +8,12 @@
 // side's row with no match emits itself padded with NULLs; when its first
 // match arrives, the padded row is retracted (-D) before the joined one is
 // emitted (+I), and when its last match goes, the padded row comes back.
+// A SEMI join emits a left row (alone) when it gains its first match and
+// retracts it when it loses its last; an ANTI join the opposite.
+//
+// The package also runs interval joins (interval.go) and window joins
+// (window.go), whose state the watermark cleans and whose output is
+// append-only.
 //
 // Invariants:
 //   - A key with a NULL column matches nothing (SQL equality); such rows
