@@ -144,6 +144,7 @@ func pushFilterIntoJoin(o *Optimizer, n plan.Node) plan.Node {
 	var c *plan.Calc
 	var j *plan.Join
 	var ij *plan.IntervalJoin
+	var wj *plan.WindowJoin
 	switch x := n.(type) {
 	case *plan.Calc:
 		c = x
@@ -152,11 +153,15 @@ func pushFilterIntoJoin(o *Optimizer, n plan.Node) plan.Node {
 			j = in
 		case *plan.IntervalJoin:
 			ij, j = in, &in.Join
+		case *plan.WindowJoin:
+			wj, j = in, &in.Join
 		}
 	case *plan.Join:
 		j = x
 	case *plan.IntervalJoin:
 		ij, j = x, &x.Join
+	case *plan.WindowJoin:
+		wj, j = x, &x.Join
 	}
 	if j == nil {
 		return n
@@ -239,6 +244,11 @@ func pushFilterIntoJoin(o *Optimizer, n plan.Node) plan.Node {
 	var joined plan.Node = &nj
 	if ij != nil {
 		x := *ij
+		x.Join = nj
+		joined = &x
+	}
+	if wj != nil {
+		x := *wj
 		x.Join = nj
 		joined = &x
 	}
