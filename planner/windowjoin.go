@@ -15,9 +15,9 @@ type windowed struct {
 	start, end int
 }
 
-// windowOf returns the window of n's rows: n is a window TVF or a window
-// aggregation, or a Calc over one that keeps window_start and window_end
-// as columns.
+// windowOf returns the window of n's rows: n is a window TVF, a window
+// aggregation or a window join, or a Calc over one that keeps window_start
+// and window_end as columns.
 func windowOf(n plan.Node) (windowed, bool) {
 	switch x := n.(type) {
 	case *plan.WindowTVF:
@@ -27,9 +27,14 @@ func windowOf(n plan.Node) (windowed, bool) {
 		k := len(x.Keys)
 		return windowed{spec: x.Spec, start: k, end: k + 1}, true
 	case *plan.WindowJoin:
-		// A SEMI or ANTI window join passes the left rows on.
-		if x.Kind == plan.SemiJoin || x.Kind == plan.AntiJoin {
+		// Another window join, as in Flink: its rows are in the window of
+		// the side that is never padded (none for a FULL join).
+		switch x.Kind {
+		case plan.InnerJoin, plan.LeftJoin, plan.SemiJoin, plan.AntiJoin:
 			return windowed{spec: x.Spec, start: x.LeftStart, end: x.LeftEnd}, true
+		case plan.RightJoin:
+			nl := x.Left.Schema().Len()
+			return windowed{spec: x.Spec, start: nl + x.RightStart, end: nl + x.RightEnd}, true
 		}
 	case *plan.Calc:
 		in, ok := windowOf(x.Input)
