@@ -129,7 +129,9 @@ func (p *Planner) bindSemiJoin(cond ast.Expr, left plan.Node, lsc *scope) (plan.
 	if err != nil {
 		return nil, err
 	}
-	nl := len(lsc.cols)
+	// The left rows may be wider than lsc (a column computed for an
+	// earlier IN): pairs put the right columns after all of them.
+	nl := left.Schema().Len()
 	j := &plan.Join{Left: left, Kind: plan.SemiJoin}
 	if not {
 		j.Kind = plan.AntiJoin

@@ -43,6 +43,7 @@ var queries = []string{
 	"SELECT a.k, a.x FROM a WHERE a.k IN (SELECT b.k FROM b WHERE b.y <> 'c')",
 	"SELECT a.k, a.x, a.v FROM a WHERE NOT EXISTS (SELECT * FROM b WHERE b.k = a.k AND b.y > a.x)",
 	"SELECT k, x FROM a WHERE EXISTS (SELECT * FROM b WHERE b.k = a.k) AND v > 1",
+	"SELECT a.k, a.x FROM a WHERE a.v + 1 IN (SELECT b.k FROM b) AND NOT EXISTS (SELECT * FROM b WHERE b.k = a.k AND b.y > a.x)",
 }
 
 // windowQueries are window joins, in Sluice over wa and wb (a and b with
