@@ -42,7 +42,6 @@ type WindowConfig struct {
 //     record per window and side; a fired window's records are deleted.
 type Window struct {
 	pairs
-	wcfg    WindowConfig
 	sides   [2]wside
 	windows map[wkey]*wwin
 	wm      int64
@@ -111,7 +110,7 @@ func NewWindow(cfg WindowConfig) (*Window, error) {
 	if cfg.Kind > Anti {
 		return nil, fmt.Errorf("window join: unknown kind %d", cfg.Kind)
 	}
-	o := &Window{pairs: newPairs(cfg.Config), wcfg: cfg, windows: map[wkey]*wwin{}, wm: exec.MinWatermark,
+	o := &Window{pairs: newPairs(cfg.Config), windows: map[wkey]*wwin{}, wm: exec.MinWatermark,
 		seed: maphash.MakeSeed(), head: map[uint64]int32{}}
 	for i, typs := range [][]types.Type{cfg.Left, cfg.Right} {
 		c, err := rowcodec.New(typs)
@@ -196,7 +195,11 @@ func (o *Window) add(input int, k wkey, vals []types.Value) {
 
 // isFired reports whether the window ending at end has fired under
 // watermark wm: its last instant, end - 1 ms, is at or before wm.
-func isFired(end, wm int64) bool { return end-1000 <= wm }
+// Windows are TIMESTAMP(3), in µs, as in exec/window.
+func isFired(end, wm int64) bool { return end-lastInstant <= wm }
+
+// lastInstant is how far the last instant of a window is before its end.
+const lastInstant = 1000
 
 // Watermark implements exec.Operator: it joins and frees every window
 // whose last instant the watermark passed, then forwards it.
