@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"slices"
+
 	"github.com/sluicesql/sluice/exec/window"
 	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/plan"
@@ -9,10 +11,10 @@ import (
 
 // windowed is the window of a relation: the window its rows were assigned
 // to (a window TVF) or aggregated in (a window aggregation), and the
-// columns that hold its bounds.
+// columns that hold its bounds (an inner window join has two of each).
 type windowed struct {
-	spec       window.Spec
-	start, end int
+	spec         window.Spec
+	starts, ends []int
 }
 
 // windowOf returns the window of n's rows: n is a window TVF, a window
@@ -22,37 +24,42 @@ func windowOf(n plan.Node) (windowed, bool) {
 	switch x := n.(type) {
 	case *plan.WindowTVF:
 		w := x.Out.Len()
-		return windowed{spec: x.Spec, start: w - 3, end: w - 2}, true
+		return windowed{spec: x.Spec, starts: []int{w - 3}, ends: []int{w - 2}}, true
 	case *plan.WindowAggregate:
 		k := len(x.Keys)
-		return windowed{spec: x.Spec, start: k, end: k + 1}, true
+		return windowed{spec: x.Spec, starts: []int{k}, ends: []int{k + 1}}, true
 	case *plan.WindowJoin:
 		// Another window join, as in Flink: its rows are in the window of
-		// the side that is never padded (none for a FULL join).
+		// a side that is never padded (none for a FULL join).
+		nl := x.Left.Schema().Len()
+		left := windowed{spec: x.Spec, starts: []int{x.LeftStart}, ends: []int{x.LeftEnd}}
 		switch x.Kind {
-		case plan.InnerJoin, plan.LeftJoin, plan.SemiJoin, plan.AntiJoin:
-			return windowed{spec: x.Spec, start: x.LeftStart, end: x.LeftEnd}, true
+		case plan.InnerJoin:
+			left.starts = append(left.starts, nl+x.RightStart)
+			left.ends = append(left.ends, nl+x.RightEnd)
+			return left, true
+		case plan.LeftJoin, plan.SemiJoin, plan.AntiJoin:
+			return left, true
 		case plan.RightJoin:
-			nl := x.Left.Schema().Len()
-			return windowed{spec: x.Spec, start: nl + x.RightStart, end: nl + x.RightEnd}, true
+			return windowed{spec: x.Spec, starts: []int{nl + x.RightStart}, ends: []int{nl + x.RightEnd}}, true
 		}
 	case *plan.Calc:
 		in, ok := windowOf(x.Input)
 		if !ok {
 			return windowed{}, false
 		}
-		out := windowed{spec: in.spec, start: -1, end: -1}
+		out := windowed{spec: in.spec}
 		for i, p := range x.Projs {
 			if c, ok := p.(*expr.Column); ok {
 				switch {
-				case c.Index == in.start && out.start < 0:
-					out.start = i
-				case c.Index == in.end && out.end < 0:
-					out.end = i
+				case slices.Contains(in.starts, c.Index):
+					out.starts = append(out.starts, i)
+				case slices.Contains(in.ends, c.Index):
+					out.ends = append(out.ends, i)
 				}
 			}
 		}
-		return out, out.start >= 0 && out.end >= 0
+		return out, len(out.starts) > 0 && len(out.ends) > 0
 	}
 	return windowed{}, false
 }
@@ -72,9 +79,9 @@ func (p *Planner) windowJoin(on ast.Node, j *plan.Join) (*plan.WindowJoin, error
 	for i := range j.LeftKeys {
 		l, r := j.LeftKeys[i], j.RightKeys[i]
 		switch {
-		case l == lw.start && r == rw.start && starts < 0:
+		case slices.Contains(lw.starts, l) && slices.Contains(rw.starts, r) && starts < 0:
 			starts = i
-		case l == lw.end && r == rw.end && ends < 0:
+		case slices.Contains(lw.ends, l) && slices.Contains(rw.ends, r) && ends < 0:
 			ends = i
 		}
 	}
@@ -96,7 +103,8 @@ func (p *Planner) windowJoin(on ast.Node, j *plan.Join) (*plan.WindowJoin, error
 	if lw.spec.Kind == window.Session {
 		return nil, p.errorf(on, "window joins over SESSION windows are not supported: use TUMBLE, HOP or CUMULATE")
 	}
-	wj := &plan.WindowJoin{Spec: lw.spec, LeftStart: lw.start, LeftEnd: lw.end, RightStart: rw.start, RightEnd: rw.end}
+	wj := &plan.WindowJoin{Spec: lw.spec, LeftStart: j.LeftKeys[starts], LeftEnd: j.LeftKeys[ends],
+		RightStart: j.RightKeys[starts], RightEnd: j.RightKeys[ends]}
 	var lk, rk []int
 	for i := range j.LeftKeys {
 		if i != starts && i != ends {
