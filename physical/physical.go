@@ -340,6 +340,8 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 		return b.join(&n.Join, n)
 	case *plan.TemporalJoin:
 		return b.join(&n.Join, n)
+	case *plan.WindowJoin:
+		return b.windowJoin(n)
 	case *plan.Union:
 		var ins []*pipe
 		for _, in := range n.Ins {

@@ -463,10 +463,15 @@ const (
 	LeftJoin
 	RightJoin
 	FullJoin
+	// SemiJoin keeps the left rows that have a match (IN, EXISTS), AntiJoin
+	// those that have none (NOT IN, NOT EXISTS); their output is the left
+	// row only.
+	SemiJoin
+	AntiJoin
 )
 
 func (k JoinKind) String() string {
-	return [...]string{"InnerJoin", "LeftOuterJoin", "RightOuterJoin", "FullOuterJoin"}[k]
+	return [...]string{"InnerJoin", "LeftOuterJoin", "RightOuterJoin", "FullOuterJoin", "LeftSemiJoin", "LeftAntiJoin"}[k]
 }
 
 // Join is a regular join of two inputs on equality keys: rows of each side
@@ -489,9 +494,10 @@ func (j *Join) Schema() types.Schema { return j.Out }
 func (j *Join) Inputs() []Node { return []Node{j.Left, j.Right} }
 
 // Updating implements Node: an outer join retracts a NULL-padded row when
-// its first match arrives, and any join passes its inputs' updates on.
+// its first match arrives, an ANTI join a row when its first match does,
+// and any join passes its inputs' updates on.
 func (j *Join) Updating() bool {
-	return j.Kind != InnerJoin || j.Left.Updating() || j.Right.Updating()
+	return j.Kind != InnerJoin && j.Kind != SemiJoin || j.Left.Updating() || j.Right.Updating()
 }
 
 // Describe implements Node.

@@ -20,6 +20,9 @@ type binder struct {
 	// over maps the window function calls of a select list to the column
 	// that holds their result (ROW_NUMBER's row number).
 	over map[*ast.Call]int
+	// outer, if set, is the scope of the query enclosing a subquery: a
+	// name not found in sc resolves there, to column len(sc.cols) + i.
+	outer *scope
 }
 
 func (p *Planner) bindExpr(e ast.Expr, sc *scope) (expr.Node, error) {
@@ -74,11 +77,16 @@ func (b *binder) bind(e ast.Expr) (expr.Node, error) {
 		if b.post != nil {
 			return nil, p.errorf(e, "expression '%s' is not being grouped", columnText(e))
 		}
-		idx, rest, err := p.resolve(b.sc, e.Parts)
+		sc, base := b.sc, 0
+		if b.outer != nil && !p.visible(b.sc, e.Parts) {
+			sc, base = b.outer, len(b.sc.cols)
+		}
+		idx, rest, err := p.resolve(sc, e.Parts)
 		if err != nil {
 			return nil, err
 		}
-		c := b.sc.cols[idx]
+		c := sc.cols[idx]
+		idx += base
 		var n expr.Node = &expr.Column{Index: idx, Name: c.name, T: c.typ}
 		for _, f := range rest {
 			if n, err = b.call(f, "FIELD", n, stringLit(f.Name)); err != nil {
@@ -140,7 +148,7 @@ func (b *binder) bind(e ast.Expr) (expr.Node, error) {
 		return b.call(e, notPrefix(e.Not)+"BETWEEN", args...)
 	case *ast.In:
 		if e.Query != nil {
-			return nil, p.errorf(e, "IN with a subquery is not supported yet")
+			return nil, p.errorf(e, "IN with a subquery is supported only as a condition of WHERE, joined to the others by AND")
 		}
 		args, err := b.bindAll(append([]ast.Expr{e.X}, e.List...))
 		if err != nil {
@@ -235,8 +243,10 @@ func (b *binder) bind(e ast.Expr) (expr.Node, error) {
 			return nil, err
 		}
 		return b.call(e, "MAP", args...)
-	case *ast.Exists, *ast.SubqueryExpr:
-		return nil, p.errorf(e, "subqueries in expressions are not supported yet")
+	case *ast.Exists:
+		return nil, p.errorf(e, "EXISTS is supported only as a condition of WHERE, joined to the others by AND")
+	case *ast.SubqueryExpr:
+		return nil, p.errorf(e, "scalar subqueries are not supported yet")
 	case *ast.Descriptor, *ast.TableArg:
 		return nil, p.errorf(e, "DESCRIPTOR and TABLE arguments are only allowed in window table functions")
 	}

@@ -59,10 +59,14 @@ func (p *Planner) bindJoin(j *ast.Join) (plan.Node, *scope, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	// Bounds between the event times of append-only inputs make it an
-	// interval join, whose state the watermark cleans.
+	// Equal windows make it a window join; bounds between the event times
+	// of append-only inputs an interval join. The watermark cleans both.
+	wj, err := p.windowJoin(j.On, n)
+	if err != nil {
+		return nil, nil, err
+	}
 	var ij *plan.IntervalJoin
-	if !left.Updating() && !right.Updating() {
+	if wj == nil && !left.Updating() && !right.Updating() {
 		ij, rest = intervalBounds(rest, nl)
 	}
 	if err := p.joinResidual(n, j.On, rest); err != nil {
@@ -89,6 +93,10 @@ func (p *Planner) bindJoin(j *ast.Join) (plan.Node, *scope, error) {
 	if ij != nil {
 		ij.Join = *n
 		return ij, outScope, nil
+	}
+	if wj != nil {
+		wj.Join = *n
+		return wj, outScope, nil
 	}
 	return n, outScope, nil
 }

@@ -489,6 +489,11 @@ func (p *Planner) bindSelect(sel *ast.Select) (plan.Node, *scope, error) {
 	if len(sel.Windows) > 0 {
 		return nil, nil, p.errorf(sel.Windows[0], "WINDOW clauses are not supported yet")
 	}
+	if sel.Where != nil && hasSubqueryCond(sel.Where) {
+		if in, sc, sel, err = p.bindSubqueryConds(sel, in, sc); err != nil {
+			return nil, nil, err
+		}
+	}
 	if len(sel.GroupBy) > 0 || sel.Having != nil || p.hasAggregate(sel) {
 		return p.bindAggregate(sel, in, sc)
 	}

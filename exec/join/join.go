@@ -8,6 +8,12 @@
 // side's row with no match emits itself padded with NULLs; when its first
 // match arrives, the padded row is retracted (-D) before the joined one is
 // emitted (+I), and when its last match goes, the padded row comes back.
+// A SEMI join emits a left row (alone) when it gains its first match and
+// retracts it when it loses its last; an ANTI join the opposite.
+//
+// The package also runs interval joins (interval.go) and window joins
+// (window.go), whose state the watermark cleans and whose output is
+// append-only.
 //
 // Invariants:
 //   - A key with a NULL column matches nothing (SQL equality); such rows
@@ -41,6 +47,10 @@ const (
 	Left
 	Right
 	Full
+	// Semi emits the left rows that have a match, once each; Anti those
+	// that have none. Their output is the left row alone.
+	Semi
+	Anti
 )
 
 // Config configures a join.
@@ -157,6 +167,9 @@ type Operator struct {
 	pairs
 	sides [2]side
 
+	// semi is Semi or Anti for those joins, else 0.
+	semi Kind
+
 	now     func() int64
 	ttl     int64 // µs; 0: none
 	expiry  []expiry
@@ -170,6 +183,9 @@ func New(cfg Config) (*Operator, error) {
 	if len(cfg.LeftKeys) == 0 || len(cfg.LeftKeys) != len(cfg.RightKeys) {
 		return nil, errors.New("join: keys of both sides, as many on each")
 	}
+	if cfg.Kind > Anti {
+		return nil, fmt.Errorf("join: unknown kind %d", cfg.Kind)
+	}
 	o := &Operator{pairs: newPairs(cfg)}
 	for i, typs := range [][]types.Type{cfg.Left, cfg.Right} {
 		c, err := rowcodec.New(typs)
@@ -181,6 +197,9 @@ func New(cfg Config) (*Operator, error) {
 			keys = cfg.RightKeys
 		}
 		o.sides[i] = side{keys: keys, width: len(typs), codec: c, buckets: map[string]*bucket{}}
+	}
+	if cfg.Kind == Semi || cfg.Kind == Anti {
+		o.semi = cfg.Kind
 	}
 	o.sides[0].outer = cfg.Kind == Left || cfg.Kind == Full
 	o.sides[1].outer = cfg.Kind == Right || cfg.Kind == Full
@@ -248,6 +267,12 @@ func (o *Operator) row(input int, r *types.Row) error {
 			}
 			matches += e.count
 			o.written(e, 1-input, key)
+			if o.semi != 0 {
+				if input == 1 {
+					o.semiMatch(e, acc, key)
+				}
+				continue
+			}
 			// The other side's row gains or loses a match: an outer one
 			// whose padded row must go or come back.
 			if other.outer {
@@ -272,6 +297,9 @@ func (o *Operator) row(input int, r *types.Row) error {
 	}
 	if me.outer && matches == 0 {
 		o.emitPadded(input, r.Vals, outKind, 1)
+	}
+	if input == 0 && (o.semi == Semi && matches > 0 || o.semi == Anti && matches == 0) {
+		o.emitLeft(r.Vals, outKind, 1)
 	}
 	if null {
 		return nil
@@ -311,6 +339,32 @@ func (o *Operator) row(input int, r *types.Row) error {
 		o.written(e, input, key)
 	}
 	return nil
+}
+
+// semiMatch counts a right row's arrival (acc) or retraction in e, a
+// left row of a SEMI or ANTI join it matches, and emits what changes: a
+// left row that gains its first match enters a SEMI join's output and
+// leaves an ANTI join's; one that loses its last does the opposite.
+func (o *Operator) semiMatch(e *entry, acc bool, key string) {
+	before := e.match
+	if acc {
+		e.match++
+	} else if e.match > 0 {
+		e.match--
+	}
+	if b := o.sides[0].buckets[key]; b != nil && !b.dirty {
+		b.dirty = true
+		o.sides[0].dirty = append(o.sides[0].dirty, key)
+	}
+	gained, lost := before == 0 && e.match > 0, before > 0 && e.match == 0
+	if !gained && !lost {
+		return
+	}
+	kind := types.Delete
+	if gained == (o.semi == Semi) {
+		kind = types.Insert
+	}
+	o.emitLeft(e.vals, kind, e.count)
 }
 
 // written notes that e, a row of side under key, was written now.

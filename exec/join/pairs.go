@@ -143,6 +143,13 @@ func (p *pairs) emitPadded(input int, vals []types.Value, kind types.RowKind, n 
 	}
 }
 
+// emitLeft emits n copies of a left row alone (SEMI and ANTI joins).
+func (p *pairs) emitLeft(vals []types.Value, kind types.RowKind, n int) {
+	for range n {
+		copy(p.out.AddRow(kind, types.Origin{Part: -1}, p.leftWidth), vals)
+	}
+}
+
 // Finish implements exec.Operator.
 func (p *pairs) Finish() error {
 	if err := p.flush(); err != nil {

@@ -147,6 +147,7 @@ func pushFilterIntoJoin(o *Optimizer, n plan.Node) plan.Node {
 	var j *plan.Join
 	var ij *plan.IntervalJoin
 	var tj *plan.TemporalJoin
+	var wj *plan.WindowJoin
 	in := n
 	if x, ok := n.(*plan.Calc); ok {
 		c, in = x, x.Input
@@ -158,6 +159,8 @@ func pushFilterIntoJoin(o *Optimizer, n plan.Node) plan.Node {
 		ij, j = x, &x.Join
 	case *plan.TemporalJoin:
 		tj, j = x, &x.Join
+	case *plan.WindowJoin:
+		wj, j = x, &x.Join
 	}
 	if j == nil {
 		return n
@@ -246,6 +249,10 @@ func pushFilterIntoJoin(o *Optimizer, n plan.Node) plan.Node {
 		joined = &x
 	case tj != nil:
 		x := *tj
+		x.Join = nj
+		joined = &x
+	case wj != nil:
+		x := *wj
 		x.Join = nj
 		joined = &x
 	}

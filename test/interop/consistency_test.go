@@ -39,6 +39,36 @@ var queries = []string{
 	"SELECT x, v FROM (SELECT x, v, ROW_NUMBER() OVER (PARTITION BY x ORDER BY v, k NULLS FIRST) AS rn FROM a WHERE v IS NOT NULL) t WHERE rn = 1",
 	// Top-N over an updating input (a GROUP BY): retractions bring rows back.
 	"SELECT k, n, rn FROM (SELECT k, n, ROW_NUMBER() OVER (ORDER BY n DESC, k NULLS FIRST) AS rn FROM (SELECT k, COUNT(*) AS n FROM a GROUP BY k) g) t WHERE rn <= 3",
+	// IN and EXISTS: SEMI and ANTI joins.
+	"SELECT a.k, a.x FROM a WHERE a.k IN (SELECT b.k FROM b WHERE b.y <> 'c')",
+	"SELECT a.k, a.x, a.v FROM a WHERE NOT EXISTS (SELECT * FROM b WHERE b.k = a.k AND b.y > a.x)",
+	"SELECT k, x FROM a WHERE EXISTS (SELECT * FROM b WHERE b.k = a.k) AND v > 1",
+	"SELECT a.k, a.x FROM a WHERE a.v + 1 IN (SELECT b.k FROM b) AND NOT EXISTS (SELECT * FROM b WHERE b.k = a.k AND b.y > a.x)",
+}
+
+// windowQueries are window joins, in Sluice over wa and wb (a and b with
+// an event time: v minutes into 2020 for a, k (or 0) minutes for b), and
+// their equivalent in PostgreSQL, which joins on the window number
+// (minutes / size) instead.
+var windowQueries = []struct{ sluice, pg string }{
+	{`SELECT l.k, l.x, l.v, r.y
+FROM TABLE(TUMBLE(TABLE wa, DESCRIPTOR(ts), INTERVAL '2' MINUTES)) l
+JOIN TABLE(TUMBLE(TABLE wb, DESCRIPTOR(ts), INTERVAL '2' MINUTES)) r
+  ON l.window_start = r.window_start AND l.window_end = r.window_end AND l.k = r.k`,
+		"SELECT a.k, a.x, a.v, b.y FROM a JOIN b ON a.k = b.k AND a.v / 2 = COALESCE(b.k, 0) / 2"},
+	{`SELECT l.k, l.x, r.k, r.y
+FROM TABLE(TUMBLE(TABLE wa, DESCRIPTOR(ts), INTERVAL '3' MINUTES)) l
+FULL JOIN TABLE(TUMBLE(TABLE wb, DESCRIPTOR(ts), INTERVAL '3' MINUTES)) r
+  ON l.window_start = r.window_start AND l.window_end = r.window_end AND l.k = r.k AND l.x < r.y`,
+		"SELECT a.k, a.x, b.k, b.y FROM a FULL JOIN b ON a.k = b.k AND a.v / 3 = COALESCE(b.k, 0) / 3 AND a.x < b.y"},
+	{`SELECT l.k, l.x, l.v FROM TABLE(TUMBLE(TABLE wa, DESCRIPTOR(ts), INTERVAL '2' MINUTES)) l
+WHERE l.x IN (SELECT y FROM TABLE(TUMBLE(TABLE wb, DESCRIPTOR(ts), INTERVAL '2' MINUTES)) r
+              WHERE l.window_start = r.window_start AND l.window_end = r.window_end)`,
+		"SELECT a.k, a.x, a.v FROM a WHERE a.x IN (SELECT b.y FROM b WHERE a.v / 2 = COALESCE(b.k, 0) / 2)"},
+	{`SELECT l.k, l.x, l.v FROM TABLE(TUMBLE(TABLE wa, DESCRIPTOR(ts), INTERVAL '2' MINUTES)) l
+WHERE NOT EXISTS (SELECT * FROM TABLE(TUMBLE(TABLE wb, DESCRIPTOR(ts), INTERVAL '2' MINUTES)) r
+                  WHERE l.window_start = r.window_start AND l.window_end = r.window_end AND l.k = r.k AND r.y > l.x)`,
+		"SELECT a.k, a.x, a.v FROM a WHERE NOT EXISTS (SELECT * FROM b WHERE a.v / 2 = COALESCE(b.k, 0) / 2 AND a.k = b.k AND b.y > a.x)"},
 }
 
 // TestConsistencyWithPostgres runs every query over random tables (NULL
@@ -66,18 +96,22 @@ func TestConsistencyWithPostgres(t *testing.T) {
 		writeJSON(t, filepath.Join(dir, "b.jsonl"), b, []string{"k", "y"})
 		load(t, ctx, conn, "a", "k INT, x TEXT COLLATE \"C\", v INT", a)
 		load(t, ctx, conn, "b", "k INT, y TEXT COLLATE \"C\"", b)
+		pairs := windowQueries
 		for _, q := range queries {
-			want := pgRows(t, ctx, conn, q)
-			got := sluiceRows(t, dir, q, seed)
+			pairs = append(pairs, struct{ sluice, pg string }{q, q})
+		}
+		for _, q := range pairs {
+			want := pgRows(t, ctx, conn, q.pg)
+			got := sluiceRows(t, dir, q.sluice, seed)
 			for _, n := range want {
 				compared += n
 			}
 			if d := diff(want, got); d != "" {
-				t.Errorf("seed %d: %s\n(- PostgreSQL, + Sluice)\n%s", seed, q, d)
+				t.Errorf("seed %d: %s\n(- PostgreSQL, + Sluice)\n%s", seed, q.sluice, d)
 			}
 		}
 	}
-	t.Logf("%d queries over 6 pairs of tables: %d result rows compared", len(queries), compared)
+	t.Logf("%d queries over 6 pairs of tables: %d result rows compared", len(queries)+len(windowQueries), compared)
 }
 
 // genTable returns n rows of cols columns: an INT key (NULL now and then,
@@ -183,10 +217,14 @@ func sluiceRows(t *testing.T, dir, q string, seed uint64) map[string]int {
 	}
 	defer e.Close()
 	src := fmt.Sprintf(`
-SET 'parallelism.default' = '%d';
-CREATE TABLE a (k INT, x STRING, v INT) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
-CREATE TABLE b (k INT, y STRING) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
-%s;`, 1+seed%3, filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl"), q)
+SET 'parallelism.default' = '%[1]d';
+CREATE TABLE a (k INT, x STRING, v INT) WITH ('connector' = 'filesystem', 'path' = '%[2]s', 'format' = 'json');
+CREATE TABLE b (k INT, y STRING) WITH ('connector' = 'filesystem', 'path' = '%[3]s', 'format' = 'json');
+CREATE TABLE wa (k INT, x STRING, v INT, ts AS TIMESTAMPADD(MINUTE, v, TIMESTAMP '2020-01-01 00:00:00.000'),
+  WATERMARK FOR ts AS ts - INTERVAL '1' DAY) WITH ('connector' = 'filesystem', 'path' = '%[2]s', 'format' = 'json');
+CREATE TABLE wb (k INT, y STRING, ts AS TIMESTAMPADD(MINUTE, COALESCE(k, 0), TIMESTAMP '2020-01-01 00:00:00.000'),
+  WATERMARK FOR ts AS ts - INTERVAL '1' DAY) WITH ('connector' = 'filesystem', 'path' = '%[3]s', 'format' = 'json');
+%[4]s;`, 1+seed%3, filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl"), q)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := e.Run(ctx, "q.sql", []byte(src)); err != nil {

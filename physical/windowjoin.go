@@ -1,0 +1,60 @@
+package physical
+
+import (
+	"fmt"
+
+	"github.com/sluicesql/sluice/exec"
+	"github.com/sluicesql/sluice/exec/join"
+	"github.com/sluicesql/sluice/expr"
+	"github.com/sluicesql/sluice/plan"
+	"github.com/sluicesql/sluice/types"
+)
+
+// windowJoin builds a window join: both inputs re-keyed by their join keys
+// into one stage (one task when the windows are the only keys).
+func (b *builder) windowJoin(n *plan.WindowJoin) (*pipe, error) {
+	if b.env.Cluster != nil {
+		return nil, fmt.Errorf("joins are not supported in cluster mode yet")
+	}
+	left, err := b.build(n.Left)
+	if err != nil {
+		return nil, err
+	}
+	right, err := b.build(n.Right)
+	if err != nil {
+		return nil, err
+	}
+	par := b.env.Parallelism
+	if len(n.LeftKeys) == 0 {
+		par = 1
+	}
+	p := b.newStage("window-join", par, nil, left, right)
+	p.stage.InputKeys = [][]int{n.LeftKeys, n.RightKeys}
+	typesOf := func(s types.Schema) []types.Type {
+		out := make([]types.Type, s.Len())
+		for i, c := range s.Columns {
+			out[i] = c.Type
+		}
+		return out
+	}
+	cfg := join.WindowConfig{
+		Config: join.Config{ID: b.id("window-join"), Kind: join.Kind(n.Kind), LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
+			Left: typesOf(n.Left.Schema()), Right: typesOf(n.Right.Schema())},
+		LeftStart: n.LeftStart, LeftEnd: n.LeftEnd, RightStart: n.RightStart, RightEnd: n.RightEnd,
+	}
+	residual, env := n.Residual, b.env.Expr
+	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
+		c := cfg
+		c.ID = fmt.Sprintf("%s/%d", cfg.ID, task)
+		c.Next = next
+		if residual != nil {
+			pred, err := expr.CompilePredicate(residual, env)
+			if err != nil {
+				return nil, err
+			}
+			c.Residual = pred
+		}
+		return join.NewWindow(c)
+	})
+	return p, nil
+}

@@ -1,0 +1,117 @@
+package planner
+
+import (
+	"slices"
+
+	"github.com/sluicesql/sluice/exec/window"
+	"github.com/sluicesql/sluice/expr"
+	"github.com/sluicesql/sluice/plan"
+	"github.com/sluicesql/sluice/sql/ast"
+)
+
+// windowed is the window of a relation: the window its rows were assigned
+// to (a window TVF) or aggregated in (a window aggregation), and the
+// columns that hold its bounds (an inner window join has two of each).
+type windowed struct {
+	spec         window.Spec
+	starts, ends []int
+}
+
+// windowOf returns the window of n's rows: n is a window TVF, a window
+// aggregation or a window join, or a Calc over one that keeps window_start
+// and window_end as columns.
+func windowOf(n plan.Node) (windowed, bool) {
+	switch x := n.(type) {
+	case *plan.WindowTVF:
+		w := x.Out.Len()
+		return windowed{spec: x.Spec, starts: []int{w - 3}, ends: []int{w - 2}}, true
+	case *plan.WindowAggregate:
+		k := len(x.Keys)
+		return windowed{spec: x.Spec, starts: []int{k}, ends: []int{k + 1}}, true
+	case *plan.WindowJoin:
+		// Another window join, as in Flink: its rows are in the window of
+		// a side that is never padded (none for a FULL join).
+		nl := x.Left.Schema().Len()
+		left := windowed{spec: x.Spec, starts: []int{x.LeftStart}, ends: []int{x.LeftEnd}}
+		switch x.Kind {
+		case plan.InnerJoin:
+			left.starts = append(left.starts, nl+x.RightStart)
+			left.ends = append(left.ends, nl+x.RightEnd)
+			return left, true
+		case plan.LeftJoin, plan.SemiJoin, plan.AntiJoin:
+			return left, true
+		case plan.RightJoin:
+			return windowed{spec: x.Spec, starts: []int{nl + x.RightStart}, ends: []int{nl + x.RightEnd}}, true
+		}
+	case *plan.Calc:
+		in, ok := windowOf(x.Input)
+		if !ok {
+			return windowed{}, false
+		}
+		out := windowed{spec: in.spec}
+		for i, p := range x.Projs {
+			if c, ok := p.(*expr.Column); ok {
+				switch {
+				case slices.Contains(in.starts, c.Index):
+					out.starts = append(out.starts, i)
+				case slices.Contains(in.ends, c.Index):
+					out.ends = append(out.ends, i)
+				}
+			}
+		}
+		return out, len(out.starts) > 0 && len(out.ends) > 0
+	}
+	return windowed{}, false
+}
+
+// windowJoin recognizes a window join: two windowed inputs whose join keys
+// pair their window_start columns and their window_end columns. It takes
+// those two pairs out of j's keys and returns the WindowJoin (its Join to
+// be filled in), or nil for another kind of join. It refuses a join that
+// pairs only one of the bounds, and windows that differ.
+func (p *Planner) windowJoin(on ast.Node, j *plan.Join) (*plan.WindowJoin, error) {
+	lw, lok := windowOf(j.Left)
+	rw, rok := windowOf(j.Right)
+	if !lok || !rok {
+		return nil, nil
+	}
+	starts, ends := -1, -1
+	for i := range j.LeftKeys {
+		l, r := j.LeftKeys[i], j.RightKeys[i]
+		switch {
+		case slices.Contains(lw.starts, l) && slices.Contains(rw.starts, r) && starts < 0:
+			starts = i
+		case slices.Contains(lw.ends, l) && slices.Contains(rw.ends, r) && ends < 0:
+			ends = i
+		}
+	}
+	if starts < 0 && ends < 0 {
+		return nil, nil
+	}
+	if starts < 0 || ends < 0 {
+		has, lacks := "window_end", "window_start"
+		if ends < 0 {
+			has, lacks = lacks, has
+		}
+		return nil, p.errorf(on, "the join condition equates the two sides' %s but not their %s: a window join must equate both (l.window_start = r.window_start AND l.window_end = r.window_end)",
+			has, lacks)
+	}
+	if lw.spec != rw.spec {
+		return nil, p.errorf(on, "a window join needs the same window on both sides, but the left input has %s and the right one %s",
+			lw.spec, rw.spec)
+	}
+	if lw.spec.Kind == window.Session {
+		return nil, p.errorf(on, "window joins over SESSION windows are not supported: use TUMBLE, HOP or CUMULATE")
+	}
+	wj := &plan.WindowJoin{Spec: lw.spec, LeftStart: j.LeftKeys[starts], LeftEnd: j.LeftKeys[ends],
+		RightStart: j.RightKeys[starts], RightEnd: j.RightKeys[ends]}
+	var lk, rk []int
+	for i := range j.LeftKeys {
+		if i != starts && i != ends {
+			lk = append(lk, j.LeftKeys[i])
+			rk = append(rk, j.RightKeys[i])
+		}
+	}
+	j.LeftKeys, j.RightKeys = lk, rk
+	return wj, nil
+}
