@@ -50,7 +50,9 @@ func (UpsertFactory) ProvidesMetadata(key string) bool { _, ok := metadataTypes[
 
 // AcceptsChangelog implements connector.ChangelogSink: an upsert-kafka
 // table takes updates and deletes when it has a primary key.
-func (UpsertFactory) AcceptsChangelog(t connector.Table) bool { return len(t.PrimaryKey) > 0 }
+func (UpsertFactory) AcceptsChangelog(t connector.Table, _ connector.Env) bool {
+	return len(t.PrimaryKey) > 0
+}
 
 // Options both connectors read.
 var commonOptions = []string{
