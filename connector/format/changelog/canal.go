@@ -56,6 +56,9 @@ func (d *CanalDecoder) Decode(data []byte, dst []types.Value) error {
 
 // DecodeChangelog implements format.ChangelogDecoder.
 func (d *CanalDecoder) DecodeChangelog(data []byte, add func(types.RowKind) []types.Value) error {
+	if isEmpty(data) {
+		return nil // a tombstone: no rows, as in Flink
+	}
 	var rows, old, typ, db, tbl, ddl []byte
 	err := json.Members(data, func(name, v []byte) error {
 		switch string(name) {

@@ -187,3 +187,14 @@ func describe(raw []byte) string {
 	}
 	return "got " + string(raw)
 }
+
+// isEmpty reports whether a record is empty or blank: a Kafka tombstone,
+// which stands for no change.
+func isEmpty(data []byte) bool {
+	for _, c := range data {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}

@@ -202,6 +202,10 @@ func TestDecode(t *testing.T) {
 		{"maxwell-json", nil, `{"type":"bootstrap-start","data":{}}`, nil},
 		{"maxwell-json", nil, `{"type":"bootstrap-insert","data":{"id":9}}`, []string{"+I[9, null, null]"}},
 		{"maxwell-json", map[string]string{"table.include": "t"}, `{"type":"insert","table":"u","data":{"id":9}}`, nil},
+		// An empty record (a Kafka tombstone) stands for no change.
+		{"debezium-json", nil, "", nil},
+		{"canal-json", nil, " ", nil},
+		{"maxwell-json", nil, "", nil},
 	}
 	for _, c := range cases {
 		dec, err := factory(t, c.format).NewDecoder(schema, c.opts)

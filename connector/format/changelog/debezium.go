@@ -70,6 +70,9 @@ func (d *DebeziumDecoder) Decode(data []byte, dst []types.Value) error {
 
 // DecodeChangelog implements format.ChangelogDecoder.
 func (d *DebeziumDecoder) DecodeChangelog(data []byte, add func(types.RowKind) []types.Value) error {
+	if isEmpty(data) {
+		return nil // a tombstone: no rows, as in Flink
+	}
 	var before, after, op, schema, payload []byte
 	err := json.Members(data, func(name, v []byte) error {
 		switch string(name) {

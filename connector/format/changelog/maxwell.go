@@ -55,6 +55,9 @@ func (d *MaxwellDecoder) Decode(data []byte, dst []types.Value) error {
 
 // DecodeChangelog implements format.ChangelogDecoder.
 func (d *MaxwellDecoder) DecodeChangelog(data []byte, add func(types.RowKind) []types.Value) error {
+	if isEmpty(data) {
+		return nil // a tombstone: no rows, as in Flink
+	}
 	var row, old, typ, db, tbl []byte
 	err := json.Members(data, func(name, v []byte) error {
 		switch string(name) {
