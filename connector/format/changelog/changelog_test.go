@@ -61,7 +61,7 @@ func decodeAll(t *testing.T, dec format.Decoder, rec string) ([]string, error) {
 	return out, err
 }
 
-func factory(t *testing.T, name string) format.Factory {
+func factory(t testing.TB, name string) format.Factory {
 	t.Helper()
 	for _, f := range Formats() {
 		if f.Name() == name {
