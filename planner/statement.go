@@ -196,6 +196,15 @@ func changelogScan(n plan.Node) *plan.Scan {
 	return nil
 }
 
+// updatingCause names the changelog table that makes n updating, for
+// messages: " (table 'x' is read as a changelog)", or "".
+func updatingCause(n plan.Node) string {
+	if sc := changelogScan(n); sc != nil {
+		return " (table '" + sc.Table.Name + "' is read as a changelog)"
+	}
+	return ""
+}
+
 func cmpOr(a, b string) string {
 	if a != "" {
 		return a
