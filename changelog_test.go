@@ -270,3 +270,26 @@ SELECT k, SUM(v) AS total FROM cdc GROUP BY k;`
 		t.Fatalf("second run:\n got %v\nwant %v", got, want)
 	}
 }
+
+// TestChangelogOrderBy: ORDER BY over a changelog table sorts the table
+// the changelog ends with.
+func TestChangelogOrderBy(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "changes.jsonl", `{"type":"insert","data":{"id":1,"k":"a","v":5}}
+{"type":"insert","data":{"id":2,"k":"b","v":1}}
+{"type":"insert","data":{"id":3,"k":"c","v":9}}
+{"type":"update","data":{"id":1,"k":"a","v":0},"old":{"v":5}}
+{"type":"delete","data":{"id":3,"k":"c","v":9}}
+{"type":"insert","data":{"id":4,"k":"d","v":3}}
+`)
+	out, err := runSQL(t, nil, dir, `
+CREATE TABLE cdc (id INT, k STRING, v BIGINT)
+WITH ('connector' = 'filesystem', 'path' = '$DIR/changes.jsonl', 'format' = 'maxwell-json');
+SELECT k, v FROM cdc ORDER BY v DESC;`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "k, v\n+I[d, 3]\n+I[b, 1]\n+I[a, 0]\n"; out != want {
+		t.Fatalf("printed:\n%s\nwant:\n%s", out, want)
+	}
+}
