@@ -22,7 +22,7 @@ func (CanalFactory) Changelog() {}
 
 // NewDecoder implements format.Factory.
 func (f CanalFactory) NewDecoder(schema types.Schema, opts map[string]string) (format.Decoder, error) {
-	o, err := json.ParseOptions(f.Name(), opts, filterOptions...)
+	o, err := parseOptions(f.Name(), opts, filterOptions...)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func (f CanalFactory) NewDecoder(schema types.Schema, opts map[string]string) (f
 
 // NewEncoder implements format.Factory.
 func (f CanalFactory) NewEncoder(schema types.Schema, opts map[string]string) (format.Encoder, error) {
-	o, err := json.ParseOptions(f.Name(), opts, filterOptions...)
+	o, err := parseOptions(f.Name(), opts, filterOptions...)
 	if err != nil {
 		return nil, err
 	}

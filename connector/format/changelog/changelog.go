@@ -36,6 +36,17 @@ func newEnvelope(name string, schema types.Schema, opts json.Options) envelope {
 	return e
 }
 
+// parseOptions parses the json options of the format called name, and
+// the extra keys it takes (read by the caller). 'fail-on-missing-field'
+// is refused: an "old" object holds only the changed fields, and Flink's
+// changelog formats do not take it either.
+func parseOptions(name string, opts map[string]string, extra ...string) (json.Options, error) {
+	if _, ok := opts["fail-on-missing-field"]; ok {
+		return json.Options{}, fmt.Errorf("%s format: unsupported option '%s.fail-on-missing-field' (a json format option that changelog formats do not take)", name, name)
+	}
+	return json.ParseOptions(name, opts, extra...)
+}
+
 // decodeRow decodes the row object raw (the envelope field called field,
 // its element i when i >= 0) into dst.
 func (e *envelope) decodeRow(field string, i int, raw []byte, dst []types.Value) error {

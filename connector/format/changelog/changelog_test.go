@@ -158,6 +158,10 @@ func TestEncodeOptions(t *testing.T) {
 		!strings.Contains(err.Error(), "ignore-parse-errors") {
 		t.Errorf("misspelt option: got %v", err)
 	}
+	if _, err := Debezium().NewDecoder(schema, map[string]string{"fail-on-missing-field": "true"}); err == nil ||
+		!strings.Contains(err.Error(), "unsupported option 'debezium-json.fail-on-missing-field'") {
+		t.Errorf("fail-on-missing-field: got %v", err)
+	}
 	if _, err := Maxwell().NewDecoder(schema, map[string]string{"table.include": "("}); err == nil ||
 		!strings.Contains(err.Error(), "maxwell-json.table.include") {
 		t.Errorf("bad pattern: got %v", err)

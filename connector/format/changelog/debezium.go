@@ -21,7 +21,7 @@ func (DebeziumFactory) Name() string { return "debezium-json" }
 func (DebeziumFactory) Changelog() {}
 
 func (f DebeziumFactory) parse(opts map[string]string) (json.Options, bool, error) {
-	o, err := json.ParseOptions(f.Name(), opts, "schema-include")
+	o, err := parseOptions(f.Name(), opts, "schema-include")
 	if err != nil {
 		return o, false, err
 	}

@@ -22,7 +22,7 @@ func (MaxwellFactory) Changelog() {}
 
 // NewDecoder implements format.Factory.
 func (f MaxwellFactory) NewDecoder(schema types.Schema, opts map[string]string) (format.Decoder, error) {
-	o, err := json.ParseOptions(f.Name(), opts, filterOptions...)
+	o, err := parseOptions(f.Name(), opts, filterOptions...)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func (f MaxwellFactory) NewDecoder(schema types.Schema, opts map[string]string) 
 
 // NewEncoder implements format.Factory.
 func (f MaxwellFactory) NewEncoder(schema types.Schema, opts map[string]string) (format.Encoder, error) {
-	o, err := json.ParseOptions(f.Name(), opts, filterOptions...)
+	o, err := parseOptions(f.Name(), opts, filterOptions...)
 	if err != nil {
 		return nil, err
 	}
