@@ -331,7 +331,7 @@ var errFenced = errors.New("the consumer group has moved on without this member"
 // position), with the member's generation: the broker refuses them, and
 // so the checkpoint, to a member of an older generation. The offsets also
 // let Kafka's tools show the job's lag.
-func (cj *clusterJob) commitOffsets(ctx context.Context, cl *kgo.Client, keys map[string]topicPartition, pos map[string]int64) error {
+func (cj *clusterJob) commitOffsets(ctx context.Context, cl *kgo.Client, keys map[string]topicPartition, resume map[string]func(int64) int64, pos map[string]int64) error {
 	byTopic := map[string][]kmsg.TxnOffsetCommitRequestTopicPartition{}
 	for k, off := range pos {
 		tp, ok := keys[k]
@@ -339,7 +339,11 @@ func (cj *clusterJob) commitOffsets(ctx context.Context, cl *kgo.Client, keys ma
 			continue
 		}
 		p := kmsg.NewTxnOffsetCommitRequestTopicPartition()
-		p.Partition, p.Offset, p.LeaderEpoch = tp.part, off+1, -1
+		next := off + 1
+		if f := resume[k]; f != nil {
+			next = f(off) // a changelog source's positions number rows, not records
+		}
+		p.Partition, p.Offset, p.LeaderEpoch = tp.part, next, -1
 		byTopic[tp.topic] = append(byTopic[tp.topic], p)
 	}
 	if len(byTopic) == 0 {
@@ -527,6 +531,9 @@ func (cj *clusterJob) loop(ctx context.Context) error {
 func (cj *clusterJob) run(ctx context.Context, run *clusterRun, assigned map[string][]int32) (ended bool, err error) {
 	// The Kafka partition of each position key, filled in by the build.
 	positions := map[string]topicPartition{}
+	// How a source's position maps to the Kafka offset to commit, when
+	// not position+1.
+	resume := map[string]func(int64) int64{}
 	backend, err := kafkalog.Open(ctx, kafkalog.Options{
 		Bootstrap:          cj.brokers,
 		Topic:              cmpOr(cj.cfg["state.kafka.topic"], "sluice-state-"+cj.group),
@@ -534,7 +541,7 @@ func (cj *clusterJob) run(ctx context.Context, run *clusterRun, assigned map[str
 		ManualPartitions:   func(topic string) bool { _, ok := cj.shuffle[topic]; return ok },
 		TransactionTimeout: durationOption(cj.cfg, "cluster.transaction-timeout", 60*time.Second),
 		BeforeCommit: func(ctx context.Context, cl *kgo.Client, pos map[string]int64) error {
-			return cj.commitOffsets(ctx, cl, positions, pos)
+			return cj.commitOffsets(ctx, cl, positions, resume, pos)
 		},
 	})
 	if err != nil {
@@ -556,6 +563,9 @@ func (cj *clusterJob) run(ctx context.Context, run *clusterRun, assigned map[str
 			}
 			for i, tp := range tps {
 				positions[exec.PositionKey(stageID, i)] = tp
+				if r, ok := src.(interface{ ResumeOffset(int64) int64 }); ok {
+					resume[exec.PositionKey(stageID, i)] = r.ResumeOffset
+				}
 			}
 			mine := map[topicPartition]bool{}
 			for t, ps := range assigned {

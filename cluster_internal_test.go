@@ -45,7 +45,7 @@ func TestClusterFencing(t *testing.T) {
 		if err := txn.ProduceSync(ctx, &kgo.Record{Value: []byte("x")}).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
-		err := cj.commitOffsets(ctx, txn, keys, pos)
+		err := cj.commitOffsets(ctx, txn, keys, nil, pos)
 		end := kgo.TryCommit
 		if err != nil {
 			end = kgo.TryAbort

@@ -228,7 +228,26 @@ func (e *Engine) Config() map[string]string {
 }
 
 func (e *Engine) planner(file *token.File) *planner.Planner {
-	return planner.New(e.catalog, e.funcs, e.aggs, e.Config(), file)
+	p := planner.New(e.catalog, e.funcs, e.aggs, e.Config(), file)
+	p.SourceChangelog = e.sourceChangelog
+	return p
+}
+
+// connEnv is the connector environment for planning-time questions
+// (the format registry); jobs get theirs with processing time and more.
+func (e *Engine) connEnv() connector.Env {
+	return connector.Env{Formats: e.formats, Stdout: e.opts.Stdout}
+}
+
+// sourceChangelog reports whether reading t gives a changelog: its
+// connector says so (e.g. its format is debezium-json).
+func (e *Engine) sourceChangelog(t connector.Table) bool {
+	f, err := e.connectors.Lookup(t.Options["connector"])
+	if err != nil {
+		return false
+	}
+	c, ok := f.(connector.ChangelogSource)
+	return ok && c.ProducesChangelog(t, e.connEnv())
 }
 
 // Job is a running INSERT (or statement set, or printed SELECT).
@@ -442,7 +461,7 @@ func (e *Engine) acceptsUpdates(t connector.Table) bool {
 		return false
 	}
 	u, ok := f.(connector.ChangelogSink)
-	return ok && u.AcceptsChangelog(t)
+	return ok && u.AcceptsChangelog(t, e.connEnv())
 }
 
 func (e *Engine) explain(p *planner.Planner, st ast.Statement) (string, error) {

@@ -167,8 +167,9 @@ type Stats interface {
 }
 
 // ChangelogSink is a SinkFactory whose sinks can take updates and deletes
-// (-U/+U/-D rows) for the given table; the planner rejects an updating
-// query into any other sink.
+// (-U/+U/-D rows) for the given table (e.g. because its format is a
+// changelog format, looked up in env.Formats); the planner rejects an
+// updating query into any other sink.
 type ChangelogSink interface {
-	AcceptsChangelog(t Table) bool
+	AcceptsChangelog(t Table, env Env) bool
 }

@@ -46,6 +46,9 @@ type Scan struct {
 	IdleTimeoutMillis int64
 	// Alias is the name the query gives the table, for EXPLAIN.
 	Alias string
+	// Changelog says the source gives rows of every kind (its format is
+	// a changelog format such as debezium-json): the scan is updating.
+	Changelog bool
 }
 
 // Schema implements Node.
@@ -55,7 +58,7 @@ func (s *Scan) Schema() types.Schema { return s.Out }
 func (s *Scan) Inputs() []Node { return nil }
 
 // Updating implements Node.
-func (s *Scan) Updating() bool { return false }
+func (s *Scan) Updating() bool { return s.Changelog }
 
 // Describe implements Node.
 func (s *Scan) Describe() string {
@@ -63,6 +66,9 @@ func (s *Scan) Describe() string {
 	fmt.Fprintf(&b, "TableSourceScan(table=[%s], fields=[%s]", s.Table.Name, strings.Join(s.Out.Names(), ", "))
 	if s.Watermark != nil {
 		fmt.Fprintf(&b, ", watermark=[%s]", s.Watermark)
+	}
+	if s.Changelog {
+		b.WriteString(", changelogMode=[I,UB,UA,D]")
 	}
 	b.WriteString(")")
 	return b.String()

@@ -481,6 +481,10 @@ func (p *Planner) bindAggregate(sel *ast.Select, in plan.Node, sc *scope) (plan.
 		if win.tvf != nil && (winCols["window_start"] != -1 || winCols["window_end"] != -1) {
 			return nil, nil, p.errorf(sel, "a window aggregation must GROUP BY both window_start and window_end")
 		}
+		if node.Updating() {
+			return nil, nil, p.errorf(sel, "a window aggregation doesn't support consuming update and delete changes, which its input produces%s; window an append-only input",
+				updatingCause(node))
+		}
 		node = &plan.WindowAggregate{Input: node, Spec: win.spec, TimeCol: timeCol, Keys: keyIdx,
 			PartitionKeys: partKeys, Calls: ac.calls, Out: out}
 	} else {
@@ -715,6 +719,10 @@ func (p *Planner) bindTableFunc(t *ast.TableFunc) (plan.Node, *scope, error) {
 	}
 	out.Columns = append(out.Columns, types.Column{Name: "window_start", Type: ts},
 		types.Column{Name: "window_end", Type: ts}, types.Column{Name: "window_time", Type: wt})
+	if in.Updating() {
+		return nil, nil, p.errorf(t, "window function %s doesn't support consuming update and delete changes, which its input produces%s; window an append-only input",
+			name, updatingCause(in))
+	}
 	node := &plan.WindowTVF{Input: in, Spec: spec, TimeCol: timeCol, PartitionKeys: partKeys, Out: out}
 	q := targ.Name.Last().Name
 	if t.Alias != nil {

@@ -23,6 +23,10 @@ type Planner struct {
 	Config map[string]string
 	// File is the source of the statement being planned, for positions.
 	File *token.File
+	// SourceChangelog reports whether reading a table gives a changelog
+	// (rows of every kind) rather than inserts: such a table's scan is
+	// updating. Nil means no table does.
+	SourceChangelog func(t connector.Table) bool
 
 	builder *expr.Builder
 	// ctes are the WITH names in scope, innermost last.

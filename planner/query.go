@@ -409,6 +409,9 @@ func (p *Planner) bindScan(at ast.Node, t *catalog.Table) (plan.Node, *scope, er
 		ProctimeCol: -1,
 		Alias:       t.Name,
 	}
+	if p.SourceChangelog != nil {
+		scan.Changelog = p.SourceChangelog(scan.Table)
+	}
 	physIdx, metaIdx := 0, len(phys.Columns)
 	for _, c := range t.Columns {
 		var n expr.Node

@@ -158,8 +158,56 @@ func (p *Planner) PlanInsert(ins *ast.Insert, acceptsUpdates SinkAcceptsUpdates)
 	}
 	sinkTable := connector.Table{Name: name, Schema: target, PrimaryKey: tbl.PrimaryKey, Options: tbl.Options}
 	if q.Updating() && (acceptsUpdates == nil || !acceptsUpdates(sinkTable)) {
+		if sc := changelogScan(q); sc != nil {
+			return nil, p.errorf(ins.Table, "table sink '%s' (connector '%s') doesn't support consuming update changes, which are produced by the query: table '%s' is read as a changelog (its format '%s' is a changelog format); write to a sink that takes updates, such as one with a changelog format, or 'print'",
+				name, tbl.Options["connector"], sc.Table.Name, cmpOr(sc.Table.Options["format"], sc.Table.Options["value.format"]))
+		}
 		return nil, p.errorf(ins.Table, "table sink '%s' (connector '%s') doesn't support consuming update changes, which are produced by the query (a non-windowed GROUP BY, DISTINCT, UNION, or an outer join or a join of updating inputs); use a window aggregation, an inner join of append-only inputs, or a sink that takes updates such as 'print'",
 			name, tbl.Options["connector"])
 	}
 	return &plan.Sink{Input: q, Table: sinkTable}, nil
+}
+
+// changelogScan returns the scan of a changelog source that makes n
+// updating, through nodes that are updating only when an input is; nil
+// when n is updating for another reason (a GROUP BY, an outer join, ...).
+func changelogScan(n plan.Node) *plan.Scan {
+	switch x := n.(type) {
+	case *plan.Scan:
+		if x.Changelog {
+			return x
+		}
+		return nil
+	case *plan.Calc, *plan.Union, *plan.Sort, *plan.Correlate:
+	case *plan.Join:
+		if x.Kind != plan.InnerJoin {
+			return nil
+		}
+	default:
+		return nil
+	}
+	for _, in := range n.Inputs() {
+		if in.Updating() {
+			if sc := changelogScan(in); sc != nil {
+				return sc
+			}
+		}
+	}
+	return nil
+}
+
+// updatingCause names the changelog table that makes n updating, for
+// messages: " (table 'x' is read as a changelog)", or "".
+func updatingCause(n plan.Node) string {
+	if sc := changelogScan(n); sc != nil {
+		return " (table '" + sc.Table.Name + "' is read as a changelog)"
+	}
+	return ""
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

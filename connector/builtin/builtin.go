@@ -6,6 +6,7 @@ import (
 	"github.com/sluicesql/sluice/connector/datagen"
 	"github.com/sluicesql/sluice/connector/filesystem"
 	"github.com/sluicesql/sluice/connector/format"
+	"github.com/sluicesql/sluice/connector/format/changelog"
 	"github.com/sluicesql/sluice/connector/format/csv"
 	"github.com/sluicesql/sluice/connector/format/json"
 	"github.com/sluicesql/sluice/connector/format/raw"
@@ -20,9 +21,10 @@ func Connectors() []connector.Factory {
 	return []connector.Factory{blackhole.New(), datagen.New(), filesystem.New(), kafka.New(), nexmark.New(), print.New(), kafka.NewUpsert()}
 }
 
-// Formats returns the built-in format factories: csv, json and raw.
+// Formats returns the built-in format factories: csv, json, raw and the
+// changelog formats debezium-json, canal-json and maxwell-json.
 func Formats() []format.Factory {
-	return []format.Factory{csv.New(), json.New(), raw.New()}
+	return append([]format.Factory{csv.New(), json.New(), raw.New()}, changelog.Formats()...)
 }
 
 // Register adds the built-in connectors and formats to c and f.

@@ -19,9 +19,23 @@
 // may skip others (csv comment lines) or join lines (csv quoted fields
 // holding line breaks, whose row then has the number of its first line).
 //
+// Changelog formats (debezium-json, canal-json, maxwell-json): a line
+// may give several rows (an update gives -U and +U) or none, and the
+// table reads as a changelog (its scan is updating). A row's origin
+// offset is then the line number shifted left by 16 bits plus the row's
+// number within the line (connector.ChangelogOffset), so that stateful
+// operators tell the rows of one line apart.
+//
 // Sink: a path that is an existing directory receives a new file
 // part-<n>.<format> (the first n not taken); any other path is created or
-// truncated. Rows are buffered and written on Flush and Close. Only
-// +I and +U rows can be written: the formats here are append-only, and a
-// -U or -D row fails the write.
+// truncated. Rows are buffered and written on Flush and Close. With an
+// append-only format (json, csv, raw) only +I and +U rows can be written
+// (the planner refuses an updating query; a -U or -D row fails the
+// write). With a changelog format every kind is written, as the format
+// encodes it; a table with a PRIMARY KEY (... NOT ENFORCED) is then an
+// upsert sink: -U rows are dropped, because the +U that follows carries
+// the key's new row, and -D rows are written. Applying the file by key
+// (an insert replaces the key's row, a delete removes it) gives the
+// query's final result; reading it back as a changelog without a key
+// does not retract the replaced rows.
 package filesystem

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/connector/format"
+	"github.com/sluicesql/sluice/connector/format/changelog"
 	"github.com/sluicesql/sluice/connector/format/csv"
 	"github.com/sluicesql/sluice/connector/format/json"
 	"github.com/sluicesql/sluice/connector/format/raw"
@@ -20,7 +21,7 @@ import (
 func env(t *testing.T) connector.Env {
 	t.Helper()
 	f := format.NewRegistry()
-	for _, x := range []format.Factory{json.New(), csv.New(), raw.New()} {
+	for _, x := range append([]format.Factory{json.New(), csv.New(), raw.New()}, changelog.Formats()...) {
 		if err := f.Register(x); err != nil {
 			t.Fatal(err)
 		}

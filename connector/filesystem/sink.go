@@ -32,7 +32,12 @@ func (Factory) CreateSink(t connector.Table, env connector.Env) (connector.Sink,
 	if err != nil {
 		return nil, err
 	}
-	return &Sink{table: t.Name, fmtName: c.fmtName, enc: enc, f: f, w: bufio.NewWriterSize(f, writeBufferSize)}, nil
+	s := &Sink{table: t.Name, fmtName: c.fmtName, enc: enc, f: f, w: bufio.NewWriterSize(f, writeBufferSize)}
+	if format.IsChangelog(c.format) {
+		s.changelog = true
+		s.upsert = len(t.PrimaryKey) > 0
+	}
+	return s, nil
 }
 
 // createOutput creates (or truncates) the file a sink writes: path itself,
@@ -64,6 +69,10 @@ type Sink struct {
 	table   string
 	fmtName string
 	enc     format.Encoder
+	// changelog: the format writes rows of every kind. upsert: the table
+	// has a PRIMARY KEY, so -U rows are dropped (the +U that follows
+	// carries the key's new row).
+	changelog, upsert bool
 
 	mu     sync.Mutex
 	f      *os.File
@@ -86,7 +95,10 @@ func (s *Sink) Write(_ context.Context, b *types.Batch) error {
 		return s.err
 	}
 	for _, r := range b.Rows {
-		if !r.Kind.IsAccumulate() {
+		if r.Kind == types.UpdateBefore && s.upsert {
+			continue
+		}
+		if !r.Kind.IsAccumulate() && !s.changelog {
 			return fmt.Errorf("filesystem sink '%s' cannot take updates/deletes (got a %s row): format '%s' is append-only; "+
 				"use a changelog format such as 'debezium-json' or make the query append-only", s.table, r.Kind, s.fmtName)
 		}

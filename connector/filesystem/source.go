@@ -28,6 +28,18 @@ func New() Factory { return Factory{} }
 // Name implements connector.Factory.
 func (Factory) Name() string { return "filesystem" }
 
+// ProducesChangelog implements connector.ChangelogSource: a table whose
+// format is a changelog format (debezium-json, ...) reads as a changelog.
+func (Factory) ProducesChangelog(t connector.Table, env connector.Env) bool {
+	return connector.FormatIsChangelog(t, env, "format")
+}
+
+// AcceptsChangelog implements connector.ChangelogSink: a table whose format
+// is a changelog format takes updates and deletes.
+func (Factory) AcceptsChangelog(t connector.Table, env connector.Env) bool {
+	return connector.FormatIsChangelog(t, env, "format")
+}
+
 // config is what sources and sinks share: the path and the format.
 type config struct {
 	path    string
@@ -169,6 +181,9 @@ func (s *Source) Open(_ context.Context, p int) (connector.Reader, error) {
 		width:     s.table.Schema.Len(),
 		keepEmpty: s.cfg.fmtName == "raw",
 	}
+	if cd, ok := dec.(format.ChangelogDecoder); ok {
+		r.changelog = connector.NewChangelogRows(cd, r.width, r.width)
+	}
 	r.skipper, _ = dec.(interface{ SkipRecord([]byte) bool })
 	r.joiner, _ = dec.(interface{ Incomplete([]byte) bool })
 	return r, nil
@@ -186,6 +201,10 @@ type Reader struct {
 	keepEmpty bool
 	skipper   interface{ SkipRecord([]byte) bool }
 	joiner    interface{ Incomplete([]byte) bool }
+	// changelog decodes the records of a changelog format, each into
+	// any number of rows whose origins number the rows of the line (see
+	// connector.ChangelogOffset).
+	changelog *connector.ChangelogRows
 
 	line    int64 // lines read so far
 	long    []byte
@@ -254,10 +273,20 @@ func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
 				return err
 			}
 		}
-		vals := b.AddRow(types.Insert, types.Origin{Part: r.part, Offset: first}, r.width)
-		if err := r.dec.Decode(line, vals); err != nil {
-			b.Rows = b.Rows[:len(b.Rows)-1]
-			clear(vals)
+		if r.changelog != nil {
+			before := len(b.Rows)
+			if _, err = r.changelog.Decode(b, line, r.part, first); err == nil {
+				n += len(b.Rows) - before
+				continue
+			}
+		} else {
+			vals := b.AddRow(types.Insert, types.Origin{Part: r.part, Offset: first}, r.width)
+			if err = r.dec.Decode(line, vals); err != nil {
+				b.Rows = b.Rows[:len(b.Rows)-1]
+				clear(vals)
+			}
+		}
+		if err != nil {
 			if herr := r.src.policy.Handle(r.name+":"+strconv.FormatInt(first, 10), line, err); herr != nil {
 				return herr
 			}

@@ -21,10 +21,42 @@ type Decoder interface {
 	Decode(data []byte, dst []types.Value) error
 }
 
+// ChangelogDecoder is a Decoder for a format whose records stand for
+// changes of a table (debezium-json, canal-json, maxwell-json): one record
+// gives zero or more rows, each with its own kind (an update gives -U and
+// +U, a canal record may carry several rows, a schema-change event none).
+// Readers use DecodeChangelog when the decoder has it; Decode takes only
+// records that give exactly one +I row.
+type ChangelogDecoder interface {
+	Decoder
+	// DecodeChangelog decodes one record. For each row, in order, it calls
+	// add with the row's kind and fills the values add returns (len ==
+	// schema width, all NULL). Strings must not alias data. On error the
+	// caller discards the rows added for the record.
+	DecodeChangelog(data []byte, add func(kind types.RowKind) []types.Value) error
+}
+
+// ChangelogFactory is a Factory whose format carries a changelog: its
+// decoders are ChangelogDecoders, so a table read with it is updating, and
+// its encoders take rows of every kind.
+type ChangelogFactory interface {
+	Factory
+	// Changelog marks the factory; it does nothing.
+	Changelog()
+}
+
+// IsChangelog reports whether f is a changelog format.
+func IsChangelog(f Factory) bool {
+	_, ok := f.(ChangelogFactory)
+	return ok
+}
+
 // Encoder encodes rows of the schema it was built for. Not safe for
 // concurrent use.
 type Encoder interface {
 	// Encode appends the encoding of r (without a trailing newline) to dst.
+	// Encoders of append-only formats ignore r.Kind: the sink refuses rows
+	// that are not +I/+U before they get here.
 	Encode(dst []byte, r types.Row) ([]byte, error)
 }
 

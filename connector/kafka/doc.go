@@ -104,11 +104,25 @@
 // A tombstone read by a 'kafka' (not upsert) table is skipped, as Flink
 // does.
 //
+// # Changelog formats
+//
+// A 'kafka' table whose value format is a changelog format
+// (debezium-json, canal-json, maxwell-json) is read as a changelog: a
+// record gives any number of rows of any kind, each row's Origin.Offset
+// numbering the rows of its record (connector.ChangelogOffset), and every
+// row of a record gets the record's key columns and metadata. OpenAfter
+// reads the record of a partly covered position again and skips its rows
+// up to the position; ResumeOffset gives the Kafka offset a consumer
+// group commits. Its sink writes every kind through the format; with a
+// PRIMARY KEY it drops -U rows (an upsert sink). upsert-kafka refuses
+// changelog formats, and a key format cannot be one.
+//
 // # Sinks
 //
 // A sink writes one topic, which must exist: sinks do not create topics.
-// It has one writer. Rows must be +I or +U (a -U or -D row fails the
-// write; use upsert-kafka for updating queries). Records are produced
+// It has one writer. Unless the value format is a changelog format, rows
+// must be +I or +U (a -U or -D row fails the write; use upsert-kafka or a
+// changelog format for updating queries). Records are produced
 // asynchronously; Flush returns once every record written so far is
 // acknowledged.
 //

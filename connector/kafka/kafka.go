@@ -35,6 +35,27 @@ func (Factory) Name() string { return "kafka" }
 // ProvidesMetadata implements connector.MetadataFactory.
 func (Factory) ProvidesMetadata(key string) bool { _, ok := metadataTypes[key]; return ok }
 
+// valueFormatKey is the option naming a kafka table's value format.
+func valueFormatKey(t connector.Table) string {
+	if _, ok := t.Options["format"]; ok {
+		return "format"
+	}
+	return "value.format"
+}
+
+// ProducesChangelog implements connector.ChangelogSource: a table whose
+// value format is a changelog format (debezium-json, ...) reads as a
+// changelog.
+func (Factory) ProducesChangelog(t connector.Table, env connector.Env) bool {
+	return connector.FormatIsChangelog(t, env, valueFormatKey(t))
+}
+
+// AcceptsChangelog implements connector.ChangelogSink: a table whose value
+// format is a changelog format takes updates and deletes.
+func (Factory) AcceptsChangelog(t connector.Table, env connector.Env) bool {
+	return connector.FormatIsChangelog(t, env, valueFormatKey(t))
+}
+
 // UpsertFactory builds 'upsert-kafka' sources and sinks: a topic read and
 // written as a changelog keyed by the table's primary key.
 type UpsertFactory struct{}
@@ -50,7 +71,9 @@ func (UpsertFactory) ProvidesMetadata(key string) bool { _, ok := metadataTypes[
 
 // AcceptsChangelog implements connector.ChangelogSink: an upsert-kafka
 // table takes updates and deletes when it has a primary key.
-func (UpsertFactory) AcceptsChangelog(t connector.Table) bool { return len(t.PrimaryKey) > 0 }
+func (UpsertFactory) AcceptsChangelog(t connector.Table, _ connector.Env) bool {
+	return len(t.PrimaryKey) > 0
+}
 
 // Options both connectors read.
 var commonOptions = []string{
@@ -78,6 +101,9 @@ type config struct {
 	connName string
 	table    string
 	upsert   bool
+	// changelog: the value format is a changelog format (debezium-json,
+	// ...): a record gives any number of rows of any kind.
+	changelog bool
 
 	topics      []string       // 'topic': one or more names
 	pattern     *regexp.Regexp // 'topic-pattern', anchored
@@ -150,6 +176,12 @@ func parseConfig(t connector.Table, env connector.Env, upsert bool) (*config, er
 		return nil, err
 	}
 	c.valOpts = o.WithPrefix(c.valPrefix + ".")
+	if format.IsChangelog(c.valFormat) {
+		if upsert {
+			return nil, fmt.Errorf("upsert-kafka: value format '%s' is a changelog format; upsert-kafka takes an insert-only format (the record key and tombstones carry the changes): use the 'kafka' connector with it", c.valFmtName)
+		}
+		c.changelog = true
+	}
 
 	if err := c.parseTopics(o); err != nil {
 		return nil, err
@@ -287,6 +319,9 @@ func (c *config) parseFields(t connector.Table) error {
 			return err
 		}
 		c.keyOpts = o.WithPrefix("key." + c.keyFmtName + ".")
+		if format.IsChangelog(c.keyFormat) {
+			return fmt.Errorf("key format '%s' is a changelog format; the key takes an insert-only format such as 'json' or 'raw'", c.keyFmtName)
+		}
 	}
 	return nil
 }

@@ -242,7 +242,7 @@ func TestUpsertRoundTrip(t *testing.T) {
 		"value.fields-include":         "EXCEPT_KEY",
 		"scan.bounded.mode":            "latest-offset",
 	}}
-	if !NewUpsert().AcceptsChangelog(tbl) {
+	if !NewUpsert().AcceptsChangelog(tbl, connector.Env{}) {
 		t.Fatal("upsert-kafka refuses a changelog")
 	}
 	s := newSink(t, tbl)

@@ -197,7 +197,29 @@ func (s *Source) Open(ctx context.Context, p int) (connector.Reader, error) {
 // OpenAfter implements connector.Resumer: the partition is read from the
 // record after offset, where a job's checkpoint left it.
 func (s *Source) OpenAfter(ctx context.Context, p int, offset int64) (connector.Reader, error) {
-	return s.openAt(ctx, p, offset+1)
+	if !s.cfg.changelog {
+		return s.openAt(ctx, p, offset+1)
+	}
+	// offset is a row's (connector.ChangelogOffset): read its record
+	// again if some of its rows were not covered, and skip those that were.
+	r, err := s.openAt(ctx, p, connector.ChangelogResume(offset))
+	if err != nil {
+		return nil, err
+	}
+	r.(*Reader).skipTo = offset
+	return r, nil
+}
+
+// ResumeOffset returns the Kafka offset from which partition reading
+// goes on after a position, the origin offset of the last row a
+// checkpoint covered: the next record's, or for a changelog format
+// (whose rows number the rows of each record) the first record not wholly
+// covered. Cluster mode commits it as the group's offset.
+func (s *Source) ResumeOffset(pos int64) int64 {
+	if s.cfg.changelog {
+		return connector.ChangelogResume(pos)
+	}
+	return pos + 1
 }
 
 // openAt opens partition p at from, or at the table's start position when
@@ -223,6 +245,12 @@ func (s *Source) openAt(ctx context.Context, p int, from int64) (connector.Reade
 	}
 	if !c.identityValue() {
 		r.valScratch = make([]types.Value, len(c.valIdx))
+	}
+	r.skipTo = -1
+	if cd, ok := r.valDec.(format.ChangelogDecoder); ok {
+		// The decoder fills the first len(valIdx) values of each row,
+		// which add then moves to their columns.
+		r.changelog = connector.NewChangelogRows(cd, r.width, len(c.valIdx))
 	}
 	if c.keyFormat != nil && (!c.valueHasKey || c.upsert) {
 		if r.keyDec, err = c.keyFormat.NewDecoder(c.keySchema, c.keyOpts); err != nil {
@@ -347,6 +375,11 @@ type Reader struct {
 
 	valDec     format.Decoder
 	valScratch []types.Value // the value's columns, when not the whole row
+	// changelog decodes a changelog format's records, each into any
+	// number of rows; skipTo drops the rows of a resumed partition up to
+	// that origin offset (a record whose rows a checkpoint partly covers).
+	changelog  *connector.ChangelogRows
+	skipTo     int64
 	keyDec     format.Decoder
 	keyScratch []types.Value
 
@@ -419,6 +452,54 @@ func (r *Reader) where(rec *kgo.Record) string {
 	return "topic " + rec.Topic + " partition " + strconv.Itoa(int(rec.Partition)) + " offset " + strconv.FormatInt(rec.Offset, 10)
 }
 
+// addChangelog appends the rows of rec, a changelog format's record, to b,
+// or applies the error policy.
+func (r *Reader) addChangelog(b *types.Batch, rec *kgo.Record) error {
+	c := r.src.cfg
+	first, err := r.changelog.Decode(b, rec.Value, r.part, rec.Offset)
+	if err != nil {
+		return r.handle(rec, rec.Value, err)
+	}
+	if r.keyDec != nil && rec.Key != nil && !c.valueHasKey && len(b.Rows) > first {
+		clear(r.keyScratch)
+		if err := r.keyDec.Decode(rec.Key, r.keyScratch); err != nil {
+			for i := first; i < len(b.Rows); i++ {
+				clear(b.Rows[i].Vals)
+			}
+			b.Rows = b.Rows[:first]
+			return r.handle(rec, rec.Key, fmt.Errorf("key: %w", err))
+		}
+	}
+	keep := b.Rows[:first]
+	for _, row := range b.Rows[first:] {
+		if row.Origin.Offset <= r.skipTo {
+			clear(row.Vals)
+			continue
+		}
+		vals := row.Vals
+		if r.valScratch != nil {
+			// Move the value's fields from the front to their columns.
+			copy(r.valScratch, vals[:len(c.valIdx)])
+			clear(vals[:len(c.valIdx)])
+			for i, j := range c.valIdx {
+				vals[j] = r.valScratch[i]
+			}
+			clear(r.valScratch)
+		}
+		if r.keyDec != nil && rec.Key != nil && !c.valueHasKey {
+			for i, j := range c.keyIdx {
+				vals[j] = r.keyScratch[i]
+			}
+		}
+		for i, f := range r.src.meta {
+			vals[r.phys+i] = f(rec)
+		}
+		keep = append(keep, row)
+	}
+	b.Rows = keep
+	return nil
+}
+
 // add appends the row of rec to b, or applies the error policy.
 func (r *Reader) add(b *types.Batch, rec *kgo.Record) error {
 	kind := types.Insert
@@ -438,6 +519,8 @@ func (r *Reader) add(b *types.Batch, rec *kgo.Record) error {
 		}
 	} else if rec.Value == nil {
 		return nil // a tombstone means nothing to an append-only table
+	} else if r.changelog != nil {
+		return r.addChangelog(b, rec)
 	}
 	c := r.src.cfg
 	vals := b.AddRow(kind, types.Origin{Part: r.part, Offset: rec.Offset}, r.width)
@@ -486,6 +569,12 @@ func (r *Reader) malformed(b *types.Batch, rec *kgo.Record, data []byte, err err
 		clear(b.Rows[n-1].Vals)
 		b.Rows = b.Rows[:n-1]
 	}
+	return r.handle(rec, data, err)
+}
+
+// handle applies the table's error policy to data, a part of rec that
+// could not be decoded.
+func (r *Reader) handle(rec *kgo.Record, data []byte, err error) error {
 	if herr := r.src.policy.Handle(r.where(rec), data, err); herr != nil {
 		return herr
 	}

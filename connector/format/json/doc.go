@@ -29,4 +29,8 @@
 // (strings inside arrays and maps are allocated one by one). The encoder
 // writes fields in schema order and its output decodes back to the same
 // row.
+//
+// Formats built on this one (the changelog formats) parse their options
+// with ParseOptions, walk their envelope with Members and Elements, and
+// hand each row object's bytes to a Decoder and its rows to an Encoder.
 package json

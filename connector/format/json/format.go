@@ -29,51 +29,66 @@ var knownOptions = []string{
 	"encode.ignore-null-fields",
 }
 
-// options are the parsed format options.
-type options struct {
-	failMissing  bool
-	ignoreErrors bool
-	iso          bool
-	nullKeyMode  int
-	nullKey      string
-	plainDecimal bool
-	ignoreNull   bool
+// Options are the parsed options of the json format, or of a format built
+// on it (debezium-json, canal-json, maxwell-json), which reads rows with
+// a Decoder and writes them with an Encoder built from them.
+type Options struct {
+	// FailOnMissingField makes a missing field an error.
+	FailOnMissingField bool
+	// IgnoreParseErrors skips malformed records (the connector's error
+	// policy applies it).
+	IgnoreParseErrors bool
+	// ISO selects ISO-8601 timestamps rather than SQL ones.
+	ISO bool
+	// PlainDecimal writes DECIMAL without an exponent.
+	PlainDecimal bool
+	// IgnoreNullFields leaves NULL fields out of encoded objects.
+	IgnoreNullFields bool
+
+	nullKeyMode int
+	nullKey     string
 }
 
-func parseOptions(opts map[string]string) (options, error) {
-	var o options
+// ParseOptions parses the options of the format called name (the prefix of
+// its keys in messages, e.g. "json" or "debezium-json"): opts are the
+// format's options with that prefix removed. Keys other than the json
+// format's are refused unless listed in extra; their values are left to
+// the caller.
+func ParseOptions(name string, opts map[string]string, extra ...string) (Options, error) {
+	var o Options
 	keys := make([]string, 0, len(opts))
 	for k := range opts {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if !contains(knownOptions, k) {
-			return o, fmt.Errorf("json format: unsupported option 'json.%s'%s", k, suggest.Hint(k, knownOptions))
+		if !contains(knownOptions, k) && !contains(extra, k) {
+			return o, fmt.Errorf("%s format: unsupported option '%s.%s'%s", name, name, k,
+				suggest.Hint(k, append(append([]string(nil), knownOptions...), extra...)))
 		}
 	}
 	var err error
-	if o.failMissing, err = boolOption(opts, "fail-on-missing-field"); err != nil {
+	if o.FailOnMissingField, err = boolOption(name, opts, "fail-on-missing-field"); err != nil {
 		return o, err
 	}
-	if o.ignoreErrors, err = boolOption(opts, "ignore-parse-errors"); err != nil {
+	if o.IgnoreParseErrors, err = boolOption(name, opts, "ignore-parse-errors"); err != nil {
 		return o, err
 	}
-	if o.failMissing && o.ignoreErrors {
-		return o, fmt.Errorf("json format: options 'json.fail-on-missing-field' and 'json.ignore-parse-errors' cannot both be true")
+	if o.FailOnMissingField && o.IgnoreParseErrors {
+		return o, fmt.Errorf("%s format: options '%s.fail-on-missing-field' and '%s.ignore-parse-errors' cannot both be true", name, name, name)
 	}
-	if o.plainDecimal, err = boolOption(opts, "encode.decimal-as-plain-number"); err != nil {
+	if o.PlainDecimal, err = boolOption(name, opts, "encode.decimal-as-plain-number"); err != nil {
 		return o, err
 	}
-	if o.ignoreNull, err = boolOption(opts, "encode.ignore-null-fields"); err != nil {
+	if o.IgnoreNullFields, err = boolOption(name, opts, "encode.ignore-null-fields"); err != nil {
 		return o, err
 	}
 	switch v := opts["timestamp-format.standard"]; strings.ToUpper(v) {
 	case "", "SQL":
 	case "ISO-8601":
-		o.iso = true
+		o.ISO = true
 	default:
-		return o, fmt.Errorf("json format: option 'json.timestamp-format.standard': unsupported value '%s' (expected 'SQL' or 'ISO-8601')", v)
+		return o, fmt.Errorf("%s format: option '%s.timestamp-format.standard': unsupported value '%s' (expected 'SQL' or 'ISO-8601')", name, name, v)
 	}
 	switch v := opts["map-null-key.mode"]; strings.ToUpper(v) {
 	case "", "FAIL":
@@ -82,13 +97,30 @@ func parseOptions(opts map[string]string) (options, error) {
 	case "LITERAL":
 		o.nullKeyMode = nullKeyLiteral
 	default:
-		return o, fmt.Errorf("json format: option 'json.map-null-key.mode': unsupported value '%s' (expected 'FAIL', 'DROP' or 'LITERAL')", v)
+		return o, fmt.Errorf("%s format: option '%s.map-null-key.mode': unsupported value '%s' (expected 'FAIL', 'DROP' or 'LITERAL')", name, name, v)
 	}
 	o.nullKey = "null"
 	if v, ok := opts["map-null-key.literal"]; ok {
 		o.nullKey = v
 	}
 	return o, nil
+}
+
+// NewDecoder returns a decoder for rows of schema with these options.
+func (o Options) NewDecoder(schema types.Schema) *Decoder {
+	return NewDecoder(schema, o.ISO, o.FailOnMissingField)
+}
+
+// NewEncoder returns an encoder for rows of schema with these options.
+func (o Options) NewEncoder(schema types.Schema) *Encoder {
+	return &Encoder{
+		root:         compile(types.RowOf(schema.Columns...)),
+		iso:          o.ISO,
+		plainDecimal: o.PlainDecimal,
+		ignoreNull:   o.IgnoreNullFields,
+		nullKeyMode:  o.nullKeyMode,
+		nullKey:      o.nullKey,
+	}
 }
 
 func contains(list []string, s string) bool {
@@ -100,7 +132,7 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func boolOption(opts map[string]string, key string) (bool, error) {
+func boolOption(name string, opts map[string]string, key string) (bool, error) {
 	v, ok := opts[key]
 	if !ok {
 		return false, nil
@@ -111,16 +143,16 @@ func boolOption(opts map[string]string, key string) (bool, error) {
 	case "false":
 		return false, nil
 	}
-	return false, fmt.Errorf("json format: option 'json.%s': expected true or false, got %q", key, v)
+	return false, fmt.Errorf("%s format: option '%s.%s': expected true or false, got %q", name, name, key, v)
 }
 
 // NewDecoder implements format.Factory.
 func (Factory) NewDecoder(schema types.Schema, opts map[string]string) (format.Decoder, error) {
-	o, err := parseOptions(opts)
+	o, err := ParseOptions("json", opts)
 	if err != nil {
 		return nil, err
 	}
-	return NewDecoder(schema, o.iso, o.failMissing), nil
+	return o.NewDecoder(schema), nil
 }
 
 // NewDecoder returns a decoder for rows of schema. iso selects ISO-8601
@@ -131,16 +163,9 @@ func NewDecoder(schema types.Schema, iso, failMissing bool) *Decoder {
 
 // NewEncoder implements format.Factory.
 func (Factory) NewEncoder(schema types.Schema, opts map[string]string) (format.Encoder, error) {
-	o, err := parseOptions(opts)
+	o, err := ParseOptions("json", opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Encoder{
-		root:         compile(types.RowOf(schema.Columns...)),
-		iso:          o.iso,
-		plainDecimal: o.plainDecimal,
-		ignoreNull:   o.ignoreNull,
-		nullKeyMode:  o.nullKeyMode,
-		nullKey:      o.nullKey,
-	}, nil
+	return o.NewEncoder(schema), nil
 }
