@@ -230,6 +230,7 @@ func (e *Engine) Config() map[string]string {
 func (e *Engine) planner(file *token.File) *planner.Planner {
 	p := planner.New(e.catalog, e.funcs, e.aggs, e.Config(), file)
 	p.SourceChangelog = e.sourceChangelog
+	p.SourceUpserts = e.sourceUpserts
 	return p
 }
 
@@ -248,6 +249,17 @@ func (e *Engine) sourceChangelog(t connector.Table) bool {
 	}
 	c, ok := f.(connector.ChangelogSource)
 	return ok && c.ProducesChangelog(t, e.connEnv())
+}
+
+// sourceUpserts reports whether t's changelog is an upsert stream keyed
+// by its primary key (upsert-kafka).
+func (e *Engine) sourceUpserts(t connector.Table) bool {
+	f, err := e.connectors.Lookup(t.Options["connector"])
+	if err != nil {
+		return false
+	}
+	u, ok := f.(connector.UpsertSource)
+	return ok && u.ProducesUpserts(t)
 }
 
 // Job is a running INSERT (or statement set, or printed SELECT).

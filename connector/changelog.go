@@ -16,6 +16,14 @@ type ChangelogSource interface {
 	ProducesChangelog(t Table, env Env) bool
 }
 
+// UpsertSource is a ChangelogSource whose changelog is an upsert stream
+// keyed by the table's primary key (upsert-kafka): a key's new row comes as
+// +I or +U without the -U of the row it replaces, and a deletion may carry
+// only the key. The planner puts a ChangelogNormalize after its scan.
+type UpsertSource interface {
+	ProducesUpserts(t Table) bool
+}
+
 // FormatIsChangelog reports whether the format named by t's option key
 // (e.g. "format" or "value.format") is a changelog format.
 func FormatIsChangelog(t Table, env Env, key string) bool {

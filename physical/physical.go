@@ -14,6 +14,7 @@ import (
 	"github.com/sluicesql/sluice/exec/agg"
 	"github.com/sluicesql/sluice/exec/groupagg"
 	"github.com/sluicesql/sluice/exec/join"
+	"github.com/sluicesql/sluice/exec/normalize"
 	"github.com/sluicesql/sluice/exec/rank"
 	"github.com/sluicesql/sluice/exec/window"
 	"github.com/sluicesql/sluice/expr"
@@ -332,6 +333,8 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 		return p, nil
 	case *plan.Rank:
 		return b.rank(n)
+	case *plan.ChangelogNormalize:
+		return b.normalize(n)
 	case *plan.WindowRank:
 		return b.windowRank(n)
 	case *plan.Join:
@@ -425,6 +428,29 @@ func (b *builder) join(n *plan.Join, special plan.Node) (*pipe, error) {
 			return join.NewTemporal(join.TemporalConfig{Config: c, LeftTime: s.LeftTime, RightTime: s.RightTime})
 		}
 		return join.New(c)
+	})
+	return p, nil
+}
+
+// normalize builds a ChangelogNormalize: the upsert stream re-keyed by its
+// primary key.
+func (b *builder) normalize(n *plan.ChangelogNormalize) (*pipe, error) {
+	p, err := b.build(n.Input)
+	if err != nil {
+		return nil, err
+	}
+	if p, err = b.exchange("changelog-normalize", b.env.Parallelism, n.Keys, n.Input, p); err != nil {
+		return nil, err
+	}
+	cfg := normalize.Config{ID: b.id("changelog-normalize"), Keys: n.Keys}
+	for _, c := range n.Input.Schema().Columns {
+		cfg.Types = append(cfg.Types, c.Type)
+	}
+	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
+		c := cfg
+		c.ID = fmt.Sprintf("%s/%d", cfg.ID, task)
+		c.Next = next
+		return normalize.New(c)
 	})
 	return p, nil
 }

@@ -49,6 +49,10 @@ type Scan struct {
 	// Changelog says the source gives rows of every kind (its format is
 	// a changelog format such as debezium-json): the scan is updating.
 	Changelog bool
+	// Upsert says the changelog is an upsert stream keyed by the primary
+	// key (no -U rows; a deletion may carry only the key): a
+	// ChangelogNormalize follows the scan.
+	Upsert bool
 }
 
 // Schema implements Node.
@@ -58,7 +62,7 @@ func (s *Scan) Schema() types.Schema { return s.Out }
 func (s *Scan) Inputs() []Node { return nil }
 
 // Updating implements Node.
-func (s *Scan) Updating() bool { return s.Changelog }
+func (s *Scan) Updating() bool { return s.Changelog || s.Upsert }
 
 // Describe implements Node.
 func (s *Scan) Describe() string {
@@ -67,7 +71,10 @@ func (s *Scan) Describe() string {
 	if s.Watermark != nil {
 		fmt.Fprintf(&b, ", watermark=[%s]", s.Watermark)
 	}
-	if s.Changelog {
+	switch {
+	case s.Upsert:
+		b.WriteString(", changelogMode=[I,UA,D]")
+	case s.Changelog:
 		b.WriteString(", changelogMode=[I,UB,UA,D]")
 	}
 	b.WriteString(")")
@@ -649,6 +656,36 @@ func (r *Rank) Describe() string {
 // WithInputs implements Node.
 func (r *Rank) WithInputs(ins []Node) Node {
 	x := *r
+	x.Input = ins[0]
+	return &x
+}
+
+// ChangelogNormalize turns the upsert stream of a source (the new row of a
+// primary key, or its deletion) into a full changelog: it keeps the last
+// row of each key, so that a replaced row is retracted (-U) before its
+// successor (+U), and a deletion carries the deleted row.
+type ChangelogNormalize struct {
+	Input Node
+	Keys  []int
+}
+
+// Schema implements Node.
+func (c *ChangelogNormalize) Schema() types.Schema { return c.Input.Schema() }
+
+// Inputs implements Node.
+func (c *ChangelogNormalize) Inputs() []Node { return []Node{c.Input} }
+
+// Updating implements Node.
+func (c *ChangelogNormalize) Updating() bool { return true }
+
+// Describe implements Node.
+func (c *ChangelogNormalize) Describe() string {
+	return "ChangelogNormalize(key=[" + colNames(c.Input.Schema(), c.Keys) + "])"
+}
+
+// WithInputs implements Node.
+func (c *ChangelogNormalize) WithInputs(ins []Node) Node {
+	x := *c
 	x.Input = ins[0]
 	return &x
 }

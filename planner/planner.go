@@ -27,6 +27,10 @@ type Planner struct {
 	// (rows of every kind) rather than inserts: such a table's scan is
 	// updating. Nil means no table does.
 	SourceChangelog func(t connector.Table) bool
+	// SourceUpserts reports whether a table's changelog is an upsert
+	// stream keyed by its primary key; its scan is then followed by a
+	// ChangelogNormalize. Nil means no table's is.
+	SourceUpserts func(t connector.Table) bool
 
 	builder *expr.Builder
 	// ctes are the WITH names in scope, innermost last.

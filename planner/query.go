@@ -353,7 +353,24 @@ func (p *Planner) bindTableRef(name *ast.ObjectName) (plan.Node, *scope, error) 
 	if view != nil {
 		return p.bindView(name, view)
 	}
-	return p.bindScan(name, tbl)
+	n, sc, err := p.bindScan(name, tbl)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s := n.(*plan.Scan); s.Upsert {
+		// Rows of an upsert stream replace their key's row: keep the
+		// last row per key to retract it.
+		norm := &plan.ChangelogNormalize{Input: s}
+		for _, pk := range tbl.PrimaryKey {
+			for i, c := range tbl.Columns {
+				if c.Name == pk {
+					norm.Keys = append(norm.Keys, i)
+				}
+			}
+		}
+		n = norm
+	}
+	return n, sc, nil
 }
 
 func (p *Planner) bindView(at ast.Node, v *catalog.View) (plan.Node, *scope, error) {
@@ -411,6 +428,10 @@ func (p *Planner) bindScan(at ast.Node, t *catalog.Table) (plan.Node, *scope, er
 	}
 	if p.SourceChangelog != nil {
 		scan.Changelog = p.SourceChangelog(scan.Table)
+	}
+	if p.SourceUpserts != nil && len(t.PrimaryKey) > 0 {
+		scan.Upsert = p.SourceUpserts(scan.Table)
+		scan.Changelog = scan.Changelog && !scan.Upsert
 	}
 	physIdx, metaIdx := 0, len(phys.Columns)
 	for _, c := range t.Columns {

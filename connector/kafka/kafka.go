@@ -66,6 +66,14 @@ func NewUpsert() UpsertFactory { return UpsertFactory{} }
 // Name implements connector.Factory.
 func (UpsertFactory) Name() string { return "upsert-kafka" }
 
+// ProducesChangelog implements connector.ChangelogSource: an upsert-kafka
+// table is read as a changelog.
+func (UpsertFactory) ProducesChangelog(connector.Table, connector.Env) bool { return true }
+
+// ProducesUpserts implements connector.UpsertSource: its changelog is an
+// upsert stream keyed by the primary key.
+func (UpsertFactory) ProducesUpserts(connector.Table) bool { return true }
+
 // ProvidesMetadata implements connector.MetadataFactory.
 func (UpsertFactory) ProvidesMetadata(key string) bool { _, ok := metadataTypes[key]; return ok }
 
