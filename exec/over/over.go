@@ -1,0 +1,570 @@
+package over
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sluicesql/sluice/exec"
+	"github.com/sluicesql/sluice/exec/agg"
+	"github.com/sluicesql/sluice/state"
+	"github.com/sluicesql/sluice/types"
+	"github.com/sluicesql/sluice/types/rowcodec"
+)
+
+// Unbounded is Config.Preceding for UNBOUNDED PRECEDING.
+const Unbounded int64 = -1
+
+// Config configures an OVER aggregation.
+type Config struct {
+	// ID is the operator's stable identity (its state's).
+	ID string
+	// Partition are the PARTITION BY columns.
+	Partition []int
+	// TimeCol is the ORDER BY column: a time attribute.
+	TimeCol int
+	// ProcTime: TimeCol is a processing-time attribute; rows are emitted
+	// as they arrive.
+	ProcTime bool
+	// Rows: a ROWS frame; else RANGE.
+	Rows bool
+	// Preceding is the start of the frame: for ROWS the number of rows
+	// before the current one, for RANGE the time before the current row's
+	// in microseconds; Unbounded for UNBOUNDED PRECEDING. The frame ends
+	// at the current row.
+	Preceding int64
+	// Calls are the aggregates, over input columns.
+	Calls []agg.Call
+	// Types are the input's column types.
+	Types []types.Type
+	Next  exec.Operator
+}
+
+// queue is a FIFO of rows of one width, stored flat, with their times.
+type queue struct {
+	vals []types.Value
+	ts   []int64
+	head int // index of the first row
+}
+
+func (q *queue) len() int { return len(q.ts) - q.head }
+
+func (q *queue) row(i, w int) []types.Value {
+	i += q.head
+	return q.vals[i*w : (i+1)*w : (i+1)*w]
+}
+
+// push appends a row and returns its values, to be filled in.
+func (q *queue) push(t int64, w int) []types.Value {
+	q.ts = append(q.ts, t)
+	n := len(q.vals)
+	if cap(q.vals)-n >= w {
+		q.vals = q.vals[:n+w]
+	} else {
+		q.vals = append(q.vals, make([]types.Value, w)...)
+	}
+	return q.vals[n : n+w : n+w]
+}
+
+// insert adds a row in time order, after the rows with the same time, and
+// returns its values, to be filled in.
+func (q *queue) insert(t int64, w int) []types.Value {
+	i := len(q.ts)
+	for i > q.head && q.ts[i-1] > t {
+		i--
+	}
+	v := q.push(t, w)
+	if i == len(q.ts)-1 {
+		return v
+	}
+	copy(q.ts[i+1:], q.ts[i:])
+	q.ts[i] = t
+	copy(q.vals[(i+1)*w:], q.vals[i*w:len(q.vals)-w])
+	v = q.vals[i*w : (i+1)*w : (i+1)*w]
+	clear(v)
+	return v
+}
+
+// pop drops the first n rows.
+func (q *queue) pop(n, w int) {
+	clear(q.vals[q.head*w : (q.head+n)*w]) // let the GC free strings
+	q.head += n
+	switch {
+	case q.head == len(q.ts):
+		q.ts, q.vals, q.head = q.ts[:0], q.vals[:0], 0
+	case q.head >= 64 && q.head*2 >= len(q.ts):
+		m := copy(q.ts, q.ts[q.head:])
+		q.ts = q.ts[:m]
+		copy(q.vals, q.vals[q.head*w:])
+		clear(q.vals[m*w:])
+		q.vals = q.vals[:m*w]
+		q.head = 0
+	}
+}
+
+// partition is the state of one PARTITION BY key.
+type partition struct {
+	key string
+	// pending are the rows not emitted yet (event time), in time order.
+	pending queue
+	// frame are the emitted rows still in the accumulators (bounded
+	// frames), oldest first: only the columns the aggregates read.
+	frame queue
+	acc   agg.Group
+	// last is the time of the newest emitted row.
+	last    int64
+	emitted bool
+	// timer is when the partition is due (see Operator.timers), or
+	// noTimer.
+	timer int64
+	dirty bool
+}
+
+const noTimer = exec.MinWatermark
+
+// timer is a partition due when the watermark reaches at: it has pending
+// rows up to then, or (RANGE) its frame has expired by then. An entry
+// whose at differs from its partition's timer is stale.
+type timer struct {
+	at int64
+	p  *partition
+}
+
+// Operator is a running OVER aggregation.
+type Operator struct {
+	cfg     Config
+	width   int // input columns
+	nargs   int // columns of a frame row
+	argCols []int
+	// fcalls are the calls over a frame row.
+	fcalls  []agg.Call
+	bounded bool
+
+	parts  map[string]*partition
+	dirty  []string
+	timers []timer
+	wm     int64
+	// mark is what a checkpoint records as the watermark: after the end
+	// of input (MaxWatermark) the newest time emitted, so that a job run
+	// again over a grown input takes the rows after it.
+	mark    int64
+	ended   bool
+	stopped func() bool
+
+	store   state.Store
+	offsets *state.Offsets
+	metrics *exec.Metrics
+	inCodec *rowcodec.Codec
+	frCodec *rowcodec.Codec
+
+	out     *types.Batch
+	keyBuf  []byte
+	scratch []types.Value
+	results []types.Value
+	row     []types.Value // a frame row folded in at once (unbounded frames)
+}
+
+const outRows = 256
+
+// New returns an OVER aggregation operator.
+func New(cfg Config) (*Operator, error) {
+	if cfg.TimeCol < 0 || cfg.TimeCol >= len(cfg.Types) {
+		return nil, fmt.Errorf("over: time column %d out of %d columns", cfg.TimeCol, len(cfg.Types))
+	}
+	if cfg.Preceding < Unbounded {
+		return nil, fmt.Errorf("over: bad frame start %d", cfg.Preceding)
+	}
+	if len(cfg.Calls) == 0 {
+		return nil, errors.New("over: no aggregate calls")
+	}
+	o := &Operator{cfg: cfg, width: len(cfg.Types), parts: map[string]*partition{}, wm: exec.MinWatermark,
+		mark: exec.MinWatermark, bounded: cfg.Preceding != Unbounded}
+	// A frame row holds the columns the calls read, in a new order.
+	pos := map[int]int{}
+	col := func(c int) int {
+		if c < 0 {
+			return c
+		}
+		if c >= o.width {
+			return -2
+		}
+		i, ok := pos[c]
+		if !ok {
+			i = len(o.argCols)
+			pos[c] = i
+			o.argCols = append(o.argCols, c)
+		}
+		return i
+	}
+	var frTypes []types.Type
+	for _, c := range cfg.Calls {
+		fc := c
+		fc.Args = make([]int, len(c.Args))
+		for i, a := range c.Args {
+			if fc.Args[i] = col(a); fc.Args[i] < 0 {
+				return nil, fmt.Errorf("over: argument column %d out of %d columns", a, o.width)
+			}
+		}
+		if fc.Filter = col(c.Filter); fc.Filter == -2 {
+			return nil, fmt.Errorf("over: filter column %d out of %d columns", c.Filter, o.width)
+		}
+		// An unbounded frame never retracts.
+		fc.AppendOnly = !o.bounded
+		o.fcalls = append(o.fcalls, fc)
+	}
+	for _, c := range o.argCols {
+		frTypes = append(frTypes, cfg.Types[c])
+	}
+	o.nargs = len(o.argCols)
+	var err error
+	if o.inCodec, err = rowcodec.New(cfg.Types); err != nil {
+		return nil, fmt.Errorf("over: %w", err)
+	}
+	if o.frCodec, err = rowcodec.New(frTypes); err != nil {
+		return nil, fmt.Errorf("over: %w", err)
+	}
+	o.scratch = make([]types.Value, max(agg.MaxArgs(o.fcalls), 1))
+	o.results = make([]types.Value, len(o.fcalls))
+	o.row = make([]types.Value, o.nargs)
+	return o, nil
+}
+
+// Open implements exec.Operator: it restores the last checkpoint.
+func (o *Operator) Open(ctx *exec.Context) error {
+	o.out = types.NewBatch(outRows, o.width+len(o.fcalls))
+	if ctx != nil {
+		o.metrics = ctx.Metrics
+		o.stopped = ctx.Stopped
+		if ctx.State != nil && o.cfg.ID != "" {
+			st, err := ctx.State.Store(o.cfg.ID)
+			if err != nil {
+				return fmt.Errorf("cannot open OVER aggregation %s: %w", o.cfg.ID, err)
+			}
+			o.store, o.offsets = st, st.Offsets()
+			if err := o.restore(); err != nil {
+				return fmt.Errorf("cannot restore OVER aggregation %s: %w", o.cfg.ID, err)
+			}
+		}
+	}
+	if o.offsets == nil {
+		o.offsets = state.NewOffsets()
+	}
+	return o.cfg.Next.Open(ctx)
+}
+
+// Process implements exec.Operator.
+func (o *Operator) Process(b *types.Batch) error {
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		if len(r.Vals) != o.width {
+			return fmt.Errorf("over: a row of %d columns, want %d", len(r.Vals), o.width)
+		}
+		if !r.Kind.IsAccumulate() {
+			return fmt.Errorf("over: cannot aggregate a %s row: OVER aggregation takes append-only input", r.Kind)
+		}
+		if !o.offsets.Admit(r.Origin.Part, r.Origin.Offset) {
+			if o.metrics != nil {
+				o.metrics.ReplayRows.Add(1)
+			}
+			continue
+		}
+		tv := r.Vals[o.cfg.TimeCol]
+		if tv.IsNull() {
+			return fmt.Errorf("over: a row with a NULL time attribute (column %d)", o.cfg.TimeCol)
+		}
+		t := tv.Int()
+		if !o.cfg.ProcTime && t <= o.wm {
+			if o.metrics != nil {
+				o.metrics.LateRows.Add(1)
+			}
+			continue
+		}
+		p := o.partition(r.Vals)
+		o.touch(p)
+		if o.cfg.ProcTime {
+			// Emitted at once: the row is its own group of peers.
+			q := &p.pending
+			copy(q.push(t, o.width), r.Vals)
+			if err := o.emit(p, t); err != nil {
+				return err
+			}
+			if !o.cfg.Rows && o.bounded && p.timer == noTimer {
+				// Checked, and moved on, when due (reschedule).
+				o.schedule(p, p.last+o.cfg.Preceding+1)
+			}
+			continue
+		}
+		copy(p.pending.insert(t, o.width), r.Vals)
+		if p.timer == noTimer || t < p.timer {
+			o.schedule(p, t)
+		}
+	}
+	return o.flush()
+}
+
+func (o *Operator) flush() error {
+	if len(o.out.Rows) == 0 {
+		return nil
+	}
+	err := o.cfg.Next.Process(o.out)
+	o.out.Reset()
+	return err
+}
+
+// partition returns the partition of a row, created if new.
+func (o *Operator) partition(vals []types.Value) *partition {
+	o.keyBuf = o.keyBuf[:0]
+	for _, c := range o.cfg.Partition {
+		o.keyBuf = types.AppendKey(o.keyBuf, vals[c])
+	}
+	p := o.parts[string(o.keyBuf)]
+	if p == nil {
+		p = o.newPartition(string(o.keyBuf))
+	}
+	return p
+}
+
+func (o *Operator) newPartition(key string) *partition {
+	p := &partition{key: key, acc: agg.NewGroup(o.fcalls), timer: noTimer}
+	o.parts[key] = p
+	return p
+}
+
+// touch marks p as changed since the last checkpoint.
+func (o *Operator) touch(p *partition) {
+	if !p.dirty {
+		p.dirty = true
+		o.dirty = append(o.dirty, p.key)
+	}
+}
+
+// emit emits the pending rows of p up to time upTo, in order, each with
+// the aggregates over its frame.
+func (o *Operator) emit(p *partition, upTo int64) error {
+	q := &p.pending
+	w := o.width
+	for q.len() > 0 && q.ts[q.head] <= upTo {
+		t := q.ts[q.head]
+		n := 1 // the row, and for RANGE its peers
+		if !o.cfg.Rows {
+			for n < q.len() && q.ts[q.head+n] == t {
+				n++
+			}
+		}
+		if o.bounded && !o.cfg.Rows {
+			// Rows more than Preceding before t leave the frame.
+			if err := o.retractUntil(p, t-o.cfg.Preceding); err != nil {
+				return err
+			}
+		}
+		for i := 0; i < n; i++ {
+			if err := o.add(p, t, q.row(i, w)); err != nil {
+				return err
+			}
+		}
+		if o.cfg.Rows && o.bounded {
+			for p.frame.len() > int(o.cfg.Preceding)+1 {
+				if err := o.retractFirst(p); err != nil {
+					return err
+				}
+			}
+		}
+		p.acc.Results(o.results)
+		for i := 0; i < n; i++ {
+			row := o.out.AddRow(types.Insert, types.NoOrigin, w+len(o.results))
+			copy(row, q.row(i, w))
+			copy(row[w:], o.results)
+			if len(o.out.Rows) >= outRows {
+				if err := o.flush(); err != nil {
+					return err
+				}
+			}
+		}
+		q.pop(n, w)
+		p.last, p.emitted = t, true
+		if o.cfg.Rows && o.bounded && p.frame.len() > int(o.cfg.Preceding) {
+			// Keep the last n rows: the next row's frame.
+			if err := o.retractFirst(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// add folds a row into the accumulators, and keeps what the aggregates
+// read of it while a bounded frame holds it.
+func (o *Operator) add(p *partition, t int64, vals []types.Value) error {
+	if !o.bounded {
+		return o.addCols(p.acc, vals)
+	}
+	fr := p.frame.push(t, o.nargs)
+	for i, c := range o.argCols {
+		fr[i] = vals[c]
+	}
+	if err := p.acc.Add(o.fcalls, fr, o.scratch); err != nil {
+		return fmt.Errorf("over: cannot accumulate: %w", err)
+	}
+	return nil
+}
+
+// addCols adds an input row (unbounded frames keep no rows).
+func (o *Operator) addCols(acc agg.Group, vals []types.Value) error {
+	fr := o.row
+	for i, c := range o.argCols {
+		fr[i] = vals[c]
+	}
+	err := acc.Add(o.fcalls, fr, o.scratch)
+	clear(fr)
+	if err != nil {
+		return fmt.Errorf("over: cannot accumulate: %w", err)
+	}
+	return nil
+}
+
+func (o *Operator) retractFirst(p *partition) error {
+	if err := p.acc.Retract(o.fcalls, p.frame.row(0, o.nargs), o.scratch); err != nil {
+		return fmt.Errorf("over: cannot retract: %w", err)
+	}
+	p.frame.pop(1, o.nargs)
+	return nil
+}
+
+// retractUntil retracts the frame's rows before time t.
+func (o *Operator) retractUntil(p *partition, t int64) error {
+	f := &p.frame
+	for f.len() > 0 && f.ts[f.head] < t {
+		if err := o.retractFirst(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// schedule makes p due when the watermark reaches at.
+func (o *Operator) schedule(p *partition, at int64) {
+	p.timer = at
+	o.timers = append(o.timers, timer{at: at, p: p})
+	o.up(len(o.timers) - 1)
+}
+
+func (o *Operator) up(j int) {
+	h := o.timers
+	for j > 0 {
+		i := (j - 1) / 2
+		if h[i].at <= h[j].at {
+			break
+		}
+		h[i], h[j] = h[j], h[i]
+		j = i
+	}
+}
+
+func (o *Operator) popTimer() timer {
+	h := o.timers
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h[n] = timer{}
+	h = h[:n]
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		j := l
+		if r := l + 1; r < n && h[r].at < h[l].at {
+			j = r
+		}
+		if h[i].at <= h[j].at {
+			break
+		}
+		h[i], h[j] = h[j], h[i]
+		i = j
+	}
+	o.timers = h
+	return top
+}
+
+// Watermark implements exec.Operator: partitions with rows up to wm emit
+// them, expired RANGE frames are dropped, then the watermark goes on.
+func (o *Operator) Watermark(wm int64) error {
+	if wm <= o.wm {
+		return nil
+	}
+	if err := o.advance(wm); err != nil {
+		return err
+	}
+	if err := o.flush(); err != nil {
+		return err
+	}
+	return o.cfg.Next.Watermark(wm)
+}
+
+func (o *Operator) advance(wm int64) error {
+	if wm == exec.MaxWatermark {
+		o.mark = max(o.mark, o.wm)
+		o.ended = true
+	}
+	o.wm = wm
+	for len(o.timers) > 0 && o.timers[0].at <= wm {
+		tm := o.popTimer()
+		p := tm.p
+		if p.timer != tm.at {
+			continue // stale
+		}
+		p.timer = noTimer
+		if o.parts[p.key] != p {
+			continue // dropped
+		}
+		o.touch(p)
+		if err := o.emit(p, wm); err != nil {
+			return err
+		}
+		if o.ended && p.emitted {
+			o.mark = max(o.mark, p.last)
+		}
+		o.reschedule(p)
+	}
+	return nil
+}
+
+// reschedule sets p's next timer after its due rows went out: its next
+// pending row, or the expiry of a RANGE frame (then dropping it if due).
+func (o *Operator) reschedule(p *partition) {
+	switch {
+	case p.pending.len() > 0:
+		o.schedule(p, p.pending.ts[p.pending.head])
+	case o.bounded && !o.cfg.Rows && p.emitted:
+		// Any later row is after wm: its frame starts after
+		// wm - Preceding, past every row kept once p.last is before that.
+		switch at := p.last + o.cfg.Preceding + 1; {
+		case o.ended:
+			// Kept for a run over a grown input, which may reach back.
+		case at > o.wm:
+			o.schedule(p, at)
+		default:
+			delete(o.parts, p.key)
+			o.dirty = append(o.dirty, p.key)
+		}
+	}
+}
+
+// Finish implements exec.Operator: at the end of input every pending row
+// is emitted; on a stop they stay in the state for the next run.
+func (o *Operator) Finish() error {
+	if (o.stopped == nil || !o.stopped()) && !o.ended {
+		if err := o.advance(exec.MaxWatermark); err != nil {
+			return err
+		}
+	}
+	if err := o.flush(); err != nil {
+		return err
+	}
+	return o.cfg.Next.Finish()
+}
+
+// Close implements exec.Operator.
+func (o *Operator) Close() error {
+	o.parts, o.timers = nil, nil
+	return o.cfg.Next.Close()
+}
