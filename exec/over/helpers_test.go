@@ -7,6 +7,7 @@ import (
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/agg"
 	"github.com/sluicesql/sluice/state"
+	"github.com/sluicesql/sluice/state/lsm"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -75,7 +76,8 @@ func format(vals []types.Value, typs []types.Type) string {
 type harness struct {
 	t       testing.TB
 	cfg     Config
-	st      *state.Memory
+	st      state.Backend
+	dir     string // a durable backend's, or ""
 	metrics *exec.Metrics
 	op      *Operator
 	out     *collect
@@ -147,11 +149,46 @@ func (h *harness) watermark(ms int64) {
 	}
 }
 
+// checkpoint checkpoints the operator; a durable backend commits.
 func (h *harness) checkpoint() {
 	h.t.Helper()
 	if err := h.op.Checkpoint(); err != nil {
 		h.t.Fatal(err)
 	}
+	if h.dir != "" {
+		if err := h.st.Commit(map[string]int64{}); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+}
+
+// durable moves the harness onto a local durable backend (before any row).
+func (h *harness) durable() {
+	h.t.Helper()
+	h.dir = h.t.TempDir()
+	h.crash()
+	h.t.Cleanup(func() { h.st.Close() })
+}
+
+// crash drops the operator and, with a durable backend, what it did since
+// the last commit, and restarts from there.
+func (h *harness) crash() {
+	h.t.Helper()
+	if h.dir == "" {
+		h.open()
+		return
+	}
+	if b, ok := h.st.(*lsm.Backend); ok {
+		if err := b.Close(); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	b, err := lsm.Open(h.dir)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.st = b
+	h.open()
 }
 
 // take returns the rows emitted since the last take.
