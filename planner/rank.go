@@ -28,28 +28,37 @@ func overCalls(items []*ast.SelectItem) []*ast.Call {
 	return out
 }
 
+// isRowNumber reports whether the OVER calls of a select list number rows
+// (a Top-N) rather than aggregate: when any of them is ROW_NUMBER().
+func isRowNumber(calls []*ast.Call) bool {
+	for _, c := range calls {
+		if strings.EqualFold(c.Name.Last().Name, "ROW_NUMBER") {
+			return true
+		}
+	}
+	return false
+}
+
 // bindRank plans the ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...) of
 // a select list over in: a Rank whose row number the select list reads.
 // The enclosing query must bound the number (Top-N, deduplication); the
 // optimizer moves that bound into the Rank.
-func (p *Planner) bindRank(calls []*ast.Call, in plan.Node, sc *scope) (plan.Node, *scope, map[*ast.Call]int, error) {
+func (p *Planner) bindRank(calls []*ast.Call, specs map[*ast.Call]*ast.WindowSpec, in plan.Node, sc *scope) (plan.Node, *scope, map[*ast.Call]int, error) {
 	first := calls[0]
 	for _, c := range calls {
 		name := strings.ToUpper(c.Name.Last().Name)
 		if name != "ROW_NUMBER" {
-			return nil, nil, nil, p.errorf(c, "%s OVER is not supported: OVER aggregation is not supported yet; ROW_NUMBER() OVER is (Top-N, deduplication)", name)
-		}
-		if c.OverName != nil {
-			return nil, nil, nil, p.errorf(c.OverName, "named windows are not supported; write OVER (PARTITION BY ... ORDER BY ...)")
+			return nil, nil, nil, p.errorf(c, "%s OVER cannot be combined with ROW_NUMBER() OVER in one SELECT: "+
+				"compute the OVER aggregation in a subquery", name)
 		}
 		if len(c.Args) > 0 {
 			return nil, nil, nil, p.errorf(c.Args[0], "ROW_NUMBER takes no arguments")
 		}
-		if ast.Format(c.Over) != ast.Format(first.Over) {
+		if ast.Format(specs[c]) != ast.Format(specs[first]) {
 			return nil, nil, nil, p.errorf(c, "all ROW_NUMBER() of a query must have the same OVER (...)")
 		}
 	}
-	spec := first.Over
+	spec := specs[first]
 	if spec.Frame != nil {
 		return nil, nil, nil, p.errorf(spec, "ROW_NUMBER() takes no window frame")
 	}
