@@ -410,7 +410,7 @@ func (b *builder) join(n *plan.Join, interval *plan.IntervalJoin) (*pipe, error)
 // rank builds a Top-N: the input re-keyed by the partition columns.
 func (b *builder) rank(n *plan.Rank) (*pipe, error) {
 	if n.Limit <= 0 {
-		return nil, fmt.Errorf("ROW_NUMBER() needs a bound on the row number in the enclosing query (WHERE rownum <= N, or rownum = 1): OVER aggregation is not supported yet")
+		return nil, fmt.Errorf("ROW_NUMBER() needs a bound on the row number in the enclosing query (WHERE rownum <= N, or rownum = 1): an unbounded row number is not supported")
 	}
 	if n.Limit > 100_000 {
 		return nil, fmt.Errorf("Top-N with N = %d: at most 100000 rows per partition are supported", n.Limit)

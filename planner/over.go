@@ -95,7 +95,7 @@ type overWindow struct {
 // share one window. It returns the column of each call in the new scope.
 func (p *Planner) bindOverAgg(calls []*ast.Call, specs map[*ast.Call]*ast.WindowSpec, in plan.Node, sc *scope) (plan.Node, *scope, map[*ast.Call]int, error) {
 	if in.Updating() {
-		kind, _, _ := strings.Cut(in.Describe(), "(")
+		kind, _, _ := strings.Cut(updatingFrom(in).Describe(), "(")
 		return nil, nil, nil, p.errorf(calls[0], "OVER aggregation takes an append-only input, but its input is updating (%s): "+
 			"it cannot consume updates and deletes", kind)
 	}
@@ -156,6 +156,17 @@ func (p *Planner) bindOverAgg(calls []*ast.Call, specs map[*ast.Call]*ast.Window
 	return o, out, over, nil
 }
 
+// updatingFrom returns the node whose updates an updating node passes on:
+// the first one down its updating inputs that has none.
+func updatingFrom(n plan.Node) plan.Node {
+	for _, in := range n.Inputs() {
+		if in.Updating() {
+			return updatingFrom(in)
+		}
+	}
+	return n
+}
+
 // bindOverWindow binds the window of an OVER aggregation: PARTITION BY
 // expressions (computed by the pre-projection), ORDER BY one time
 // attribute ascending, and a frame that ends at the current row.
@@ -209,6 +220,9 @@ func (p *Planner) bindOverWindow(spec *ast.WindowSpec, ac *aggCollector) (*overW
 			n, err := p.bindExpr(s.Offset, &scope{})
 			if err != nil {
 				return nil, err
+			}
+			if n.Type().Kind != types.KindIntervalDayTime {
+				return nil, p.errorf(s.Offset, "RANGE ... PRECEDING over a time attribute takes an INTERVAL like INTERVAL '1' MINUTE, not %s", n.Type())
 			}
 			if w.preceding, err = p.intervalValue(s.Offset, n); err != nil {
 				return nil, err
