@@ -12,8 +12,8 @@ import (
 //
 //	"m"          the watermark (varint): rows at or before it are late
 //	"p" + key    one partition: varint last time, then uvarint emitted
-//	             flag, then per call a uvarint length and the
-//	             accumulator's state, then uvarint frame rows, their
+//	             flag, then per accumulator (MIN and MAX over a bounded
+//	             frame have none) a uvarint length and its state, then uvarint frame rows, their
 //	             times (varints), uvarint length and the rows (rowcodec,
 //	             the columns the calls read), then uvarint pending rows
 //	             and the rows (rowcodec, whole input rows)
@@ -179,7 +179,9 @@ func (o *Operator) loadPartition(p *partition, v []byte) error {
 			return fmt.Errorf("corrupt frame rows: %v", err)
 		}
 		for i, r := range b.Rows {
-			copy(p.frame.push(ts[i], o.nargs), r.Vals)
+			fr := p.frame.push(ts[i], o.nargs)
+			copy(fr, r.Vals)
+			o.addExtremes(p, int64(i), fr)
 		}
 	}
 	v = v[n+int(l):]

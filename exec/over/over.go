@@ -109,25 +109,22 @@ type partition struct {
 	// frame are the emitted rows still in the accumulators (bounded
 	// frames), oldest first: only the columns the aggregates read.
 	frame queue
-	acc   agg.Group
+	// first is the sequence number of the frame's first row: the frame's
+	// rows are numbered as they come in.
+	first  int64
+	acc    agg.Group
+	deques []deque // one per extreme call
 	// last is the time of the newest emitted row.
 	last    int64
 	emitted bool
 	// timer is when the partition is due (see Operator.timers), or
-	// noTimer.
+	// noTimer; slot is its index in the heap.
 	timer int64
+	slot  int
 	dirty bool
 }
 
 const noTimer = exec.MinWatermark
-
-// timer is a partition due when the watermark reaches at: it has pending
-// rows up to then, or (RANGE) its frame has expired by then. An entry
-// whose at differs from its partition's timer is stale.
-type timer struct {
-	at int64
-	p  *partition
-}
 
 // Operator is a running OVER aggregation.
 type Operator struct {
@@ -135,13 +132,19 @@ type Operator struct {
 	width   int // input columns
 	nargs   int // columns of a frame row
 	argCols []int
-	// fcalls are the calls over a frame row.
-	fcalls  []agg.Call
-	bounded bool
+	// fcalls are the calls over a frame row that accumulators compute,
+	// fresult the index of each one's result; extremes are the others.
+	fcalls   []agg.Call
+	fresult  []int
+	extremes []extremeCall
+	bounded  bool
 
-	parts  map[string]*partition
-	dirty  []string
-	timers []timer
+	parts map[string]*partition
+	dirty []string
+	// timers is a heap of the partitions that are due, by when: one with
+	// pending rows at the first one's time, one with a RANGE frame when
+	// the frame expires. A partition is in it at most once.
+	timers []*partition
 	wm     int64
 	// mark is what a checkpoint records as the watermark: after the end
 	// of input (MaxWatermark) the newest time emitted, so that a job run
@@ -160,6 +163,7 @@ type Operator struct {
 	keyBuf  []byte
 	scratch []types.Value
 	results []types.Value
+	accRes  []types.Value
 	row     []types.Value // a frame row folded in at once (unbounded frames)
 }
 
@@ -207,9 +211,15 @@ func New(cfg Config) (*Operator, error) {
 		if fc.Filter = col(c.Filter); fc.Filter == -2 {
 			return nil, fmt.Errorf("over: filter column %d out of %d columns", c.Filter, o.width)
 		}
+		if isMax, ok := isExtreme(c.Func.Name(), c.Distinct, len(c.Args)); ok && o.bounded {
+			o.extremes = append(o.extremes, extremeCall{result: len(o.fresult) + len(o.extremes),
+				col: fc.Args[0], filter: fc.Filter, max: isMax})
+			continue
+		}
 		// An unbounded frame never retracts.
 		fc.AppendOnly = !o.bounded
 		o.fcalls = append(o.fcalls, fc)
+		o.fresult = append(o.fresult, len(o.fresult)+len(o.extremes))
 	}
 	for _, c := range o.argCols {
 		frTypes = append(frTypes, cfg.Types[c])
@@ -223,14 +233,15 @@ func New(cfg Config) (*Operator, error) {
 		return nil, fmt.Errorf("over: %w", err)
 	}
 	o.scratch = make([]types.Value, max(agg.MaxArgs(o.fcalls), 1))
-	o.results = make([]types.Value, len(o.fcalls))
+	o.results = make([]types.Value, len(cfg.Calls))
+	o.accRes = make([]types.Value, len(o.fcalls))
 	o.row = make([]types.Value, o.nargs)
 	return o, nil
 }
 
 // Open implements exec.Operator: it restores the last checkpoint.
 func (o *Operator) Open(ctx *exec.Context) error {
-	o.out = types.NewBatch(outRows, o.width+len(o.fcalls))
+	o.out = types.NewBatch(outRows, o.width+len(o.results))
 	if ctx != nil {
 		o.metrics = ctx.Metrics
 		o.stopped = ctx.Stopped
@@ -324,7 +335,10 @@ func (o *Operator) partition(vals []types.Value) *partition {
 }
 
 func (o *Operator) newPartition(key string) *partition {
-	p := &partition{key: key, acc: agg.NewGroup(o.fcalls), timer: noTimer}
+	p := &partition{key: key, acc: agg.NewGroup(o.fcalls), timer: noTimer, slot: -1}
+	if len(o.extremes) > 0 {
+		p.deques = make([]deque, len(o.extremes))
+	}
 	o.parts[key] = p
 	return p
 }
@@ -368,7 +382,7 @@ func (o *Operator) emit(p *partition, upTo int64) error {
 				}
 			}
 		}
-		p.acc.Results(o.results)
+		o.frameResults(p)
 		for i := 0; i < n; i++ {
 			row := o.out.AddRow(types.Insert, types.NoOrigin, w+len(o.results))
 			copy(row, q.row(i, w))
@@ -404,7 +418,21 @@ func (o *Operator) add(p *partition, t int64, vals []types.Value) error {
 	if err := p.acc.Add(o.fcalls, fr, o.scratch); err != nil {
 		return fmt.Errorf("over: cannot accumulate: %w", err)
 	}
+	if len(o.extremes) > 0 {
+		o.addExtremes(p, p.first+int64(p.frame.len()-1), fr)
+	}
 	return nil
+}
+
+// frameResults writes the results over p's frame into o.results.
+func (o *Operator) frameResults(p *partition) {
+	p.acc.Results(o.accRes)
+	for i, r := range o.accRes {
+		o.results[o.fresult[i]] = r
+	}
+	if len(o.extremes) > 0 {
+		o.extremeResults(p)
+	}
 }
 
 // addCols adds an input row (unbounded frames keep no rows).
@@ -425,7 +453,11 @@ func (o *Operator) retractFirst(p *partition) error {
 	if err := p.acc.Retract(o.fcalls, p.frame.row(0, o.nargs), o.scratch); err != nil {
 		return fmt.Errorf("over: cannot retract: %w", err)
 	}
+	if len(o.extremes) > 0 {
+		o.retractExtremes(p, p.first)
+	}
 	p.frame.pop(1, o.nargs)
+	p.first++
 	return nil
 }
 
@@ -442,47 +474,69 @@ func (o *Operator) retractUntil(p *partition, t int64) error {
 
 // schedule makes p due when the watermark reaches at.
 func (o *Operator) schedule(p *partition, at int64) {
+	if p.timer == noTimer {
+		p.timer, p.slot = at, len(o.timers)
+		o.timers = append(o.timers, p)
+		o.up(p.slot)
+		return
+	}
+	old := p.timer
 	p.timer = at
-	o.timers = append(o.timers, timer{at: at, p: p})
-	o.up(len(o.timers) - 1)
+	if at < old {
+		o.up(p.slot)
+	} else {
+		o.down(p.slot)
+	}
+}
+
+func (o *Operator) swap(i, j int) {
+	h := o.timers
+	h[i], h[j] = h[j], h[i]
+	h[i].slot, h[j].slot = i, j
 }
 
 func (o *Operator) up(j int) {
 	h := o.timers
 	for j > 0 {
 		i := (j - 1) / 2
-		if h[i].at <= h[j].at {
+		if h[i].timer <= h[j].timer {
 			break
 		}
-		h[i], h[j] = h[j], h[i]
+		o.swap(i, j)
 		j = i
 	}
 }
 
-func (o *Operator) popTimer() timer {
+func (o *Operator) down(i int) {
 	h := o.timers
-	top := h[0]
-	n := len(h) - 1
-	h[0] = h[n]
-	h[n] = timer{}
-	h = h[:n]
-	for i := 0; ; {
+	n := len(h)
+	for {
 		l := 2*i + 1
 		if l >= n {
 			break
 		}
 		j := l
-		if r := l + 1; r < n && h[r].at < h[l].at {
+		if r := l + 1; r < n && h[r].timer < h[l].timer {
 			j = r
 		}
-		if h[i].at <= h[j].at {
+		if h[i].timer <= h[j].timer {
 			break
 		}
-		h[i], h[j] = h[j], h[i]
+		o.swap(i, j)
 		i = j
 	}
-	o.timers = h
-	return top
+}
+
+// popTimer takes the first partition out of the heap.
+func (o *Operator) popTimer() *partition {
+	p := o.timers[0]
+	n := len(o.timers) - 1
+	o.swap(0, n)
+	o.timers[n] = nil
+	o.timers = o.timers[:n]
+	o.down(0)
+	p.timer, p.slot = noTimer, -1
+	return p
 }
 
 // Watermark implements exec.Operator: partitions with rows up to wm emit
@@ -506,16 +560,8 @@ func (o *Operator) advance(wm int64) error {
 		o.ended = true
 	}
 	o.wm = wm
-	for len(o.timers) > 0 && o.timers[0].at <= wm {
-		tm := o.popTimer()
-		p := tm.p
-		if p.timer != tm.at {
-			continue // stale
-		}
-		p.timer = noTimer
-		if o.parts[p.key] != p {
-			continue // dropped
-		}
+	for len(o.timers) > 0 && o.timers[0].timer <= wm {
+		p := o.popTimer()
 		o.touch(p)
 		if err := o.emit(p, wm); err != nil {
 			return err
