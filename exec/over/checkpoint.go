@@ -75,7 +75,7 @@ func (o *Operator) appendPartition(dst []byte, p *partition) ([]byte, error) {
 	f := &p.frame
 	dst = binary.AppendUvarint(dst, uint64(f.len()))
 	for i := range f.len() {
-		dst = binary.AppendVarint(dst, f.ts[f.head+i])
+		dst = binary.AppendVarint(dst, f.time(i))
 	}
 	enc := o.frCodec.NewEncoder()
 	for i := range f.len() {

@@ -91,7 +91,8 @@ func (q *queue) pop(n, w int) {
 	switch {
 	case q.head == len(q.ts):
 		q.ts, q.vals, q.head = q.ts[:0], q.vals[:0], 0
-	case q.head >= 64 && q.head*2 >= len(q.ts):
+	case q.head*2 >= len(q.ts):
+		// Moving the rest down costs no more than the rows popped.
 		m := copy(q.ts, q.ts[q.head:])
 		q.ts = q.ts[:m]
 		copy(q.vals, q.vals[q.head*w:])
@@ -108,7 +109,7 @@ type partition struct {
 	pending queue
 	// frame are the emitted rows still in the accumulators (bounded
 	// frames), oldest first: only the columns the aggregates read.
-	frame queue
+	frame ring
 	// first is the sequence number of the frame's first row: the frame's
 	// rows are numbered as they come in.
 	first  int64
@@ -339,6 +340,9 @@ func (o *Operator) newPartition(key string) *partition {
 	if len(o.extremes) > 0 {
 		p.deques = make([]deque, len(o.extremes))
 	}
+	if o.cfg.Rows && o.bounded {
+		p.frame.limit = int(o.cfg.Preceding) + 1
+	}
 	o.parts[key] = p
 	return p
 }
@@ -456,7 +460,7 @@ func (o *Operator) retractFirst(p *partition) error {
 	if len(o.extremes) > 0 {
 		o.retractExtremes(p, p.first)
 	}
-	p.frame.pop(1, o.nargs)
+	p.frame.pop(o.nargs)
 	p.first++
 	return nil
 }
@@ -464,7 +468,7 @@ func (o *Operator) retractFirst(p *partition) error {
 // retractUntil retracts the frame's rows before time t.
 func (o *Operator) retractUntil(p *partition, t int64) error {
 	f := &p.frame
-	for f.len() > 0 && f.ts[f.head] < t {
+	for f.len() > 0 && f.time(0) < t {
 		if err := o.retractFirst(p); err != nil {
 			return err
 		}
