@@ -349,7 +349,7 @@ func (o *Operator) newPartition(key string) *partition {
 
 // touch marks p as changed since the last checkpoint.
 func (o *Operator) touch(p *partition) {
-	if !p.dirty {
+	if !p.dirty && o.store != nil {
 		p.dirty = true
 		o.dirty = append(o.dirty, p.key)
 	}
@@ -594,7 +594,9 @@ func (o *Operator) reschedule(p *partition) {
 			o.schedule(p, at)
 		default:
 			delete(o.parts, p.key)
-			o.dirty = append(o.dirty, p.key)
+			if o.store != nil {
+				o.dirty = append(o.dirty, p.key)
+			}
 		}
 	}
 }
