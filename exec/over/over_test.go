@@ -147,3 +147,29 @@ func TestStopKeepsPending(t *testing.T) {
 		t.Fatalf("late %d, replays %d", h.metrics.LateRows.Load(), h.metrics.ReplayRows.Load())
 	}
 }
+
+// TestRunAgainAfterEnd: a job that ended (MaxWatermark) and runs again
+// over a grown input goes on from its frames; rows up to the newest time
+// it emitted are late.
+func TestRunAgainAfterEnd(t *testing.T) {
+	h := newHarness(t, false, 5_000_000, false) // RANGE 5 s
+	h.durable()
+	h.feed(row{"a", 1000, val(1), 1}, row{"a", 3000, val(2), 2})
+	h.watermark(exec.MaxWatermark)
+	if err := h.op.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	h.checkpoint()
+	h.take()
+	h.crash()
+	h.feed(row{"a", 3000, val(50), 3}, // late: at the newest time emitted
+		row{"a", 6000, val(4), 4}) // its frame [1 s, 6 s] reaches back into the first run
+	h.watermark(exec.MaxWatermark)
+	want := "+I[a, 1970-01-01 00:00:06.000, 4, 3, 3, 7, 1, 4, 2]"
+	if got := h.take(); len(got) != 1 || got[0] != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if n := h.metrics.LateRows.Load(); n != 1 {
+		t.Fatalf("late rows: %d, want 1", n)
+	}
+}
