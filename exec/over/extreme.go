@@ -6,7 +6,7 @@ import "github.com/sluicesql/sluice/types"
 // frame oldest first, so the extreme of the frame is the front of a
 // monotonic deque of the frame's rows (each later than the one before
 // and, for MAX, smaller), which costs O(1) amortized per row and keeps a
-// few positions rather than the frame's values. A deque follows from the
+// few values rather than all of the frame's. A deque follows from the
 // frame's rows, so checkpoints do not store it.
 
 // extremeCall is a MIN or MAX call kept in deques.
@@ -17,10 +17,16 @@ type extremeCall struct {
 	max    bool
 }
 
-// deque holds the sequence numbers of frame rows (see partition.first).
+// deque holds frame rows' values with their sequence numbers (see
+// partition.first).
 type deque struct {
-	seqs []int64
-	head int
+	items []dequeItem
+	head  int
+}
+
+type dequeItem struct {
+	seq int64
+	v   types.Value
 }
 
 // isExtreme reports whether a call can be kept in a deque.
@@ -37,11 +43,6 @@ func isExtreme(name string, distinct bool, args int) (max, ok bool) {
 	return false, false
 }
 
-// frameRow returns the frame row with sequence number seq.
-func (o *Operator) frameRow(p *partition, seq int64) []types.Value {
-	return p.frame.row(int(seq-p.first), o.nargs)
-}
-
 // addExtremes adds the newest frame row, seq, to the deques.
 func (o *Operator) addExtremes(p *partition, seq int64, row []types.Value) {
 	for i := range o.extremes {
@@ -56,14 +57,15 @@ func (o *Operator) addExtremes(p *partition, seq int64, row []types.Value) {
 			}
 		}
 		d := &p.deques[i]
-		for len(d.seqs) > d.head {
-			c := types.Compare(o.frameRow(p, d.seqs[len(d.seqs)-1])[e.col], v)
+		for len(d.items) > d.head {
+			c := types.Compare(d.items[len(d.items)-1].v, v)
 			if e.max && c > 0 || !e.max && c < 0 {
 				break
 			}
-			d.seqs = d.seqs[:len(d.seqs)-1]
+			d.items[len(d.items)-1] = dequeItem{}
+			d.items = d.items[:len(d.items)-1]
 		}
-		d.seqs = append(d.seqs, seq)
+		d.items = append(d.items, dequeItem{seq: seq, v: v})
 	}
 }
 
@@ -71,16 +73,18 @@ func (o *Operator) addExtremes(p *partition, seq int64, row []types.Value) {
 func (o *Operator) retractExtremes(p *partition, seq int64) {
 	for i := range p.deques {
 		d := &p.deques[i]
-		if len(d.seqs) == d.head || d.seqs[d.head] != seq {
+		if len(d.items) == d.head || d.items[d.head].seq != seq {
 			continue
 		}
+		d.items[d.head] = dequeItem{}
 		d.head++
 		switch {
-		case d.head == len(d.seqs):
-			d.seqs, d.head = d.seqs[:0], 0
-		case d.head >= 32 && d.head*2 >= len(d.seqs):
-			n := copy(d.seqs, d.seqs[d.head:])
-			d.seqs, d.head = d.seqs[:n], 0
+		case d.head == len(d.items):
+			d.items, d.head = d.items[:0], 0
+		case d.head >= 32 && d.head*2 >= len(d.items):
+			n := copy(d.items, d.items[d.head:])
+			clear(d.items[n:])
+			d.items, d.head = d.items[:n], 0
 		}
 	}
 }
@@ -90,10 +94,10 @@ func (o *Operator) extremeResults(p *partition) {
 	for i := range o.extremes {
 		e := &o.extremes[i]
 		d := &p.deques[i]
-		if len(d.seqs) == d.head {
+		if len(d.items) == d.head {
 			o.results[e.result] = types.Value{}
 			continue
 		}
-		o.results[e.result] = o.frameRow(p, d.seqs[d.head])[e.col]
+		o.results[e.result] = d.items[d.head].v
 	}
 }
