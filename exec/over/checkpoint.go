@@ -126,7 +126,10 @@ func (o *Operator) restore() error {
 		return ferr
 	}
 	for _, p := range o.parts {
-		o.reschedule(p)
+		if p.pending.len() > 0 {
+			o.schedule(p, p.pending.ts[p.pending.head])
+		}
+		o.watchExpiry(p)
 	}
 	return nil
 }

@@ -118,14 +118,25 @@ type partition struct {
 	// last is the time of the newest emitted row.
 	last    int64
 	emitted bool
-	// timer is when the partition is due (see Operator.timers), or
-	// noTimer; slot is its index in the heap.
-	timer int64
-	slot  int
-	dirty bool
+	// timer is when the partition's first pending row is due (see
+	// Operator.timers), or noTimer; expiring says Operator.expiry holds
+	// it.
+	timer    int64
+	expiring bool
+	dirty    bool
 }
 
 const noTimer = exec.MinWatermark
+
+type timer struct {
+	at int64
+	p  *partition
+}
+
+type expiring struct {
+	at int64
+	p  *partition
+}
 
 // Operator is a running OVER aggregation.
 type Operator struct {
@@ -142,11 +153,17 @@ type Operator struct {
 
 	parts map[string]*partition
 	dirty []string
-	// timers is a heap of the partitions that are due, by when: one with
-	// pending rows at the first one's time, one with a RANGE frame when
-	// the frame expires. A partition is in it at most once.
-	timers []*partition
-	wm     int64
+	// timers is a heap of the partitions with pending rows, by the time
+	// of the first one; an entry whose time is not its partition's timer
+	// is stale (the partition got an earlier row, or none are pending).
+	timers []timer
+	// expiry holds the partitions with a RANGE frame, each once, roughly
+	// in the order their frames expire (when the watermark passes their
+	// newest row by more than the frame): one found expired is dropped,
+	// one that got newer rows goes to the back.
+	expiry  []expiring
+	expHead int
+	wm      int64
 	// mark is what a checkpoint records as the watermark: after the end
 	// of input (MaxWatermark) the newest time emitted, so that a job run
 	// again over a grown input takes the rows after it.
@@ -299,10 +316,7 @@ func (o *Operator) Process(b *types.Batch) error {
 			if err := o.emit(p, t); err != nil {
 				return err
 			}
-			if !o.cfg.Rows && o.bounded && p.timer == noTimer {
-				// Checked, and moved on, when due (reschedule).
-				o.schedule(p, p.last+o.cfg.Preceding+1)
-			}
+			o.watchExpiry(p)
 			continue
 		}
 		copy(p.pending.insert(t, o.width), r.Vals)
@@ -336,7 +350,7 @@ func (o *Operator) partition(vals []types.Value) *partition {
 }
 
 func (o *Operator) newPartition(key string) *partition {
-	p := &partition{key: key, acc: agg.NewGroup(o.fcalls), timer: noTimer, slot: -1}
+	p := &partition{key: key, acc: agg.NewGroup(o.fcalls), timer: noTimer}
 	if len(o.extremes) > 0 {
 		p.deques = make([]deque, len(o.extremes))
 	}
@@ -478,69 +492,54 @@ func (o *Operator) retractUntil(p *partition, t int64) error {
 
 // schedule makes p due when the watermark reaches at.
 func (o *Operator) schedule(p *partition, at int64) {
-	if p.timer == noTimer {
-		p.timer, p.slot = at, len(o.timers)
-		o.timers = append(o.timers, p)
-		o.up(p.slot)
-		return
-	}
-	old := p.timer
 	p.timer = at
-	if at < old {
-		o.up(p.slot)
-	} else {
-		o.down(p.slot)
-	}
-}
-
-func (o *Operator) swap(i, j int) {
+	o.timers = append(o.timers, timer{at: at, p: p})
 	h := o.timers
-	h[i], h[j] = h[j], h[i]
-	h[i].slot, h[j].slot = i, j
-}
-
-func (o *Operator) up(j int) {
-	h := o.timers
-	for j > 0 {
+	for j := len(h) - 1; j > 0; {
 		i := (j - 1) / 2
-		if h[i].timer <= h[j].timer {
+		if h[i].at <= h[j].at {
 			break
 		}
-		o.swap(i, j)
+		h[i], h[j] = h[j], h[i]
 		j = i
 	}
 }
 
-func (o *Operator) down(i int) {
+// popTimer takes the first timer out of the heap.
+func (o *Operator) popTimer() timer {
 	h := o.timers
-	n := len(h)
-	for {
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h[n] = timer{}
+	h = h[:n]
+	for i := 0; ; {
 		l := 2*i + 1
 		if l >= n {
 			break
 		}
 		j := l
-		if r := l + 1; r < n && h[r].timer < h[l].timer {
+		if r := l + 1; r < n && h[r].at < h[l].at {
 			j = r
 		}
-		if h[i].timer <= h[j].timer {
+		if h[i].at <= h[j].at {
 			break
 		}
-		o.swap(i, j)
+		h[i], h[j] = h[j], h[i]
 		i = j
 	}
+	o.timers = h
+	return top
 }
 
-// popTimer takes the first partition out of the heap.
-func (o *Operator) popTimer() *partition {
-	p := o.timers[0]
-	n := len(o.timers) - 1
-	o.swap(0, n)
-	o.timers[n] = nil
-	o.timers = o.timers[:n]
-	o.down(0)
-	p.timer, p.slot = noTimer, -1
-	return p
+// watchExpiry queues a partition with a RANGE frame to be checked for
+// expiry.
+func (o *Operator) watchExpiry(p *partition) {
+	if o.cfg.Rows || !o.bounded || p.expiring || !p.emitted {
+		return
+	}
+	p.expiring = true
+	o.expiry = append(o.expiry, expiring{at: p.last + o.cfg.Preceding + 1, p: p})
 }
 
 // Watermark implements exec.Operator: partitions with rows up to wm emit
@@ -564,8 +563,13 @@ func (o *Operator) advance(wm int64) error {
 		o.ended = true
 	}
 	o.wm = wm
-	for len(o.timers) > 0 && o.timers[0].timer <= wm {
-		p := o.popTimer()
+	for len(o.timers) > 0 && o.timers[0].at <= wm {
+		tm := o.popTimer()
+		p := tm.p
+		if p.timer != tm.at {
+			continue // stale
+		}
+		p.timer = noTimer
 		o.touch(p)
 		if err := o.emit(p, wm); err != nil {
 			return err
@@ -573,31 +577,43 @@ func (o *Operator) advance(wm int64) error {
 		if o.ended && p.emitted {
 			o.mark = max(o.mark, p.last)
 		}
-		o.reschedule(p)
+		if p.pending.len() > 0 {
+			o.schedule(p, p.pending.ts[p.pending.head])
+		}
+		o.watchExpiry(p)
+	}
+	if !o.ended {
+		o.expire()
 	}
 	return nil
 }
 
-// reschedule sets p's next timer after its due rows went out: its next
-// pending row, or the expiry of a RANGE frame (then dropping it if due).
-func (o *Operator) reschedule(p *partition) {
-	switch {
-	case p.pending.len() > 0:
-		o.schedule(p, p.pending.ts[p.pending.head])
-	case o.bounded && !o.cfg.Rows && p.emitted:
-		// Any later row is after wm: its frame starts after
-		// wm - Preceding, past every row kept once p.last is before that.
-		switch at := p.last + o.cfg.Preceding + 1; {
-		case o.ended:
-			// Kept for a run over a grown input, which may reach back.
-		case at > o.wm:
-			o.schedule(p, at)
+// expire drops the partitions whose RANGE frames expired: any later row
+// is after the watermark, so its frame starts after wm - Preceding, past
+// every row kept once the newest is before that. (A job that ended keeps
+// them for a run over a grown input, which may reach back.)
+func (o *Operator) expire() {
+	for o.expHead < len(o.expiry) && o.expiry[o.expHead].at <= o.wm {
+		p := o.expiry[o.expHead].p
+		o.expiry[o.expHead] = expiring{}
+		o.expHead++
+		p.expiring = false
+		switch {
+		case p.pending.len() > 0:
+			// Watched again once they are emitted.
+		case p.last+o.cfg.Preceding+1 > o.wm:
+			o.watchExpiry(p)
 		default:
 			delete(o.parts, p.key)
 			if o.store != nil {
 				o.dirty = append(o.dirty, p.key)
 			}
 		}
+	}
+	if o.expHead > 0 && o.expHead*2 >= len(o.expiry) {
+		n := copy(o.expiry, o.expiry[o.expHead:])
+		clear(o.expiry[n:])
+		o.expiry, o.expHead = o.expiry[:n], 0
 	}
 }
 
@@ -617,6 +633,6 @@ func (o *Operator) Finish() error {
 
 // Close implements exec.Operator.
 func (o *Operator) Close() error {
-	o.parts, o.timers = nil, nil
+	o.parts, o.timers, o.expiry = nil, nil, nil
 	return o.cfg.Next.Close()
 }
