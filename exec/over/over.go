@@ -173,6 +173,14 @@ type Operator struct {
 
 	store   state.Store
 	offsets *state.Offsets
+	// run caches the offsets of the partition of the last row admitted
+	// (written back by syncOffsets), so that a batch from one source
+	// partition costs no map access per row.
+	run struct {
+		valid bool
+		part  int32
+		off   int64
+	}
 	metrics *exec.Metrics
 	inCodec *rowcodec.Codec
 	frCodec *rowcodec.Codec
@@ -218,7 +226,7 @@ func New(cfg Config) (*Operator, error) {
 		return i
 	}
 	var frTypes []types.Type
-	for _, c := range cfg.Calls {
+	for ci, c := range cfg.Calls {
 		fc := c
 		fc.Args = make([]int, len(c.Args))
 		for i, a := range c.Args {
@@ -230,14 +238,13 @@ func New(cfg Config) (*Operator, error) {
 			return nil, fmt.Errorf("over: filter column %d out of %d columns", c.Filter, o.width)
 		}
 		if isMax, ok := isExtreme(c.Func.Name(), c.Distinct, len(c.Args)); ok && o.bounded {
-			o.extremes = append(o.extremes, extremeCall{result: len(o.fresult) + len(o.extremes),
-				col: fc.Args[0], filter: fc.Filter, max: isMax})
+			o.extremes = append(o.extremes, extremeCall{result: ci, col: fc.Args[0], filter: fc.Filter, max: isMax})
 			continue
 		}
 		// An unbounded frame never retracts.
 		fc.AppendOnly = !o.bounded
 		o.fcalls = append(o.fcalls, fc)
-		o.fresult = append(o.fresult, len(o.fresult)+len(o.extremes))
+		o.fresult = append(o.fresult, ci)
 	}
 	for _, c := range o.argCols {
 		frTypes = append(frTypes, cfg.Types[c])
@@ -290,7 +297,7 @@ func (o *Operator) Process(b *types.Batch) error {
 		if !r.Kind.IsAccumulate() {
 			return fmt.Errorf("over: cannot aggregate a %s row: OVER aggregation takes append-only input", r.Kind)
 		}
-		if !o.offsets.Admit(r.Origin.Part, r.Origin.Offset) {
+		if !o.admit(r.Origin) {
 			if o.metrics != nil {
 				o.metrics.ReplayRows.Add(1)
 			}
@@ -325,6 +332,34 @@ func (o *Operator) Process(b *types.Batch) error {
 		}
 	}
 	return o.flush()
+}
+
+// admit reports whether a row is new (not a replay) and records it.
+func (o *Operator) admit(origin types.Origin) bool {
+	if origin.Part < 0 {
+		return true
+	}
+	if o.run.valid && o.run.part == origin.Part {
+		if origin.Offset <= o.run.off {
+			return false
+		}
+		o.run.off = origin.Offset
+		return true
+	}
+	o.syncOffsets()
+	if !o.offsets.Admit(origin.Part, origin.Offset) {
+		return false
+	}
+	o.run.valid, o.run.part, o.run.off = true, origin.Part, origin.Offset
+	return true
+}
+
+// syncOffsets writes the cached offset back to the offsets table.
+func (o *Operator) syncOffsets() {
+	if o.run.valid {
+		o.offsets.Set(o.run.part, o.run.off)
+		o.run.valid = false
+	}
 }
 
 func (o *Operator) flush() error {
