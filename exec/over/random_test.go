@@ -195,3 +195,78 @@ type in struct {
 	row
 	seq int
 }
+
+// TestProcTimeAgainstBruteForce: by processing time, each row comes out as
+// it arrives, over the rows of its partition that arrived before it (and
+// itself) within the frame. Times only grow, with repeats. Half of the runs
+// restart from a checkpoint midway.
+func TestProcTimeAgainstBruteForce(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 17))
+		rows := rng.IntN(2) == 0
+		preceding := Unbounded
+		if rng.IntN(4) > 0 {
+			if rows {
+				preceding = int64(rng.IntN(5))
+			} else {
+				preceding = int64(rng.IntN(4)) * 1_000_000
+			}
+		}
+		restore := seed%2 == 1
+		t.Run(fmt.Sprintf("seed%d-rows%v-preceding%d-restore%v", seed, rows, preceding, restore), func(t *testing.T) {
+			h := newHarness(t, rows, preceding, true)
+			if restore {
+				h.durable()
+			}
+			var sent []row
+			var got, want []string
+			ms := int64(0)
+			for step := range 100 {
+				if restore && step == 50 {
+					h.checkpoint()
+					got = append(got, h.take()...)
+					h.crash()
+				}
+				var batch []row
+				for range 1 + rng.IntN(4) {
+					ms += int64(rng.IntN(3)) * 250
+					r := row{p: string(rune('a' + rng.IntN(3))), ms: ms, off: int64(len(sent) + 1)}
+					if rng.IntN(6) > 0 {
+						r.v = val(int64(rng.IntN(21) - 10))
+					}
+					sent = append(sent, r)
+					batch = append(batch, r)
+				}
+				h.feed(batch...)
+				if rng.IntN(4) == 0 {
+					h.watermark(ms - int64(rng.IntN(5000)))
+				}
+			}
+			got = append(got, h.take()...)
+			for i, r := range sent {
+				var frame []in
+				var before []row
+				for _, x := range sent[:i+1] {
+					if x.p == r.p {
+						before = append(before, x)
+					}
+				}
+				for j, x := range before {
+					var inFrame bool
+					if rows {
+						inFrame = preceding == Unbounded || j >= len(before)-1-int(preceding)
+					} else {
+						inFrame = preceding == Unbounded || x.ms*1000 >= r.ms*1000-preceding
+					}
+					if inFrame {
+						frame = append(frame, in{row: x})
+					}
+				}
+				want = append(want, expected(r, frame, h.out.types))
+			}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Fatalf("got (%d rows)\n%s\nwant (%d rows)\n%s", len(got), strings.Join(got, "\n"), len(want), strings.Join(want, "\n"))
+			}
+		})
+	}
+}
