@@ -39,69 +39,6 @@ type Config struct {
 	Next  exec.Operator
 }
 
-// queue is a FIFO of rows of one width, stored flat, with their times.
-type queue struct {
-	vals []types.Value
-	ts   []int64
-	head int // index of the first row
-}
-
-func (q *queue) len() int { return len(q.ts) - q.head }
-
-func (q *queue) row(i, w int) []types.Value {
-	i += q.head
-	return q.vals[i*w : (i+1)*w : (i+1)*w]
-}
-
-// push appends a row and returns its values, to be filled in.
-func (q *queue) push(t int64, w int) []types.Value {
-	q.ts = append(q.ts, t)
-	n := len(q.vals)
-	if cap(q.vals)-n >= w {
-		q.vals = q.vals[:n+w]
-	} else {
-		q.vals = append(q.vals, make([]types.Value, w)...)
-	}
-	return q.vals[n : n+w : n+w]
-}
-
-// insert adds a row in time order, after the rows with the same time, and
-// returns its values, to be filled in.
-func (q *queue) insert(t int64, w int) []types.Value {
-	i := len(q.ts)
-	for i > q.head && q.ts[i-1] > t {
-		i--
-	}
-	v := q.push(t, w)
-	if i == len(q.ts)-1 {
-		return v
-	}
-	copy(q.ts[i+1:], q.ts[i:])
-	q.ts[i] = t
-	copy(q.vals[(i+1)*w:], q.vals[i*w:len(q.vals)-w])
-	v = q.vals[i*w : (i+1)*w : (i+1)*w]
-	clear(v)
-	return v
-}
-
-// pop drops the first n rows.
-func (q *queue) pop(n, w int) {
-	clear(q.vals[q.head*w : (q.head+n)*w]) // let the GC free strings
-	q.head += n
-	switch {
-	case q.head == len(q.ts):
-		q.ts, q.vals, q.head = q.ts[:0], q.vals[:0], 0
-	case q.head*2 >= len(q.ts):
-		// Moving the rest down costs no more than the rows popped.
-		m := copy(q.ts, q.ts[q.head:])
-		q.ts = q.ts[:m]
-		copy(q.vals, q.vals[q.head*w:])
-		clear(q.vals[m*w:])
-		q.vals = q.vals[:m*w]
-		q.head = 0
-	}
-}
-
 // partition is the state of one PARTITION BY key.
 type partition struct {
 	key string
@@ -127,16 +64,6 @@ type partition struct {
 }
 
 const noTimer = exec.MinWatermark
-
-type timer struct {
-	at int64
-	p  *partition
-}
-
-type expiring struct {
-	at int64
-	p  *partition
-}
 
 // Operator is a running OVER aggregation.
 type Operator struct {
@@ -525,58 +452,6 @@ func (o *Operator) retractUntil(p *partition, t int64) error {
 	return nil
 }
 
-// schedule makes p due when the watermark reaches at.
-func (o *Operator) schedule(p *partition, at int64) {
-	p.timer = at
-	o.timers = append(o.timers, timer{at: at, p: p})
-	h := o.timers
-	for j := len(h) - 1; j > 0; {
-		i := (j - 1) / 2
-		if h[i].at <= h[j].at {
-			break
-		}
-		h[i], h[j] = h[j], h[i]
-		j = i
-	}
-}
-
-// popTimer takes the first timer out of the heap.
-func (o *Operator) popTimer() timer {
-	h := o.timers
-	top := h[0]
-	n := len(h) - 1
-	h[0] = h[n]
-	h[n] = timer{}
-	h = h[:n]
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		j := l
-		if r := l + 1; r < n && h[r].at < h[l].at {
-			j = r
-		}
-		if h[i].at <= h[j].at {
-			break
-		}
-		h[i], h[j] = h[j], h[i]
-		i = j
-	}
-	o.timers = h
-	return top
-}
-
-// watchExpiry queues a partition with a RANGE frame to be checked for
-// expiry.
-func (o *Operator) watchExpiry(p *partition) {
-	if o.cfg.Rows || !o.bounded || p.expiring || !p.emitted {
-		return
-	}
-	p.expiring = true
-	o.expiry = append(o.expiry, expiring{at: p.last + o.cfg.Preceding + 1, p: p})
-}
-
 // Watermark implements exec.Operator: partitions with rows up to wm emit
 // them, expired RANGE frames are dropped, then the watermark goes on.
 func (o *Operator) Watermark(wm int64) error {
@@ -621,35 +496,6 @@ func (o *Operator) advance(wm int64) error {
 		o.expire()
 	}
 	return nil
-}
-
-// expire drops the partitions whose RANGE frames expired: any later row
-// is after the watermark, so its frame starts after wm - Preceding, past
-// every row kept once the newest is before that. (A job that ended keeps
-// them for a run over a grown input, which may reach back.)
-func (o *Operator) expire() {
-	for o.expHead < len(o.expiry) && o.expiry[o.expHead].at <= o.wm {
-		p := o.expiry[o.expHead].p
-		o.expiry[o.expHead] = expiring{}
-		o.expHead++
-		p.expiring = false
-		switch {
-		case p.pending.len() > 0:
-			// Watched again once they are emitted.
-		case p.last+o.cfg.Preceding+1 > o.wm:
-			o.watchExpiry(p)
-		default:
-			delete(o.parts, p.key)
-			if o.store != nil {
-				o.dirty = append(o.dirty, p.key)
-			}
-		}
-	}
-	if o.expHead > 0 && o.expHead*2 >= len(o.expiry) {
-		n := copy(o.expiry, o.expiry[o.expHead:])
-		clear(o.expiry[n:])
-		o.expiry, o.expHead = o.expiry[:n], 0
-	}
 }
 
 // Finish implements exec.Operator: at the end of input every pending row
