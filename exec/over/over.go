@@ -355,13 +355,6 @@ func (o *Operator) emit(p *partition, upTo int64) error {
 				return err
 			}
 		}
-		if o.cfg.Rows && o.bounded {
-			for p.frame.len() > int(o.cfg.Preceding)+1 {
-				if err := o.retractFirst(p); err != nil {
-					return err
-				}
-			}
-		}
 		o.frameResults(p)
 		for i := 0; i < n; i++ {
 			row := o.out.AddRow(types.Insert, types.NoOrigin, w+len(o.results))
@@ -376,7 +369,7 @@ func (o *Operator) emit(p *partition, upTo int64) error {
 		q.pop(n, w)
 		p.last, p.emitted = t, true
 		if o.cfg.Rows && o.bounded && p.frame.len() > int(o.cfg.Preceding) {
-			// Keep the last n rows: the next row's frame.
+			// Keep the last n rows: with the next row, its frame.
 			if err := o.retractFirst(p); err != nil {
 				return err
 			}
