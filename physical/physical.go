@@ -15,6 +15,7 @@ import (
 	"github.com/sluicesql/sluice/exec/groupagg"
 	"github.com/sluicesql/sluice/exec/join"
 	"github.com/sluicesql/sluice/exec/normalize"
+	"github.com/sluicesql/sluice/exec/over"
 	"github.com/sluicesql/sluice/exec/rank"
 	"github.com/sluicesql/sluice/exec/window"
 	"github.com/sluicesql/sluice/expr"
@@ -337,6 +338,8 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 		return b.normalize(n)
 	case *plan.WindowRank:
 		return b.windowRank(n)
+	case *plan.OverAggregate:
+		return b.over(n)
 	case *plan.Join:
 		return b.join(n, nil)
 	case *plan.IntervalJoin:
@@ -458,7 +461,7 @@ func (b *builder) normalize(n *plan.ChangelogNormalize) (*pipe, error) {
 // rank builds a Top-N: the input re-keyed by the partition columns.
 func (b *builder) rank(n *plan.Rank) (*pipe, error) {
 	if n.Limit <= 0 {
-		return nil, fmt.Errorf("%s() needs a bound on the row number in the enclosing query (WHERE rownum <= N, or rownum = 1): OVER aggregation is not supported yet", n.Type)
+		return nil, fmt.Errorf("%s() needs a bound on the row number in the enclosing query (WHERE rownum <= N, or rownum = 1): an unbounded row number is not supported", n.Type)
 	}
 	if n.Limit > 100_000 {
 		return nil, fmt.Errorf("Top-N with N = %d: at most 100000 rows per partition are supported", n.Limit)
@@ -488,6 +491,36 @@ func (b *builder) rank(n *plan.Rank) (*pipe, error) {
 		c.ID = fmt.Sprintf("%s/%d", cfg.ID, task)
 		c.Next = next
 		return rank.New(c)
+	})
+	return p, nil
+}
+
+// over builds an OVER aggregation: the input re-keyed by the partition
+// columns.
+func (b *builder) over(n *plan.OverAggregate) (*pipe, error) {
+	p, err := b.build(n.Input)
+	if err != nil {
+		return nil, err
+	}
+	par := 1
+	if len(n.Partition) > 0 {
+		par = b.env.Parallelism
+	}
+	if p, err = b.exchange("over-agg", par, n.Partition, n.Input, p); err != nil {
+		return nil, err
+	}
+	in := n.Input.Schema()
+	cfg := over.Config{ID: b.id("over-agg"), Partition: n.Partition, TimeCol: n.TimeCol,
+		ProcTime: in.Columns[n.TimeCol].Type.TimeAttr == types.ProcTime, Rows: n.Rows, Preceding: n.Preceding,
+		Calls: n.Calls}
+	for _, c := range in.Columns {
+		cfg.Types = append(cfg.Types, c.Type)
+	}
+	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
+		c := cfg
+		c.ID = fmt.Sprintf("%s/%d", cfg.ID, task)
+		c.Next = next
+		return over.New(c)
 	})
 	return p, nil
 }

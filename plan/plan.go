@@ -357,23 +357,27 @@ func colNames(s types.Schema, idx []int) string {
 func callNames(in types.Schema, calls []agg.Call) string {
 	parts := make([]string, len(calls))
 	for i, c := range calls {
-		var b strings.Builder
-		b.WriteString(c.Func.Name())
-		b.WriteByte('(')
-		if c.Distinct {
-			b.WriteString("DISTINCT ")
-		}
-		if len(c.Args) == 0 {
-			b.WriteByte('*')
-		}
-		b.WriteString(colNames(in, c.Args))
-		b.WriteByte(')')
-		if c.Filter >= 0 {
-			fmt.Fprintf(&b, " FILTER %s", in.Columns[c.Filter].Name)
-		}
-		parts[i] = b.String()
+		parts[i] = callName(in, c)
 	}
 	return strings.Join(parts, ", ")
+}
+
+func callName(in types.Schema, c agg.Call) string {
+	var b strings.Builder
+	b.WriteString(c.Func.Name())
+	b.WriteByte('(')
+	if c.Distinct {
+		b.WriteString("DISTINCT ")
+	}
+	if len(c.Args) == 0 {
+		b.WriteByte('*')
+	}
+	b.WriteString(colNames(in, c.Args))
+	b.WriteByte(')')
+	if c.Filter >= 0 {
+		fmt.Fprintf(&b, " FILTER %s", in.Columns[c.Filter].Name)
+	}
+	return b.String()
 }
 
 // Correlate calls a table function for each input row (LATERAL TABLE):
@@ -686,6 +690,72 @@ func (c *ChangelogNormalize) Describe() string {
 // WithInputs implements Node.
 func (c *ChangelogNormalize) WithInputs(ins []Node) Node {
 	x := *c
+	x.Input = ins[0]
+	return &x
+}
+
+// OverAggregate computes aggregates over a window of each row's partition
+// (agg(...) OVER (PARTITION BY ... ORDER BY time ROWS|RANGE BETWEEN ...
+// PRECEDING AND CURRENT ROW)). Its output is the input row followed by one
+// column per call; it is append-only and keeps the input's time attribute.
+type OverAggregate struct {
+	Input     Node
+	Partition []int
+	// TimeCol is the ORDER BY column, a time attribute (rowtime or
+	// proctime).
+	TimeCol int
+	// Rows: a ROWS frame, else RANGE.
+	Rows bool
+	// Preceding is where the frame starts: rows (ROWS) or microseconds
+	// (RANGE) before the current row; -1 for UNBOUNDED PRECEDING.
+	Preceding int64
+	Calls     []agg.Call
+	Out       types.Schema
+}
+
+// Schema implements Node.
+func (o *OverAggregate) Schema() types.Schema { return o.Out }
+
+// Inputs implements Node.
+func (o *OverAggregate) Inputs() []Node { return []Node{o.Input} }
+
+// Updating implements Node: each input row is emitted once, with its
+// aggregates, when its frame is complete.
+func (o *OverAggregate) Updating() bool { return false }
+
+// Frame is the window frame as SQL writes it.
+func (o *OverAggregate) Frame() string {
+	kind, start := "RANGE", "UNBOUNDED"
+	if o.Rows {
+		kind = "ROWS"
+	}
+	switch {
+	case o.Preceding < 0:
+	case o.Rows:
+		start = fmt.Sprint(o.Preceding)
+	default:
+		start = fmt.Sprint(o.Preceding / 1000) // milliseconds, as Flink prints it
+	}
+	if o.Preceding == 0 {
+		return kind + " BETWEEN CURRENT ROW AND CURRENT ROW"
+	}
+	return kind + " BETWEEN " + start + " PRECEDING AND CURRENT ROW"
+}
+
+// Describe implements Node.
+func (o *OverAggregate) Describe() string {
+	in := o.Input.Schema()
+	sel := in.Names()
+	for i, c := range o.Calls {
+		sel = append(sel, callName(in, c)+" AS "+o.Out.Columns[in.Len()+i].Name)
+	}
+	return fmt.Sprintf("OverAggregate(partitionBy=[%s], orderBy=[%s ASC], window=[%s], select=[%s])",
+		colNames(in, o.Partition), in.Columns[o.TimeCol].Name, o.Frame(), strings.Join(sel, ", "))
+}
+
+// WithInputs implements Node.
+func (o *OverAggregate) WithInputs(ins []Node) Node {
+	x := *o
 	x.Input = ins[0]
 	return &x
 }

@@ -195,9 +195,15 @@ type aggCollector struct {
 	calls []agg.Call
 	fps   map[string]int
 	names []string
+	// columns: pre starts with the input's columns, which arguments use
+	// as they are.
+	columns bool
 }
 
 func (ac *aggCollector) preCol(n expr.Node) int {
+	if c, ok := n.(*expr.Column); ok && ac.columns {
+		return c.Index
+	}
 	s := n.String()
 	if i, ok := ac.preIx[s]; ok {
 		return i

@@ -261,7 +261,7 @@ func (b *binder) bindCall(e *ast.Call) (expr.Node, error) {
 		return &expr.Column{Index: i, Name: c.name, T: c.typ}, nil
 	}
 	if e.Over != nil || e.OverName != nil {
-		return nil, p.errorf(e, "OVER windows are not supported yet")
+		return nil, p.errorf(e, "%s OVER is not allowed here: OVER windows are allowed in the select list of a query without GROUP BY, not nested in one another", name)
 	}
 	if p.isAggregate(e) {
 		return nil, p.errorf(e, "aggregate function %s is not allowed here", name)

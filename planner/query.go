@@ -510,9 +510,6 @@ func (p *Planner) bindSelect(sel *ast.Select) (plan.Node, *scope, error) {
 	} else if in, sc, err = p.bindFrom(sel.From); err != nil {
 		return nil, nil, err
 	}
-	if len(sel.Windows) > 0 {
-		return nil, nil, p.errorf(sel.Windows[0], "WINDOW clauses are not supported yet")
-	}
 	if sel.Where != nil && hasSubqueryCond(sel.Where) {
 		if in, sc, sel, err = p.bindSubqueryConds(sel, in, sc); err != nil {
 			return nil, nil, err
@@ -529,13 +526,22 @@ func (p *Planner) bindSelect(sel *ast.Select) (plan.Node, *scope, error) {
 	}
 	b := &binder{p: p, sc: sc}
 	if calls := overCalls(sel.Items); len(calls) > 0 {
-		// The select list reads the row numbers of a Rank over the
-		// filtered input.
+		// The select list reads the row numbers of a Rank, or the
+		// aggregates of an OverAggregate, over the filtered input.
 		if filter != nil {
 			in = &plan.Calc{Input: in, Filter: filter, Projs: identity(in.Schema()), Out: in.Schema()}
 			filter = nil
 		}
-		if in, sc, b.over, err = p.bindRank(calls, in, sc); err != nil {
+		specs, err := p.windowSpecs(calls, sel.Windows)
+		if err != nil {
+			return nil, nil, err
+		}
+		if isRowNumber(calls) {
+			in, sc, b.over, err = p.bindRank(calls, specs, in, sc)
+		} else {
+			in, sc, b.over, err = p.bindOverAgg(calls, specs, in, sc)
+		}
+		if err != nil {
 			return nil, nil, err
 		}
 		b.sc = sc

@@ -28,30 +28,40 @@ func overCalls(items []*ast.SelectItem) []*ast.Call {
 	return out
 }
 
+// isRowNumber reports whether the OVER calls of a select list number rows
+// (a Top-N) rather than aggregate: when any of them is ROW_NUMBER(),
+// RANK() or DENSE_RANK().
+func isRowNumber(calls []*ast.Call) bool {
+	for _, c := range calls {
+		if _, ok := rankFuncs[strings.ToUpper(c.Name.Last().Name)]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 // bindRank plans the ROW_NUMBER(), RANK() or DENSE_RANK() OVER
 // (PARTITION BY ... ORDER BY ...) of a select list over in: a Rank (a
 // WindowRank over windowed rows, see windowRank) whose number the select
 // list reads. The enclosing query must bound the number (Top-N,
 // deduplication); the optimizer moves that bound into the Rank.
-func (p *Planner) bindRank(calls []*ast.Call, in plan.Node, sc *scope) (plan.Node, *scope, map[*ast.Call]int, error) {
+func (p *Planner) bindRank(calls []*ast.Call, specs map[*ast.Call]*ast.WindowSpec, in plan.Node, sc *scope) (plan.Node, *scope, map[*ast.Call]int, error) {
 	first := calls[0]
 	fname := strings.ToUpper(first.Name.Last().Name)
 	for _, c := range calls {
 		name := strings.ToUpper(c.Name.Last().Name)
 		if _, ok := rankFuncs[name]; !ok {
-			return nil, nil, nil, p.errorf(c, "%s OVER is not supported: OVER aggregation is not supported yet; ROW_NUMBER(), RANK() and DENSE_RANK() OVER are (Top-N, deduplication)", name)
-		}
-		if c.OverName != nil {
-			return nil, nil, nil, p.errorf(c.OverName, "named windows are not supported; write OVER (PARTITION BY ... ORDER BY ...)")
+			return nil, nil, nil, p.errorf(c, "%s OVER cannot be combined with %s() OVER in one SELECT: "+
+				"compute the OVER aggregation in a subquery", name, fname)
 		}
 		if len(c.Args) > 0 {
 			return nil, nil, nil, p.errorf(c.Args[0], "%s takes no arguments", name)
 		}
-		if name != fname || ast.Format(c.Over) != ast.Format(first.Over) {
+		if name != fname || ast.Format(specs[c]) != ast.Format(specs[first]) {
 			return nil, nil, nil, p.errorf(c, "all ranking functions of a query must be the same function with the same OVER (...)")
 		}
 	}
-	spec := first.Over
+	spec := specs[first]
 	if spec.Frame != nil {
 		return nil, nil, nil, p.errorf(spec, "%s() takes no window frame", fname)
 	}

@@ -153,6 +153,7 @@ type e2eGenerator func(t *testing.T, dir string) map[string][]string
 
 var e2eGenerators = map[string]e2eGenerator{
 	"late-data":   e2eGenLateData,
+	"over":        e2eGenOver,
 	"parallel":    e2eGenParallel,
 	"window-topn": e2eGenWindowTopN,
 }
@@ -467,6 +468,32 @@ func e2eGenWindowTopN(t *testing.T, dir string) map[string][]string {
 	}
 	lines = append(lines, e2eBidLine(at(7, 0), 10000, "X", "s1"), e2eBidLine(at(65, 0), 2000, "J", "s2"),
 		e2eBidLine(at(75, 0), 700, "K", "s1"))
+	e2eWriteLines(t, filepath.Join(dir, "bids.jsonl"), lines)
+	return nil
+}
+
+// e2eGenOver writes over/bids.jsonl (see that job.sql): a read batch's
+// worth of rows of item X first, so that the watermark has passed the late
+// row of item Y when it is read. The expected output is committed.
+func e2eGenOver(t *testing.T, dir string) map[string][]string {
+	var lines []string
+	for i := range 1100 {
+		ts := e2eBase.Add(20*time.Minute + time.Duration(i)*500*time.Millisecond)
+		lines = append(lines, e2eBidLine(ts, 100, "X", "supplier1"))
+	}
+	for _, b := range []struct {
+		at    time.Duration
+		cents int64
+	}{
+		{3 * time.Minute, 10000},
+		{30 * time.Minute, 200},
+		{31*time.Minute + 30*time.Second, 500},
+		{30 * time.Minute, 300},
+		{30*time.Minute + 20*time.Second, 400},
+		{40 * time.Minute, 100},
+	} {
+		lines = append(lines, e2eBidLine(e2eBase.Add(b.at), b.cents, "Y", "supplier2"))
+	}
 	e2eWriteLines(t, filepath.Join(dir, "bids.jsonl"), lines)
 	return nil
 }

@@ -1,5 +1,5 @@
 -- ROW_NUMBER() is Top-N only when the enclosing query bounds the row
--- number; without a bound it would be OVER aggregation, which is refused.
+-- number; an unbounded row number is refused.
 CREATE TABLE bids (
   bidtime TIMESTAMP(3),
   price DECIMAL(10, 2),

@@ -1,0 +1,11 @@
+CREATE TABLE bids (
+  bidtime TIMESTAMP(3),
+  price DECIMAL(10, 2),
+  item STRING,
+  supplier_id STRING,
+  WATERMARK FOR bidtime AS bidtime - INTERVAL '5' SECOND
+) WITH ('connector' = 'filesystem', 'path' = 'bids.jsonl', 'format' = 'json');
+
+SELECT item, SUM(n) OVER (PARTITION BY item ORDER BY t) FROM (
+  SELECT item, COUNT(*) AS n, PROCTIME() AS t FROM bids GROUP BY item
+);
