@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/window"
+	"github.com/sluicesql/sluice/internal/cputime"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -128,7 +129,7 @@ func BenchmarkTemporalJoin(b *testing.B) {
 	var ts int64 = 1
 	n := 0
 	b.ResetTimer()
-	cpu := cpuSeconds()
+	cpu := cputime.Seconds()
 	for i := 0; i < b.N; i += 1024 {
 		orders.Reset()
 		for j := range 896 {
@@ -153,7 +154,7 @@ func BenchmarkTemporalJoin(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-	if c := cpuSeconds() - cpu; c > 0 {
+	if c := cputime.Seconds() - cpu; c > 0 {
 		b.ReportMetric(float64(b.N)/c, "rows/cpu-s")
 	}
 	kept := 0
@@ -218,7 +219,7 @@ func BenchmarkWindowJoin(b *testing.B) {
 	batch := types.NewBatch(512, len(cols))
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := cpuSeconds()
+	cpu := cputime.Seconds()
 	var n int64 // rows per side so far
 	for i := 0; i < b.N; i += 1024 {
 		for side := range 2 {
@@ -241,7 +242,7 @@ func BenchmarkWindowJoin(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-	if c := cpuSeconds() - cpu; c > 0 {
+	if c := cputime.Seconds() - cpu; c > 0 {
 		b.ReportMetric(float64(b.N)/c, "rows/cpu-s")
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/agg"
+	"github.com/sluicesql/sluice/internal/cputime"
 	"github.com/sluicesql/sluice/state"
 	"github.com/sluicesql/sluice/types"
 )
@@ -94,13 +95,13 @@ func benchOver(b *testing.B, rows bool, preceding int64, perPart int) {
 	heap := float64(after.HeapAlloc-before.HeapAlloc) / parts
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := cpuTime()
+	cpu := cputime.Seconds()
 	feed(b.N)
-	cpu = cpuTime() - cpu
+	cpu = cputime.Seconds() - cpu
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 	if cpu > 0 {
-		b.ReportMetric(float64(b.N)/cpu.Seconds(), "rows/cpu-s")
+		b.ReportMetric(float64(b.N)/cpu, "rows/cpu-s")
 	}
 	b.ReportMetric(heap, "heap-B/part")
 	if err := o.Checkpoint(); err != nil {
