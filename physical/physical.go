@@ -311,27 +311,13 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 		})
 		return p, nil
 	case *plan.GroupAggregate:
-		p, err := b.build(n.Input)
-		if err != nil {
-			return nil, err
-		}
-		par := 1
-		if len(n.Keys) > 0 {
-			par = b.env.Parallelism
-		}
-		appendOnly := !n.Input.Updating()
-		if p, err = b.exchange("group-agg", par, n.Keys, n.Input, p); err != nil {
-			return nil, err
-		}
-		cfg := groupagg.Config{ID: b.id("group-agg"), Keys: n.Keys, Calls: n.Calls, AppendOnlyInput: appendOnly,
+		cfg := groupagg.Config{Keys: n.Keys, Calls: n.Calls, AppendOnlyInput: !n.Input.Updating(),
 			MiniBatchLatency: b.env.MiniBatch.Latency, MiniBatchSize: b.env.MiniBatch.Size, TTL: b.env.StateTTL}
-		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
+		return b.keyed("group-agg", n.Keys, n.Input, func(id string, next exec.Operator) (exec.Operator, error) {
 			c := cfg
-			c.ID = fmt.Sprintf("%s/%d", cfg.ID, task)
-			c.Next = next
+			c.ID, c.Next = id, next
 			return groupagg.New(c)
 		})
-		return p, nil
 	case *plan.Rank:
 		return b.rank(n)
 	case *plan.ChangelogNormalize:
@@ -395,13 +381,6 @@ func (b *builder) join(n *plan.Join, special plan.Node) (*pipe, error) {
 	}
 	p := b.newStage("join", b.env.Parallelism, nil, left, right)
 	p.stage.InputKeys = [][]int{n.LeftKeys, n.RightKeys}
-	typesOf := func(s types.Schema) []types.Type {
-		out := make([]types.Type, s.Len())
-		for i, c := range s.Columns {
-			out[i] = c.Type
-		}
-		return out
-	}
 	kind := "join"
 	switch special.(type) {
 	case *plan.IntervalJoin:
@@ -410,7 +389,7 @@ func (b *builder) join(n *plan.Join, special plan.Node) (*pipe, error) {
 		kind = "temporal-join"
 	}
 	cfg := join.Config{ID: b.id(kind), Kind: join.Kind(n.Kind), LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
-		Left: typesOf(n.Left.Schema()), Right: typesOf(n.Right.Schema()), TTL: b.env.StateTTL}
+		Left: columnTypes(n.Left.Schema()), Right: columnTypes(n.Right.Schema()), TTL: b.env.StateTTL}
 	residual, env := n.Residual, b.env.Expr
 	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
 		c := cfg
@@ -438,24 +417,12 @@ func (b *builder) join(n *plan.Join, special plan.Node) (*pipe, error) {
 // normalize builds a ChangelogNormalize: the upsert stream re-keyed by its
 // primary key.
 func (b *builder) normalize(n *plan.ChangelogNormalize) (*pipe, error) {
-	p, err := b.build(n.Input)
-	if err != nil {
-		return nil, err
-	}
-	if p, err = b.exchange("changelog-normalize", b.env.Parallelism, n.Keys, n.Input, p); err != nil {
-		return nil, err
-	}
-	cfg := normalize.Config{ID: b.id("changelog-normalize"), Keys: n.Keys}
-	for _, c := range n.Input.Schema().Columns {
-		cfg.Types = append(cfg.Types, c.Type)
-	}
-	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
+	cfg := normalize.Config{Keys: n.Keys, Types: columnTypes(n.Input.Schema())}
+	return b.keyed("changelog-normalize", n.Keys, n.Input, func(id string, next exec.Operator) (exec.Operator, error) {
 		c := cfg
-		c.ID = fmt.Sprintf("%s/%d", cfg.ID, task)
-		c.Next = next
+		c.ID, c.Next = id, next
 		return normalize.New(c)
 	})
-	return p, nil
 }
 
 // rank builds a Top-N: the input re-keyed by the partition columns.
@@ -466,63 +433,61 @@ func (b *builder) rank(n *plan.Rank) (*pipe, error) {
 	if n.Limit > 100_000 {
 		return nil, fmt.Errorf("Top-N with N = %d: at most 100000 rows per partition are supported", n.Limit)
 	}
-	p, err := b.build(n.Input)
-	if err != nil {
-		return nil, err
-	}
-	par := 1
-	if len(n.Partition) > 0 {
-		par = b.env.Parallelism
-	}
-	if p, err = b.exchange("rank", par, n.Partition, n.Input, p); err != nil {
-		return nil, err
-	}
-	in := n.Input.Schema()
-	cfg := rank.Config{ID: b.id("rank"), Partition: n.Partition, Limit: int(n.Limit), KeepAll: n.Input.Updating(),
-		NoNumbers: n.NoNumbers, TTL: b.env.StateTTL, Type: rankType(n.Type)}
-	for _, c := range in.Columns {
-		cfg.Types = append(cfg.Types, c.Type)
-	}
+	cfg := rank.Config{Partition: n.Partition, Limit: int(n.Limit), KeepAll: n.Input.Updating(),
+		NoNumbers: n.NoNumbers, TTL: b.env.StateTTL, Type: rankType(n.Type), Types: columnTypes(n.Input.Schema())}
 	for _, k := range n.Order {
 		cfg.Order = append(cfg.Order, rank.SortKey{Col: k.Col, Desc: k.Desc, NullsFirst: k.NullsFirst})
 	}
-	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
+	return b.keyed("rank", n.Partition, n.Input, func(id string, next exec.Operator) (exec.Operator, error) {
 		c := cfg
-		c.ID = fmt.Sprintf("%s/%d", cfg.ID, task)
-		c.Next = next
+		c.ID, c.Next = id, next
 		return rank.New(c)
 	})
-	return p, nil
 }
 
 // over builds an OVER aggregation: the input re-keyed by the partition
 // columns.
 func (b *builder) over(n *plan.OverAggregate) (*pipe, error) {
-	p, err := b.build(n.Input)
+	in := n.Input.Schema()
+	cfg := over.Config{Partition: n.Partition, TimeCol: n.TimeCol,
+		ProcTime: in.Columns[n.TimeCol].Type.TimeAttr == types.ProcTime, Rows: n.Rows, Preceding: n.Preceding,
+		Calls: n.Calls, Types: columnTypes(in)}
+	return b.keyed("over-agg", n.Partition, n.Input, func(id string, next exec.Operator) (exec.Operator, error) {
+		c := cfg
+		c.ID, c.Next = id, next
+		return over.New(c)
+	})
+}
+
+// keyed builds an operator over input re-keyed by keys (into one task
+// when there are none): mk makes it for each task, given the task's
+// operator ID (the name of its state).
+func (b *builder) keyed(name string, keys []int, input plan.Node, mk func(id string, next exec.Operator) (exec.Operator, error)) (*pipe, error) {
+	p, err := b.build(input)
 	if err != nil {
 		return nil, err
 	}
 	par := 1
-	if len(n.Partition) > 0 {
+	if len(keys) > 0 {
 		par = b.env.Parallelism
 	}
-	if p, err = b.exchange("over-agg", par, n.Partition, n.Input, p); err != nil {
+	if p, err = b.exchange(name, par, keys, input, p); err != nil {
 		return nil, err
 	}
-	in := n.Input.Schema()
-	cfg := over.Config{ID: b.id("over-agg"), Partition: n.Partition, TimeCol: n.TimeCol,
-		ProcTime: in.Columns[n.TimeCol].Type.TimeAttr == types.ProcTime, Rows: n.Rows, Preceding: n.Preceding,
-		Calls: n.Calls}
-	for _, c := range in.Columns {
-		cfg.Types = append(cfg.Types, c.Type)
-	}
+	id := b.id(name)
 	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
-		c := cfg
-		c.ID = fmt.Sprintf("%s/%d", cfg.ID, task)
-		c.Next = next
-		return over.New(c)
+		return mk(fmt.Sprintf("%s/%d", id, task), next)
 	})
 	return p, nil
+}
+
+// columnTypes lists the types of a schema's columns.
+func columnTypes(s types.Schema) []types.Type {
+	out := make([]types.Type, s.Len())
+	for i, c := range s.Columns {
+		out[i] = c.Type
+	}
+	return out
 }
 
 func sortKeys(keys []plan.SortKey) []exec.SortKey {

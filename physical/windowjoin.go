@@ -7,7 +7,6 @@ import (
 	"github.com/sluicesql/sluice/exec/join"
 	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/plan"
-	"github.com/sluicesql/sluice/types"
 )
 
 // windowJoin builds a window join: both inputs re-keyed by their join keys
@@ -30,16 +29,9 @@ func (b *builder) windowJoin(n *plan.WindowJoin) (*pipe, error) {
 	}
 	p := b.newStage("window-join", par, nil, left, right)
 	p.stage.InputKeys = [][]int{n.LeftKeys, n.RightKeys}
-	typesOf := func(s types.Schema) []types.Type {
-		out := make([]types.Type, s.Len())
-		for i, c := range s.Columns {
-			out[i] = c.Type
-		}
-		return out
-	}
 	cfg := join.WindowConfig{
 		Config: join.Config{ID: b.id("window-join"), Kind: join.Kind(n.Kind), LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
-			Left: typesOf(n.Left.Schema()), Right: typesOf(n.Right.Schema())},
+			Left: columnTypes(n.Left.Schema()), Right: columnTypes(n.Right.Schema())},
 		LeftStart: n.LeftStart, LeftEnd: n.LeftEnd, RightStart: n.RightStart, RightEnd: n.RightEnd,
 	}
 	residual, env := n.Residual, b.env.Expr
