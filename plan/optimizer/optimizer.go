@@ -278,8 +278,22 @@ func rankLimit(o *Optimizer, n plan.Node) plan.Node {
 	if !ok || r.Limit > 0 {
 		return n
 	}
-	rn := r.Out.Len() - 1
-	limit := int64(0)
+	limit, read, nc, ok := takeNumberBound(o, c, r.Out.Len()-1)
+	if !ok {
+		return n
+	}
+	nr := *r
+	nr.Limit, nr.NoNumbers = limit, !read
+	nc.Input = &nr
+	return nc
+}
+
+// takeNumberBound splits the filter of c, a Calc over a numbering node
+// whose number is column rn: the tightest bound on the number, whether
+// the rest of c (its projections and the other conditions) reads the
+// number, and a copy of c whose filter is the other conditions. ok is
+// false when the filter bounds no number.
+func takeNumberBound(o *Optimizer, c *plan.Calc, rn int) (limit int64, read bool, rest *plan.Calc, ok bool) {
 	var keep []expr.Node
 	for _, e := range expr.Conjuncts(c.Filter) {
 		if l, ok := rowNumberBound(e, rn); ok && (limit == 0 || l < limit) {
@@ -289,20 +303,14 @@ func rankLimit(o *Optimizer, n plan.Node) plan.Node {
 		keep = append(keep, e)
 	}
 	if limit <= 0 {
-		return n
+		return 0, false, nil, false
 	}
-	nr := *r
-	nr.Limit = limit
-	nr.NoNumbers = true
 	for _, e := range append(append([]expr.Node(nil), c.Projs...), keep...) {
 		for _, col := range expr.Columns(e) {
-			if col == rn {
-				nr.NoNumbers = false
-			}
+			read = read || col == rn
 		}
 	}
 	nc := *c
-	nc.Input = &nr
 	nc.Filter = nil
 	for _, e := range keep {
 		if nc.Filter == nil {
@@ -310,10 +318,10 @@ func rankLimit(o *Optimizer, n plan.Node) plan.Node {
 		} else if f, err := o.Builder.Call("AND", nc.Filter, e); err == nil {
 			nc.Filter = f
 		} else {
-			return n
+			return 0, false, nil, false
 		}
 	}
-	return &nc
+	return limit, read, &nc, true
 }
 
 // rowNumberBound reads e as `rn <= N`, `rn < N`, `N >= rn`, `N > rn` or
