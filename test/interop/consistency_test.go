@@ -75,17 +75,7 @@ WHERE NOT EXISTS (SELECT * FROM TABLE(TUMBLE(TABLE wb, DESCRIPTOR(ts), INTERVAL 
 // keys, duplicate rows, skewed keys) in Sluice, from JSON files, and in
 // PostgreSQL, and compares the final results as multisets of rows.
 func TestConsistencyWithPostgres(t *testing.T) {
-	dsn := os.Getenv("SLUICE_PG_DSN")
-	if dsn == "" {
-		t.Skip("set SLUICE_PG_DSN (e.g. postgres://postgres@127.0.0.1:5432/test) to compare with PostgreSQL")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatalf("cannot connect to PostgreSQL: %v", err)
-	}
-	defer conn.Close(ctx)
+	ctx, conn := postgres(t)
 
 	compared := 0
 	for seed := range uint64(6) {
@@ -112,6 +102,24 @@ func TestConsistencyWithPostgres(t *testing.T) {
 		}
 	}
 	t.Logf("%d queries over 6 pairs of tables: %d result rows compared", len(queries)+len(windowQueries), compared)
+}
+
+// postgres connects to the PostgreSQL that SLUICE_PG_DSN names, for the
+// rest of the test, or skips the test without it.
+func postgres(t *testing.T) (context.Context, *pgx.Conn) {
+	t.Helper()
+	dsn := os.Getenv("SLUICE_PG_DSN")
+	if dsn == "" {
+		t.Skip("set SLUICE_PG_DSN (e.g. postgres://postgres@127.0.0.1:5432/test) to compare with PostgreSQL")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("cannot connect to PostgreSQL: %v", err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return ctx, conn
 }
 
 // genTable returns n rows of cols columns: an INT key (NULL now and then,

@@ -1,15 +1,11 @@
 package interop_test
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // overQueries are OVER aggregations over t(seq, k, v, ts), in Sluice and
@@ -51,17 +47,7 @@ var overQueries = []struct{ sluice, pg string }{
 // read by Sluice from a JSON file and loaded into PostgreSQL, and
 // compares the results as multisets.
 func TestOverWithPostgres(t *testing.T) {
-	dsn := os.Getenv("SLUICE_PG_DSN")
-	if dsn == "" {
-		t.Skip("set SLUICE_PG_DSN (e.g. postgres://postgres@127.0.0.1:5432/test) to compare with PostgreSQL")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatalf("cannot connect to PostgreSQL: %v", err)
-	}
-	defer conn.Close(ctx)
+	ctx, conn := postgres(t)
 
 	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	compared := 0

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,17 +42,7 @@ var temporalQueries = []struct{ sluice, pg string }{
 // at even ones, so that no order ties a version: which of the two the
 // watermark lets through first is not what this test is about.
 func TestTemporalJoinWithPostgres(t *testing.T) {
-	dsn := os.Getenv("SLUICE_PG_DSN")
-	if dsn == "" {
-		t.Skip("set SLUICE_PG_DSN (e.g. postgres://postgres@127.0.0.1:5432/test) to compare with PostgreSQL")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatalf("cannot connect to PostgreSQL: %v", err)
-	}
-	defer conn.Close(ctx)
+	ctx, conn := postgres(t)
 
 	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	ts := func(ms int64) time.Time { return base.Add(time.Duration(ms) * time.Millisecond) }
