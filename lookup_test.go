@@ -1,8 +1,20 @@
 package sluice_test
 
 import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/sluicesql/sluice"
+	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/connector/filesystem"
+	"github.com/sluicesql/sluice/types"
 )
 
 // lookupFiles writes a stream of orders and a CSV dimension of customers
@@ -87,5 +99,132 @@ func sortStrings(s []string) {
 		for j := i; j > 0 && s[j] < s[j-1]; j-- {
 			s[j], s[j-1] = s[j-1], s[j]
 		}
+	}
+}
+
+// countedFS is the filesystem connector under another name, counting the
+// loads of its dimension sources: how many sources were loaded, and how
+// often.
+type countedFS struct {
+	filesystem.Factory
+	mu      sync.Mutex
+	loaded  map[*countedSource]bool
+	loads   atomic.Int64
+	sources atomic.Int64
+	closes  atomic.Int64
+}
+
+func (f *countedFS) Name() string { return "counted-filesystem" }
+
+func (f *countedFS) CreateLookup(t connector.Table, env connector.Env) (connector.LookupSource, error) {
+	opts := maps.Clone(t.Options)
+	opts["connector"] = "filesystem"
+	t.Options = opts
+	s, err := f.Factory.CreateLookup(t, env)
+	if err != nil {
+		return nil, err
+	}
+	f.sources.Add(1)
+	return &countedSource{FullSource: s.(connector.FullSource), f: f}, nil
+}
+
+type countedSource struct {
+	connector.FullSource
+	f *countedFS
+}
+
+func (s *countedSource) Close() error {
+	s.f.closes.Add(1)
+	return s.FullSource.Close()
+}
+
+func (s *countedSource) Load(ctx context.Context, emit func(row []types.Value) error) error {
+	s.f.loads.Add(1)
+	s.f.mu.Lock()
+	s.f.loaded[s] = true
+	s.f.mu.Unlock()
+	return s.FullSource.Load(ctx, emit)
+}
+
+// TestLookupTableSharedByJobs runs two unbounded jobs that look one
+// dimension table up by different key sets (inferred from their ON
+// clauses) at once: the table is loaded once per key set, by one source,
+// and the rows each job gets are those its key finds.
+func TestLookupTableSharedByJobs(t *testing.T) {
+	dir := t.TempDir()
+	lookupFiles(t, dir)
+	var out syncBuffer
+	e, err := sluice.Open(sluice.Options{Stdout: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	cf := &countedFS{loaded: map[*countedSource]bool{}}
+	if err := e.RegisterConnector(cf); err != nil {
+		t.Fatal(err)
+	}
+	src := strings.ReplaceAll(`
+CREATE TABLE events (id INT, pt AS PROCTIME())
+WITH ('connector' = 'datagen', 'rows-per-second' = '200', 'fields.id.kind' = 'sequence',
+      'fields.id.start' = '1', 'fields.id.end' = '1000000');
+CREATE TABLE customers (region BIGINT, cust STRING, name STRING, tier INT)
+WITH ('connector' = 'counted-filesystem', 'path' = '$DIR/customers.csv', 'format' = 'csv');
+CREATE TABLE by_cust (id INT, name STRING) WITH ('connector' = 'print', 'print-identifier' = 'cust');
+CREATE TABLE by_region (id INT, name STRING) WITH ('connector' = 'print', 'print-identifier' = 'region');
+INSERT INTO by_cust SELECT e.id, c.name FROM events AS e
+  JOIN customers FOR SYSTEM_TIME AS OF e.pt AS c ON c.cust = 'b' AND c.region = MOD(e.id, 2);
+INSERT INTO by_region SELECT e.id, c.name FROM events AS e
+  JOIN customers FOR SYSTEM_TIME AS OF e.pt AS c ON c.tier = MOD(e.id, 4) + 1;
+`, "$DIR", dir)
+	res, err := e.Exec(context.Background(), "jobs.sql", []byte(src))
+	if err != nil {
+		t.Fatal(sluice.FormatError(err, []byte(src)))
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !(strings.Contains(out.String(), "cust> +I[1, Bob]") && strings.Contains(out.String(), "region> +I[2, Ada]")) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no joined rows from both jobs:\n%s", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := cf.loads.Load(); n != 2 {
+		t.Errorf("%d loads, want 2: one per key set", n)
+	}
+	cf.mu.Lock()
+	if n := len(cf.loaded); n != 1 {
+		t.Errorf("%d sources loaded, want 1: one copy shared", n)
+	}
+	cf.mu.Unlock()
+	// Exact rows: tier = id%4+1 finds Ann and Adam (1), Bob and Cy (2),
+	// Ada (3); (region, cust) = (id%2, 'b') finds Bob for odd ids.
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var id int
+		var name string
+		var which string
+		if _, err := fmt.Sscanf(strings.NewReplacer("> +I[", " ", ",", "", "]", "").Replace(line), "%s %d %s", &which, &id, &name); err != nil {
+			t.Fatalf("unexpected line %q", line)
+		}
+		want := map[string]map[int][]string{
+			"cust":   {0: nil, 1: {"Bob"}},
+			"region": {0: {"Ann", "Adam"}, 1: {"Bob", "Cy"}, 2: {"Ada"}, 3: nil},
+		}[which]
+		mod := id % 2
+		if which == "region" {
+			mod = id % 4
+		}
+		if !slices.Contains(want[mod], name) {
+			t.Errorf("line %q: id %d should not join %s", line, id, name)
+		}
+	}
+	for _, r := range res {
+		if r.Job == nil {
+			continue
+		}
+		r.Job.Cancel()
+		r.Job.Wait()
+	}
+	// The jobs have ended: the shared table is freed, every source closed.
+	if o, c := cf.sources.Load(), cf.closes.Load(); o != c {
+		t.Errorf("%d lookup sources opened, %d closed", o, c)
 	}
 }
