@@ -52,7 +52,8 @@ type Options struct {
 	// State is the state backend; default in memory.
 	State state.Backend
 	// Log, if set, receives a one-line summary of every job that Run
-	// waited for (rows read and written, late rows, skipped records).
+	// waited for (rows read and written, late rows, skipped records),
+	// and a line for every failed reload of a dimension table.
 	Log io.Writer
 }
 
@@ -108,8 +109,13 @@ func Open(opts Options) (*Engine, error) {
 	}
 	dopts := dim.Options{}
 	if opts.Log != nil {
+		var mu sync.Mutex // reloads fail on their own goroutines
 		log := opts.Log
-		dopts.Logf = func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) }
+		dopts.Logf = func(format string, args ...any) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(log, format+"\n", args...)
+		}
 	}
 	e.dims = dim.NewRegistry(dopts)
 	for k, v := range opts.Config {

@@ -50,12 +50,21 @@ type Config struct {
 
 // Operator is a lookup join.
 type Operator struct {
-	cfg Config
-	ctx context.Context
-	dim Dim
-	out *types.Batch
-	key []types.Value
-	row []types.Value
+	cfg     Config
+	ctx     context.Context
+	dim     Dim
+	metrics *exec.Metrics
+	out     *types.Batch
+	key     []types.Value
+
+	// The input row being joined, for visit (a method value made once,
+	// so that a lookup allocates nothing).
+	visitFn func(row []types.Value) bool
+	in      *types.Row
+	row     []types.Value
+	found   bool
+	matched int
+	err     error
 }
 
 // New returns a lookup join operator.
@@ -66,15 +75,20 @@ func New(cfg Config) (*Operator, error) {
 	if cfg.Stats == nil {
 		cfg.Stats = &Stats{}
 	}
-	return &Operator{cfg: cfg, key: make([]types.Value, len(cfg.Key))}, nil
+	o := &Operator{cfg: cfg, key: make([]types.Value, len(cfg.Key))}
+	o.visitFn = o.visit
+	return o, nil
 }
 
 // Open implements exec.Operator: it opens the dimension (for a table
 // loaded in full, its first user loads it).
 func (o *Operator) Open(ctx *exec.Context) error {
 	o.ctx = context.Background()
-	if ctx != nil && ctx.Ctx != nil {
-		o.ctx = ctx.Ctx
+	if ctx != nil {
+		if ctx.Ctx != nil {
+			o.ctx = ctx.Ctx
+		}
+		o.metrics = ctx.Metrics
 	}
 	d, err := o.cfg.Open(o.ctx)
 	if err != nil {
@@ -89,6 +103,15 @@ func (o *Operator) Open(ctx *exec.Context) error {
 func (o *Operator) Process(b *types.Batch) error {
 	out := o.out
 	out.Reset()
+	var lookups, hits int64
+	defer func() {
+		o.cfg.Stats.Lookups.Add(lookups)
+		o.cfg.Stats.Hits.Add(hits)
+		if o.metrics != nil {
+			o.metrics.Lookups.Add(lookups)
+			o.metrics.LookupHits.Add(hits)
+		}
+	}()
 	var err error
 	for i := range b.Rows {
 		r := &b.Rows[i]
@@ -96,8 +119,8 @@ func (o *Operator) Process(b *types.Batch) error {
 		if cap(o.row) < lw+o.cfg.DimWidth {
 			o.row = make([]types.Value, lw+o.cfg.DimWidth)
 		}
-		row := o.row[:lw+o.cfg.DimWidth]
-		copy(row, r.Vals)
+		o.row = o.row[:lw+o.cfg.DimWidth]
+		copy(o.row, r.Vals)
 		null := false
 		for j, f := range o.cfg.Key {
 			if o.key[j], err = f(r.Vals); err != nil {
@@ -105,48 +128,21 @@ func (o *Operator) Process(b *types.Batch) error {
 			}
 			null = null || o.key[j].IsNull()
 		}
-		matched := 0
+		o.in, o.found, o.matched, o.err = r, false, 0, nil
 		if !null {
-			o.cfg.Stats.Lookups.Add(1)
-			found := false
-			var verr error
-			lerr := o.dim.Lookup(o.ctx, o.key, func(d []types.Value) bool {
-				found = true
-				copy(row[lw:], d)
-				if o.cfg.Residual != nil {
-					ok, err := o.cfg.Residual(row)
-					if err != nil {
-						verr = fmt.Errorf("lookup join: cannot evaluate the join condition: %w", err)
-						return false
-					}
-					if !ok {
-						return true
-					}
-				}
-				// The first row keeps the input row's origin; more rows
-				// of one input row have none, so that an operator that
-				// drops replays does not take them for one.
-				origin := r.Origin
-				if matched > 0 {
-					origin = types.NoOrigin
-				}
-				vals := out.AddRow(types.Insert, origin, len(row))
-				copy(vals, row)
-				matched++
-				return true
-			})
-			if lerr != nil {
-				return fmt.Errorf("lookup join: %w", lerr)
+			lookups++
+			if err := o.dim.Lookup(o.ctx, o.key, o.visitFn); err != nil {
+				return fmt.Errorf("lookup join: %w", err)
 			}
-			if verr != nil {
-				return verr
+			if o.err != nil {
+				return o.err
 			}
-			if found {
-				o.cfg.Stats.Hits.Add(1)
+			if o.found {
+				hits++
 			}
 		}
-		if matched == 0 && o.cfg.Left {
-			vals := out.AddRow(types.Insert, r.Origin, len(row))
+		if o.matched == 0 && o.cfg.Left {
+			vals := out.AddRow(types.Insert, r.Origin, len(o.row))
 			copy(vals, r.Vals) // the dimension's columns stay NULL
 		}
 		if len(out.Rows) >= 1024 {
@@ -156,10 +152,39 @@ func (o *Operator) Process(b *types.Batch) error {
 			out.Reset()
 		}
 	}
+	o.in = nil
 	if len(out.Rows) == 0 {
 		return nil
 	}
 	return o.cfg.Next.Process(out)
+}
+
+// visit joins the input row o.in with the dimension row d.
+func (o *Operator) visit(d []types.Value) bool {
+	o.found = true
+	lw := len(o.in.Vals)
+	copy(o.row[lw:], d)
+	if o.cfg.Residual != nil {
+		ok, err := o.cfg.Residual(o.row)
+		if err != nil {
+			o.err = fmt.Errorf("lookup join: cannot evaluate the join condition: %w", err)
+			return false
+		}
+		if !ok {
+			return true
+		}
+	}
+	// The first row keeps the input row's origin; more rows of one input
+	// row have none, so that an operator that drops replays does not take
+	// them for one.
+	origin := o.in.Origin
+	if o.matched > 0 {
+		origin = types.NoOrigin
+	}
+	vals := o.out.AddRow(types.Insert, origin, len(o.row))
+	copy(vals, o.row)
+	o.matched++
+	return true
 }
 
 // Watermark implements exec.Operator.
