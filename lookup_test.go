@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -195,7 +197,7 @@ INSERT INTO by_region SELECT e.id, c.name FROM events AS e
 		t.Errorf("%d sources loaded, want 1: one copy shared", n)
 	}
 	cf.mu.Unlock()
-	// Exact rows: tier = id%4+1 finds Ann and Adam (1), Bob and Cy (2),
+	// Exact rows: tier = id%4+1 finds Ann, Adam and Nobody (1), Bob and Cy (2),
 	// Ada (3); (region, cust) = (id%2, 'b') finds Bob for odd ids.
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		var id int
@@ -206,7 +208,7 @@ INSERT INTO by_region SELECT e.id, c.name FROM events AS e
 		}
 		want := map[string]map[int][]string{
 			"cust":   {0: nil, 1: {"Bob"}},
-			"region": {0: {"Ann", "Adam"}, 1: {"Bob", "Cy"}, 2: {"Ada"}, 3: nil},
+			"region": {0: {"Ann", "Adam", "Nobody"}, 1: {"Bob", "Cy"}, 2: {"Ada"}, 3: nil},
 		}[which]
 		mod := id % 2
 		if which == "region" {
@@ -226,5 +228,65 @@ INSERT INTO by_region SELECT e.id, c.name FROM events AS e
 	// The jobs have ended: the shared table is freed, every source closed.
 	if o, c := cf.sources.Load(), cf.closes.Load(); o != c {
 		t.Errorf("%d lookup sources opened, %d closed", o, c)
+	}
+}
+
+// TestLookupTableReloads rewrites the dimension file under a running job:
+// within a few reload intervals the job joins with the new rows.
+func TestLookupTableReloads(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "customers.csv", "b,Bob\n")
+	var out syncBuffer
+	e, err := sluice.Open(sluice.Options{Stdout: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	src := strings.ReplaceAll(`
+CREATE TABLE events (id INT, pt AS PROCTIME())
+WITH ('connector' = 'datagen', 'rows-per-second' = '200', 'fields.id.kind' = 'sequence',
+      'fields.id.start' = '1', 'fields.id.end' = '1000000');
+CREATE TABLE customers (cust STRING, name STRING)
+WITH ('connector' = 'filesystem', 'path' = '$DIR/customers.csv', 'format' = 'csv',
+      'refresh-interval' = '20 ms');
+CREATE TABLE named (id INT, name STRING) WITH ('connector' = 'print');
+INSERT INTO named SELECT e.id, c.name FROM events AS e
+  JOIN customers FOR SYSTEM_TIME AS OF e.pt AS c ON c.cust = 'b';
+`, "$DIR", dir)
+	res, err := e.Exec(context.Background(), "job.sql", []byte(src))
+	if err != nil {
+		t.Fatal(sluice.FormatError(err, []byte(src)))
+	}
+	wait := func(s string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(out.String(), s) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q in:\n%s", s, out.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	wait(", Bob]")
+	// Replace the file at once, as a deployment would.
+	writeFile(t, dir, "next.csv", "a,Ann\nb,Bert\n")
+	if err := os.Rename(filepath.Join(dir, "next.csv"), filepath.Join(dir, "customers.csv")); err != nil {
+		t.Fatal(err)
+	}
+	wait(", Bert]")
+	for _, r := range res {
+		if r.Job != nil {
+			r.Job.Cancel()
+			r.Job.Wait()
+		}
+	}
+	// Once Bert appears, Bob never does again: the swap is atomic.
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	seen := false
+	for _, l := range lines {
+		seen = seen || strings.HasSuffix(l, ", Bert]")
+		if seen && strings.HasSuffix(l, ", Bob]") {
+			t.Fatalf("Bob after Bert: %q", l)
+		}
 	}
 }

@@ -22,7 +22,7 @@ func (p *Planner) bindTemporalJoin(j *ast.Join, vt *ast.TableName) (plan.Node, *
 		return nil, nil, p.errorf(j, "a temporal join (FOR SYSTEM_TIME AS OF) is INNER or LEFT, not %s", j.Kind)
 	}
 	if j.On == nil {
-		return nil, nil, p.errorf(j, "a temporal join needs ON with the versioned table's primary key: JOIN v FOR SYSTEM_TIME AS OF l.t ON l.k = v.k")
+		return nil, nil, p.errorf(j, "a temporal or lookup join needs ON with the keys of the table joined: JOIN v FOR SYSTEM_TIME AS OF l.t ON l.k = v.k")
 	}
 	left, lsc, err := p.bindFrom(j.Left)
 	if err != nil {
