@@ -168,7 +168,7 @@ func (t *Table) load(ctx context.Context, cols []int) (Index, error) {
 		return t.src.Load(ctx, yield)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("cannot load dimension table %s: %w", t.id, err)
+		return nil, fmt.Errorf("cannot load the dimension table: %w", err)
 	}
 	return ix, nil
 }
@@ -192,7 +192,7 @@ func (t *Table) startReloads() {
 			case <-tick.C:
 			}
 			if err := t.Reload(ctx); err != nil && ctx.Err() == nil && t.reg.logf != nil {
-				t.reg.logf("dimension table %s: reload failed, keeping the previous copy: %v", t.id, err)
+				t.reg.logf("dimension table %s: %v; keeping the previous copy", t.id, err)
 			}
 		}
 	}()

@@ -57,6 +57,9 @@ func (Factory) CreateLookup(t connector.Table, env connector.Env) (connector.Loo
 		}
 		break
 	}
+	if _, err := listFiles(c.path); err != nil {
+		return nil, err
+	}
 	abs, err := filepath.Abs(c.path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot resolve path: %w", err)
