@@ -123,7 +123,7 @@ func TestSharedTableOneLoadPerKeySet(t *testing.T) {
 func TestReloadUnderLookups(t *testing.T) {
 	var logged atomic.Int64
 	r := dim.NewRegistry(dim.Options{Logf: func(string, ...any) { logged.Add(1) }})
-	src := &genSource{id: "t", n: 2000, every: time.Millisecond}
+	src := &genSource{id: "t", n: 1000, every: time.Millisecond}
 	ctx := context.Background()
 	byK, err := r.Acquire(ctx, src, genTypes, []int{0})
 	if err != nil {
@@ -158,11 +158,11 @@ func TestReloadUnderLookups(t *testing.T) {
 					gen = row[2].Int()
 					return true
 				})
-				if n < 2000/7 {
+				if n < 1000/7 {
 					errs <- fmt.Errorf("lookup of m=%s visited %d rows", m, n)
 					return
 				}
-				k := int64(i % 2000)
+				k := int64(i % 1000)
 				if n := byK.Lookup([]types.Value{types.BigIntValue(k)}, func(row []types.Value) bool {
 					return row[0].Int() == k
 				}); n != 1 {
@@ -173,13 +173,20 @@ func TestReloadUnderLookups(t *testing.T) {
 			}
 		}()
 	}
-	deadline := time.Now().Add(2 * time.Second)
+	// Reloads come from the table's own ticker and from here, both
+	// while the lookups run.
+	deadline := time.Now().Add(30 * time.Second)
 	for byK.Table().Stats().Reloads < 10 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+		if err := byK.Table().Reload(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 	src.fail.Store(true)
-	for byK.Table().Stats().Failures < 2 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	for (byK.Table().Stats().Failures < 2 || logged.Load() < 1) && time.Now().Before(deadline) {
+		if err := byK.Table().Reload(ctx); err == nil {
+			t.Fatal("a reload of a broken source succeeded")
+		}
+		time.Sleep(time.Millisecond)
 	}
 	close(stop)
 	wg.Wait()
@@ -192,7 +199,7 @@ func TestReloadUnderLookups(t *testing.T) {
 		t.Fatalf("reloads %d, failures %d, logged %d, lookups %d", st.Reloads, st.Failures, logged.Load(), lookups.Load())
 	}
 	// After failures, the last good copy still answers.
-	if st.Rows != 4000 || byK.Lookup([]types.Value{types.BigIntValue(7)}, func([]types.Value) bool { return true }) != 1 {
+	if st.Rows != 2000 || byK.Lookup([]types.Value{types.BigIntValue(7)}, func([]types.Value) bool { return true }) != 1 {
 		t.Fatalf("the copy kept after failed reloads: %+v", st)
 	}
 	byK.Release()
