@@ -72,6 +72,10 @@ func TestLookupJoin(t *testing.T) {
 			`SELECT o.id, c.name FROM orders AS o
 			 JOIN customers FOR SYSTEM_TIME AS OF o.pt AS c ON o.cust = c.cust AND c.region = 2`,
 			[]string{"+I[1, Ada]", "+I[1, Adam]", "+I[3, Ada]", "+I[3, Adam]", "+I[4, Ada]", "+I[4, Adam]", "+I[6, Cy]"}},
+		{"a key the column's type cannot hold matches nothing",
+			`SELECT o.id, c.name FROM orders AS o
+			 LEFT JOIN customers FOR SYSTEM_TIME AS OF o.pt AS c ON c.tier = CAST(o.id AS BIGINT) + 4294967296`,
+			[]string{"+I[1, null]", "+I[2, null]", "+I[3, null]", "+I[4, null]", "+I[5, null]", "+I[6, null]"}},
 		{"where on both sides",
 			`SELECT o.id, c.name FROM orders AS o
 			 JOIN customers FOR SYSTEM_TIME AS OF o.pt AS c ON o.cust = c.cust
