@@ -55,6 +55,10 @@ type Options struct {
 	// waited for (rows read and written, late rows, skipped records),
 	// and a line for every failed reload of a dimension table.
 	Log io.Writer
+	// Dimensions holds the dimension tables of lookup joins; engines
+	// given the same registry share their tables. Default: one of the
+	// engine's own.
+	Dimensions *dim.Registry
 }
 
 // EnsureDefaults fills in unset options.
@@ -106,18 +110,8 @@ func Open(opts Options) (*Engine, error) {
 		funcs:      expr.NewRegistry(),
 		aggs:       agg.NewRegistry(),
 		config:     map[string]string{},
+		dims:       dimensions(opts),
 	}
-	dopts := dim.Options{}
-	if opts.Log != nil {
-		var mu sync.Mutex // reloads fail on their own goroutines
-		log := opts.Log
-		dopts.Logf = func(format string, args ...any) {
-			mu.Lock()
-			defer mu.Unlock()
-			fmt.Fprintf(log, format+"\n", args...)
-		}
-	}
-	e.dims = dim.NewRegistry(dopts)
 	for k, v := range opts.Config {
 		e.config[k] = v
 	}
@@ -132,6 +126,25 @@ func Open(opts Options) (*Engine, error) {
 		}
 	}
 	return e, nil
+}
+
+// dimensions returns the registry of dimension tables opts asks for, or a
+// new one whose failed reloads opts.Log hears of.
+func dimensions(opts Options) *dim.Registry {
+	if opts.Dimensions != nil {
+		return opts.Dimensions
+	}
+	var dopts dim.Options
+	if opts.Log != nil {
+		var mu sync.Mutex // reloads fail on their own goroutines
+		log := opts.Log
+		dopts.Logf = func(format string, args ...any) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(log, format+"\n", args...)
+		}
+	}
+	return dim.NewRegistry(dopts)
 }
 
 // Close stops every running job and waits for them.
