@@ -97,6 +97,12 @@ func (p *Planner) bindLookupJoin(j *ast.Join, vt *ast.TableName, kind plan.JoinK
 		keys = append(keys, pair{col, x})
 	}
 	if len(keys) == 0 {
+		for _, c := range rest {
+			if col, typ, ok := castKey(c, nl); ok {
+				return nil, nil, p.errorf(j.On, "lookup join: column %s of '%s' (%s) is compared as %s, so it cannot be looked up; CAST the left side to %s instead",
+					on.cols[nl+col].name, name, on.cols[nl+col].typ.WithNullable(true), typ.WithNullable(true), on.cols[nl+col].typ.WithNullable(true))
+			}
+		}
 		return nil, nil, p.errorf(j.On, "lookup join: ON has no equality between a column of '%s' and the left side or a constant (ON l.k = %s.k): the rows to look up are found by it",
 			name, rsc.cols[0].qual)
 	}
@@ -151,4 +157,29 @@ func lookupKey(n expr.Node, nl int) (int, expr.Node, bool) {
 		return d.Index - nl, x, true
 	}
 	return 0, nil, false
+}
+
+// castKey reports whether n is `CAST(d.col AS t) = x` (either way round),
+// with x reading the left side only: a key the comparison's typing took
+// away. It returns col (an index into d's row) and t.
+func castKey(n expr.Node, nl int) (int, types.Type, bool) {
+	c, isCall := n.(*expr.Call)
+	if !isCall || c.Name != "=" || len(c.Args) != 2 {
+		return 0, types.Type{}, false
+	}
+	for i := range 2 {
+		cast, ok := c.Args[i].(*expr.Cast)
+		if !ok {
+			continue
+		}
+		d, ok := cast.X.(*expr.Column)
+		if !ok || d.Index < nl {
+			continue
+		}
+		if cols := expr.Columns(c.Args[1-i]); len(cols) > 0 && cols[len(cols)-1] >= nl {
+			continue
+		}
+		return d.Index - nl, cast.T, true
+	}
+	return 0, types.Type{}, false
 }
