@@ -7,7 +7,9 @@ type Index interface {
 	// Lookup calls visit with every row (all columns, key columns
 	// included) whose key columns equal key, until visit returns false,
 	// and returns the number of rows visited. A row is valid only during
-	// its visit. key has no NULL.
+	// its visit. key has no NULL; its values have the kinds of their
+	// columns up to types.KeyKind (an integer key has the column's
+	// integer kind).
 	Lookup(key []types.Value, visit func(row []types.Value) bool) int
 	// Rows is the number of rows indexed.
 	Rows() int

@@ -84,12 +84,14 @@ func (p *Planner) bindLookupJoin(j *ast.Join, vt *ast.TableName, kind plan.JoinK
 			return nil, nil, p.errorf(j.On, "lookup key %s (%s) and %s (%s) have different types: CAST one to the other's",
 				on.cols[nl+col].name, dt.WithNullable(true), x, xt.WithNullable(true))
 		}
-		// The key's values take the column's type, so that an index
-		// keyed by the column's encoding finds them; a value the type
-		// cannot hold equals no row (TRY_CAST gives NULL).
-		if want := dt.WithNullable(true).WithoutTimeAttr(); xt.Kind != types.KindNull && !xt.WithNullable(true).WithoutTimeAttr().Equal(want) {
-			widens := xt.Kind.IsInteger() && want.Kind.IsInteger() && xt.Kind <= want.Kind
-			if x, err = p.builder.Cast(x, want, !widens); err != nil {
+		// An integer key takes the column's type, so that an index
+		// keyed by the column's own encoding finds it; a value the type
+		// cannot hold equals no row (TRY_CAST gives NULL). Other kinds
+		// are not cast: a cast to a shorter string or a smaller scale
+		// would round, and equal values of one KeyKind encode alike.
+		if xt.Kind.IsInteger() && dt.Kind.IsInteger() && xt.Kind != dt.Kind {
+			want := types.Type{Kind: dt.Kind}
+			if x, err = p.builder.Cast(x, want, xt.Kind > dt.Kind); err != nil {
 				return nil, nil, p.errorf(j.On, "%s", err.Error())
 			}
 		}
