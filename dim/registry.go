@@ -88,6 +88,7 @@ type Handle struct {
 	t        *Table
 	slot     int
 	set      *keySet
+	perm     []int // key value i is the caller's perm[i]; nil: the same
 	released atomic.Bool
 }
 
@@ -99,8 +100,22 @@ type Handle struct {
 // to build its index; ctx bounds that load.
 func (r *Registry) Acquire(ctx context.Context, src connector.FullSource, colTypes []types.Type, keyCols []int) (*Handle, error) {
 	id := src.Identity()
-	keyCols = slices.Clone(keyCols)
-	slices.Sort(keyCols)
+	// The key set is the columns in ascending order; perm maps its
+	// positions to those of the caller's key values.
+	perm := make([]int, len(keyCols))
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortFunc(perm, func(a, b int) int { return keyCols[a] - keyCols[b] })
+	sorted := make([]int, len(keyCols))
+	identity := true
+	for i, p := range perm {
+		sorted[i] = keyCols[p]
+		identity = identity && p == i
+	}
+	if identity {
+		perm = nil
+	}
 	r.mu.Lock()
 	t, shared := r.tables[id]
 	if !shared {
@@ -117,11 +132,12 @@ func (r *Registry) Acquire(ctx context.Context, src connector.FullSource, colTyp
 		r.release(t, nil)
 		return nil, fmt.Errorf("dimension table %s: declared with other column types by another job", id)
 	}
-	h, err := t.acquire(ctx, keyCols)
+	h, err := t.acquire(ctx, sorted)
 	if err != nil {
 		r.release(t, nil)
 		return nil, err
 	}
+	h.perm = perm
 	t.reloadOnce.Do(t.startReloads)
 	return h, nil
 }
@@ -262,15 +278,23 @@ func (r *Registry) release(t *Table, set *keySet) {
 	})
 }
 
-// Lookup calls visit with the rows whose key columns (the handle's key
-// set, in ascending column order) equal key, until visit returns false,
-// and returns how many it visited. Rows are valid only during visit. A
-// NULL in key matches nothing.
+// Lookup calls visit with the rows whose key columns (in the order
+// Acquire was given them) equal key, until visit returns false, and
+// returns how many it visited. Rows are valid only during visit. A NULL
+// in key matches nothing. It is safe for concurrent use, and allocates
+// nothing when the key columns were given in ascending order.
 func (h *Handle) Lookup(key []types.Value, visit func(row []types.Value) bool) int {
 	for _, v := range key {
 		if v.IsNull() {
 			return 0
 		}
+	}
+	if h.perm != nil {
+		k := make([]types.Value, len(key))
+		for i, p := range h.perm {
+			k[i] = key[p]
+		}
+		key = k
 	}
 	v := h.t.cur.Load()
 	if h.slot >= len(v.idx) || v.idx[h.slot] == nil {

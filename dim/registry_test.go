@@ -95,12 +95,13 @@ func TestSharedTableOneLoadPerKeySet(t *testing.T) {
 		t.Errorf("lookup of 42 by k: %v", got)
 	}
 	got = nil
-	h3.Lookup([]types.Value{types.BigIntValue(15), types.StringValue("1")}, func(row []types.Value) bool {
+	// Key values in the order the columns were given: (m, k).
+	h3.Lookup([]types.Value{types.StringValue("1"), types.BigIntValue(15)}, func(row []types.Value) bool {
 		got = append(got, row[0].Int())
 		return true
 	})
 	if len(got) != 1 || got[0] != 15 {
-		t.Errorf("lookup of (15, '1') by (k, m): %v", got)
+		t.Errorf("lookup of ('1', 15) by (m, k): %v", got)
 	}
 	if n := h1.Lookup([]types.Value{{}}, func([]types.Value) bool { return true }); n != 0 {
 		t.Errorf("a NULL key matched %d rows", n)
