@@ -81,7 +81,7 @@ func TestNexmark(t *testing.T) {
 
 // nexmarkRows are result sizes that follow from the model: 46 bids in
 // every 50 events.
-var nexmarkRows = map[string]int{"q0": 18400, "q1": 18400, "q10": 18400, "q22": 18400}
+var nexmarkRows = map[string]int{"q0": 18400, "q1": 18400, "q10": 18400, "q13": 18400, "q22": 18400}
 
 // nexmarkEvents reads the events the queries see straight from the
 // connector, for the reference results.

@@ -24,6 +24,7 @@ import (
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/connector/builtin"
 	"github.com/sluicesql/sluice/connector/format"
+	"github.com/sluicesql/sluice/dim"
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/agg"
 	"github.com/sluicesql/sluice/expr"
@@ -51,8 +52,13 @@ type Options struct {
 	// State is the state backend; default in memory.
 	State state.Backend
 	// Log, if set, receives a one-line summary of every job that Run
-	// waited for (rows read and written, late rows, skipped records).
+	// waited for (rows read and written, late rows, skipped records),
+	// and a line for every failed reload of a dimension table.
 	Log io.Writer
+	// Dimensions holds the dimension tables of lookup joins; engines
+	// given the same registry share their tables. Default: one of the
+	// engine's own.
+	Dimensions *dim.Registry
 }
 
 // EnsureDefaults fills in unset options.
@@ -87,6 +93,9 @@ type Engine struct {
 	names map[string]int
 	// durable are the local state backends opened for 'state.dir' values.
 	durable map[string]*lsm.Backend
+	// dims are the dimension tables of lookup joins, shared by the jobs
+	// that declare the same table.
+	dims *dim.Registry
 }
 
 // Open returns a new engine with the built-in connectors, formats and
@@ -101,6 +110,7 @@ func Open(opts Options) (*Engine, error) {
 		funcs:      expr.NewRegistry(),
 		aggs:       agg.NewRegistry(),
 		config:     map[string]string{},
+		dims:       dimensions(opts),
 	}
 	for k, v := range opts.Config {
 		e.config[k] = v
@@ -116,6 +126,25 @@ func Open(opts Options) (*Engine, error) {
 		}
 	}
 	return e, nil
+}
+
+// dimensions returns the registry of dimension tables opts asks for, or a
+// new one whose failed reloads opts.Log hears of.
+func dimensions(opts Options) *dim.Registry {
+	if opts.Dimensions != nil {
+		return opts.Dimensions
+	}
+	var dopts dim.Options
+	if opts.Log != nil {
+		var mu sync.Mutex // reloads fail on their own goroutines
+		log := opts.Log
+		dopts.Logf = func(format string, args ...any) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(log, format+"\n", args...)
+		}
+	}
+	return dim.NewRegistry(dopts)
 }
 
 // Close stops every running job and waits for them.
@@ -231,7 +260,33 @@ func (e *Engine) planner(file *token.File) *planner.Planner {
 	p := planner.New(e.catalog, e.funcs, e.aggs, e.Config(), file)
 	p.SourceChangelog = e.sourceChangelog
 	p.SourceUpserts = e.sourceUpserts
+	p.SourceLookup = e.sourceLookup
+	p.LookupConnectors = e.lookupConnectors
 	return p
+}
+
+// sourceLookup reports whether t's connector can be the dimension side of
+// a lookup join.
+func (e *Engine) sourceLookup(t connector.Table) bool {
+	f, err := e.connectors.Lookup(t.Options["connector"])
+	if err != nil {
+		return false
+	}
+	_, ok := f.(connector.LookupFactory)
+	return ok
+}
+
+// lookupConnectors lists the connectors that can be looked up.
+func (e *Engine) lookupConnectors() []string {
+	var out []string
+	for _, n := range e.connectors.Names() {
+		if f, err := e.connectors.Lookup(n); err == nil {
+			if _, ok := f.(connector.LookupFactory); ok {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
 
 // connEnv is the connector environment for planning-time questions
@@ -582,6 +637,7 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		ConnEnv:     connector.Env{Formats: e.formats, Stdout: e.opts.Stdout, Now: now},
 		Expr:        &expr.Env{Now: now, Location: time.UTC},
 		Parallelism: par,
+		Dims:        e.dims,
 	}
 	if tz, ok := cfg["table.local-time-zone"]; ok {
 		loc, err := time.LoadLocation(tz)

@@ -10,4 +10,6 @@ type Metrics struct {
 	ReplayRows  atomic.Int64 // rows dropped as replays (offset already folded in)
 	SkippedRecs atomic.Int64 // malformed records skipped by a source's policy
 	ExpiredKeys atomic.Int64 // keys forgotten by the state TTL
+	Lookups     atomic.Int64 // keys looked up by lookup joins
+	LookupHits  atomic.Int64 // lookups that found a dimension row
 }

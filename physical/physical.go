@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/connector/memory"
+	"github.com/sluicesql/sluice/dim"
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/agg"
 	"github.com/sluicesql/sluice/exec/groupagg"
@@ -50,6 +51,10 @@ type Env struct {
 	// MiniBatch holds updating aggregates' output back, so that a hot key
 	// emits one update per mini-batch ('table.exec.mini-batch.*').
 	MiniBatch MiniBatch
+	// Dims holds the engine's shared dimension tables, for lookup joins
+	// over sources loaded in full. Nil: each job gets a registry of its
+	// own.
+	Dims *dim.Registry
 	// Cluster, if set, builds the graph of one member of a cluster: the
 	// sources read only the partitions assigned to this process, and
 	// stages are cut at re-keying by shuffle topics instead of in-memory
@@ -102,6 +107,9 @@ type builder struct {
 func Build(env Env, sinks ...*plan.Sink) (*exec.Graph, error) {
 	if env.Parallelism < 1 {
 		env.Parallelism = 1
+	}
+	if env.Dims == nil {
+		env.Dims = dim.NewRegistry(dim.Options{})
 	}
 	b := &builder{env: env}
 	for _, s := range sinks {
@@ -334,6 +342,8 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 		return b.join(&n.Join, n)
 	case *plan.WindowJoin:
 		return b.windowJoin(n)
+	case *plan.LookupJoin:
+		return b.lookup(n)
 	case *plan.Union:
 		var ins []*pipe
 		for _, in := range n.Ins {

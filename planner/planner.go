@@ -31,6 +31,12 @@ type Planner struct {
 	// stream keyed by its primary key; its scan is then followed by a
 	// ChangelogNormalize. Nil means no table's is.
 	SourceUpserts func(t connector.Table) bool
+	// SourceLookup reports whether a table's connector can be the
+	// dimension side of a lookup join (connector.LookupFactory). Nil
+	// means no table's can.
+	SourceLookup func(t connector.Table) bool
+	// LookupConnectors lists the connectors that can, for messages.
+	LookupConnectors func() []string
 
 	builder *expr.Builder
 	// ctes are the WITH names in scope, innermost last.

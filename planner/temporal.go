@@ -22,25 +22,29 @@ func (p *Planner) bindTemporalJoin(j *ast.Join, vt *ast.TableName) (plan.Node, *
 		return nil, nil, p.errorf(j, "a temporal join (FOR SYSTEM_TIME AS OF) is INNER or LEFT, not %s", j.Kind)
 	}
 	if j.On == nil {
-		return nil, nil, p.errorf(j, "a temporal join needs ON with the versioned table's primary key: JOIN v FOR SYSTEM_TIME AS OF l.t ON l.k = v.k")
+		return nil, nil, p.errorf(j, "a temporal or lookup join needs ON with the keys of the table joined: JOIN v FOR SYSTEM_TIME AS OF l.t ON l.k = v.k")
 	}
 	left, lsc, err := p.bindFrom(j.Left)
 	if err != nil {
 		return nil, nil, err
 	}
-	if left.Updating() {
-		return nil, nil, p.errorf(j.Left, "the left side of an event-time temporal join must be append-only, but it produces updates")
-	}
 
-	// AS OF: the left side's event-time attribute.
+	// AS OF: the left side's event-time attribute, or its processing-time
+	// attribute for a lookup join.
 	at, err := (&binder{p: p, sc: lsc}).bind(vt.SystemTime)
 	if err != nil {
 		return nil, nil, err
 	}
 	col, isCol := at.(*expr.Column)
+	if isCol && at.Type().TimeAttr == types.ProcTime {
+		return p.bindLookupJoin(j, vt, kind, left, lsc)
+	}
+	if left.Updating() {
+		return nil, nil, p.errorf(j.Left, "the left side of an event-time temporal join must be append-only, but it produces updates")
+	}
 	switch {
 	case at.Type().TimeAttr == types.ProcTime:
-		return nil, nil, p.errorf(vt.SystemTime, "FOR SYSTEM_TIME AS OF a processing-time attribute is a lookup join, which needs a lookup connector (not supported yet); use the left side's event-time attribute")
+		return nil, nil, p.errorf(vt.SystemTime, "FOR SYSTEM_TIME AS OF must name a time attribute column of the left side, not an expression")
 	case !isCol || at.Type().TimeAttr != types.RowTime:
 		return nil, nil, p.errorf(vt.SystemTime, "FOR SYSTEM_TIME AS OF must name an event-time attribute of the left side (a column with a watermark), not %s", at.Type())
 	}

@@ -26,6 +26,16 @@
 // number within the line (connector.ChangelogOffset), so that stateful
 // operators tell the rows of one line apart.
 //
+// Lookup (connector.LookupFactory): a table on the dimension side of a
+// lookup join is not scanned but loaded in full (every file the path
+// stands for, listed again at each load, read with the table's format and
+// error policy; changelog formats are refused) into the engine's shared
+// store, and loaded again every 'lookup.full-cache.reload-interval' (or
+// 'lookup.full-cache.periodic-reload.interval', or Sluice's
+// 'refresh-interval'; default never). 'lookup.cache' may only be 'FULL'.
+// Its identity, which decides which jobs share a copy, is the absolute
+// path, the columns and every option.
+//
 // Sink: a path that is an existing directory receives a new file
 // part-<n>.<format> (the first n not taken); any other path is created or
 // truncated. Rows are buffered and written on Flush and Close. With an

@@ -61,6 +61,7 @@ func parseConfig(t connector.Table, env connector.Env) (config, error) {
 		return c, err
 	}
 	known := append([]string{"connector", "path", "format"}, connector.ErrorPolicyOptions()...)
+	known = append(known, lookupOptions...)
 	if err := t.Options.CheckKnown("filesystem", known, c.fmtName+".", "sink.rolling-policy."); err != nil {
 		return c, err
 	}

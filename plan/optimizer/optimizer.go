@@ -32,6 +32,7 @@ func New(b *expr.Builder) *Optimizer {
 func DefaultRules() []Rule {
 	return []Rule{
 		{ID: "push-filter-into-join", Apply: pushFilterIntoJoin},
+		{ID: "push-filter-into-lookup-join", Apply: pushFilterIntoLookupJoin},
 		{ID: "merge-calc", Apply: mergeCalc},
 		{ID: "rank-limit", Apply: rankLimit},
 		{ID: "window-rank-limit", Apply: windowRankLimit},
