@@ -74,18 +74,23 @@ func (c *Cache) Get(key string) ([][]types.Value, bool) {
 		c.misses.Add(1)
 		return nil, false
 	}
-	t := c.now().UnixNano()
-	if c.expired(e, t) {
-		c.remove(e)
-		c.expirations.Add(1)
-		c.misses.Add(1)
-		return nil, false
+	if c.expires() {
+		t := c.now().UnixNano()
+		if c.expired(e, t) {
+			c.remove(e)
+			c.expirations.Add(1)
+			c.misses.Add(1)
+			return nil, false
+		}
+		e.accessed = t
 	}
-	e.accessed = t
 	c.moveToFront(e)
 	c.hits.Add(1)
 	return e.rows, true
 }
+
+// expires reports whether entries expire (only then is the clock read).
+func (c *Cache) expires() bool { return c.cfg.ExpireAfterWrite > 0 || c.cfg.ExpireAfterAccess > 0 }
 
 func (c *Cache) expired(e *entry, t int64) bool {
 	if w := c.cfg.ExpireAfterWrite; w > 0 && t-e.written >= int64(w) {
@@ -113,7 +118,10 @@ func (c *Cache) Put(key string, rows [][]types.Value) {
 	if c.cfg.MaxBytes > 0 && size > c.cfg.MaxBytes {
 		return
 	}
-	t := c.now().UnixNano()
+	var t int64
+	if c.expires() {
+		t = c.now().UnixNano()
+	}
 	e := &entry{key: key, rows: rows, size: size, written: t, accessed: t}
 	c.m[key] = e
 	c.pushFront(e)

@@ -3,6 +3,7 @@ package lookupcache
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -226,7 +227,40 @@ func TestLookuperCachesAndRetries(t *testing.T) {
 	}
 	failures = 0
 	before := calls
+	if rows, err := l.Lookup(ctx, []int{0}, []types.Value{types.NullValue}, nil); err != nil || len(rows) != 0 || calls != before {
+		t.Fatalf("a NULL key: %v %v, %d calls", rows, err, calls-before)
+	}
 	if _, err := l.Lookup(ctx, []int{0}, k(-1), nil); err == nil || calls != before+1 {
 		t.Fatalf("a permanent error is retried: %v, %d calls", err, calls-before)
+	}
+}
+
+func BenchmarkCache(b *testing.B) {
+	for _, n := range []int{1000, 100000} {
+		c := New(Config{MaxRows: int64(n)}, nil)
+		keys := make([]string, n)
+		for i := range keys {
+			keys[i] = key(int64(i))
+			c.Put(keys[i], [][]types.Value{row(types.BigIntValue(int64(i)), types.StringValue("value"))})
+		}
+		b.Run(fmt.Sprintf("hit/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, ok := c.Get(keys[i%n]); !ok {
+					b.Fatal("miss")
+				}
+				i++
+			}
+		})
+		b.Run(fmt.Sprintf("put-evict/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			rows := [][]types.Value{row(types.BigIntValue(1), types.StringValue("value"))}
+			i := 0
+			for b.Loop() {
+				c.Put(keys[i%n]+"x", rows)
+				i++
+			}
+		})
 	}
 }

@@ -60,8 +60,14 @@ func NewLookuper(s Settings, fetch Fetch, now func() time.Time) *Lookuper {
 	return l
 }
 
-// Lookup implements connector.KeyLookuper.Lookup.
+// Lookup implements connector.KeyLookuper.Lookup. A key with a NULL
+// matches no row (the engine does not ask, but SQL says so).
 func (l *Lookuper) Lookup(ctx context.Context, keyCols []int, key []types.Value, dst [][]types.Value) ([][]types.Value, error) {
+	for _, v := range key {
+		if v.IsNull() {
+			return dst, nil
+		}
+	}
 	if l.cache == nil {
 		return l.fetchRetrying(ctx, keyCols, key, dst)
 	}
