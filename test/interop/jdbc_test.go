@@ -8,6 +8,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,11 +25,13 @@ import (
 // jdbcDB is one database the jdbc connector is checked against: how to
 // reach it from the test and from a table's options, and its DDL.
 type jdbcDB struct {
-	db       *sql.DB
-	url      string // JDBC URL
-	user     string
-	ddl      string // CREATE TABLE %s (...) with the columns of dimSchema
-	badTypes string // a table with a BIGINT whose values do not fit INT
+	db   *sql.DB
+	url  string // JDBC URL
+	user string
+	ddl  string // CREATE TABLE %s (...) with the columns of dimSchema
+	// tzDDL is CREATE TABLE %s (id INT, ts <a type holding an instant>);
+	// instant is an SQL expression for the instant 2024-01-01 10:00:00 UTC.
+	tzDDL, instant string
 }
 
 // dimSchema is the Sluice side of the dimension table: a composite key
@@ -91,6 +94,8 @@ func postgresDB(t *testing.T) *jdbcDB {
 		user: cfg.User,
 		ddl: `CREATE TABLE %s (id INT, region VARCHAR(10), name TEXT, price NUMERIC(10, 2), active BOOLEAN,
 			born DATE, seen TIMESTAMP(3), data BYTEA, big BIGINT, at TIME(0), ratio DOUBLE PRECISION)`,
+		tzDDL:   "CREATE TABLE %s (id INT, ts TIMESTAMPTZ)",
+		instant: "to_timestamp(1704103200)",
 	}
 }
 
@@ -131,6 +136,8 @@ func mysqlDB(t *testing.T) *jdbcDB {
 		user: cfg.User,
 		ddl: `CREATE TABLE %s (id INT, region VARCHAR(10), name TEXT, price DECIMAL(10, 2), active TINYINT(1),
 			born DATE, seen DATETIME(3), data VARBINARY(10), big BIGINT, at TIME, ratio DOUBLE)`,
+		tzDDL:   "CREATE TABLE %s (id INT, ts TIMESTAMP NULL)",
+		instant: "FROM_UNIXTIME(1704103200)",
 	}
 }
 
@@ -285,6 +292,66 @@ func testJDBC(t *testing.T, d *jdbcDB) {
 			t.Fatalf("without a cache the change is not seen: %v", got)
 		}
 		d.exec(t, "UPDATE "+name+" SET name = NULL WHERE id = 3")
+	})
+
+	t.Run("concurrent", func(t *testing.T) {
+		src, err := jdbc.New().CreateLookup(d.table(name, dimSchema, connector.Options{
+			"lookup.cache": "PARTIAL", "lookup.partial-cache.max-rows": "3"}), connector.Env{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		l := src.(connector.KeyLookuper)
+		want := map[int32]int{1: 1, 2: 2, 3: 1, 4: 0}
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for n := range 40 {
+					id := int32((n+g)%4 + 1)
+					rows, err := l.Lookup(ctx, []int{0, 1}, []types.Value{types.Int32Value(id), types.StringValue("eu")}, nil)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if len(rows) != want[id] {
+						t.Errorf("id %d: %d rows, want %d", id, len(rows), want[id])
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	})
+
+	t.Run("instants", func(t *testing.T) {
+		tz := name + "_tz"
+		d.exec(t, fmt.Sprintf(d.tzDDL, tz))
+		t.Cleanup(func() { d.db.Exec("DROP TABLE " + tz) })
+		d.exec(t, "INSERT INTO "+tz+" VALUES (1, "+d.instant+"), (2, NULL)")
+		for _, typ := range []types.Type{types.TimestampLTZ(3), types.Timestamp(3)} {
+			s := types.NewSchema(types.Column{Name: "id", Type: types.Int}, types.Column{Name: "ts", Type: typ})
+			src, err := jdbc.New().CreateLookup(d.table(tz, s, connector.Options{"lookup.cache": "FULL"}), connector.Env{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[int64]types.Value{}
+			err = src.(connector.FullSource).Load(ctx, func(row []types.Value) error {
+				got[row[0].Int()] = row[1]
+				return nil
+			})
+			src.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := got[1]; v.Kind() != typ.Kind || v.Int() != 1704103200_000000 {
+				t.Errorf("as %s: %v (kind %s, %d µs), want 2024-01-01 10:00:00 UTC", typ, v, v.Kind(), v.Int())
+			}
+			if v, ok := got[2]; !ok || !v.IsNull() {
+				t.Errorf("as %s: NULL read as %v", typ, v)
+			}
+		}
 	})
 
 	t.Run("type mismatch", func(t *testing.T) {
