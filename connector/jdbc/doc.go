@@ -9,6 +9,7 @@
 // Otherwise it is a connector.KeyLookuper: each key set gets a prepared
 // SELECT ... WHERE k1 = ? AND k2 = ?, in front of which sits a per-job
 // lookupcache (PARTIAL) or nothing (NONE), with 'lookup.max-retries'.
+// 'connection.max-retry-timeout' (60 s) bounds connecting to the server.
 //
 // Invariants: column and table names are quoted as written (PostgreSQL
 // folds unquoted names to lower case: declare them as the database has
