@@ -53,6 +53,10 @@ func (r *Registry) Lookup(name string) (Factory, error) {
 	return f, nil
 }
 
+// lookupOnly explains why a lookup connector's table is neither a source
+// nor a sink.
+const lookupOnly = "its tables are dimension tables, read only by a lookup join (JOIN t FOR SYSTEM_TIME AS OF a processing-time attribute)"
+
 // Source builds a source for t from its 'connector' option.
 func (r *Registry) Source(t Table, env Env) (Source, error) {
 	name, err := t.Options.Required("connector")
@@ -65,6 +69,9 @@ func (r *Registry) Source(t Table, env Env) (Source, error) {
 	}
 	sf, ok := f.(SourceFactory)
 	if !ok {
+		if _, ok := f.(LookupFactory); ok {
+			return nil, fmt.Errorf("table %s: connector '%s' cannot be scanned: %s", t.Name, name, lookupOnly)
+		}
 		return nil, fmt.Errorf("table %s: connector '%s' cannot be read from (it is a sink only)", t.Name, name)
 	}
 	if len(t.Metadata) > 0 {
@@ -94,6 +101,9 @@ func (r *Registry) Sink(t Table, env Env) (Sink, error) {
 	}
 	sf, ok := f.(SinkFactory)
 	if !ok {
+		if _, ok := f.(LookupFactory); ok {
+			return nil, fmt.Errorf("table %s: connector '%s' cannot be written to: %s", t.Name, name, lookupOnly)
+		}
 		return nil, fmt.Errorf("table %s: connector '%s' cannot be written to (it is a source only)", t.Name, name)
 	}
 	s, err := sf.CreateSink(t, env)

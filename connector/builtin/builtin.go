@@ -10,15 +10,19 @@ import (
 	"github.com/sluicesql/sluice/connector/format/csv"
 	"github.com/sluicesql/sluice/connector/format/json"
 	"github.com/sluicesql/sluice/connector/format/raw"
+	"github.com/sluicesql/sluice/connector/http"
+	"github.com/sluicesql/sluice/connector/jdbc"
 	"github.com/sluicesql/sluice/connector/kafka"
 	"github.com/sluicesql/sluice/connector/nexmark"
 	"github.com/sluicesql/sluice/connector/print"
+	"github.com/sluicesql/sluice/connector/redis"
 )
 
 // Connectors returns the built-in connector factories: blackhole, datagen,
-// filesystem, kafka, nexmark, print and upsert-kafka.
+// filesystem, http, jdbc, kafka, nexmark, print, redis and upsert-kafka.
 func Connectors() []connector.Factory {
-	return []connector.Factory{blackhole.New(), datagen.New(), filesystem.New(), kafka.New(), nexmark.New(), print.New(), kafka.NewUpsert()}
+	return []connector.Factory{blackhole.New(), datagen.New(), filesystem.New(), http.New(), jdbc.New(),
+		kafka.New(), nexmark.New(), print.New(), redis.New(), kafka.NewUpsert()}
 }
 
 // Formats returns the built-in format factories: csv, json, raw and the

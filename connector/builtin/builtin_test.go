@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/sluicesql/sluice/connector"
@@ -22,7 +23,7 @@ func TestPipeline(t *testing.T) {
 	if err := Register(c, f); err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Names(); !reflect.DeepEqual(got, []string{"blackhole", "datagen", "filesystem", "kafka", "nexmark", "print", "upsert-kafka"}) {
+	if got := c.Names(); !reflect.DeepEqual(got, []string{"blackhole", "datagen", "filesystem", "http", "jdbc", "kafka", "nexmark", "print", "redis", "upsert-kafka"}) {
 		t.Fatalf("connectors = %v", got)
 	}
 	if err := Register(connector.NewRegistry(), f); err == nil {
@@ -91,5 +92,30 @@ func TestPipeline(t *testing.T) {
 	want := "+I[1, 2020-04-15 08:05:00.000]\n+I[2, 2020-04-15 08:05:00.000]\n+I[3, 2020-04-15 08:05:00.000]\n"
 	if out.String() != want {
 		t.Fatalf("printed:\n%s", out.String())
+	}
+}
+
+// TestLookupOnly checks that the dimension connectors are lookup sources
+// and that scanning or writing one says why it cannot be done.
+func TestLookupOnly(t *testing.T) {
+	c, f := connector.NewRegistry(), format.NewRegistry()
+	if err := Register(c, f); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"jdbc", "redis", "http"} {
+		fac, err := c.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := fac.(connector.LookupFactory); !ok {
+			t.Errorf("%s is not a LookupFactory", name)
+		}
+		tbl := connector.Table{Name: "d", Options: connector.Options{"connector": name}}
+		if _, err := c.Source(tbl, connector.Env{Formats: f}); err == nil || !strings.Contains(err.Error(), "read only by a lookup join") {
+			t.Errorf("%s as a source: %v", name, err)
+		}
+		if _, err := c.Sink(tbl, connector.Env{Formats: f}); err == nil || !strings.Contains(err.Error(), "read only by a lookup join") {
+			t.Errorf("%s as a sink: %v", name, err)
+		}
 	}
 }

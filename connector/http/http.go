@@ -1,0 +1,214 @@
+package http
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/connector/format"
+	"github.com/sluicesql/sluice/connector/lookupcache"
+	"github.com/sluicesql/sluice/types"
+)
+
+// Factory builds http lookup sources.
+type Factory struct{}
+
+// New returns the http connector factory.
+func New() Factory { return Factory{} }
+
+// Name implements connector.Factory.
+func (Factory) Name() string { return "http" }
+
+// Option keys.
+const (
+	optURL          = "url"
+	optFormat       = "format"
+	optTimeout      = "timeout"
+	optHeaderPrefix = "http.header."
+)
+
+// Source loads a table from a JSON array served over HTTP (a
+// connector.FullSource).
+type Source struct {
+	name     string
+	url      string
+	header   http.Header
+	client   *http.Client
+	schema   types.Schema
+	format   format.Factory
+	fmtOpts  map[string]string
+	policy   *connector.ErrorPolicy
+	reload   time.Duration
+	identity string
+}
+
+// CreateLookup implements connector.LookupFactory.
+func (Factory) CreateLookup(t connector.Table, env connector.Env) (connector.LookupSource, error) {
+	if err := connector.RejectMetadata("http", t); err != nil {
+		return nil, err
+	}
+	known := append([]string{"connector", optURL, optFormat, optTimeout,
+		lookupcache.OptCache, lookupcache.OptReloadInterval, lookupcache.OptPeriodicReload, lookupcache.OptRefreshInterval},
+		connector.ErrorPolicyOptions()...)
+	if err := t.Options.CheckKnown("http", known, optHeaderPrefix, "json."); err != nil {
+		return nil, err
+	}
+	s := &Source{name: t.Name, schema: t.Schema, header: http.Header{}}
+	var err error
+	if s.url, err = t.Options.Required(optURL); err != nil {
+		return nil, fmt.Errorf("http: %w", err)
+	}
+	u, err := url.Parse(s.url)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("http: option '%s': %q is not an http:// or https:// URL", optURL, s.url)
+	}
+	if f := t.Options.String(optFormat, "json"); f != "json" {
+		return nil, fmt.Errorf("http: option '%s': unsupported value '%s' (the response is a JSON array: 'json')", optFormat, f)
+	}
+	if env.Formats == nil {
+		return nil, errors.New("http: no format registry")
+	}
+	if s.format, err = env.Formats.Lookup("json"); err != nil {
+		return nil, err
+	}
+	s.fmtOpts = t.Options.WithPrefix("json.")
+	if _, err := s.format.NewDecoder(t.Schema, s.fmtOpts); err != nil {
+		return nil, err
+	}
+	if s.policy, err = connector.NewErrorPolicy(t, "json"); err != nil {
+		return nil, err
+	}
+	if m, ok := t.Options[lookupcache.OptCache]; ok && !strings.EqualFold(strings.TrimSpace(m), "FULL") {
+		return nil, fmt.Errorf("http: option '%s' = '%s' is not supported: the table is loaded in full ('FULL')", lookupcache.OptCache, m)
+	}
+	settings, err := lookupcache.ParseOptions(t.Options)
+	if err != nil {
+		return nil, err
+	}
+	s.reload = settings.ReloadInterval
+	timeout, err := t.Options.Duration(optTimeout, 30*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	s.client = &http.Client{Timeout: timeout}
+	for k, v := range t.Options.WithPrefix(optHeaderPrefix) {
+		if k == "" {
+			return nil, fmt.Errorf("http: option '%s' names no header", optHeaderPrefix)
+		}
+		s.header.Set(k, v)
+	}
+	s.identity = identity(s.url, s.header, t.Schema, s.fmtOpts)
+	return s, nil
+}
+
+// identity names what a source loads: the URL, the headers (their
+// values hashed: they may hold credentials), the columns and the json
+// options.
+func identity(u string, h http.Header, schema types.Schema, fmtOpts map[string]string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "http|%s|%s", u, schema)
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		sum := sha256.Sum256([]byte(strings.Join(h[k], "\x00")))
+		fmt.Fprintf(&b, "|%s=%s", k, hex.EncodeToString(sum[:8]))
+	}
+	keys = keys[:0]
+	for k := range fmtOpts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "|json.%s=%s", k, fmtOpts[k])
+	}
+	return b.String()
+}
+
+// Load implements connector.FullSource.
+func (s *Source) Load(ctx context.Context, emit func(row []types.Value) error) error {
+	dec, err := s.format.NewDecoder(s.schema, s.fmtOpts)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
+	if err != nil {
+		return fmt.Errorf("http table %s: %w", s.name, err)
+	}
+	req.Header = s.header.Clone()
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", "application/json")
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("http table %s: cannot load: %w", s.name, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+		return fmt.Errorf("http table %s: GET %s: %s: %s", s.name, s.url, resp.Status, bytes.TrimSpace(body))
+	}
+	jd := json.NewDecoder(resp.Body)
+	tok, err := jd.Token()
+	if err != nil {
+		return fmt.Errorf("http table %s: GET %s: cannot read the response: %w", s.name, s.url, err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return fmt.Errorf("http table %s: GET %s: the response is not a JSON array", s.name, s.url)
+	}
+	row := make([]types.Value, s.schema.Len())
+	var raw json.RawMessage
+	for n := 0; jd.More(); n++ {
+		raw = raw[:0]
+		if err := jd.Decode(&raw); err != nil {
+			return fmt.Errorf("http table %s: GET %s: element %d: %w", s.name, s.url, n, err)
+		}
+		clear(row)
+		if err := dec.Decode(raw, row); err != nil {
+			if herr := s.policy.Handle(fmt.Sprintf("%s element %d", s.url, n), raw, err); herr != nil {
+				return herr
+			}
+			continue
+		}
+		if err := emit(row); err != nil {
+			return err
+		}
+	}
+	if _, err := jd.Token(); err != nil {
+		return fmt.Errorf("http table %s: GET %s: cannot read the response: %w", s.name, s.url, err)
+	}
+	return nil
+}
+
+// ReloadInterval implements connector.FullSource.
+func (s *Source) ReloadInterval() time.Duration { return s.reload }
+
+// Identity implements connector.FullSource.
+func (s *Source) Identity() string { return s.identity }
+
+// Skipped returns the number of malformed elements skipped so far.
+func (s *Source) Skipped() int64 { return s.policy.Skipped() }
+
+// Close implements connector.LookupSource.
+func (s *Source) Close() error {
+	s.client.CloseIdleConnections()
+	return s.policy.Close()
+}
+
+var (
+	_ connector.LookupFactory = Factory{}
+	_ connector.FullSource    = (*Source)(nil)
+)

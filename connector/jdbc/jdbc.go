@@ -1,0 +1,331 @@
+package jdbc
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/connector/lookupcache"
+	"github.com/sluicesql/sluice/types"
+)
+
+// Factory builds jdbc lookup sources.
+type Factory struct{}
+
+// New returns the jdbc connector factory.
+func New() Factory { return Factory{} }
+
+// Name implements connector.Factory.
+func (Factory) Name() string { return "jdbc" }
+
+// Option keys of the connector itself; the lookup options are
+// lookupcache's.
+const (
+	optURL        = "url"
+	optTable      = "table-name"
+	optUser       = "username"
+	optPassword   = "password"
+	optDriver     = "driver"
+	optMaxTimeout = "connection.max-retry-timeout"
+)
+
+// config is a table's parsed options.
+type config struct {
+	url, table, user string
+	target           target
+	lookup           lookupcache.Settings
+	cols             []string
+	schema           types.Schema
+}
+
+func parseConfig(t connector.Table) (config, error) {
+	var c config
+	if err := connector.RejectMetadata("jdbc", t); err != nil {
+		return c, err
+	}
+	known := append([]string{"connector", optURL, optTable, optUser, optPassword, optDriver, optMaxTimeout}, lookupcache.Options()...)
+	if err := t.Options.CheckKnown("jdbc", known); err != nil {
+		return c, err
+	}
+	var err error
+	if c.url, err = t.Options.Required(optURL); err != nil {
+		return c, err
+	}
+	if c.table, err = t.Options.Required(optTable); err != nil {
+		return c, err
+	}
+	c.user = t.Options[optUser]
+	timeout, err := t.Options.Duration(optMaxTimeout, 60*time.Second)
+	if err != nil {
+		return c, err
+	}
+	if c.target, err = parseURL(c.url, c.user, t.Options[optPassword], timeout); err != nil {
+		return c, err
+	}
+	if d, ok := t.Options[optDriver]; ok {
+		want, known := drivers[d]
+		if !known {
+			return c, fmt.Errorf("option '%s': unknown driver '%s' (known: org.postgresql.Driver, com.mysql.cj.jdbc.Driver, org.mariadb.jdbc.Driver)", optDriver, d)
+		}
+		if want != c.target.dialect {
+			return c, fmt.Errorf("option '%s': driver '%s' is for %s, but the url names %s", optDriver, d, want, c.target.dialect)
+		}
+	}
+	if c.lookup, err = lookupcache.ParseOptions(t.Options); err != nil {
+		return c, err
+	}
+	if t.Schema.Len() == 0 {
+		return c, fmt.Errorf("jdbc table has no columns")
+	}
+	c.schema = t.Schema
+	c.cols = t.Schema.Names()
+	for _, col := range t.Schema.Columns {
+		if !supported(col.Type.Kind) {
+			return c, fmt.Errorf("column '%s': the jdbc connector cannot read columns of type %s", col.Name, col.Type)
+		}
+	}
+	return c, nil
+}
+
+func supported(k types.Kind) bool {
+	return k >= types.KindBoolean && k <= types.KindTimestampLTZ
+}
+
+// open returns a connection pool to the database; it does not connect.
+func (c *config) open() (*sql.DB, error) {
+	var db *sql.DB
+	if c.target.dialect == postgres {
+		pc, err := pgx.ParseConfig(c.target.dsn)
+		if err != nil {
+			return nil, fmt.Errorf("jdbc: url %s: %w", c.url, err)
+		}
+		db = stdlib.OpenDB(*pc)
+	} else {
+		mc, err := mysql.ParseDSN(c.target.dsn)
+		if err != nil {
+			return nil, fmt.Errorf("jdbc: url %s: %w", c.url, err)
+		}
+		mc.Logger = nopLogger{}
+		conn, err := mysql.NewConnector(mc)
+		if err != nil {
+			return nil, fmt.Errorf("jdbc: url %s: %w", c.url, err)
+		}
+		db = sql.OpenDB(conn)
+	}
+	db.SetMaxOpenConns(4)
+	db.SetMaxIdleConns(2)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	return db, nil
+}
+
+type nopLogger struct{}
+
+func (nopLogger) Print(...any) {}
+
+// CreateLookup implements connector.LookupFactory: a FullSource with
+// 'lookup.cache' = 'FULL', else a KeyLookuper.
+func (Factory) CreateLookup(t connector.Table, env connector.Env) (connector.LookupSource, error) {
+	c, err := parseConfig(t)
+	if err != nil {
+		return nil, err
+	}
+	db, err := c.open()
+	if err != nil {
+		return nil, err
+	}
+	q := query{cfg: &c, name: t.Name}
+	if c.lookup.Mode == lookupcache.Full {
+		return &FullSource{query: q, db: db, sql: c.target.dialect.selectSQL(c.table, c.cols, nil)}, nil
+	}
+	l := &Lookuper{query: q, db: db, stmts: make(map[string]*stmt)}
+	l.Lookuper = lookupcache.NewLookuper(c.lookup, l.fetch, lookupcache.EnvClock(env.Now))
+	return l, nil
+}
+
+// query reads rows of the table's schema from a result.
+type query struct {
+	cfg  *config
+	name string
+}
+
+// scan reads every row of rs, checking the database types once (when
+// *checked is false), and calls emit with each (the slice is reused).
+func (q query) scan(rs *sql.Rows, checked *atomic.Bool, emit func([]types.Value) error) error {
+	if !checked.Load() {
+		cts, err := rs.ColumnTypes()
+		if err != nil {
+			return err
+		}
+		for i, ct := range cts {
+			if err := checkColumn(q.cfg.cols[i], ct.DatabaseTypeName(), q.cfg.schema.Columns[i].Type); err != nil {
+				return lookupcache.Permanent(fmt.Errorf("jdbc table %s (%s): %w", q.name, q.cfg.table, err))
+			}
+		}
+		checked.Store(true)
+	}
+	n := len(q.cfg.cols)
+	raw := make([]any, n)
+	ptrs := make([]any, n)
+	for i := range raw {
+		ptrs[i] = &raw[i]
+	}
+	row := make([]types.Value, n)
+	for rs.Next() {
+		if err := rs.Scan(ptrs...); err != nil {
+			return err
+		}
+		for i := range raw {
+			v, err := convert(raw[i], q.cfg.schema.Columns[i].Type)
+			if err != nil {
+				return lookupcache.Permanent(fmt.Errorf("jdbc table %s (%s): column '%s': %w", q.name, q.cfg.table, q.cfg.cols[i], err))
+			}
+			row[i] = v
+		}
+		if err := emit(row); err != nil {
+			return err
+		}
+	}
+	return rs.Err()
+}
+
+// FullSource loads a jdbc table in full (a connector.FullSource).
+type FullSource struct {
+	query
+	db      *sql.DB
+	sql     string
+	checked atomic.Bool
+}
+
+// Load implements connector.FullSource: one SELECT of every row.
+func (s *FullSource) Load(ctx context.Context, emit func(row []types.Value) error) error {
+	rs, err := s.db.QueryContext(ctx, s.sql)
+	if err != nil {
+		return fmt.Errorf("jdbc table %s: cannot load %s: %w", s.name, s.cfg.table, err)
+	}
+	defer rs.Close()
+	if err := s.scan(rs, &s.checked, emit); err != nil {
+		if lookupcache.IsPermanent(err) {
+			return err
+		}
+		return fmt.Errorf("jdbc table %s: cannot load %s: %w", s.name, s.cfg.table, err)
+	}
+	return nil
+}
+
+// ReloadInterval implements connector.FullSource.
+func (s *FullSource) ReloadInterval() time.Duration { return s.cfg.lookup.ReloadInterval }
+
+// Identity implements connector.FullSource: the connector, url, table,
+// user and the columns read (not the password).
+func (s *FullSource) Identity() string {
+	return fmt.Sprintf("jdbc|%s|%s|%s|%s", s.cfg.url, s.cfg.table, s.cfg.user, s.cfg.schema)
+}
+
+// SQL returns the statement Load runs.
+func (s *FullSource) SQL() string { return s.sql }
+
+// Close implements connector.LookupSource.
+func (s *FullSource) Close() error { return s.db.Close() }
+
+// Lookuper looks rows up by key with a prepared statement per key set (a
+// connector.KeyLookuper), through a per-job cache.
+type Lookuper struct {
+	*lookupcache.Lookuper
+	query
+	db *sql.DB
+
+	mu    sync.Mutex
+	stmts map[string]*stmt // by key columns
+}
+
+// stmt is the prepared lookup by one key set.
+type stmt struct {
+	sql     string
+	st      *sql.Stmt
+	checked atomic.Bool
+}
+
+// SQL returns the statement that looks rows up by the columns keyCols.
+func (l *Lookuper) SQL(keyCols []int) string {
+	where := make([]string, len(keyCols))
+	for i, c := range keyCols {
+		where[i] = l.cfg.cols[c]
+	}
+	return l.cfg.target.dialect.selectSQL(l.cfg.table, l.cfg.cols, where)
+}
+
+func (l *Lookuper) prepared(ctx context.Context, keyCols []int) (*stmt, error) {
+	var sig strings.Builder
+	for _, c := range keyCols {
+		if c < 0 || c >= len(l.cfg.cols) {
+			return nil, lookupcache.Permanent(fmt.Errorf("jdbc table %s: no key column %d", l.name, c))
+		}
+		fmt.Fprintf(&sig, "%d,", c)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s, ok := l.stmts[sig.String()]; ok {
+		return s, nil
+	}
+	s := &stmt{sql: l.SQL(keyCols)}
+	st, err := l.db.PrepareContext(ctx, s.sql)
+	if err != nil {
+		return nil, fmt.Errorf("jdbc table %s: cannot prepare %s: %w", l.name, s.sql, err)
+	}
+	s.st = st
+	l.stmts[sig.String()] = s
+	return s, nil
+}
+
+func (l *Lookuper) fetch(ctx context.Context, keyCols []int, key []types.Value, dst [][]types.Value) ([][]types.Value, error) {
+	s, err := l.prepared(ctx, keyCols)
+	if err != nil {
+		return dst, err
+	}
+	args := make([]any, len(key))
+	for i, v := range key {
+		if args[i], err = param(v); err != nil {
+			return dst, lookupcache.Permanent(fmt.Errorf("jdbc table %s: column '%s': %w", l.name, l.cfg.cols[keyCols[i]], err))
+		}
+	}
+	rs, err := s.st.QueryContext(ctx, args...)
+	if err != nil {
+		return dst, fmt.Errorf("jdbc table %s: lookup failed: %w", l.name, err)
+	}
+	defer rs.Close()
+	err = l.scan(rs, &s.checked, func(row []types.Value) error {
+		dst = append(dst, append([]types.Value(nil), row...))
+		return nil
+	})
+	if err != nil && !lookupcache.IsPermanent(err) {
+		err = fmt.Errorf("jdbc table %s: lookup failed: %w", l.name, err)
+	}
+	return dst, err
+}
+
+// Close implements connector.LookupSource.
+func (l *Lookuper) Close() error {
+	l.mu.Lock()
+	for _, s := range l.stmts {
+		s.st.Close()
+	}
+	clear(l.stmts)
+	l.mu.Unlock()
+	return l.db.Close()
+}
+
+var (
+	_ connector.LookupFactory = Factory{}
+	_ connector.FullSource    = (*FullSource)(nil)
+	_ connector.KeyLookuper   = (*Lookuper)(nil)
+	_ lookupcache.Cached      = (*Lookuper)(nil)
+)

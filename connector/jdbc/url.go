@@ -1,0 +1,183 @@
+package jdbc
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// dialect is the kind of database a URL names.
+type dialect int
+
+const (
+	postgres dialect = iota + 1
+	mySQL
+)
+
+func (d dialect) String() string {
+	if d == postgres {
+		return "PostgreSQL"
+	}
+	return "MySQL"
+}
+
+// drivers are the JDBC driver classes the 'driver' option may name.
+var drivers = map[string]dialect{
+	"org.postgresql.Driver":    postgres,
+	"com.mysql.cj.jdbc.Driver": mySQL,
+	"com.mysql.jdbc.Driver":    mySQL,
+	"org.mariadb.jdbc.Driver":  mySQL,
+}
+
+// target is a parsed JDBC URL: the dialect and the DSN of its Go driver.
+type target struct {
+	dialect dialect
+	dsn     string
+}
+
+// parseURL translates a JDBC URL (jdbc:postgresql://host[:port]/db[?...],
+// jdbc:mysql://... or jdbc:mariadb://...) and the credentials into a Go
+// DSN: a postgres:// URL for pgx, a go-sql-driver/mysql DSN for MySQL.
+// user and password override those of the URL's parameters. timeout, if
+// not zero, bounds connecting.
+func parseURL(raw, user, password string, timeout time.Duration) (target, error) {
+	rest, ok := strings.CutPrefix(raw, "jdbc:")
+	if !ok {
+		return target{}, fmt.Errorf("url %q is not a JDBC URL (jdbc:postgresql://host:port/db or jdbc:mysql://host:port/db)", raw)
+	}
+	scheme, _, _ := strings.Cut(rest, ":")
+	var d dialect
+	switch scheme {
+	case "postgresql":
+		d = postgres
+	case "mysql", "mariadb":
+		d = mySQL
+	default:
+		return target{}, fmt.Errorf("url %q: unsupported database '%s' (supported: postgresql, mysql, mariadb)", raw, scheme)
+	}
+	u, err := url.Parse(rest)
+	if err != nil {
+		return target{}, fmt.Errorf("url %q: %w", raw, err)
+	}
+	if u.Host == "" || strings.Contains(u.Host, ",") {
+		return target{}, fmt.Errorf("url %q: expected one host, as in %s://host:port/database", raw, scheme)
+	}
+	db := strings.TrimPrefix(u.Path, "/")
+	if db == "" || strings.Contains(db, "/") {
+		return target{}, fmt.Errorf("url %q: expected a database name, as in %s://host:port/database", raw, scheme)
+	}
+	params := u.Query()
+	if user == "" {
+		user = params.Get("user")
+	}
+	if password == "" {
+		password = params.Get("password")
+	}
+	params.Del("user")
+	params.Del("password")
+	host, port := u.Hostname(), u.Port()
+	if d == postgres {
+		if port == "" {
+			port = "5432"
+		}
+		dsn, err := postgresDSN(raw, host, port, db, user, password, params, timeout)
+		return target{postgres, dsn}, err
+	}
+	if port == "" {
+		port = "3306"
+	}
+	dsn, err := mysqlDSN(raw, host, port, db, user, password, params, timeout)
+	return target{mySQL, dsn}, err
+}
+
+func postgresDSN(raw, host, port, db, user, password string, params url.Values, timeout time.Duration) (string, error) {
+	q := url.Values{}
+	for _, k := range sortedKeys(params) {
+		v := params.Get(k)
+		switch k {
+		case "sslmode":
+			q.Set("sslmode", v)
+		case "ssl":
+			if v == "true" {
+				q.Set("sslmode", "require")
+			}
+		case "connectTimeout": // seconds
+			q.Set("connect_timeout", v)
+		case "ApplicationName":
+			q.Set("application_name", v)
+		case "currentSchema":
+			q.Set("search_path", v)
+		default:
+			return "", fmt.Errorf("url %q: unsupported parameter '%s' (supported: user, password, sslmode, ssl, connectTimeout, ApplicationName, currentSchema)", raw, k)
+		}
+	}
+	if timeout > 0 && q.Get("connect_timeout") == "" {
+		q.Set("connect_timeout", strconv.Itoa(max(1, int(timeout/time.Second))))
+	}
+	u := url.URL{Scheme: "postgres", Host: net.JoinHostPort(host, port), Path: "/" + db, RawQuery: q.Encode()}
+	if password != "" {
+		u.User = url.UserPassword(user, password)
+	} else if user != "" {
+		u.User = url.User(user)
+	}
+	return u.String(), nil
+}
+
+func mysqlDSN(raw, host, port, db, user, password string, params url.Values, timeout time.Duration) (string, error) {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd = user, password
+	cfg.Net, cfg.Addr, cfg.DBName = "tcp", net.JoinHostPort(host, port), db
+	cfg.ParseTime = true
+	cfg.Loc = time.UTC
+	// Read TIMESTAMP columns as UTC, like DATETIME ones.
+	cfg.Params = map[string]string{"time_zone": "'+00:00'"}
+	cfg.Timeout = timeout
+	for _, k := range sortedKeys(params) {
+		v := params.Get(k)
+		switch k {
+		case "useSSL":
+			if v == "true" {
+				cfg.TLSConfig = "preferred"
+			} else {
+				cfg.TLSConfig = "false"
+			}
+		case "sslMode":
+			switch strings.ToUpper(v) {
+			case "DISABLED":
+				cfg.TLSConfig = "false"
+			case "PREFERRED":
+				cfg.TLSConfig = "preferred"
+			case "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY":
+				cfg.TLSConfig = "true"
+			default:
+				return "", fmt.Errorf("url %q: unsupported sslMode '%s'", raw, v)
+			}
+		case "connectTimeout": // milliseconds
+			ms, err := strconv.Atoi(v)
+			if err != nil {
+				return "", fmt.Errorf("url %q: connectTimeout %q is not a number of milliseconds", raw, v)
+			}
+			cfg.Timeout = time.Duration(ms) * time.Millisecond
+		case "characterEncoding", "useUnicode":
+			// The Go driver always speaks utf8mb4.
+		default:
+			return "", fmt.Errorf("url %q: unsupported parameter '%s' (supported: user, password, useSSL, sslMode, connectTimeout, characterEncoding, useUnicode)", raw, k)
+		}
+	}
+	return cfg.FormatDSN(), nil
+}
+
+func sortedKeys(v url.Values) []string {
+	keys := make([]string, 0, len(v))
+	for k := range v {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,340 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/connector/format"
+	"github.com/sluicesql/sluice/connector/lookupcache"
+	"github.com/sluicesql/sluice/types"
+)
+
+// Factory builds redis lookup sources.
+type Factory struct{}
+
+// New returns the redis connector factory.
+func New() Factory { return Factory{} }
+
+// Name implements connector.Factory.
+func (Factory) Name() string { return "redis" }
+
+// Option keys.
+const (
+	optURL       = "url"
+	optHost      = "host"
+	optPort      = "port"
+	optUser      = "username"
+	optPassword  = "password"
+	optDatabase  = "database"
+	optDataType  = "data-type"
+	optPrefix    = "key-prefix"
+	optSeparator = "key-separator"
+	optFormat    = "format"
+	optTimeout   = "timeout"
+)
+
+// Lookuper looks rows up in Redis (a connector.KeyLookuper).
+type Lookuper struct {
+	*lookupcache.Lookuper
+	name      string
+	schema    types.Schema
+	client    *goredis.Client
+	hash      bool
+	prefix    string
+	sep       string
+	pk        []int // primary key columns, in declared order; nil: none
+	valueCol  int   // string values without a format: the value column
+	fieldCols map[string]int
+
+	decMu sync.Mutex
+	dec   format.Decoder // string values with a format
+}
+
+// CreateLookup implements connector.LookupFactory.
+func (Factory) CreateLookup(t connector.Table, env connector.Env) (connector.LookupSource, error) {
+	if err := connector.RejectMetadata("redis", t); err != nil {
+		return nil, err
+	}
+	fmtName := t.Options[optFormat]
+	known := append([]string{"connector", optURL, optHost, optPort, optUser, optPassword, optDatabase,
+		optDataType, optPrefix, optSeparator, optFormat, optTimeout}, lookupcache.PartialOptions()...)
+	var prefixes []string
+	if fmtName != "" {
+		prefixes = append(prefixes, fmtName+".")
+	}
+	if err := t.Options.CheckKnown("redis", known, prefixes...); err != nil {
+		return nil, err
+	}
+	settings, err := lookupcache.ParseOptions(t.Options)
+	if err != nil {
+		return nil, err
+	}
+	if settings.Mode == lookupcache.Full {
+		return nil, fmt.Errorf("redis: option '%s' = 'FULL' is not supported: Redis tables are looked up by key ('NONE' or 'PARTIAL')", lookupcache.OptCache)
+	}
+	opts, err := clientOptions(t.Options)
+	if err != nil {
+		return nil, err
+	}
+	l := &Lookuper{
+		name:     t.Name,
+		schema:   t.Schema,
+		prefix:   t.Options[optPrefix],
+		sep:      t.Options.String(optSeparator, ":"),
+		valueCol: -1,
+	}
+	for _, k := range t.PrimaryKey {
+		i := t.Schema.Index(k)
+		if i < 0 {
+			return nil, fmt.Errorf("redis: primary key column '%s' is not a physical column", k)
+		}
+		l.pk = append(l.pk, i)
+	}
+	switch dt := strings.ToLower(t.Options.String(optDataType, "hash")); dt {
+	case "hash":
+		l.hash = true
+		if fmtName != "" {
+			return nil, fmt.Errorf("redis: option '%s' applies to 'data-type' = 'string' only", optFormat)
+		}
+		l.fieldCols = make(map[string]int, t.Schema.Len())
+		for i, c := range t.Schema.Columns {
+			l.fieldCols[c.Name] = i
+		}
+	case "string":
+		if fmtName != "" {
+			if env.Formats == nil {
+				return nil, errors.New("redis: no format registry")
+			}
+			f, err := env.Formats.Lookup(fmtName)
+			if err != nil {
+				return nil, err
+			}
+			if format.IsChangelog(f) {
+				return nil, fmt.Errorf("redis: format '%s' is a changelog format; a value is one row", fmtName)
+			}
+			if l.dec, err = f.NewDecoder(t.Schema, t.Options.WithPrefix(fmtName+".")); err != nil {
+				return nil, err
+			}
+			break
+		}
+		if len(l.pk) == 0 || len(l.pk) != t.Schema.Len()-1 {
+			return nil, fmt.Errorf("redis: 'data-type' = 'string' without a 'format' needs a PRIMARY KEY and exactly one other column, the value")
+		}
+		for i := range t.Schema.Columns {
+			if !slices.Contains(l.pk, i) {
+				l.valueCol = i
+			}
+		}
+	default:
+		return nil, fmt.Errorf("redis: option '%s': unsupported value '%s' (expected 'hash' or 'string')", optDataType, dt)
+	}
+	l.client = goredis.NewClient(opts)
+	l.Lookuper = lookupcache.NewLookuper(settings, l.fetch, lookupcache.EnvClock(env.Now))
+	return l, nil
+}
+
+// clientOptions reads where the server is: 'url' (redis://... or
+// rediss://...) or 'host' and 'port', and the credentials.
+func clientOptions(o connector.Options) (*goredis.Options, error) {
+	var opts *goredis.Options
+	if u, ok := o[optURL]; ok {
+		if _, ok := o[optHost]; ok {
+			return nil, fmt.Errorf("redis: set either '%s' or '%s', not both", optURL, optHost)
+		}
+		var err error
+		if opts, err = goredis.ParseURL(u); err != nil {
+			return nil, fmt.Errorf("redis: option '%s': %w", optURL, err)
+		}
+	} else {
+		host, err := o.Required(optHost)
+		if err != nil {
+			return nil, fmt.Errorf("redis: %w (or '%s')", err, optURL)
+		}
+		port, err := o.Int(optPort, 6379)
+		if err != nil {
+			return nil, err
+		}
+		opts = &goredis.Options{Addr: net.JoinHostPort(host, strconv.FormatInt(port, 10))}
+	}
+	if v, ok := o[optUser]; ok {
+		opts.Username = v
+	}
+	if v, ok := o[optPassword]; ok {
+		opts.Password = v
+	}
+	if _, ok := o[optDatabase]; ok {
+		db, err := o.Int(optDatabase, 0)
+		if err != nil {
+			return nil, err
+		}
+		opts.DB = int(db)
+	}
+	timeout, err := o.Duration(optTimeout, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = timeout, timeout, timeout
+	// Retries are the lookup's ('lookup.max-retries'), not the client's.
+	opts.MaxRetries = -1
+	opts.DialerRetries = 1
+	opts.PoolSize = 4
+	opts.Protocol = 2
+	opts.DisableIdentity = true
+	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	return opts, nil
+}
+
+// Key returns the Redis key of a lookup by the columns keyCols, and
+// which of those columns (by position in keyCols) it does not cover and
+// must be checked on the row read.
+func (l *Lookuper) Key(keyCols []int, key []types.Value) (string, []int, error) {
+	var b strings.Builder
+	b.WriteString(l.prefix)
+	var rest []int
+	if l.pk != nil {
+		for n, c := range l.pk {
+			i := slices.Index(keyCols, c)
+			if i < 0 {
+				names := make([]string, len(l.pk))
+				for j, p := range l.pk {
+					names[j] = l.schema.Columns[p].Name
+				}
+				return "", nil, lookupcache.Permanent(fmt.Errorf("redis table %s can only be looked up by its primary key (%s)", l.name, strings.Join(names, ", ")))
+			}
+			if n > 0 {
+				b.WriteString(l.sep)
+			}
+			b.WriteString(keyText(key[i], l.schema.Columns[c].Type))
+		}
+		for i, c := range keyCols {
+			if !slices.Contains(l.pk, c) {
+				rest = append(rest, i)
+			}
+		}
+		return b.String(), rest, nil
+	}
+	order := make([]int, len(keyCols))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return keyCols[a] - keyCols[b] })
+	for n, i := range order {
+		if n > 0 {
+			b.WriteString(l.sep)
+		}
+		b.WriteString(keyText(key[i], l.schema.Columns[keyCols[i]].Type))
+	}
+	return b.String(), nil, nil
+}
+
+// keyText is how a key value appears in a Redis key: as the column's
+// type prints it (a DECIMAL at the column's scale).
+func keyText(v types.Value, t types.Type) string {
+	switch k := v.Kind(); {
+	case k.IsString() || k.IsBinary():
+		return v.Str()
+	case k.IsInteger():
+		return strconv.FormatInt(v.Int(), 10)
+	case k == types.KindDecimal && t.Kind == types.KindDecimal:
+		return types.DecimalString(types.Rescale(v, t.Scale))
+	}
+	return types.FormatValue(v, types.Type{Kind: v.Kind(), Precision: t.Precision, Scale: t.Scale})
+}
+
+func (l *Lookuper) fetch(ctx context.Context, keyCols []int, key []types.Value, dst [][]types.Value) ([][]types.Value, error) {
+	if len(keyCols) != len(key) {
+		return dst, lookupcache.Permanent(fmt.Errorf("redis table %s: %d key columns, %d values", l.name, len(keyCols), len(key)))
+	}
+	rkey, rest, err := l.Key(keyCols, key)
+	if err != nil {
+		return dst, err
+	}
+	row := make([]types.Value, l.schema.Len())
+	if l.hash {
+		fields, err := l.client.HGetAll(ctx, rkey).Result()
+		if err != nil {
+			return dst, fmt.Errorf("redis table %s: HGETALL %s: %w", l.name, rkey, err)
+		}
+		if len(fields) == 0 {
+			return dst, nil
+		}
+		for f, s := range fields {
+			i, ok := l.fieldCols[f]
+			if !ok {
+				continue
+			}
+			if row[i], err = parse(s, l.schema.Columns[i].Type); err != nil {
+				return dst, lookupcache.Permanent(fmt.Errorf("redis table %s: key %s field '%s': %w", l.name, rkey, f, err))
+			}
+		}
+	} else {
+		s, err := l.client.Get(ctx, rkey).Result()
+		if errors.Is(err, goredis.Nil) {
+			return dst, nil
+		}
+		if err != nil {
+			return dst, fmt.Errorf("redis table %s: GET %s: %w", l.name, rkey, err)
+		}
+		if l.dec != nil {
+			l.decMu.Lock()
+			err = l.dec.Decode([]byte(s), row)
+			l.decMu.Unlock()
+		} else {
+			row[l.valueCol], err = parse(s, l.schema.Columns[l.valueCol].Type)
+		}
+		if err != nil {
+			return dst, lookupcache.Permanent(fmt.Errorf("redis table %s: key %s: %w", l.name, rkey, err))
+		}
+	}
+	// Key columns the value does not carry come from the key.
+	for i, c := range keyCols {
+		if row[c].IsNull() {
+			if row[c], err = asColumn(key[i], l.schema.Columns[c].Type); err != nil {
+				return dst, lookupcache.Permanent(fmt.Errorf("redis table %s: key column '%s': %w", l.name, l.schema.Columns[c].Name, err))
+			}
+		}
+	}
+	for _, i := range rest {
+		if types.Compare(row[keyCols[i]], key[i]) != 0 {
+			return dst, nil
+		}
+	}
+	return append(dst, row), nil
+}
+
+// parse reads a Redis string as a value of type t, as CAST does.
+func parse(s string, t types.Type) (types.Value, error) {
+	return types.Cast(types.StringValue(s), types.String, t)
+}
+
+// asColumn converts a key value to its column's type.
+func asColumn(v types.Value, t types.Type) (types.Value, error) {
+	from := types.Type{Kind: v.Kind(), Precision: types.MaxLength}
+	switch {
+	case v.Kind() == types.KindDecimal:
+		from = types.Decimal(types.MaxDecimalPrecision, v.Scale())
+	case v.Kind().IsTimestamp() || v.Kind() == types.KindTime:
+		from.Precision = 9
+	}
+	return types.Cast(v, from, t)
+}
+
+// Close implements connector.LookupSource.
+func (l *Lookuper) Close() error { return l.client.Close() }
+
+var (
+	_ connector.LookupFactory = Factory{}
+	_ connector.KeyLookuper   = (*Lookuper)(nil)
+	_ lookupcache.Cached      = (*Lookuper)(nil)
+)
