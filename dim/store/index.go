@@ -15,6 +15,7 @@ type Index struct {
 	colTypes []types.Type
 	keyCols  []int
 	isKey    []bool   // by column
+	keys     []keyCol // by key column
 	vals     []column // the non-key columns, in column order
 	valCols  []int    // their positions in the row
 	nullLen  int      // bytes of a record's null bitmap, when it has one
@@ -63,6 +64,8 @@ func newIndex(colTypes []types.Type, keyCols []int) (*Index, error) {
 			return nil, fmt.Errorf("store: cannot build index: key column %d given twice", c)
 		}
 		ix.isKey[c] = true
+		t := colTypes[c]
+		ix.keys = append(ix.keys, keyCol{kind: t.Kind, decimal: t.Kind == types.KindDecimal, precision: t.Precision, scale: t.Scale})
 	}
 	for i, t := range colTypes {
 		if ix.isKey[i] {
@@ -74,6 +77,13 @@ func newIndex(colTypes []types.Type, keyCols []int) (*Index, error) {
 	ix.nullLen = (len(ix.vals) + 7) / 8
 	ix.readers.New = func() any { return ix.NewReader() }
 	return ix, nil
+}
+
+// keyCol is what Lookup needs to give a probe's key value the column's type.
+type keyCol struct {
+	kind             types.Kind
+	decimal          bool
+	precision, scale int
 }
 
 // builder adds rows to an index under construction.
@@ -239,7 +249,15 @@ func (r *Reader) Lookup(key []types.Value, visit func(row []types.Value) bool) i
 	}
 	row := r.row
 	for i, c := range ix.keyCols {
-		row[c] = castKey(key[i], ix.colTypes[c])
+		k := &ix.keys[i]
+		switch v := &key[i]; {
+		case k.decimal:
+			row[c] = castDecimal(*v, k.precision, k.scale)
+		case v.Kind() == k.kind:
+			row[c] = *v
+		default:
+			row[c] = v.WithKind(k.kind)
+		}
 	}
 	n := 0
 	for addr != 0 {
@@ -271,15 +289,14 @@ func (r *Reader) Lookup(key []types.Value, visit func(row []types.Value) bool) i
 	return n
 }
 
-// castKey returns a probe's key value as a value of the key column's type.
-// The value matched a stored key, so it is equal to it: only its kind and,
-// for a DECIMAL, its scale may differ.
-func castKey(v types.Value, t types.Type) types.Value {
-	if t.Kind == types.KindDecimal && v.Kind() == types.KindDecimal && v.Scale() != t.Scale {
-		if d, ok := types.FitDecimal(v, t.Precision, t.Scale); ok {
-			return d
-		}
+// castDecimal returns a probe's DECIMAL key value at the scale of the key
+// column. The value matched a stored key, so it is equal to it and fits.
+func castDecimal(v types.Value, precision, scale int) types.Value {
+	if v.Kind() != types.KindDecimal || v.Scale() == scale {
 		return v
 	}
-	return v.WithKind(t.Kind)
+	if d, ok := types.FitDecimal(v, precision, scale); ok {
+		return d
+	}
+	return v
 }
