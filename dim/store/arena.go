@@ -29,16 +29,22 @@ func (a *arena) reserve(n int) uint64 {
 	last := len(a.chunks) - 1
 	c := a.chunks[last]
 	if len(c)+n > chunkSize {
-		a.chunks = append(a.chunks, make([]byte, 0, chunkSize))
+		a.chunks = append(a.chunks, newChunk(0, chunkSize))
 		last++
 		c = a.chunks[last]
 	} else if len(c)+n > cap(c) {
-		nc := make([]byte, len(c), min(chunkSize, max(2*cap(c), len(c)+n)))
+		nc := newChunk(len(c), min(chunkSize, max(2*cap(c), len(c)+n)))
 		copy(nc, c)
 		a.chunks[last] = nc
 		c = nc
 	}
 	return uint64(last)<<chunkShift | uint64(len(c))
+}
+
+func newChunk(n, c int) []byte {
+	b := make([]byte, n, c)
+	adviseHuge(b)
+	return b
 }
 
 // append appends b at the address reserve just returned.

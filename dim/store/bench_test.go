@@ -73,6 +73,32 @@ func BenchmarkLookup(b *testing.B) {
 	}
 }
 
+func BenchmarkLookupBatch(b *testing.B) {
+	for _, n := range []int{1000, 1_000_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			ix := benchIndex(b, n)
+			r := rand.New(rand.NewPCG(1, 1))
+			probes := make([][]types.Value, 1<<16)
+			var key [50]byte
+			for j := range probes {
+				benchKey(&key, r.IntN(n))
+				probes[j] = []types.Value{types.StringValue(string(key[:]))}
+			}
+			rd := ix.NewReader()
+			visit := func(int, []types.Value) bool { return true }
+			b.ReportAllocs()
+			j := 0
+			for b.Loop() {
+				if rd.LookupBatch(probes[j:j+256], visit) != 256 {
+					b.Fatal("miss")
+				}
+				j = (j + 256) & (len(probes) - 1)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*256), "ns/key")
+		})
+	}
+}
+
 // BenchmarkMapLookup is the reference for BenchmarkLookup: the same rows
 // in a map[string]string.
 func BenchmarkMapLookup(b *testing.B) {

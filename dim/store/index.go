@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/sluicesql/sluice/types"
+	"github.com/zeebo/xxh3"
 )
 
 // Index is the immutable, in-memory index of a dimension table by one set
@@ -206,9 +207,10 @@ func (ix *Index) Lookup(key []types.Value, visit func(row []types.Value) bool) i
 // Reader looks rows up in an Index with scratch space of its own. A Reader
 // is for one goroutine at a time; an Index can have any number of them.
 type Reader struct {
-	ix  *Index
-	key []byte
-	row []types.Value
+	ix    *Index
+	key   []byte
+	row   []types.Value
+	touch uint64 // what LookupBatch's loads read, so that they stay
 }
 
 // NewReader returns a Reader of ix.
@@ -233,20 +235,85 @@ func (ix *Index) NewReader() *Reader {
 // visit returns false to stop.
 func (r *Reader) Lookup(key []types.Value, visit func(row []types.Value) bool) int {
 	ix := r.ix
-	if len(key) != len(ix.keyCols) {
-		panic(fmt.Sprintf("store: Lookup with %d key values for %d key columns", len(key), len(ix.keyCols)))
+	h, ok := r.hash(key)
+	if !ok {
+		return 0
+	}
+	addr := ix.tab.lookup(h)
+	if addr == 0 {
+		return 0
+	}
+	return r.visit(key, addr, visit)
+}
+
+// batch is how many keys LookupBatch works on at a time.
+const batch = 16
+
+// LookupBatch looks up every key of keys, as Lookup does, and calls visit
+// with the key's index and each of its rows; visit returns false to go on
+// with the next key. It returns the number of rows visited. It finds the
+// same rows as a Lookup per key, but faster for tables larger than the CPU
+// caches: it hashes a group of keys, then touches their slots, then their
+// records, so that the cache misses of a group overlap instead of queueing
+// one behind the other.
+func (r *Reader) LookupBatch(keys [][]types.Value, visit func(i int, row []types.Value) bool) int {
+	ix := r.ix
+	if len(ix.tab.slots) == 0 {
+		return 0
+	}
+	var hs [batch]xxh3.Uint128
+	var addrs [batch]uint64
+	var found [batch]bool
+	n := 0
+	for base := 0; base < len(keys); base += batch {
+		group := keys[base:min(base+batch, len(keys))]
+		var touch uint64
+		for j, key := range group {
+			hs[j], found[j] = r.hash(key)
+			if found[j] {
+				touch += ix.tab.slots[ix.tab.home(hs[j])].w // load the home slot
+			}
+		}
+		for j := range group {
+			addrs[j] = 0
+			if found[j] {
+				addrs[j] = ix.tab.lookup(hs[j])
+				if addrs[j] != 0 {
+					chunk, p := ix.arena.at(addrs[j])
+					touch += uint64(chunk[p]) // load the record's first line
+				}
+			}
+		}
+		r.touch = touch
+		for j, key := range group {
+			if addrs[j] != 0 {
+				i := base + j
+				n += r.visit(key, addrs[j], func(row []types.Value) bool { return visit(i, row) })
+			}
+		}
+	}
+	return n
+}
+
+// hash checks and encodes key and returns its hash; false if it has a NULL.
+func (r *Reader) hash(key []types.Value) (xxh3.Uint128, bool) {
+	if len(key) != len(r.ix.keyCols) {
+		panic(fmt.Sprintf("store: Lookup with %d key values for %d key columns", len(key), len(r.ix.keyCols)))
 	}
 	r.key = r.key[:0]
 	for _, v := range key {
 		if v.IsNull() {
-			return 0
+			return xxh3.Uint128{}, false
 		}
 		r.key = types.AppendKey(r.key, v)
 	}
-	addr := ix.tab.lookup(hashKey(r.key))
-	if addr == 0 {
-		return 0
-	}
+	return hashKey(r.key), true
+}
+
+// visit decodes the rows of the chain that starts at addr and calls visit
+// with each.
+func (r *Reader) visit(key []types.Value, addr uint64, visit func(row []types.Value) bool) int {
+	ix := r.ix
 	row := r.row
 	for i, c := range ix.keyCols {
 		k := &ix.keys[i]

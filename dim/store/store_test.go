@@ -282,6 +282,7 @@ func checkTable(t *testing.T, r *rand.Rand, cols []types.Type, keyCols []int, ro
 			t.Fatalf("key %s:\n got %q\nwant %q", rowString(key), got, want)
 		}
 	}
+	checkBatch(t, rd, r, rows, keyCols)
 	// Keys that are not there: shifted integers, longer strings.
 	for range 200 {
 		row := rows[r.IntN(len(rows))]
@@ -300,6 +301,38 @@ func checkTable(t *testing.T, r *rand.Rand, cols []types.Type, keyCols []int, ro
 		if got := lookupAll(rd, key); len(got) != len(ref[k]) {
 			t.Fatalf("absent key %s matched %d rows", rowString(key), len(got))
 		}
+	}
+}
+
+// checkBatch looks keys up with LookupBatch, NULL and absent ones among
+// them, and compares with a Lookup per key.
+func checkBatch(t *testing.T, rd *Reader, r *rand.Rand, rows [][]types.Value, keyCols []int) {
+	t.Helper()
+	keys := make([][]types.Value, r.IntN(100))
+	for i := range keys {
+		keys[i] = probeKey(r, rows[r.IntN(len(rows))], keyCols)
+		if r.IntN(10) == 0 {
+			if v := keys[i][0]; v.Kind().IsInteger() {
+				keys[i][0] = types.IntValue(v.Kind(), v.Int()+1e9)
+			}
+		}
+	}
+	got := make([][]string, len(keys))
+	n := rd.LookupBatch(keys, func(i int, row []types.Value) bool {
+		got[i] = append(got[i], rowString(row))
+		return true
+	})
+	total := 0
+	for i, key := range keys {
+		slices.Sort(got[i])
+		want := lookupAll(rd, key)
+		total += len(want)
+		if !slices.Equal(got[i], want) {
+			t.Fatalf("LookupBatch, key %d %s:\n got %q\nwant %q", i, rowString(key), got[i], want)
+		}
+	}
+	if n != total {
+		t.Fatalf("LookupBatch returned %d, want %d", n, total)
 	}
 }
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"math/bits"
+	"unsafe"
 
 	"github.com/zeebo/xxh3"
 )
@@ -115,6 +116,7 @@ func (t *table) fit() {
 func (t *table) resize(n int) {
 	old := t.slots
 	t.slots = make([]slot, n)
+	adviseHuge(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(t.slots))), n*int(unsafe.Sizeof(slot{}))))
 	for _, s := range old {
 		if s.w == 0 {
 			continue
