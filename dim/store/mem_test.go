@@ -159,6 +159,7 @@ func TestMemory(t *testing.T) {
 	t.Logf("map[string]string: load %.2fs, RSS %d MB, heap in use %d MB, lookup hit %s",
 		mapLoad.Seconds(), mst.rss/mb, mst.heap/mb, per(mapHit))
 	t.Logf("store/map: RSS %.0f%%, heap %.0f%%", 100*float64(st.rss)/float64(mst.rss), 100*float64(st.heap)/float64(mst.heap))
+	t.Logf("machine: a dependent random read of a %d MB array takes %s", bytes/mb, memLatency(int(bytes)))
 	if n != 10_000_000 {
 		return
 	}
@@ -255,6 +256,30 @@ func measure() memStats {
 		panic(fmt.Sprint("statm: ", err))
 	}
 	return memStats{rss: pages * int64(os.Getpagesize()), heap: int64(ms.HeapInuse)}
+}
+
+// memLatency measures the machine's memory: reads of a random cycle
+// through an array of about size bytes (huge pages advised, as the store's
+// are), each read's address depending on the one before, as a lookup's
+// record address depends on its slot. A hit costs about two such reads.
+func memLatency(size int) string {
+	n := size / 8
+	a := make([]uint64, n)
+	adviseHuge(unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), 8*n))
+	perm := rand.New(rand.NewPCG(2, 2)).Perm(n)
+	for i := range perm {
+		a[perm[i]] = uint64(perm[(i+1)%n])
+	}
+	perm = nil
+	const reads = 2_000_000
+	var j uint64
+	d := timeIt(func() {
+		for range reads {
+			j = a[j]
+		}
+	})
+	runtime.KeepAlive(j)
+	return fmt.Sprintf("%.0f ns wall, %.0f ns CPU", d.wall/reads, d.cpu/reads)
 }
 
 // hugePages returns the process's anonymous memory in transparent huge
