@@ -509,6 +509,11 @@ func TestLookupAllocs(t *testing.T) {
 	if a := testing.AllocsPerRun(100, func() { rd.Lookup(key, visit) }); a != 0 {
 		t.Fatalf("Reader.Lookup allocates %v times", a)
 	}
+	keys := [][]types.Value{key, {types.StringValue("key7")}, {types.StringValue("absent")}}
+	bvisit := func(int, []types.Value) bool { return true }
+	if a := testing.AllocsPerRun(100, func() { rd.LookupBatch(keys, bvisit) }); a != 0 {
+		t.Fatalf("Reader.LookupBatch allocates %v times", a)
+	}
 }
 
 // FuzzBuildLookup builds an index of rows read from the input and checks
