@@ -69,6 +69,7 @@ func TestMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	load := time.Since(start)
+	peak := statusKB("VmHWM")
 	st := measure().sub(base)
 	if ix.Rows() != n || ix.Keys() != n {
 		t.Fatalf("%d rows, %d keys; want %d", ix.Rows(), ix.Keys(), n)
@@ -152,7 +153,8 @@ func TestMemory(t *testing.T) {
 		return fmt.Sprintf("%.0f ns wall, %.0f ns CPU (%.2fM/s per core)", d.wall/float64(lookups), d.cpu/float64(lookups), float64(lookups)/d.cpu*1e3)
 	}
 	t.Logf("%d rows, key 50 B, value 20 B (raw data %d MB)", n, n*70/mb)
-	t.Logf("store: Build %.2fs, RSS %d MB, heap in use %d MB, Bytes() %d MB", load.Seconds(), st.rss/mb, st.heap/mb, bytes/mb)
+	t.Logf("store: Build %.2fs, RSS %d MB, heap in use %d MB, Bytes() %d MB; peak RSS of the process while building %d MB (%d MB before)",
+		load.Seconds(), st.rss/mb, st.heap/mb, bytes/mb, peak>>10, base.rss/mb)
 	t.Logf("store: Lookup hit %s", per(hit))
 	batchHit.wall *= float64(lookups) / float64(hits)
 	batchHit.cpu *= float64(lookups) / float64(hits)
@@ -284,6 +286,21 @@ func memLatency(size int) string {
 	})
 	runtime.KeepAlive(j)
 	return fmt.Sprintf("%.0f ns wall, %.0f ns CPU", d.wall/reads, d.cpu/reads)
+}
+
+// statusKB returns a field of /proc/self/status in kB, -1 if it is not there.
+func statusKB(field string) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == field+":" {
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			return n
+		}
+	}
+	return -1
 }
 
 // hugePages returns the process's anonymous memory in transparent huge
