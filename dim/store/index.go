@@ -35,9 +35,22 @@ type Index struct {
 // does not fit the column types, which each should return. A row with a
 // NULL in a key column is not indexed: it could never match.
 func Build(colTypes []types.Type, keyCols []int, each func(yield func(row []types.Value) error) error) (*Index, error) {
+	return BuildSized(colTypes, keyCols, 0, each)
+}
+
+// BuildSized is Build for a table of about rows rows: a reload passes the
+// Rows of the index it replaces. The table is then allocated once at its
+// final size instead of doubling as rows arrive and being fitted at the
+// end, so that a build's peak memory stays near the size of the index it
+// builds (twice that without the hint, garbage included). A wrong hint
+// costs memory or time, never correctness; 0 means no hint.
+func BuildSized(colTypes []types.Type, keyCols []int, rows int, each func(yield func(row []types.Value) error) error) (*Index, error) {
 	ix, err := newIndex(colTypes, keyCols)
 	if err != nil {
 		return nil, err
+	}
+	if rows > 0 {
+		ix.tab.resize(int(float64(rows)/fitLoad) + 1)
 	}
 	b := builder{ix: ix}
 	if err := each(b.add); err != nil {

@@ -344,6 +344,41 @@ func seq(n int) []int {
 	return s
 }
 
+// TestBuildSized checks that a row hint, right or wrong, changes nothing
+// but the table's size.
+func TestBuildSized(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	rows := randTable(r, 2000)
+	keyCols := []int{0, 2}
+	want := build(t, testCols, keyCols, rows)
+	for _, hint := range []int{1, 100, 2000, 100000} {
+		ix, err := BuildSized(testCols, keyCols, hint, func(yield func([]types.Value) error) error {
+			for _, row := range rows {
+				if err := yield(row); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ix.Rows() != want.Rows() || ix.Keys() != want.Keys() {
+			t.Fatalf("hint %d: %d rows, %d keys; want %d, %d", hint, ix.Rows(), ix.Keys(), want.Rows(), want.Keys())
+		}
+		if load := float64(ix.Keys()) / float64(len(ix.tab.slots)); load < 0.7 || load > 0.85 {
+			t.Errorf("hint %d: load factor %.2f", hint, load)
+		}
+		a, b := ix.NewReader(), want.NewReader()
+		for _, row := range rows[:300] {
+			key := probeKey(r, row, keyCols)
+			if got, w := lookupAll(a, key), lookupAll(b, key); !slices.Equal(got, w) {
+				t.Fatalf("hint %d, key %s: got %q, want %q", hint, rowString(key), got, w)
+			}
+		}
+	}
+}
+
 func TestStop(t *testing.T) {
 	cols := []types.Type{{Kind: types.KindBigInt}, {Kind: types.KindVarChar}}
 	var rows [][]types.Value
