@@ -260,7 +260,7 @@ func (r *Reader) Lookup(key []types.Value, visit func(row []types.Value) bool) i
 }
 
 // batch is how many keys LookupBatch works on at a time.
-const batch = 16
+const batch = 32
 
 // LookupBatch looks up every key of keys, as Lookup does, and calls visit
 // with the key's index and each of its rows; visit returns false to go on
@@ -280,9 +280,13 @@ func (r *Reader) LookupBatch(keys [][]types.Value, visit func(i int, row []types
 	n := 0
 	for base := 0; base < len(keys); base += batch {
 		group := keys[base:min(base+batch, len(keys))]
-		var touch uint64
+		// Each phase is a short loop of loads that do not depend on one
+		// another, so that the CPU has many misses in flight at once.
 		for j, key := range group {
 			hs[j], found[j] = r.hash(key)
+		}
+		var touch uint64
+		for j := range group {
 			if found[j] {
 				touch += ix.tab.slots[ix.tab.home(hs[j])].w // load the home slot
 			}
@@ -291,10 +295,12 @@ func (r *Reader) LookupBatch(keys [][]types.Value, visit func(i int, row []types
 			addrs[j] = 0
 			if found[j] {
 				addrs[j] = ix.tab.lookup(hs[j])
-				if addrs[j] != 0 {
-					chunk, p := ix.arena.at(addrs[j])
-					touch += uint64(chunk[p]) // load the record's first line
-				}
+			}
+		}
+		for j := range group {
+			if addrs[j] != 0 {
+				chunk, p := ix.arena.at(addrs[j])
+				touch += uint64(chunk[p]) // load the record's first line
 			}
 		}
 		r.touch = touch
