@@ -25,6 +25,13 @@
 // the rate of undetected memory and disk errors of the machines the table
 // lives on, so keys are not compared, which is what lets them be dropped.
 //
+// Memory. Build doubles the table as rows arrive and fits it at the end,
+// so a build peaks at about twice the index; BuildSized, given the row
+// count (a reload knows the previous one), allocates the table once.
+// Lookups touch the table and the arena at random: Reader.LookupBatch
+// overlaps the cache misses of many keys, and the table and the arena ask
+// for transparent huge pages.
+//
 // Invariants:
 //   - An Index is immutable once Build returns; any number of goroutines
 //     may look rows up at once, each with its own Reader (Index.Lookup
