@@ -394,6 +394,16 @@ func TestStop(t *testing.T) {
 	if n := ix.Lookup([]types.Value{types.NullValue}, func([]types.Value) bool { return true }); n != 0 {
 		t.Fatalf("NULL key: %d rows", n)
 	}
+	// LookupBatch: false moves on to the next key.
+	keys := [][]types.Value{{types.BigIntValue(7)}, {types.NullValue}, {types.BigIntValue(8)}, {types.IntValue(types.KindTinyInt, 7)}}
+	var seenKeys []int
+	n = ix.NewReader().LookupBatch(keys, func(i int, row []types.Value) bool {
+		seenKeys = append(seenKeys, i)
+		return false
+	})
+	if n != 2 || !slices.Equal(seenKeys, []int{0, 3}) {
+		t.Fatalf("LookupBatch stopping at each key's first row: %d rows, keys %v; want 2, [0 3]", n, seenKeys)
+	}
 }
 
 func TestKeyCast(t *testing.T) {
