@@ -1,6 +1,9 @@
 package dim
 
-import "github.com/sluicesql/sluice/types"
+import (
+	"github.com/sluicesql/sluice/dim/store"
+	"github.com/sluicesql/sluice/types"
+)
 
 // Index is a dimension table indexed by one key set.
 type Index interface {
@@ -21,5 +24,12 @@ type Index interface {
 // keyCols. each calls yield with every row; yield copies what it keeps.
 type Builder func(colTypes []types.Type, keyCols []int, each func(yield func(row []types.Value) error) error) (Index, error)
 
-// DefaultBuilder is the Builder a Registry uses unless told otherwise.
-var DefaultBuilder Builder = BuildMapIndex
+// DefaultBuilder is the Builder a Registry uses unless told otherwise: the
+// compact store (dim/store).
+var DefaultBuilder Builder = BuildStore
+
+// BuildStore builds an Index in the compact store: hashed keys, packed
+// values, no Go object per row.
+func BuildStore(colTypes []types.Type, keyCols []int, each func(yield func(row []types.Value) error) error) (Index, error) {
+	return store.Build(colTypes, keyCols, each)
+}

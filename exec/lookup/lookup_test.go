@@ -95,11 +95,14 @@ func TestOperator(t *testing.T) {
 		for _, r := range out.rows {
 			got = append(got, fmt.Sprintf("%v@%d:%d", formatRow(r.Vals), r.Origin.Part, r.Origin.Offset))
 		}
-		want := "[1 1 v1]@0:1 [1 1 dup]@-1:0"
+		// Key 1 has two rows, in no set order: the first one emitted
+		// keeps the left row's origin, the other has none.
+		want, other := "[1 1 v1]@0:1 [1 1 dup]@-1:0", "[1 1 dup]@0:1 [1 1 v1]@-1:0"
 		if left {
-			want += " [3 null null]@0:2 [null null null]@0:3 [9 null null]@0:4"
+			rest := " [3 null null]@0:2 [null null null]@0:3 [9 null null]@0:4"
+			want, other = want+rest, other+rest
 		}
-		if fmt.Sprint(got) != "["+want+"]" {
+		if g := fmt.Sprint(got); g != "["+want+"]" && g != "["+other+"]" {
 			t.Errorf("left=%v: got %v, want [%s]", left, got, want)
 		}
 		if m.Lookups.Load() != 3 || m.LookupHits.Load() != 2 {
