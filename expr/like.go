@@ -366,23 +366,23 @@ func (c *matcherCache) get(key string, build func() (matcher, error)) (matcher, 
 // regexCache caches compiled regular expressions for patterns that are not
 // constant; bounded like matcherCache.
 type regexCache struct {
-	m map[string]*regexp.Regexp
+	m map[string]*pattern
 }
 
-func newRegexCache() *regexCache { return &regexCache{m: make(map[string]*regexp.Regexp)} }
+func newRegexCache() *regexCache { return &regexCache{m: make(map[string]*pattern)} }
 
-func (c *regexCache) get(pattern string) (*regexp.Regexp, error) {
-	if re, ok := c.m[pattern]; ok {
+func (c *regexCache) get(src string) (*pattern, error) {
+	if re, ok := c.m[src]; ok {
 		return re, nil
 	}
-	re, err := regexp.Compile(pattern)
+	re, err := compilePattern(src)
 	if err != nil {
 		return nil, err
 	}
 	if len(c.m) >= maxCachedPatterns {
 		clear(c.m)
 	}
-	c.m[pattern] = re
+	c.m[src] = re
 	return re, nil
 }
 
@@ -391,16 +391,16 @@ func (c *regexCache) get(pattern string) (*regexp.Regexp, error) {
 // constant pattern that does not compile is an error; a non-constant one
 // makes get return a nil Regexp (the function then returns NULL or FALSE,
 // as Flink does).
-func regexArg(call *Call, i int) (get func(v types.Value) *regexp.Regexp, err error) {
+func regexArg(call *Call, i int) (get func(v types.Value) *pattern, err error) {
 	if v, ok := constArg(call, i); ok && !v.IsNull() {
-		re, err := regexp.Compile(v.Str())
+		re, err := compilePattern(v.Str())
 		if err != nil {
 			return nil, fmt.Errorf("cannot compile regular expression '%s' in %s: %w", v.Str(), call.Name, err)
 		}
-		return func(types.Value) *regexp.Regexp { return re }, nil
+		return func(types.Value) *pattern { return re }, nil
 	}
 	cache := newRegexCache()
-	return func(v types.Value) *regexp.Regexp {
+	return func(v types.Value) *pattern {
 		re, err := cache.get(v.Str())
 		if err != nil {
 			return nil
