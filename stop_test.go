@@ -58,33 +58,7 @@ CREATE TABLE out (ws TIMESTAMP(3), n BIGINT) WITH ('connector' = 'print');
 INSERT INTO out SELECT window_start, COUNT(*)
 FROM TABLE(TUMBLE(TABLE ticks, DESCRIPTOR(ts), INTERVAL '1' MINUTE))
 GROUP BY window_start, window_end;`, "$BS", bs)
-	run := func(wait string) string {
-		t.Helper()
-		var out syncBuffer
-		e, err := sluice.Open(sluice.Options{Stdout: &out})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer e.Close()
-		res, err := e.Exec(context.Background(), "job.sql", []byte(src))
-		if err != nil {
-			t.Fatal(sluice.FormatError(err, []byte(src)))
-		}
-		j := res[len(res)-1].Job
-		deadline := time.Now().Add(30 * time.Second)
-		for !strings.Contains(out.String(), wait) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no %q in the output:\n%s", wait, out.String())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		time.Sleep(200 * time.Millisecond) // checkpoints go on
-		j.Stop()
-		if err := j.Wait(); err != nil {
-			t.Fatal(err)
-		}
-		return out.String()
-	}
+	run := func(wait string) string { return runUntilStop(t, src, wait) }
 	produce(0, 150) // 00:00 and 00:01 complete, 00:02 open with 30 rows
 	first := run("2026-01-01 00:01:00")
 	if strings.Contains(first, "00:02:00") {
@@ -95,4 +69,35 @@ GROUP BY window_start, window_end;`, "$BS", bs)
 	if !strings.Contains(second, "+I[2026-01-01 00:02:00.000, 60]") {
 		t.Fatalf("the open window was not kept whole across the stop:\nfirst run:\n%ssecond run:\n%s", first, second)
 	}
+}
+
+// runUntilStop starts the job of src, waits until its printed output
+// holds wait (and a few checkpoints more), stops it, and returns the
+// output.
+func runUntilStop(t *testing.T, src, wait string) string {
+	t.Helper()
+	var out syncBuffer
+	e, err := sluice.Open(sluice.Options{Stdout: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	res, err := e.Exec(context.Background(), "job.sql", []byte(src))
+	if err != nil {
+		t.Fatal(sluice.FormatError(err, []byte(src)))
+	}
+	j := res[len(res)-1].Job
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out.String(), wait) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in the output:\n%s", wait, out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // checkpoints go on
+	j.Stop()
+	if err := j.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
 }

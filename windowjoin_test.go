@@ -1,7 +1,6 @@
 package sluice_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/sluicesql/sluice"
 	"github.com/sluicesql/sluice/internal/kafkatest"
 )
 
@@ -47,33 +45,7 @@ INSERT INTO out SELECT a.window_start, a.i
 FROM TABLE(TUMBLE(TABLE l, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) a
 JOIN TABLE(TUMBLE(TABLE r, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) b
   ON a.window_start = b.window_start AND a.window_end = b.window_end AND a.i = b.i;`, "$BS", bs)
-	run := func(wait string) string {
-		t.Helper()
-		var out syncBuffer
-		e, err := sluice.Open(sluice.Options{Stdout: &out})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer e.Close()
-		res, err := e.Exec(context.Background(), "job.sql", []byte(src))
-		if err != nil {
-			t.Fatal(sluice.FormatError(err, []byte(src)))
-		}
-		j := res[len(res)-1].Job
-		deadline := time.Now().Add(30 * time.Second)
-		for !strings.Contains(out.String(), wait) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no %q in the output:\n%s", wait, out.String())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		time.Sleep(200 * time.Millisecond) // checkpoints go on
-		j.Stop()
-		if err := j.Wait(); err != nil {
-			t.Fatal(err)
-		}
-		return out.String()
-	}
+	run := func(wait string) string { return runUntilStop(t, src, wait) }
 	count := func(out, window string) int { return strings.Count(out, "+I[2026-01-01 "+window+".000, ") }
 	produce(0, 150) // 00:00 and 00:01 complete, 00:02 open with 30 rows a side
 	first := run("+I[2026-01-01 00:01:00.000, 119]")
