@@ -52,8 +52,9 @@ type Options struct {
 	// State is the state backend; default in memory.
 	State state.Backend
 	// Log, if set, receives a one-line summary of every job that Run
-	// waited for (rows read and written, late rows, skipped records),
-	// and a line for every failed reload of a dimension table.
+	// waited for (rows read and written, late rows, skipped records;
+	// lookups and their cache hits, for a job with lookup joins), and a
+	// line for every failed reload of a dimension table.
 	Log io.Writer
 	// Dimensions holds the dimension tables of lookup joins; engines
 	// given the same registry share their tables. Default: one of the
@@ -775,6 +776,10 @@ func (e *Engine) Run(ctx context.Context, filename string, src []byte) error {
 			m := j.Metrics
 			fmt.Fprintf(e.opts.Log, "job %s: %d rows read, %d rows written, %d late rows dropped, %d malformed records skipped\n",
 				j.Name, m.RowsIn.Load(), m.RowsOut.Load(), m.LateRows.Load(), m.SkippedRecs.Load())
+			if n := m.Lookups.Load(); n > 0 {
+				fmt.Fprintf(e.opts.Log, "job %s: %d keys looked up in dimension tables, %d found; cache: %d hits, %d misses\n",
+					j.Name, n, m.LookupHits.Load(), m.LookupCacheHits.Load(), m.LookupCacheMisses.Load())
+			}
 		}
 		if err != nil && first == nil {
 			first = fmt.Errorf("job %s failed: %w", j.Name, err)

@@ -106,11 +106,42 @@ func TestSharedTableOneLoadPerKeySet(t *testing.T) {
 	if n := h1.Lookup([]types.Value{{}}, func([]types.Value) bool { return true }); n != 0 {
 		t.Errorf("a NULL key matched %d rows", n)
 	}
+	// By a batch, through the permutation of h3: the same rows.
+	got = nil
+	h3.LookupBatch([][]types.Value{
+		{types.StringValue("1"), types.BigIntValue(15)},
+		{types.StringValue("2"), types.BigIntValue(15)}, // no such row
+		{types.StringValue("0"), types.BigIntValue(7)},
+	}, func(i int, row []types.Value) bool {
+		got = append(got, int64(i), row[0].Int())
+		return true
+	})
+	if fmt.Sprint(got) != "[0 15 2 7]" {
+		t.Errorf("batch lookup by (m, k): %v, want [0 15 2 7]", got)
+	}
+	// A reload reads the source once for both key sets, and sizes the
+	// new indexes by the old.
+	if err := h1.Table().Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := first.loads.Load(); n != 3 {
+		t.Errorf("loads of the shared source after a reload: %d, want 3 (one for every key set)", n)
+	}
+	if st := h1.Table().Stats(); st.KeySets != 2 || st.Rows != 200 {
+		t.Errorf("stats after the reload: %+v", st)
+	}
 	h1.Release()
 	h1.Release() // twice is harmless
 	h2.Release()
 	if r.Tables() != 1 || first.closed.Load() != 0 {
 		t.Fatal("freed while a user remains")
+	}
+	// Key set (k) has no user left: its index is gone at once.
+	if st := h3.Table().Stats(); st.KeySets != 1 || st.Rows != 100 {
+		t.Errorf("stats after the last user of a key set left: %+v, want one key set of 100 rows", st)
+	}
+	if n := h1.Lookup([]types.Value{types.BigIntValue(42)}, func([]types.Value) bool { return true }); n != 0 {
+		t.Errorf("a released key set still found %d rows", n)
 	}
 	h3.Release()
 	if r.Tables() != 0 || first.closed.Load() != 1 {
@@ -168,6 +199,27 @@ func TestReloadUnderLookups(t *testing.T) {
 					return row[0].Int() == k
 				}); n != 1 {
 					errs <- fmt.Errorf("lookup of k=%d found %d rows", k, n)
+					return
+				}
+				// A batch of keys sees one copy too, whole.
+				keys := make([][]types.Value, 64)
+				for j := range keys {
+					keys[j] = []types.Value{types.BigIntValue(int64((i*64 + j) % 1000))}
+				}
+				gen, seen := int64(-1), 0
+				byK.LookupBatch(keys, func(j int, row []types.Value) bool {
+					if row[0].Int() != keys[j][0].Int() || (gen >= 0 && row[2].Int() != gen) {
+						select { // one error is enough; never block
+						case errs <- fmt.Errorf("a batch lookup saw row %v for key %d after generation %d", row, keys[j][0].Int(), gen):
+						default:
+						}
+					}
+					gen = row[2].Int()
+					seen++
+					return true
+				})
+				if seen != len(keys) {
+					errs <- fmt.Errorf("a batch of %d keys found %d rows", len(keys), seen)
 					return
 				}
 				lookups.Add(1)

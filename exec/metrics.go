@@ -12,4 +12,7 @@ type Metrics struct {
 	ExpiredKeys atomic.Int64 // keys forgotten by the state TTL
 	Lookups     atomic.Int64 // keys looked up by lookup joins
 	LookupHits  atomic.Int64 // lookups that found a dimension row
+	// Lookups of on-demand dimension tables answered by the job's cache,
+	// and those it passed on to the table's system.
+	LookupCacheHits, LookupCacheMisses atomic.Int64
 }

@@ -28,6 +28,8 @@
 // Memory. Build doubles the table as rows arrive and fits it at the end,
 // so a build peaks at about twice the index; BuildSized, given the row
 // count (a reload knows the previous one), allocates the table once.
+// NewBuilder takes rows one at a time, so that one read of a table builds
+// its indexes by several key sets.
 // Lookups touch the table and the arena at random: Reader.LookupBatch
 // overlaps the cache misses of many keys, and the table and the arena ask
 // for transparent huge pages.

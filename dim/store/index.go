@@ -45,6 +45,21 @@ func Build(colTypes []types.Type, keyCols []int, each func(yield func(row []type
 // builds (twice that without the hint, garbage included). A wrong hint
 // costs memory or time, never correctness; 0 means no hint.
 func BuildSized(colTypes []types.Type, keyCols []int, rows int, each func(yield func(row []types.Value) error) error) (*Index, error) {
+	b, err := NewBuilder(colTypes, keyCols, rows)
+	if err != nil {
+		return nil, err
+	}
+	if err := each(b.Add); err != nil {
+		return nil, fmt.Errorf("store: cannot build index: %w", err)
+	}
+	return b.Finish(), nil
+}
+
+// NewBuilder starts an index of rows of the given column types by the
+// columns keyCols, for rows given one at a time to Add: the way to build
+// several indexes of one table (by different key sets) from a single read
+// of it. rows is a hint of the row count, as for BuildSized.
+func NewBuilder(colTypes []types.Type, keyCols []int, rows int) (*Builder, error) {
 	ix, err := newIndex(colTypes, keyCols)
 	if err != nil {
 		return nil, err
@@ -52,13 +67,17 @@ func BuildSized(colTypes []types.Type, keyCols []int, rows int, each func(yield 
 	if rows > 0 {
 		ix.tab.resize(int(float64(rows)/fitLoad) + 1)
 	}
-	b := builder{ix: ix}
-	if err := each(b.add); err != nil {
-		return nil, fmt.Errorf("store: cannot build index: %w", err)
-	}
+	return &Builder{ix: ix}, nil
+}
+
+// Finish returns the index of the rows added. The Builder must not be
+// used after it.
+func (b *Builder) Finish() *Index {
+	ix := b.ix
+	b.ix = nil
 	ix.tab.fit()
 	ix.arena.trim()
-	return ix, nil
+	return ix
 }
 
 func newIndex(colTypes []types.Type, keyCols []int) (*Index, error) {
@@ -100,8 +119,9 @@ type keyCol struct {
 	precision, scale int
 }
 
-// builder adds rows to an index under construction.
-type builder struct {
+// Builder adds rows to an index under construction; NewBuilder makes one.
+// It is for one goroutine.
+type Builder struct {
 	ix   *Index
 	key  []byte // the canonical key encoding
 	body []byte // the record being built: null bitmap and values
@@ -117,7 +137,11 @@ type builder struct {
 //
 // so a key's rows form a chain from its most recent record backwards, and
 // a row without NULLs costs one byte more than its values.
-func (b *builder) add(row []types.Value) error {
+//
+// Add copies what it keeps of row (the caller may reuse it) and returns an
+// error for a row that does not fit the column types. A row with a NULL
+// in a key column is counted (Index.Skipped) and left out.
+func (b *Builder) Add(row []types.Value) error {
 	ix := b.ix
 	if len(row) != len(ix.colTypes) {
 		return fmt.Errorf("row %d has %d values, want %d", ix.rows+ix.skipped+1, len(row), len(ix.colTypes))
@@ -213,6 +237,15 @@ func (ix *Index) KeyColumns() []int { return ix.keyCols }
 func (ix *Index) Lookup(key []types.Value, visit func(row []types.Value) bool) int {
 	r := ix.readers.Get().(*Reader)
 	n := r.Lookup(key, visit)
+	ix.readers.Put(r)
+	return n
+}
+
+// LookupBatch is Reader.LookupBatch with a Reader from a pool: one per
+// call, so its cost is shared by the keys of the batch.
+func (ix *Index) LookupBatch(keys [][]types.Value, visit func(i int, row []types.Value) bool) int {
+	r := ix.readers.Get().(*Reader)
+	n := r.LookupBatch(keys, visit)
 	ix.readers.Put(r)
 	return n
 }

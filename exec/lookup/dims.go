@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/connector/lookupcache"
 	"github.com/sluicesql/sluice/dim"
 	"github.com/sluicesql/sluice/types"
 )
@@ -12,9 +13,10 @@ import (
 // shared.
 type Shared struct{ H *dim.Handle }
 
-// Lookup implements Dim.
-func (s Shared) Lookup(_ context.Context, key []types.Value, visit func(row []types.Value) bool) error {
-	s.H.Lookup(key, visit)
+// LookupBatch implements Dim: the keys are looked up together, their
+// memory accesses overlapping.
+func (s Shared) LookupBatch(_ context.Context, keys [][]types.Value, visit func(i int, row []types.Value) bool) error {
+	s.H.LookupBatch(keys, visit)
 	return nil
 }
 
@@ -31,19 +33,31 @@ type Keyed struct {
 	buf     [][]types.Value
 }
 
-// Lookup implements Dim.
-func (k *Keyed) Lookup(ctx context.Context, key []types.Value, visit func(row []types.Value) bool) error {
-	rows, err := k.L.Lookup(ctx, k.KeyCols, key, k.buf[:0])
-	k.buf = rows
-	if err != nil {
-		return err
-	}
-	for _, r := range rows {
-		if !visit(r) {
-			break
+// LookupBatch implements Dim: a Lookup per key, in order.
+func (k *Keyed) LookupBatch(ctx context.Context, keys [][]types.Value, visit func(i int, row []types.Value) bool) error {
+	for i, key := range keys {
+		rows, err := k.L.Lookup(ctx, k.KeyCols, key, k.buf[:0])
+		k.buf = rows
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if !visit(i, r) {
+				break
+			}
 		}
 	}
 	return nil
+}
+
+// CacheStats returns the counters of the connector's per-job cache; false
+// if it has none.
+func (k *Keyed) CacheStats() (lookupcache.Stats, bool) {
+	c, ok := k.L.(lookupcache.Cached)
+	if !ok {
+		return lookupcache.Stats{}, false
+	}
+	return c.CacheStats(), true
 }
 
 // Close implements Dim: it closes the connector's lookup source.

@@ -3,9 +3,13 @@ package lookup_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/sluicesql/sluice/connector/lookupcache"
 	"github.com/sluicesql/sluice/dim"
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/lookup"
@@ -114,6 +118,200 @@ func TestOperator(t *testing.T) {
 	}
 }
 
+// TestOperatorOrder joins batches of random keys (hits, misses, NULLs,
+// a key of 1,500 rows) and checks the output against a join row by row:
+// the rows of each input row, in input order, its first one with its
+// origin, a LEFT join's unmatched rows padded where they were.
+func TestOperatorOrder(t *testing.T) {
+	src := rowsSource{}
+	for k := range 100 {
+		for j := range k % 4 { // keys 0, 4, 8, ... have no row
+			src.rows = append(src.rows, []types.Value{types.BigIntValue(int64(k)), types.StringValue(fmt.Sprintf("%d:%d", k, j))})
+		}
+	}
+	for j := range 1500 {
+		src.rows = append(src.rows, []types.Value{types.BigIntValue(7), types.StringValue(fmt.Sprintf("7:%d", j+3))})
+	}
+	byKey := map[int64][]string{}
+	for _, r := range src.rows {
+		byKey[r[0].Int()] = append(byKey[r[0].Int()], r[1].Str())
+	}
+	// The residual drops the second row of every key.
+	residual := func(row []types.Value) (bool, error) { return !strings.HasSuffix(row[3].Str(), ":1"), nil }
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, left := range []bool{false, true} {
+		reg := dim.NewRegistry(dim.Options{})
+		out := &collect{}
+		op, err := lookup.New(lookup.Config{
+			Left:     left,
+			Key:      []exec.RowFunc{func(row []types.Value) (types.Value, error) { return row[0], nil }},
+			DimWidth: 2,
+			Residual: residual,
+			Open: func(ctx context.Context) (lookup.Dim, error) {
+				h, err := reg.Acquire(ctx, src, dimTypes, []int{0})
+				if err != nil {
+					return nil, err
+				}
+				return lookup.Shared{H: h}, nil
+			},
+			Next: out,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := op.Open(&exec.Context{Ctx: context.Background()}); err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		idx := 0
+		for range 8 {
+			b := types.NewBatch(512, 2)
+			for range 1 + rng.IntN(400) {
+				k := types.BigIntValue(rng.Int64N(120))
+				if rng.IntN(10) == 0 {
+					k = types.Value{}
+				}
+				vals := b.AddRow(types.Insert, types.Origin{Part: 0, Offset: int64(idx)}, 2)
+				vals[0], vals[1] = k, types.BigIntValue(int64(idx))
+				var vs []string
+				if !k.IsNull() {
+					for _, v := range byKey[k.Int()] {
+						if !strings.HasSuffix(v, ":1") {
+							vs = append(vs, v)
+						}
+					}
+				}
+				slices.Sort(vs)
+				for _, v := range vs {
+					want = append(want, fmt.Sprintf("%d %s", idx, v))
+				}
+				if len(vs) == 0 && left {
+					want = append(want, fmt.Sprintf("%d null", idx))
+				}
+				idx++
+			}
+			if err := op.Process(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := op.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// The rows of one input row come in no set order: sort them
+		// within it, and check the origins on the way.
+		var got []string
+		prev := int64(-1)
+		for _, r := range out.rows {
+			in := r.Vals[1].Int()
+			switch {
+			case in != prev && (r.Origin.Part != 0 || r.Origin.Offset != in):
+				t.Fatalf("left=%v: the first row of input %d has origin %+v", left, in, r.Origin)
+			case in == prev && r.Origin != types.NoOrigin:
+				t.Fatalf("left=%v: a second row of input %d has origin %+v", left, in, r.Origin)
+			case in < prev:
+				t.Fatalf("left=%v: input %d after input %d", left, in, prev)
+			}
+			prev = in
+			v := "null"
+			if !r.Vals[3].IsNull() {
+				v = r.Vals[3].Str()
+			}
+			got = append(got, fmt.Sprintf("%d %s", in, v))
+		}
+		sortWithin(got)
+		if len(got) != len(want) {
+			t.Fatalf("left=%v: %d rows, want %d", left, len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("left=%v: row %d is %q, want %q", left, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// cachedSource is an on-demand dimension table behind the per-job cache
+// that the jdbc and redis connectors use; fetches counts what reached it.
+type cachedSource struct {
+	*lookupcache.Lookuper
+	fetches int
+}
+
+func (*cachedSource) Close() error { return nil }
+
+// TestKeyedCache joins through an on-demand table with a cache that keeps
+// missing keys, and checks the rows and the cache counters in the job's
+// metrics: each distinct key reaches the table once.
+func TestKeyedCache(t *testing.T) {
+	src := &cachedSource{}
+	settings := lookupcache.Settings{Mode: lookupcache.Partial, Cache: lookupcache.Config{MaxRows: 100, CacheMissingKey: true}}
+	src.Lookuper = lookupcache.NewLookuper(settings, func(_ context.Context, keyCols []int, key []types.Value, dst [][]types.Value) ([][]types.Value, error) {
+		src.fetches++
+		if k := key[0].Int(); k%2 == 0 { // even keys have a row
+			dst = append(dst, []types.Value{key[0], types.StringValue(fmt.Sprint("v", k))})
+		}
+		return dst, nil
+	}, nil)
+	out := &collect{}
+	op, err := lookup.New(lookup.Config{
+		Left:     true,
+		Key:      []exec.RowFunc{func(row []types.Value) (types.Value, error) { return row[0], nil }},
+		DimWidth: 2,
+		Open: func(context.Context) (lookup.Dim, error) {
+			return &lookup.Keyed{L: src, KeyCols: []int{0}}, nil
+		},
+		Next: out,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &exec.Metrics{}
+	if err := op.Open(&exec.Context{Ctx: context.Background(), Metrics: m}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		b := types.NewBatch(8, 1)
+		for _, k := range []int64{1, 2, 3, 4, 2} {
+			b.AddRow(types.Insert, types.NoOrigin, 1)[0] = types.BigIntValue(k)
+		}
+		if err := op.Process(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := op.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range out.rows[:5] {
+		got = append(got, formatRow(r.Vals))
+	}
+	if g := fmt.Sprint(got); g != "[[1 null null] [2 2 v2] [3 null null] [4 4 v4] [2 2 v2]]" {
+		t.Errorf("rows of the first batch: %s", g)
+	}
+	if len(out.rows) != 15 {
+		t.Errorf("%d rows, want 15", len(out.rows))
+	}
+	if src.fetches != 4 || m.LookupCacheMisses.Load() != 4 || m.LookupCacheHits.Load() != 11 {
+		t.Errorf("%d fetches, cache: %d misses, %d hits; want 4, 4, 11", src.fetches, m.LookupCacheMisses.Load(), m.LookupCacheHits.Load())
+	}
+	if m.Lookups.Load() != 15 || m.LookupHits.Load() != 9 {
+		t.Errorf("lookups %d, hits %d; want 15 and 9", m.Lookups.Load(), m.LookupHits.Load())
+	}
+}
+
+// sortWithin sorts runs of rows of one input row ("idx value") by value.
+func sortWithin(rows []string) {
+	for i := 0; i < len(rows); {
+		j := i + 1
+		p := strings.Fields(rows[i])[0]
+		for j < len(rows) && strings.Fields(rows[j])[0] == p {
+			j++
+		}
+		slices.Sort(rows[i:j])
+		i = j
+	}
+}
+
 func formatRow(vals []types.Value) string {
 	s := "["
 	for i, v := range vals {
@@ -132,27 +330,39 @@ func formatRow(vals []types.Value) string {
 	return s + "]"
 }
 
-// BenchmarkOperator joins batches of 256 rows with a table of 100,000
-// rows, every key a hit.
+// BenchmarkOperator joins batches of 1,024 rows of random keys with a
+// table of 100,000 rows (in the CPU caches, mostly) and of 4 million (not),
+// every key a hit.
 func BenchmarkOperator(b *testing.B) {
-	reg := dim.NewRegistry(dim.Options{})
-	op := newOp(b, reg, 100_000, false, nil, &exec.Passthrough{Next: discard{}})
-	if err := op.Open(&exec.Context{Ctx: context.Background()}); err != nil {
-		b.Fatal(err)
+	for _, n := range []int{100_000, 4_000_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			reg := dim.NewRegistry(dim.Options{})
+			op := newOp(b, reg, n, false, nil, &exec.Passthrough{Next: discard{}})
+			if err := op.Open(&exec.Context{Ctx: context.Background()}); err != nil {
+				b.Fatal(err)
+			}
+			defer op.Close()
+			rng := rand.New(rand.NewPCG(1, 2))
+			batches := make([]*types.Batch, 64)
+			for i := range batches {
+				batches[i] = types.NewBatch(1024, 1)
+				for range 1024 {
+					batches[i].AddRow(types.Insert, types.NoOrigin, 1)[0] = types.BigIntValue(rng.Int64N(int64(n)))
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			i := 0
+			for b.Loop() {
+				if err := op.Process(batches[i%len(batches)]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.ReportMetric(float64(i*1024)/b.Elapsed().Seconds(), "rows/s")
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(i*1024), "ns/row")
+		})
 	}
-	defer op.Close()
-	batch := types.NewBatch(256, 1)
-	for i := range 256 {
-		batch.AddRow(types.Insert, types.NoOrigin, 1)[0] = types.BigIntValue(int64(i*373) % 100_000)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if err := op.Process(batch); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N*256)/b.Elapsed().Seconds(), "rows/s")
 }
 
 type discard struct{}
