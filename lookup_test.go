@@ -1,6 +1,7 @@
 package sluice_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -83,20 +84,61 @@ func TestLookupJoin(t *testing.T) {
 			[]string{"+I[1, Ann]", "+I[1, Ada]", "+I[1, Adam]", "+I[3, Ann]", "+I[3, Ada]", "+I[3, Adam]"}},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			lookupFiles(t, dir)
-			out, err := runSQL(t, nil, dir, lookupDDL+c.query+";")
-			if err != nil {
-				t.Fatal(err)
+		// Each query on a table held on the heap, then on one spilled to
+		// memory-mapped files.
+		for _, spill := range []bool{false, true} {
+			name := c.name
+			if spill {
+				name += " (spilled)"
 			}
-			got := sortedLines(out)[1:]
-			want := append([]string(nil), c.want...)
-			sortStrings(want)
-			if strings.Join(got, "\n") != strings.Join(want, "\n") {
-				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-			}
-		})
+			t.Run(name, func(t *testing.T) {
+				dir := t.TempDir()
+				lookupFiles(t, dir)
+				opts := sluice.Options{}
+				if spill {
+					opts.DimensionSpillDir = t.TempDir()
+				}
+				out, err := runSQLOpts(t, opts, dir, lookupDDL+c.query+";")
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := sortedLines(out)[1:]
+				want := append([]string(nil), c.want...)
+				sortStrings(want)
+				if strings.Join(got, "\n") != strings.Join(want, "\n") {
+					t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+				}
+			})
+		}
+	}
+}
+
+// runSQLOpts runs src (with $DIR replaced by dir) on an engine opened with
+// opts, printing to a buffer it returns.
+func runSQLOpts(t *testing.T, opts sluice.Options, dir, src string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	opts.Stdout = &out
+	e, err := sluice.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	src = strings.ReplaceAll(src, "$DIR", dir)
+	err = e.Run(context.Background(), "test.sql", []byte(src))
+	return out.String(), err
+}
+
+// TestLookupSpillDirError: a spill directory that is not one fails the
+// job that loads a dimension table, and says why.
+func TestLookupSpillDirError(t *testing.T) {
+	dir := t.TempDir()
+	lookupFiles(t, dir)
+	file := filepath.Join(dir, "customers.csv")
+	_, err := runSQLOpts(t, sluice.Options{DimensionSpillDir: file}, dir, lookupDDL+`SELECT o.id, c.name FROM orders AS o
+	 JOIN customers FOR SYSTEM_TIME AS OF o.pt AS c ON o.cust = c.cust;`)
+	if err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Fatalf("got %v, want an error saying the spill directory is not one", err)
 	}
 }
 

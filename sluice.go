@@ -60,6 +60,11 @@ type Options struct {
 	// given the same registry share their tables. Default: one of the
 	// engine's own.
 	Dimensions *dim.Registry
+	// DimensionSpillDir, if set, is a directory that the engine's own
+	// dimension tables are memory-mapped from instead of held on the
+	// heap, for tables larger than memory (Linux only; see
+	// store.Config.SpillDir). Ignored when Dimensions is given.
+	DimensionSpillDir string
 }
 
 // EnsureDefaults fills in unset options.
@@ -135,7 +140,7 @@ func dimensions(opts Options) *dim.Registry {
 	if opts.Dimensions != nil {
 		return opts.Dimensions
 	}
-	var dopts dim.Options
+	dopts := dim.Options{SpillDir: opts.DimensionSpillDir}
 	if opts.Log != nil {
 		var mu sync.Mutex // reloads fail on their own goroutines
 		log := opts.Log

@@ -34,11 +34,13 @@ type IndexBuilder interface {
 	Add(row []types.Value) error
 	// Finish returns the index of the rows added.
 	Finish() (Index, error)
+	// Abort gives the build up, freeing what it holds.
+	Abort()
 }
 
 // Builder starts an Index of rows with the given column types, keyed by
-// keyCols; rows is a hint of the row count (0: unknown).
-type Builder func(colTypes []types.Type, keyCols []int, rows int) (IndexBuilder, error)
+// keyCols, as cfg says (a hint of the row count, a directory to spill to).
+type Builder func(colTypes []types.Type, keyCols []int, cfg store.Config) (IndexBuilder, error)
 
 // DefaultBuilder is the Builder a Registry uses unless told otherwise: the
 // compact store (dim/store).
@@ -46,8 +48,8 @@ var DefaultBuilder Builder = BuildStore
 
 // BuildStore starts an Index in the compact store: hashed keys, packed
 // values, no Go object per row.
-func BuildStore(colTypes []types.Type, keyCols []int, rows int) (IndexBuilder, error) {
-	b, err := store.NewBuilder(colTypes, keyCols, rows)
+func BuildStore(colTypes []types.Type, keyCols []int, cfg store.Config) (IndexBuilder, error) {
+	b, err := store.NewBuilder(colTypes, keyCols, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -57,4 +59,12 @@ func BuildStore(colTypes []types.Type, keyCols []int, rows int) (IndexBuilder, e
 type storeBuilder struct{ b *store.Builder }
 
 func (s storeBuilder) Add(row []types.Value) error { return s.b.Add(row) }
-func (s storeBuilder) Finish() (Index, error)      { return s.b.Finish(), nil }
+func (s storeBuilder) Abort()                      { s.b.Abort() }
+
+func (s storeBuilder) Finish() (Index, error) {
+	ix, err := s.b.Finish()
+	if err != nil {
+		return nil, err
+	}
+	return ix, nil
+}

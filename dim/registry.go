@@ -11,14 +11,16 @@ import (
 	"time"
 
 	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/dim/store"
 	"github.com/sluicesql/sluice/types"
 )
 
 // Registry holds the dimension tables of one engine, by identity. It is
 // safe for concurrent use.
 type Registry struct {
-	build Builder
-	logf  func(format string, args ...any)
+	build    Builder
+	logf     func(format string, args ...any)
+	spillDir string
 
 	mu     sync.Mutex
 	tables map[string]*Table
@@ -30,6 +32,10 @@ type Options struct {
 	Build Builder
 	// Logf, if set, receives a line for every failed reload.
 	Logf func(format string, args ...any)
+	// SpillDir, if set, is a directory that the indexes are mapped from
+	// (store.Config.SpillDir) instead of held on the heap: for tables
+	// larger than memory.
+	SpillDir string
 }
 
 // NewRegistry returns an empty registry.
@@ -37,7 +43,7 @@ func NewRegistry(opts Options) *Registry {
 	if opts.Build == nil {
 		opts.Build = DefaultBuilder
 	}
-	return &Registry{build: opts.Build, logf: opts.Logf, tables: map[string]*Table{}}
+	return &Registry{build: opts.Build, logf: opts.Logf, spillDir: opts.SpillDir, tables: map[string]*Table{}}
 }
 
 // Tables returns the number of tables loaded.
@@ -183,17 +189,23 @@ func (t *Table) acquire(ctx context.Context, cols []int) (*Handle, error) {
 // passes those of the indexes it replaces).
 func (t *Table) load(ctx context.Context, sets [][]int, rows []int) ([]Index, error) {
 	t.loads.Add(1)
-	bs := make([]IndexBuilder, len(sets))
-	for i, cols := range sets {
-		hint := 0
-		if rows != nil {
-			hint = rows[i]
+	bs := make([]IndexBuilder, 0, len(sets))
+	abort := func() {
+		for _, b := range bs {
+			b.Abort()
 		}
-		b, err := t.reg.build(t.types, cols, hint)
+	}
+	for i, cols := range sets {
+		cfg := store.Config{SpillDir: t.reg.spillDir}
+		if rows != nil {
+			cfg.Rows = rows[i]
+		}
+		b, err := t.reg.build(t.types, cols, cfg)
 		if err != nil {
+			abort()
 			return nil, fmt.Errorf("cannot load the dimension table: %w", err)
 		}
-		bs[i] = b
+		bs = append(bs, b)
 	}
 	err := t.src.Load(ctx, func(row []types.Value) error {
 		for _, b := range bs {
@@ -204,11 +216,14 @@ func (t *Table) load(ctx context.Context, sets [][]int, rows []int) ([]Index, er
 		return nil
 	})
 	if err != nil {
+		abort()
 		return nil, fmt.Errorf("cannot load the dimension table: %w", err)
 	}
 	ixs := make([]Index, len(bs))
 	for i, b := range bs {
 		if ixs[i], err = b.Finish(); err != nil {
+			bs = bs[i+1:]
+			abort()
 			return nil, fmt.Errorf("cannot load the dimension table: %w", err)
 		}
 	}

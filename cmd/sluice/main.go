@@ -32,6 +32,7 @@ type exitError struct{ error }
 func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	var sets []string
 	var quiet bool
+	var spillDir string
 	root := &cobra.Command{
 		Use:           "sluice",
 		Short:         "Sluice runs Flink SQL streaming jobs from one binary",
@@ -42,6 +43,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.PersistentFlags().BoolVarP(&quiet, "quiet", "q", false, "do not print job summaries on standard error")
 	root.PersistentFlags().StringArrayVarP(&sets, "set", "D", nil, "set a configuration option, key=value (like SET 'key' = 'value')")
+	root.PersistentFlags().StringVar(&spillDir, "dimension-spill-dir", "", "memory-map dimension tables from files in this directory (for tables larger than memory)")
 
 	open := func() (*sluice.Engine, error) {
 		cfg := map[string]string{}
@@ -52,7 +54,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 			}
 			cfg[strings.TrimSpace(k)] = strings.TrimSpace(v)
 		}
-		opts := sluice.Options{Stdout: stdout, Config: cfg}
+		opts := sluice.Options{Stdout: stdout, Config: cfg, DimensionSpillDir: spillDir}
 		if !quiet {
 			opts.Log = stderr
 		}

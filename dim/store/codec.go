@@ -49,6 +49,9 @@ type column struct {
 	kind  types.Kind
 	class class
 	scale int // DECIMAL
+	// clone: strings are copied out of the arena, not pointed into (a
+	// spilled arena is unmapped when its index goes).
+	clone bool
 }
 
 // compatible reports whether a value of kind k can be stored in a column of
@@ -134,8 +137,8 @@ func appendAny(dst []byte, v types.Value) []byte {
 }
 
 // readValue decodes a value of column c at src[p:] and returns it with the
-// position after it. Strings and binary values point into src: src must be
-// immutable for as long as they are referenced. The arena is our own
+// position after it. Strings and binary values point into src unless
+// c.clone: src must then be immutable for as long as they are referenced. The arena is our own
 // output, so it is trusted: a malformed record is an impossible state.
 func readValue(src []byte, p int, c *column) (types.Value, int) {
 	switch c.class {
@@ -160,10 +163,13 @@ func readValue(src []byte, p int, c *column) (types.Value, int) {
 		if l == 0 {
 			return types.StringValue("").WithKind(c.kind), end
 		}
+		if c.clone {
+			return types.StringValue(string(src[p:end])).WithKind(c.kind), end
+		}
 		s := unsafe.String(&src[p], int(l))
 		return types.StringValue(s).WithKind(c.kind), end
 	}
-	return readAny(src, p)
+	return readAny(src, p, c.clone)
 }
 
 func readDecimal(src []byte, p, colScale int) (types.Value, int) {
@@ -187,7 +193,7 @@ func readDecimal(src []byte, p, colScale int) (types.Value, int) {
 	return types.BigDecimalValue(u, scale), p + int(l)
 }
 
-func readAny(src []byte, p int) (types.Value, int) {
+func readAny(src []byte, p int, clone bool) (types.Value, int) {
 	k := types.Kind(src[p])
 	p++
 	switch cl := classOf(k); cl {
@@ -199,14 +205,14 @@ func readAny(src []byte, p int) (types.Value, int) {
 		if k == types.KindMap {
 			m := &types.MapValue{Keys: make([]types.Value, l), Values: make([]types.Value, l)}
 			for i := range m.Keys {
-				m.Keys[i], p = readAny(src, p)
-				m.Values[i], p = readAny(src, p)
+				m.Keys[i], p = readAny(src, p, clone)
+				m.Values[i], p = readAny(src, p, clone)
 			}
 			return types.NewMapValue(m), p
 		}
 		e := make([]types.Value, l)
 		for i := range e {
-			e[i], p = readAny(src, p)
+			e[i], p = readAny(src, p, clone)
 		}
 		switch k {
 		case types.KindRow:
@@ -216,7 +222,7 @@ func readAny(src []byte, p int) (types.Value, int) {
 		}
 		return types.ArrayValue(e), p
 	default:
-		return readValue(src, p, &column{kind: k, class: cl, scale: -1})
+		return readValue(src, p, &column{kind: k, class: cl, scale: -1, clone: clone})
 	}
 }
 

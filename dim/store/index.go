@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/sluicesql/sluice/types"
@@ -25,6 +26,7 @@ type Index struct {
 
 	tab   table
 	arena arena
+	spill *spill // set if the index is mapped from files
 
 	readers sync.Pool // *Reader, for Index.Lookup
 }
@@ -45,39 +47,93 @@ func Build(colTypes []types.Type, keyCols []int, each func(yield func(row []type
 // builds (twice that without the hint, garbage included). A wrong hint
 // costs memory or time, never correctness; 0 means no hint.
 func BuildSized(colTypes []types.Type, keyCols []int, rows int, each func(yield func(row []types.Value) error) error) (*Index, error) {
-	b, err := NewBuilder(colTypes, keyCols, rows)
+	b, err := NewBuilder(colTypes, keyCols, Config{Rows: rows})
 	if err != nil {
 		return nil, err
 	}
 	if err := each(b.Add); err != nil {
+		b.Abort()
 		return nil, fmt.Errorf("store: cannot build index: %w", err)
 	}
-	return b.Finish(), nil
+	return b.Finish()
+}
+
+// Config configures a build.
+type Config struct {
+	// Rows is a hint of the row count, as for BuildSized; 0: none.
+	Rows int
+	// SpillDir, if set, is a directory to spill the index to: its table
+	// and its arena are then mapped from files there (removed at once,
+	// so that nothing outlives the index, even a crash) instead of held
+	// on the Go heap, and the kernel keeps in memory the pages in use and
+	// writes the others out under memory pressure, so that a table may be
+	// larger than memory. The disk space is allocated as the index grows
+	// (64 MiB at a time). Looked-up strings are then copied out of the
+	// index (they cannot outlive its mapping), which costs an allocation
+	// per string value. Linux only.
+	SpillDir string
 }
 
 // NewBuilder starts an index of rows of the given column types by the
 // columns keyCols, for rows given one at a time to Add: the way to build
 // several indexes of one table (by different key sets) from a single read
-// of it. rows is a hint of the row count, as for BuildSized.
-func NewBuilder(colTypes []types.Type, keyCols []int, rows int) (*Builder, error) {
+// of it.
+func NewBuilder(colTypes []types.Type, keyCols []int, cfg Config) (*Builder, error) {
 	ix, err := newIndex(colTypes, keyCols)
 	if err != nil {
 		return nil, err
 	}
-	if rows > 0 {
-		ix.tab.resize(int(float64(rows)/fitLoad) + 1)
+	if cfg.SpillDir != "" {
+		sp, err := newSpill(cfg.SpillDir)
+		if err != nil {
+			return nil, err
+		}
+		ix.spill, ix.tab.spill, ix.arena.spill = sp, sp, sp
+		for i := range ix.vals {
+			ix.vals[i].clone = true
+		}
+	}
+	if cfg.Rows > 0 {
+		if err := ix.tab.resize(int(float64(cfg.Rows)/fitLoad) + 1); err != nil {
+			ix.free()
+			return nil, fmt.Errorf("store: cannot build index: %w", err)
+		}
 	}
 	return &Builder{ix: ix}, nil
 }
 
 // Finish returns the index of the rows added. The Builder must not be
 // used after it.
-func (b *Builder) Finish() *Index {
+func (b *Builder) Finish() (*Index, error) {
 	ix := b.ix
 	b.ix = nil
-	ix.tab.fit()
+	if err := ix.tab.fit(); err != nil {
+		ix.free()
+		return nil, fmt.Errorf("store: cannot build index: %w", err)
+	}
 	ix.arena.trim()
-	return ix
+	if sp := ix.spill; sp != nil {
+		// The mappings go with the index: no reader can reach them then
+		// (looked-up strings are copies).
+		runtime.AddCleanup(ix, func(sp *spill) { sp.release() }, sp)
+	}
+	return ix, nil
+}
+
+// Abort gives up the build and frees what it holds at once. The Builder
+// must not be used after it.
+func (b *Builder) Abort() {
+	if b.ix != nil {
+		b.ix.free()
+		b.ix = nil
+	}
+}
+
+// free gives a spilled index's mappings back, for a build that failed.
+func (ix *Index) free() {
+	if ix.spill != nil {
+		ix.spill.release()
+	}
 }
 
 func newIndex(colTypes []types.Type, keyCols []int) (*Index, error) {
@@ -185,9 +241,14 @@ func (b *Builder) Add(row []types.Value) error {
 	}
 
 	h := hashKey(b.key)
-	ix.tab.growFor()
+	if err := ix.tab.growFor(); err != nil {
+		return err
+	}
 	i, found := ix.tab.find(h)
-	addr := ix.arena.reserve(len(b.body) + binary.MaxVarintLen64)
+	addr, err := ix.arena.reserve(len(b.body) + binary.MaxVarintLen64)
+	if err != nil {
+		return err
+	}
 	if addr > maxAddr {
 		return fmt.Errorf("row %d: the arena is full (%d bytes)", ix.rows+ix.skipped+1, uint64(maxAddr))
 	}
@@ -218,10 +279,15 @@ func (ix *Index) Skipped() int { return ix.skipped }
 // Keys returns the number of distinct keys.
 func (ix *Index) Keys() int { return ix.tab.keys }
 
-// Bytes returns the memory the index holds: its arena and its table.
+// Bytes returns the memory the index holds: its arena and its table (in
+// files, for a spilled index, of which the kernel keeps in memory what it
+// can).
 func (ix *Index) Bytes() int64 {
 	return ix.arena.bytes() + int64(cap(ix.tab.slots))*16
 }
+
+// Spilled reports whether the index is mapped from files (Config.SpillDir).
+func (ix *Index) Spilled() bool { return ix.spill != nil }
 
 // ColumnTypes returns the column types of the rows; the slice must not be
 // modified.
@@ -405,6 +471,7 @@ func (r *Reader) visit(key []types.Value, addr uint64, visit func(row []types.Va
 		}
 		addr -= delta
 	}
+	runtime.KeepAlive(ix) // a spilled index's mappings go with it
 	return n
 }
 

@@ -28,7 +28,8 @@ import (
 //	SLUICE_DIM_BENCH=1 go test ./dim/store -run TestMemory -v -timeout 30m
 //
 // SLUICE_DIM_ROWS changes the number of rows; SLUICE_DIM_HINT=1 builds
-// with BuildSized, given the number of rows. At ten million rows it fails
+// with BuildSized, given the number of rows; SLUICE_DIM_SPILL=dir spills
+// the index to memory-mapped files in dir. At ten million rows it fails
 // if the memory floors of the issue are not met; it reports the timings
 // against their floors without failing.
 func TestMemory(t *testing.T) {
@@ -57,20 +58,22 @@ func TestMemory(t *testing.T) {
 	base := measure()
 	resetPeak()
 	start := time.Now()
-	ix, err := BuildSized(cols, []int{0}, hint, func(yield func([]types.Value) error) error {
-		row := make([]types.Value, 2)
-		for i := range n {
-			// The row's strings point into reused buffers: Build copies.
-			row[0] = types.StringValue(unsafe.String(&key[0], len(key)))
-			row[1] = types.StringValue(unsafe.String(&val[0], len(val)))
-			benchKey(&key, i)
-			benchValue(&val, i)
-			if err := yield(row); err != nil {
-				return err
-			}
+	b, err := NewBuilder(cols, []int{0}, Config{Rows: hint, SpillDir: os.Getenv("SLUICE_DIM_SPILL")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := make([]types.Value, 2)
+	for i := range n {
+		// The row's strings point into reused buffers: Add copies.
+		row[0] = types.StringValue(unsafe.String(&key[0], len(key)))
+		row[1] = types.StringValue(unsafe.String(&val[0], len(val)))
+		benchKey(&key, i)
+		benchValue(&val, i)
+		if err := b.Add(row); err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	})
+	}
+	ix, err := b.Finish()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,6 +128,7 @@ func TestMemory(t *testing.T) {
 	}
 	t.Logf("huge pages in use: %s", hugePages())
 	bytes := ix.Bytes()
+	spilled := ix.Spilled()
 	runtime.KeepAlive(ix)
 	ix, rd, probes = nil, nil, nil
 
@@ -161,6 +165,9 @@ func TestMemory(t *testing.T) {
 	t.Logf("%d rows, key 50 B, value 20 B (raw data %d MB)", n, n*70/mb)
 	t.Logf("store: Build (row hint %d) %.2fs, RSS %d MB, heap in use %d MB, Bytes() %d MB; peak RSS of the process while building %d MB (%d MB before)",
 		hint, load.Seconds(), st.rss/mb, st.heap/mb, bytes/mb, peak>>10, base.rss/mb)
+	if spilled {
+		t.Logf("store: spilled to %s: resident %d MB of files, %d MB anonymous", os.Getenv("SLUICE_DIM_SPILL"), st.rssFile/mb, st.rssAnon/mb)
+	}
 	t.Logf("store: Lookup hit %s", per(hit))
 	batchHit.wall *= float64(lookups) / float64(hits)
 	batchHit.cpu *= float64(lookups) / float64(hits)
@@ -170,7 +177,7 @@ func TestMemory(t *testing.T) {
 		mapLoad.Seconds(), mst.rss/mb, mst.heap/mb, per(mapHit))
 	t.Logf("store/map: RSS %.0f%%, heap %.0f%%", 100*float64(st.rss)/float64(mst.rss), 100*float64(st.heap)/float64(mst.heap))
 	t.Logf("machine: a dependent random read of a %d MB array takes %s", bytes/mb, memLatency(int(bytes)))
-	if n != 10_000_000 {
+	if n != 10_000_000 || spilled {
 		return
 	}
 	if st.rss > 450*mb {
@@ -247,9 +254,11 @@ func threadCPU() int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
-type memStats struct{ rss, heap int64 }
+type memStats struct{ rss, heap, rssFile, rssAnon int64 }
 
-func (a memStats) sub(b memStats) memStats { return memStats{a.rss - b.rss, a.heap - b.heap} }
+func (a memStats) sub(b memStats) memStats {
+	return memStats{a.rss - b.rss, a.heap - b.heap, a.rssFile - b.rssFile, a.rssAnon - b.rssAnon}
+}
 
 // measure collects garbage, returns freed memory to the system and reads
 // the resident set size and the heap in use.
@@ -267,7 +276,8 @@ func measure() memStats {
 	if err != nil {
 		panic(fmt.Sprint("statm: ", err))
 	}
-	return memStats{rss: pages * int64(os.Getpagesize()), heap: int64(ms.HeapInuse)}
+	return memStats{rss: pages * int64(os.Getpagesize()), heap: int64(ms.HeapInuse),
+		rssFile: statusKB("RssFile") << 10, rssAnon: statusKB("RssAnon") << 10}
 }
 
 // memLatency measures the machine's memory: reads of a random cycle

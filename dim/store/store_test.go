@@ -171,17 +171,25 @@ func randTable(r *rand.Rand, n int) [][]types.Value {
 // build indexes rows through one reused row buffer, as a source would.
 func build(t testing.TB, cols []types.Type, keyCols []int, rows [][]types.Value) *Index {
 	t.Helper()
-	ix, err := Build(cols, keyCols, func(yield func([]types.Value) error) error {
-		buf := make([]types.Value, len(cols))
-		for _, row := range rows {
-			copy(buf, row)
-			if err := yield(buf); err != nil {
-				return err
-			}
-			clear(buf) // the index must not keep the caller's row
+	return buildWith(t, cols, keyCols, rows, Config{})
+}
+
+// buildWith is build with a Builder configured by cfg.
+func buildWith(t testing.TB, cols []types.Type, keyCols []int, rows [][]types.Value, cfg Config) *Index {
+	t.Helper()
+	b, err := NewBuilder(cols, keyCols, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]types.Value, len(cols))
+	for _, row := range rows {
+		copy(buf, row)
+		if err := b.Add(buf); err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	})
+		clear(buf) // the index must not keep the caller's row
+	}
+	ix, err := b.Finish()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,14 +246,14 @@ func TestRandomTables(t *testing.T) {
 		rows := randTable(r, 50+r.IntN(3000))
 		for _, keyCols := range testKeySets {
 			t.Run(fmt.Sprint(seed, keyCols), func(t *testing.T) {
-				checkTable(t, r, testCols, keyCols, rows)
+				checkTable(t, r, testCols, keyCols, rows, Config{})
 			})
 		}
 	}
 }
 
-func checkTable(t *testing.T, r *rand.Rand, cols []types.Type, keyCols []int, rows [][]types.Value) {
-	ix := build(t, cols, keyCols, rows)
+func checkTable(t *testing.T, r *rand.Rand, cols []types.Type, keyCols []int, rows [][]types.Value, cfg Config) {
+	ix := buildWith(t, cols, keyCols, rows, cfg)
 	ref := reference{}
 	skipped := 0
 	for _, row := range rows {

@@ -37,6 +37,7 @@ func tagOf(h xxh3.Uint128) uint64 { return (h.Hi & tagMask) << addrBits }
 type table struct {
 	slots []slot
 	keys  int
+	spill *spill // where the slots are mapped from, if set
 }
 
 // Load factors: the table grows by doubling when it passes maxLoad while
@@ -99,24 +100,34 @@ func (t *table) lookup(h xxh3.Uint128) uint64 {
 }
 
 // growFor makes sure one more key fits under maxLoad.
-func (t *table) growFor() {
+func (t *table) growFor() error {
 	if float64(t.keys+1) > maxLoad*float64(len(t.slots)) {
-		t.resize(max(64, 2*len(t.slots)))
+		return t.resize(max(64, 2*len(t.slots)))
 	}
+	return nil
 }
 
 // fit resizes the table to the fitting load factor, if it is well below.
-func (t *table) fit() {
+func (t *table) fit() error {
 	want := int(float64(t.keys)/fitLoad) + 1
 	if len(t.slots) > want+want/16 {
-		t.resize(want)
+		return t.resize(want)
 	}
+	return nil
 }
 
-func (t *table) resize(n int) {
+func (t *table) resize(n int) error {
 	old := t.slots
-	t.slots = make([]slot, n)
-	adviseHuge(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(t.slots))), n*int(unsafe.Sizeof(slot{}))))
+	if t.spill != nil {
+		b, err := t.spill.mapBytes(n * int(unsafe.Sizeof(slot{})))
+		if err != nil {
+			return err
+		}
+		t.slots = unsafe.Slice((*slot)(unsafe.Pointer(&b[0])), n)
+	} else {
+		t.slots = make([]slot, n)
+		adviseHuge(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(t.slots))), n*int(unsafe.Sizeof(slot{}))))
+	}
 	for _, s := range old {
 		if s.w == 0 {
 			continue
@@ -129,4 +140,8 @@ func (t *table) resize(n int) {
 		}
 		t.slots[i] = s
 	}
+	if t.spill != nil && len(old) > 0 {
+		t.spill.unmap(unsafe.Slice((*byte)(unsafe.Pointer(&old[0])), len(old)*int(unsafe.Sizeof(slot{}))))
+	}
+	return nil
 }
