@@ -48,6 +48,8 @@ func (c *collect) Close() error { return nil }
 
 var dimTypes = []types.Type{{Kind: types.KindBigInt}, {Kind: types.KindVarChar}}
 
+// newOp returns a lookup join by the first column of its input rows with
+// a table of n rows (k, "vk"), and a second row for key 1.
 func newOp(t testing.TB, reg *dim.Registry, n int, left bool, residual exec.RowPredicate, next exec.Operator) *lookup.Operator {
 	t.Helper()
 	src := rowsSource{}
@@ -55,6 +57,13 @@ func newOp(t testing.TB, reg *dim.Registry, n int, left bool, residual exec.RowP
 		src.rows = append(src.rows, []types.Value{types.BigIntValue(int64(k)), types.StringValue(fmt.Sprint("v", k))})
 	}
 	src.rows = append(src.rows, []types.Value{types.BigIntValue(1), types.StringValue("dup")})
+	return newOpOf(t, reg, src, left, residual, next)
+}
+
+// newOpOf returns a lookup join by the first column of its input rows with
+// the table src, keyed by its first column.
+func newOpOf(t testing.TB, reg *dim.Registry, src rowsSource, left bool, residual exec.RowPredicate, next exec.Operator) *lookup.Operator {
+	t.Helper()
 	op, err := lookup.New(lookup.Config{
 		Left:     left,
 		Key:      []exec.RowFunc{func(row []types.Value) (types.Value, error) { return row[0], nil }},
@@ -142,23 +151,7 @@ func TestOperatorOrder(t *testing.T) {
 	for _, left := range []bool{false, true} {
 		reg := dim.NewRegistry(dim.Options{})
 		out := &collect{}
-		op, err := lookup.New(lookup.Config{
-			Left:     left,
-			Key:      []exec.RowFunc{func(row []types.Value) (types.Value, error) { return row[0], nil }},
-			DimWidth: 2,
-			Residual: residual,
-			Open: func(ctx context.Context) (lookup.Dim, error) {
-				h, err := reg.Acquire(ctx, src, dimTypes, []int{0})
-				if err != nil {
-					return nil, err
-				}
-				return lookup.Shared{H: h}, nil
-			},
-			Next: out,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		op := newOpOf(t, reg, src, left, residual, out)
 		if err := op.Open(&exec.Context{Ctx: context.Background()}); err != nil {
 			t.Fatal(err)
 		}
