@@ -47,3 +47,15 @@ type KeyLookuper interface {
 	// must not be modified by the source afterwards.
 	Lookup(ctx context.Context, keyCols []int, key []types.Value, dst [][]types.Value) ([][]types.Value, error)
 }
+
+// BatchKeyLookuper is a KeyLookuper that can look many keys up at once: a
+// lookup join gives it the keys of a whole input batch, so that the keys
+// its cache misses cost one round trip to the system, not one each.
+type BatchKeyLookuper interface {
+	KeyLookuper
+	// LookupBatch calls visit with the position in keys and each row of
+	// every key (none has a NULL), in the order of keys; visit returns
+	// false to go on with the next key. The rows must not be modified
+	// by the source afterwards.
+	LookupBatch(ctx context.Context, keyCols []int, keys [][]types.Value, visit func(i int, row []types.Value) bool) error
+}

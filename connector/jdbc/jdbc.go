@@ -147,7 +147,7 @@ func (Factory) CreateLookup(t connector.Table, env connector.Env) (connector.Loo
 		return &FullSource{query: q, db: db, sql: c.target.dialect.selectSQL(c.table, c.cols, nil)}, nil
 	}
 	l := &Lookuper{query: q, db: db, stmts: make(map[string]*stmt)}
-	l.Lookuper = lookupcache.NewLookuper(c.lookup, l.fetch, lookupcache.EnvClock(env.Now))
+	l.Lookuper = lookupcache.NewLookuper(c.lookup, l.fetch, lookupcache.EnvClock(env.Now)).WithBatch(l.fetchBatch, maxBatch)
 	return l, nil
 }
 
@@ -160,12 +160,22 @@ type query struct {
 // scan reads every row of rs, checking the database types once (when
 // *checked is false), and calls emit with each (the slice is reused).
 func (q query) scan(rs *sql.Rows, checked *atomic.Bool, emit func([]types.Value) error) error {
+	return q.scanLed(rs, checked, false, func(_ int, row []types.Value) error { return emit(row) })
+}
+
+// scanLed is scan for results whose rows are led, when led, by an integer
+// column (a batch lookup's key position), passed to emit with the row.
+func (q query) scanLed(rs *sql.Rows, checked *atomic.Bool, led bool, emit func(pos int, row []types.Value) error) error {
+	lead := 0
+	if led {
+		lead = 1
+	}
 	if !checked.Load() {
 		cts, err := rs.ColumnTypes()
 		if err != nil {
 			return err
 		}
-		for i, ct := range cts {
+		for i, ct := range cts[lead:] {
 			if err := checkColumn(q.cfg.cols[i], ct.DatabaseTypeName(), q.cfg.schema.Columns[i].Type); err != nil {
 				return lookupcache.Permanent(fmt.Errorf("jdbc table %s (%s): %w", q.name, q.cfg.table, err))
 			}
@@ -173,10 +183,14 @@ func (q query) scan(rs *sql.Rows, checked *atomic.Bool, emit func([]types.Value)
 		checked.Store(true)
 	}
 	n := len(q.cfg.cols)
+	var pos int64
 	raw := make([]any, n)
-	ptrs := make([]any, n)
+	ptrs := make([]any, 0, lead+n)
+	if led {
+		ptrs = append(ptrs, &pos)
+	}
 	for i := range raw {
-		ptrs[i] = &raw[i]
+		ptrs = append(ptrs, &raw[i])
 	}
 	row := make([]types.Value, n)
 	for rs.Next() {
@@ -190,7 +204,7 @@ func (q query) scan(rs *sql.Rows, checked *atomic.Bool, emit func([]types.Value)
 			}
 			row[i] = v
 		}
-		if err := emit(row); err != nil {
+		if err := emit(int(pos), row); err != nil {
 			return err
 		}
 	}
@@ -263,7 +277,19 @@ func (l *Lookuper) SQL(keyCols []int) string {
 	return l.cfg.target.dialect.selectSQL(l.cfg.table, l.cfg.cols, where)
 }
 
-func (l *Lookuper) prepared(ctx context.Context, keyCols []int) (*stmt, error) {
+// batchSQL returns the statement that looks n keys up by the columns
+// keyCols in one round trip.
+func (l *Lookuper) batchSQL(keyCols []int, n int) string {
+	where := make([]string, len(keyCols))
+	for i, c := range keyCols {
+		where[i] = l.cfg.cols[c]
+	}
+	return l.cfg.target.dialect.batchSQL(l.cfg.table, l.cfg.cols, where, n)
+}
+
+// prepared returns the statement that looks keys up by the columns
+// keyCols: one key (n = 0) or n keys at once, prepared on first use.
+func (l *Lookuper) prepared(ctx context.Context, keyCols []int, n int) (*stmt, error) {
 	var sig strings.Builder
 	for _, c := range keyCols {
 		if c < 0 || c >= len(l.cfg.cols) {
@@ -271,12 +297,16 @@ func (l *Lookuper) prepared(ctx context.Context, keyCols []int) (*stmt, error) {
 		}
 		fmt.Fprintf(&sig, "%d,", c)
 	}
+	fmt.Fprintf(&sig, "x%d", n)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if s, ok := l.stmts[sig.String()]; ok {
 		return s, nil
 	}
 	s := &stmt{sql: l.SQL(keyCols)}
+	if n > 0 {
+		s.sql = l.batchSQL(keyCols, n)
+	}
 	st, err := l.db.PrepareContext(ctx, s.sql)
 	if err != nil {
 		return nil, fmt.Errorf("jdbc table %s: cannot prepare %s: %w", l.name, s.sql, err)
@@ -286,8 +316,50 @@ func (l *Lookuper) prepared(ctx context.Context, keyCols []int) (*stmt, error) {
 	return s, nil
 }
 
+// maxBatch is the most keys one statement looks up.
+const maxBatch = 128
+
+// fetchBatch implements lookupcache.FetchBatch for up to maxBatch keys:
+// one statement. Statements come in sizes that are powers of two, so that
+// few are prepared; the places a batch leaves over hold NULLs, which
+// match nothing.
+func (l *Lookuper) fetchBatch(ctx context.Context, keyCols []int, keys [][]types.Value, add func(i int, row []types.Value)) error {
+	n := 2
+	for n < len(keys) {
+		n *= 2
+	}
+	s, err := l.prepared(ctx, keyCols, n)
+	if err != nil {
+		return err
+	}
+	args := make([]any, n*len(keyCols))
+	for j, key := range keys {
+		for i, v := range key {
+			if args[j*len(keyCols)+i], err = param(v); err != nil {
+				return lookupcache.Permanent(fmt.Errorf("jdbc table %s: column '%s': %w", l.name, l.cfg.cols[keyCols[i]], err))
+			}
+		}
+	}
+	rs, err := s.st.QueryContext(ctx, args...)
+	if err != nil {
+		return fmt.Errorf("jdbc table %s: lookup failed: %w", l.name, err)
+	}
+	defer rs.Close()
+	err = l.scanLed(rs, &s.checked, true, func(pos int, row []types.Value) error {
+		if pos < 0 || pos >= len(keys) {
+			return fmt.Errorf("a batch lookup returned a row for key %d of %d", pos, len(keys))
+		}
+		add(pos, append([]types.Value(nil), row...))
+		return nil
+	})
+	if err != nil && !lookupcache.IsPermanent(err) {
+		err = fmt.Errorf("jdbc table %s: lookup failed: %w", l.name, err)
+	}
+	return err
+}
+
 func (l *Lookuper) fetch(ctx context.Context, keyCols []int, key []types.Value, dst [][]types.Value) ([][]types.Value, error) {
-	s, err := l.prepared(ctx, keyCols)
+	s, err := l.prepared(ctx, keyCols, 0)
 	if err != nil {
 		return dst, err
 	}
@@ -324,8 +396,9 @@ func (l *Lookuper) Close() error {
 }
 
 var (
-	_ connector.LookupFactory = Factory{}
-	_ connector.FullSource    = (*FullSource)(nil)
-	_ connector.KeyLookuper   = (*Lookuper)(nil)
-	_ lookupcache.Cached      = (*Lookuper)(nil)
+	_ connector.LookupFactory    = Factory{}
+	_ connector.FullSource       = (*FullSource)(nil)
+	_ connector.KeyLookuper      = (*Lookuper)(nil)
+	_ connector.BatchKeyLookuper = (*Lookuper)(nil)
+	_ lookupcache.Cached         = (*Lookuper)(nil)
 )

@@ -29,6 +29,9 @@ type Config struct {
 // Stats are a cache's counters.
 type Stats struct {
 	Hits, Misses, Evictions, Expirations int64
+	// Fetches counts the round trips to the table's system (a Lookuper's,
+	// retries included), Fetched the keys they asked for.
+	Fetches, Fetched int64
 	// Rows is the number of cached keys, Bytes their estimated size.
 	Rows, Bytes int64
 }

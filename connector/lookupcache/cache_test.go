@@ -235,6 +235,99 @@ func TestLookuperCachesAndRetries(t *testing.T) {
 	}
 }
 
+// TestLookupBatch looks batches up through a batch fetch: keys the cache
+// holds and keys a batch repeats are not fetched, the others go in one
+// call, rows come back in the order of the keys, and failures are retried
+// or returned.
+func TestLookupBatch(t *testing.T) {
+	var calls, keysFetched, failures int
+	fetchBatch := func(_ context.Context, keyCols []int, keys [][]types.Value, add func(int, []types.Value)) error {
+		calls++
+		keysFetched += len(keys)
+		seen := map[int64]bool{}
+		for j, key := range keys {
+			if key[0].IsNull() || seen[key[0].Int()] {
+				t.Errorf("fetched a NULL or repeated key: %v", key)
+			}
+			seen[key[0].Int()] = true
+			if j == len(keys)/2 && failures > 0 {
+				failures--
+				add(j, row(key[0], types.StringValue("half a batch, then a failure")))
+				return errors.New("connection reset")
+			}
+			if key[0].Int() < 0 {
+				return Permanent(errors.New("bad key"))
+			}
+			for r := range key[0].Int() % 3 { // keys 0, 3, 6, ... have no row
+				add(j, row(key[0], types.StringValue(fmt.Sprint("v", r))))
+			}
+		}
+		return nil
+	}
+	single := func(ctx context.Context, keyCols []int, key []types.Value, dst [][]types.Value) ([][]types.Value, error) {
+		err := fetchBatch(ctx, keyCols, [][]types.Value{key}, func(_ int, r []types.Value) { dst = append(dst, r) })
+		return dst, err
+	}
+	for _, mode := range []Mode{None, Partial} {
+		calls, keysFetched = 0, 0
+		s := Settings{Mode: mode, Cache: Config{MaxRows: 100, CacheMissingKey: true}, MaxRetries: 2}
+		l := NewLookuper(s, single, nil).WithBatch(fetchBatch, 0)
+		l.backoff = time.Millisecond
+		ctx := context.Background()
+		lookup := func(ns ...int64) (string, error) {
+			keys := make([][]types.Value, len(ns))
+			for i, n := range ns {
+				keys[i] = []types.Value{types.BigIntValue(n)}
+				if n == 99 {
+					keys[i][0] = types.NullValue
+				}
+			}
+			var got []string
+			err := l.LookupBatch(ctx, []int{0}, keys, func(i int, r []types.Value) bool {
+				got = append(got, fmt.Sprintf("%d:%s", i, r[1].Str()))
+				return true
+			})
+			return strings.Join(got, " "), err
+		}
+		got, err := lookup(1, 2, 3, 2, 99, 4)
+		if want := "0:v0 1:v0 1:v1 3:v0 3:v1 5:v0"; err != nil || got != want {
+			t.Fatalf("%v: got %q (%v), want %q", mode, got, err, want)
+		}
+		if calls != 1 || keysFetched != 4 {
+			t.Fatalf("%v: %d calls for %d keys, want 1 for 4 (1, 2, 3, 4)", mode, calls, keysFetched)
+		}
+		// Again, with a new key: a cache fetches only that one.
+		if got, err := lookup(4, 5, 1); err != nil || got != "0:v0 1:v0 1:v1 2:v0" {
+			t.Fatalf("%v: second batch: %q, %v", mode, got, err)
+		}
+		if want := map[Mode]int{None: 7, Partial: 5}[mode]; keysFetched != want || calls != 2 {
+			t.Fatalf("%v: %d keys fetched in %d calls, want %d in 2", mode, keysFetched, calls, want)
+		}
+		// A failure halfway is retried; what the failed call added is
+		// dropped.
+		failures = 2
+		if got, err := lookup(10, 11, 13); err != nil || got != "0:v0 1:v0 1:v1 2:v0" {
+			t.Fatalf("%v: with retries: %q, %v", mode, got, err)
+		}
+		failures = 3
+		if _, err := lookup(20, 21, 22); err == nil || !strings.Contains(err.Error(), "after 2 retries") {
+			t.Fatalf("%v: 3 failures: %v", mode, err)
+		}
+		failures = 0
+		before := calls
+		if _, err := lookup(30, -1); err == nil || calls != before+1 {
+			t.Fatalf("%v: a permanent error: %v after %d calls", mode, err, calls-before)
+		}
+		st := l.CacheStats()
+		if st.Fetches != int64(calls) || st.Fetched != int64(keysFetched) {
+			t.Fatalf("%v: stats %+v; %d calls for %d keys", mode, st, calls, keysFetched)
+		}
+		if mode == Partial && (st.Hits != 3 || st.Misses != 13) {
+			t.Fatalf("partial: %d hits, %d misses; want 3 (a repeat, 4 and 1) and 13", st.Hits, st.Misses)
+		}
+	}
+}
+
 func BenchmarkCache(b *testing.B) {
 	for _, n := range []int{1000, 100000} {
 		c := New(Config{MaxRows: int64(n)}, nil)

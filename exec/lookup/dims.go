@@ -33,8 +33,12 @@ type Keyed struct {
 	buf     [][]types.Value
 }
 
-// LookupBatch implements Dim: a Lookup per key, in order.
+// LookupBatch implements Dim: the connector's LookupBatch if it has one
+// (a round trip for the keys its cache misses), else a Lookup per key.
 func (k *Keyed) LookupBatch(ctx context.Context, keys [][]types.Value, visit func(i int, row []types.Value) bool) error {
+	if b, ok := k.L.(connector.BatchKeyLookuper); ok {
+		return b.LookupBatch(ctx, k.KeyCols, keys, visit)
+	}
 	for i, key := range keys {
 		rows, err := k.L.Lookup(ctx, k.KeyCols, key, k.buf[:0])
 		k.buf = rows

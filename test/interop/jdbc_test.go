@@ -294,6 +294,70 @@ func testJDBC(t *testing.T, d *jdbcDB) {
 		d.exec(t, "UPDATE "+name+" SET name = NULL WHERE id = 3")
 	})
 
+	t.Run("batch", func(t *testing.T) {
+		// A batch of keys is fetched in one statement (two past 128
+		// keys) and finds, key by key, the rows a Lookup of each finds:
+		// also where the database's collation makes 'EU' equal 'eu'.
+		open := func() connector.BatchKeyLookuper {
+			src, err := jdbc.New().CreateLookup(d.table(name, dimSchema, nil), connector.Env{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { src.Close() })
+			return src.(connector.BatchKeyLookuper)
+		}
+		seen, _ := types.ParseTimestamp("2024-05-06 07:08:09.123")
+		cases := []struct {
+			keyCols []int
+			keys    [][]types.Value
+		}{
+			{[]int{0, 1}, [][]types.Value{
+				{types.Int32Value(2), types.StringValue("eu")}, {types.Int32Value(9), types.StringValue("eu")},
+				{types.Int32Value(2), types.StringValue("us")}, {types.Int32Value(2), types.StringValue("eu")},
+				{types.Int32Value(3), types.StringValue("EU")}, {types.Int32Value(1), types.StringValue("eu ")},
+			}},
+			{[]int{1}, [][]types.Value{{types.StringValue("us")}, {types.StringValue("eu")}, {types.StringValue("Us")}}},
+			{[]int{3}, [][]types.Value{{types.DecimalValue(-325, 2)}, {types.DecimalValue(150, 2)}, {types.DecimalValue(1, 0)}}},
+			{[]int{6}, [][]types.Value{{types.TimestampValue(seen)}, {types.TimestampValue(0)}}},
+		}
+		var many [][]types.Value
+		for id := range int32(200) {
+			many = append(many, []types.Value{types.Int32Value(id % 5)}, []types.Value{types.Int32Value(1000 + id)})
+		}
+		cases = append(cases, struct {
+			keyCols []int
+			keys    [][]types.Value
+		}{[]int{0}, many})
+		for _, c := range cases {
+			one, batch := open(), open()
+			want := make([][]string, len(c.keys))
+			for i, key := range c.keys {
+				want[i] = lookup(t, one, c.keyCols, key...)
+			}
+			got := make([][]string, len(c.keys))
+			if err := batch.LookupBatch(ctx, c.keyCols, c.keys, func(i int, row []types.Value) bool {
+				got[i] = append(got[i], formatRow(row, dimSchema))
+				return true
+			}); err != nil {
+				t.Fatal(err)
+			}
+			for i := range got {
+				sort.Strings(got[i])
+				if strings.Join(got[i], "\n") != strings.Join(want[i], "\n") {
+					t.Fatalf("key set %v, key %v: batch found\n%s\nLookup found\n%s", c.keyCols, c.keys[i], strings.Join(got[i], "\n"), strings.Join(want[i], "\n"))
+				}
+			}
+			st := batch.(lookupcache.Cached).CacheStats()
+			distinct := map[string]bool{}
+			for _, k := range c.keys {
+				distinct[fmt.Sprint(k)] = true
+			}
+			if calls := int64(len(distinct)+127) / 128; st.Fetches != calls || st.Fetched != int64(len(distinct)) {
+				t.Errorf("key set %v: %d keys (%d distinct) fetched in %d statements of %d keys; want %d", c.keyCols, len(c.keys), len(distinct), st.Fetches, st.Fetched, calls)
+			}
+		}
+	})
+
 	t.Run("concurrent", func(t *testing.T) {
 		src, err := jdbc.New().CreateLookup(d.table(name, dimSchema, connector.Options{
 			"lookup.cache": "PARTIAL", "lookup.partial-cache.max-rows": "3"}), connector.Env{})
