@@ -782,8 +782,8 @@ func (e *Engine) Run(ctx context.Context, filename string, src []byte) error {
 			fmt.Fprintf(e.opts.Log, "job %s: %d rows read, %d rows written, %d late rows dropped, %d malformed records skipped\n",
 				j.Name, m.RowsIn.Load(), m.RowsOut.Load(), m.LateRows.Load(), m.SkippedRecs.Load())
 			if n := m.Lookups.Load(); n > 0 {
-				fmt.Fprintf(e.opts.Log, "job %s: %d keys looked up in dimension tables, %d found; cache: %d hits, %d misses\n",
-					j.Name, n, m.LookupHits.Load(), m.LookupCacheHits.Load(), m.LookupCacheMisses.Load())
+				fmt.Fprintf(e.opts.Log, "job %s: %d keys looked up in dimension tables, %d found; cache: %d hits, %d misses; %d round trips\n",
+					j.Name, n, m.LookupHits.Load(), m.LookupCacheHits.Load(), m.LookupCacheMisses.Load(), m.LookupFetches.Load())
 			}
 		}
 		if err != nil && first == nil {

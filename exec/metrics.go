@@ -15,4 +15,6 @@ type Metrics struct {
 	// Lookups of on-demand dimension tables answered by the job's cache,
 	// and those it passed on to the table's system.
 	LookupCacheHits, LookupCacheMisses atomic.Int64
+	// Round trips to the systems of on-demand dimension tables.
+	LookupFetches atomic.Int64
 }

@@ -71,6 +71,16 @@ func TestSelectSQL(t *testing.T) {
 	if got, want := mySQL.selectSQL("users", cols, []string{"name"}), "SELECT `id`, `name`, `we\"ird``` FROM `users` WHERE `name` = ?"; got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
+	// A batch: a SELECT per key, led by its position, parameters key
+	// after key.
+	if got, want := postgres.batchSQL("users", cols[:2], []string{"id", "name"}, 2),
+		`SELECT 0, "id", "name" FROM "users" WHERE "id" = $1 AND "name" = $2 UNION ALL SELECT 1, "id", "name" FROM "users" WHERE "id" = $3 AND "name" = $4`; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if got, want := mySQL.batchSQL("users", cols[:2], []string{"id"}, 3),
+		"SELECT 0, `id`, `name` FROM `users` WHERE `id` = ? UNION ALL SELECT 1, `id`, `name` FROM `users` WHERE `id` = ? UNION ALL SELECT 2, `id`, `name` FROM `users` WHERE `id` = ?"; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
 }
 
 func TestCheckColumn(t *testing.T) {

@@ -140,7 +140,7 @@ func (Factory) CreateLookup(t connector.Table, env connector.Env) (connector.Loo
 		return nil, fmt.Errorf("redis: option '%s': unsupported value '%s' (expected 'hash' or 'string')", optDataType, dt)
 	}
 	l.client = goredis.NewClient(opts)
-	l.Lookuper = lookupcache.NewLookuper(settings, l.fetch, lookupcache.EnvClock(env.Now))
+	l.Lookuper = lookupcache.NewLookuper(settings, l.fetch, lookupcache.EnvClock(env.Now)).WithBatch(l.fetchBatch, maxBatch)
 	return l, nil
 }
 
@@ -253,21 +253,74 @@ func keyText(v types.Value, t types.Type) string {
 }
 
 func (l *Lookuper) fetch(ctx context.Context, keyCols []int, key []types.Value, dst [][]types.Value) ([][]types.Value, error) {
-	if len(keyCols) != len(key) {
-		return dst, lookupcache.Permanent(fmt.Errorf("redis table %s: %d key columns, %d values", l.name, len(keyCols), len(key)))
+	err := l.fetchBatch(ctx, keyCols, [][]types.Value{key}, func(_ int, row []types.Value) { dst = append(dst, row) })
+	return dst, err
+}
+
+// maxBatch is the most keys one pipeline asks for.
+const maxBatch = 512
+
+// fetchBatch implements lookupcache.FetchBatch: one pipeline of HGETALL
+// or GET commands, a round trip for all the keys.
+func (l *Lookuper) fetchBatch(ctx context.Context, keyCols []int, keys [][]types.Value, add func(i int, row []types.Value)) error {
+	rkeys := make([]string, len(keys))
+	rests := make([][]int, len(keys))
+	for j, key := range keys {
+		if len(keyCols) != len(key) {
+			return lookupcache.Permanent(fmt.Errorf("redis table %s: %d key columns, %d values", l.name, len(keyCols), len(key)))
+		}
+		var err error
+		if rkeys[j], rests[j], err = l.Key(keyCols, key); err != nil {
+			return err
+		}
 	}
-	rkey, rest, err := l.Key(keyCols, key)
-	if err != nil {
-		return dst, err
+	// Each reply carries its own error (a failed pipeline sets it on
+	// every command): decode reports the first.
+	cmds := make([]goredis.Cmder, len(keys))
+	if len(keys) == 1 {
+		cmds[0] = l.command(ctx, l.client, rkeys[0])
+	} else {
+		_, _ = l.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			for j, k := range rkeys {
+				cmds[j] = l.command(ctx, p, k)
+			}
+			return nil
+		})
 	}
-	row := make([]types.Value, l.schema.Len())
-	if l.hash {
-		fields, err := l.client.HGetAll(ctx, rkey).Result()
+	for j, c := range cmds {
+		row, err := l.decode(c, keyCols, keys[j], rkeys[j], rests[j])
 		if err != nil {
-			return dst, fmt.Errorf("redis table %s: HGETALL %s: %w", l.name, rkey, err)
+			return err
+		}
+		if row != nil {
+			add(j, row)
+		}
+	}
+	return nil
+}
+
+// command issues the lookup of the Redis key rkey.
+func (l *Lookuper) command(ctx context.Context, c goredis.Cmdable, rkey string) goredis.Cmder {
+	if l.hash {
+		return c.HGetAll(ctx, rkey)
+	}
+	return c.Get(ctx, rkey)
+}
+
+// decode returns the row that the reply of c (the lookup of key, whose
+// Redis key is rkey) holds, or nil if it holds none or one whose key
+// columns rest (those rkey does not cover) differ from key's.
+func (l *Lookuper) decode(c goredis.Cmder, keyCols []int, key []types.Value, rkey string, rest []int) ([]types.Value, error) {
+	row := make([]types.Value, l.schema.Len())
+	var err error
+	switch c := c.(type) {
+	case *goredis.MapStringStringCmd:
+		fields, err := c.Result()
+		if err != nil {
+			return nil, fmt.Errorf("redis table %s: HGETALL %s: %w", l.name, rkey, err)
 		}
 		if len(fields) == 0 {
-			return dst, nil
+			return nil, nil
 		}
 		for f, s := range fields {
 			i, ok := l.fieldCols[f]
@@ -275,16 +328,16 @@ func (l *Lookuper) fetch(ctx context.Context, keyCols []int, key []types.Value, 
 				continue
 			}
 			if row[i], err = parse(s, l.schema.Columns[i].Type); err != nil {
-				return dst, lookupcache.Permanent(fmt.Errorf("redis table %s: key %s field '%s': %w", l.name, rkey, f, err))
+				return nil, lookupcache.Permanent(fmt.Errorf("redis table %s: key %s field '%s': %w", l.name, rkey, f, err))
 			}
 		}
-	} else {
-		s, err := l.client.Get(ctx, rkey).Result()
+	case *goredis.StringCmd:
+		s, err := c.Result()
 		if errors.Is(err, goredis.Nil) {
-			return dst, nil
+			return nil, nil
 		}
 		if err != nil {
-			return dst, fmt.Errorf("redis table %s: GET %s: %w", l.name, rkey, err)
+			return nil, fmt.Errorf("redis table %s: GET %s: %w", l.name, rkey, err)
 		}
 		if l.dec != nil {
 			l.decMu.Lock()
@@ -294,23 +347,25 @@ func (l *Lookuper) fetch(ctx context.Context, keyCols []int, key []types.Value, 
 			row[l.valueCol], err = parse(s, l.schema.Columns[l.valueCol].Type)
 		}
 		if err != nil {
-			return dst, lookupcache.Permanent(fmt.Errorf("redis table %s: key %s: %w", l.name, rkey, err))
+			return nil, lookupcache.Permanent(fmt.Errorf("redis table %s: key %s: %w", l.name, rkey, err))
 		}
+	default:
+		return nil, fmt.Errorf("redis table %s: unexpected reply %T", l.name, c)
 	}
 	// Key columns the value does not carry come from the key.
 	for i, c := range keyCols {
 		if row[c].IsNull() {
 			if row[c], err = asColumn(key[i], l.schema.Columns[c].Type); err != nil {
-				return dst, lookupcache.Permanent(fmt.Errorf("redis table %s: key column '%s': %w", l.name, l.schema.Columns[c].Name, err))
+				return nil, lookupcache.Permanent(fmt.Errorf("redis table %s: key column '%s': %w", l.name, l.schema.Columns[c].Name, err))
 			}
 		}
 	}
 	for _, i := range rest {
 		if types.Compare(row[keyCols[i]], key[i]) != 0 {
-			return dst, nil
+			return nil, nil
 		}
 	}
-	return append(dst, row), nil
+	return row, nil
 }
 
 // parse reads a Redis string as a value of type t, as CAST does.
@@ -334,7 +389,8 @@ func asColumn(v types.Value, t types.Type) (types.Value, error) {
 func (l *Lookuper) Close() error { return l.client.Close() }
 
 var (
-	_ connector.LookupFactory = Factory{}
-	_ connector.KeyLookuper   = (*Lookuper)(nil)
-	_ lookupcache.Cached      = (*Lookuper)(nil)
+	_ connector.LookupFactory    = Factory{}
+	_ connector.KeyLookuper      = (*Lookuper)(nil)
+	_ connector.BatchKeyLookuper = (*Lookuper)(nil)
+	_ lookupcache.Cached         = (*Lookuper)(nil)
 )

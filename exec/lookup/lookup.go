@@ -34,6 +34,8 @@ type Stats struct {
 	// Lookups answered by the per-job cache of an on-demand table, and
 	// those passed on to the table's system.
 	CacheHits, CacheMisses atomic.Int64
+	// Round trips to an on-demand table's system.
+	Fetches atomic.Int64
 }
 
 // cached is a Dim with a per-job cache.
@@ -172,13 +174,15 @@ func (o *Operator) reportCache() {
 	if !ok {
 		return
 	}
-	hits, misses := st.Hits-o.cache.Hits, st.Misses-o.cache.Misses
+	hits, misses, fetches := st.Hits-o.cache.Hits, st.Misses-o.cache.Misses, st.Fetches-o.cache.Fetches
 	o.cache = st
 	o.cfg.Stats.CacheHits.Add(hits)
 	o.cfg.Stats.CacheMisses.Add(misses)
+	o.cfg.Stats.Fetches.Add(fetches)
 	if o.metrics != nil {
 		o.metrics.LookupCacheHits.Add(hits)
 		o.metrics.LookupCacheMisses.Add(misses)
+		o.metrics.LookupFetches.Add(fetches)
 	}
 }
 

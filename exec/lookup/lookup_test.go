@@ -284,8 +284,8 @@ func TestKeyedCache(t *testing.T) {
 	if len(out.rows) != 15 {
 		t.Errorf("%d rows, want 15", len(out.rows))
 	}
-	if src.fetches != 4 || m.LookupCacheMisses.Load() != 4 || m.LookupCacheHits.Load() != 11 {
-		t.Errorf("%d fetches, cache: %d misses, %d hits; want 4, 4, 11", src.fetches, m.LookupCacheMisses.Load(), m.LookupCacheHits.Load())
+	if src.fetches != 4 || m.LookupCacheMisses.Load() != 4 || m.LookupCacheHits.Load() != 11 || m.LookupFetches.Load() != 4 {
+		t.Errorf("%d fetches (%d counted), cache: %d misses, %d hits; want 4, 4, 11", src.fetches, m.LookupFetches.Load(), m.LookupCacheMisses.Load(), m.LookupCacheHits.Load())
 	}
 	if m.Lookups.Load() != 15 || m.LookupHits.Load() != 9 {
 		t.Errorf("lookups %d, hits %d; want 15 and 9", m.Lookups.Load(), m.LookupHits.Load())

@@ -158,4 +158,54 @@ func TestRedis(t *testing.T) {
 			t.Errorf("got %s, want %s", got, want)
 		}
 	})
+	// A batch is one pipeline: hashes, with a missing key, a key that
+	// fails the column beyond the Redis key, and a repeated key; then GETs,
+	// with a missing key. Each key finds what a Lookup of it finds.
+	t.Run("batch", func(t *testing.T) {
+		for _, c := range []struct {
+			schema  types.Schema
+			pk      []string
+			opts    connector.Options
+			keyCols []int
+			keys    [][]types.Value
+		}{
+			{devices, []string{"site", "id"}, connector.Options{"key-prefix": prefix + "dev:", "key-separator": "/"}, []int{1, 0, 2}, [][]types.Value{
+				{types.Int32Value(13), types.StringValue("site3"), types.StringValue("m1")},
+				{types.Int32Value(12), types.StringValue("site3"), types.StringValue("m0")},
+				{types.Int32Value(14), types.StringValue("site4"), types.StringValue("m1")}, // not m2: filtered
+				{types.Int32Value(13), types.StringValue("site3"), types.StringValue("m1")},
+				{types.Int32Value(40), types.StringValue("site0"), types.StringValue("m1")},
+			}},
+			{types.NewSchema(types.Column{Name: "currency", Type: types.Char(3)}, types.Column{Name: "rate", Type: types.Decimal(10, 4)}),
+				[]string{"currency"}, connector.Options{"data-type": "string", "key-prefix": prefix + "rate:"}, []int{0},
+				[][]types.Value{{types.StringValue("USD")}, {types.StringValue("EUR")}}},
+		} {
+			one := open(t, c.schema, c.pk, c.opts)
+			batch := open(t, c.schema, c.pk, c.opts).(connector.BatchKeyLookuper)
+			got := make([][]string, len(c.keys))
+			if err := batch.LookupBatch(ctx, c.keyCols, c.keys, func(i int, r []types.Value) bool {
+				parts := make([]string, len(r))
+				for j, v := range r {
+					parts[j] = types.FormatValue(v, c.schema.Columns[j].Type)
+				}
+				got[i] = append(got[i], strings.Join(parts, "|"))
+				return true
+			}); err != nil {
+				t.Fatal(err)
+			}
+			found := 0
+			for i, key := range c.keys {
+				if want := show(t, one, c.schema, c.keyCols, key...); strings.Join(got[i], "\n") != want {
+					t.Errorf("key %v: batch found %q, Lookup %q", key, got[i], want)
+				}
+				found += len(got[i])
+			}
+			if found == 0 || found == len(c.keys) {
+				t.Errorf("%d of %d keys found: the batch should mix hits and misses", found, len(c.keys))
+			}
+			if st := batch.(lookupcache.Cached).CacheStats(); st.Fetches != 1 {
+				t.Errorf("%d round trips for a batch, want 1", st.Fetches)
+			}
+		}
+	})
 }
