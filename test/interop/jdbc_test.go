@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"sort"
@@ -76,7 +77,7 @@ func formatRow(row []types.Value, s types.Schema) string {
 	return strings.Join(parts, "|")
 }
 
-func postgresDB(t *testing.T) *jdbcDB {
+func postgresDB(t testing.TB) *jdbcDB {
 	dsn := os.Getenv("SLUICE_PG_DSN")
 	if dsn == "" {
 		t.Skip("set SLUICE_PG_DSN (e.g. postgres://postgres@127.0.0.1:5432/test) to test the jdbc connector against PostgreSQL")
@@ -99,7 +100,7 @@ func postgresDB(t *testing.T) *jdbcDB {
 	}
 }
 
-func mysqlDB(t *testing.T) *jdbcDB {
+func mysqlDB(t testing.TB) *jdbcDB {
 	dsn := os.Getenv("SLUICE_MYSQL_DSN")
 	if dsn == "" {
 		t.Skip("set SLUICE_MYSQL_DSN (e.g. root@tcp(127.0.0.1:3306)/test) to test the jdbc connector against MySQL/MariaDB")
@@ -158,7 +159,7 @@ func (d *jdbcDB) placeholders(q string) string {
 	return b.String()
 }
 
-func (d *jdbcDB) exec(t *testing.T, q string, args ...any) {
+func (d *jdbcDB) exec(t testing.TB, q string, args ...any) {
 	t.Helper()
 	if _, err := d.db.Exec(d.placeholders(q), args...); err != nil {
 		t.Fatalf("%s: %v", q, err)
@@ -455,4 +456,74 @@ func testJDBC(t *testing.T, d *jdbcDB) {
 			t.Fatalf("error %v", err)
 		}
 	})
+}
+
+// BenchmarkJDBCLookup looks up batches of 1,024 distinct random keys of a
+// 100,000-row table without a cache: a Lookup per key (a round trip
+// each) against LookupBatch (a statement per 128 keys).
+//
+//	SLUICE_PG_DSN=postgres://postgres@127.0.0.1:5432/test SLUICE_MYSQL_DSN='root@tcp(127.0.0.1:3306)/test' \
+//	  go test ./test/interop -run '^$' -bench JDBCLookup -benchtime 20x
+func BenchmarkJDBCLookup(b *testing.B) {
+	for _, db := range []struct {
+		name string
+		open func(testing.TB) *jdbcDB
+		fill string
+	}{
+		{"postgres", postgresDB, "INSERT INTO %s SELECT g, 'r' || (g %% 10), 'name ' || g FROM generate_series(0, 99999) AS g"},
+		{"mariadb", mysqlDB, "INSERT INTO %s SELECT seq, CONCAT('r', seq %% 10), CONCAT('name ', seq) FROM seq_0_to_99999"},
+	} {
+		b.Run(db.name, func(b *testing.B) {
+			d := db.open(b)
+			name := fmt.Sprintf("sluice_bench_%d", time.Now().UnixNano()%1e9)
+			d.exec(b, "CREATE TABLE "+name+" (id INT PRIMARY KEY, region VARCHAR(10), name VARCHAR(40))")
+			b.Cleanup(func() { d.db.Exec("DROP TABLE " + name) })
+			d.exec(b, fmt.Sprintf(db.fill, name))
+			schema := types.NewSchema(types.Column{Name: "id", Type: types.Int}, types.Column{Name: "region", Type: types.String}, types.Column{Name: "name", Type: types.String})
+			src, err := jdbc.New().CreateLookup(d.table(name, schema, nil), connector.Env{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer src.Close()
+			l := src.(connector.BatchKeyLookuper)
+			ctx := context.Background()
+			r := rand.New(rand.NewPCG(1, 2))
+			keys := make([][]types.Value, 1024)
+			for i, id := range r.Perm(100_000)[:len(keys)] {
+				keys[i] = []types.Value{types.Int32Value(int32(id))}
+			}
+			run := func(b *testing.B, lookup func() int) {
+				found := 0
+				for b.Loop() {
+					found += lookup()
+				}
+				if found != b.N*len(keys) {
+					b.Fatalf("%d rows for %d keys", found, b.N*len(keys))
+				}
+				b.ReportMetric(float64(b.N*len(keys))/b.Elapsed().Seconds(), "keys/s")
+			}
+			b.Run("per-key", func(b *testing.B) {
+				run(b, func() int {
+					n := 0
+					for _, k := range keys {
+						rows, err := l.Lookup(ctx, []int{0}, k, nil)
+						if err != nil {
+							b.Fatal(err)
+						}
+						n += len(rows)
+					}
+					return n
+				})
+			})
+			b.Run("batch", func(b *testing.B) {
+				run(b, func() int {
+					n := 0
+					if err := l.LookupBatch(ctx, []int{0}, keys, func(int, []types.Value) bool { n++; return true }); err != nil {
+						b.Fatal(err)
+					}
+					return n
+				})
+			})
+		})
+	}
 }
