@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -126,8 +127,8 @@ func TestHashWithoutPrimaryKey(t *testing.T) {
 	if got, want := lookup(t, l, []int{1, 0}, types.Int32Value(7), types.StringValue("acme")), "acme|7|seven|NULL|NULL"; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
-	if st := l.CacheStats(); st != (lookupcache.Stats{}) {
-		t.Errorf("no cache, stats %+v", st)
+	if st := l.CacheStats(); st != (lookupcache.Stats{Fetches: 1, Fetched: 1}) {
+		t.Errorf("no cache, stats %+v; want a round trip for a key, nothing cached", st)
 	}
 }
 
@@ -201,5 +202,40 @@ func TestOptions(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want %q", c.opts, err, c.want)
 		}
+	}
+}
+
+// TestBatch looks a batch up in one pipeline: hits, a missing key, a
+// repeated key and a JSON value that does not parse (an error naming the
+// key), and a server that went away.
+func TestBatch(t *testing.T) {
+	mr := miniredis.RunT(t)
+	mr.HSet("t:acme:1", "name", "one", "score", "1.50")
+	mr.HSet("t:acme:3", "name", "three")
+	l := open(t, schema, []string{"tenant", "id"}, connector.Options{"connector": "redis", "url": "redis://" + mr.Addr() + "/0", "key-prefix": "t:"}, env(nil))
+	k := func(id int64) []types.Value { return []types.Value{types.StringValue("acme"), types.BigIntValue(id)} }
+	var got []string
+	err := l.LookupBatch(context.Background(), []int{0, 1}, [][]types.Value{k(3), k(2), k(1), k(3)}, func(i int, row []types.Value) bool {
+		got = append(got, fmt.Sprintf("%d:%s", i, row[2].Str()))
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := strings.Join(got, " "); g != "0:three 2:one 3:three" {
+		t.Errorf("got %s", g)
+	}
+	if st := l.CacheStats(); st.Fetches != 1 || st.Fetched != 3 {
+		t.Errorf("%d round trips for %d keys; want 1 for 3 (a repeat)", st.Fetches, st.Fetched)
+	}
+	mr.HSet("t:acme:4", "score", "not a number")
+	err = l.LookupBatch(context.Background(), []int{0, 1}, [][]types.Value{k(1), k(4)}, func(int, []types.Value) bool { return true })
+	if err == nil || !strings.Contains(err.Error(), "t:acme:4") {
+		t.Errorf("a bad value: %v", err)
+	}
+	mr.Close()
+	err = l.LookupBatch(context.Background(), []int{0, 1}, [][]types.Value{k(1), k(3)}, func(int, []types.Value) bool { return true })
+	if err == nil || !strings.Contains(err.Error(), "HGETALL t:acme:1") {
+		t.Errorf("a server gone: %v", err)
 	}
 }
