@@ -48,9 +48,16 @@ type Store interface {
 }
 
 // Offsets tracks, per upstream partition, the highest offset folded in.
-// It is used by one goroutine (the operator's).
+// It is used by one goroutine (the operator's). The entry of the last
+// partition admitted is kept aside, so that a run of rows from one
+// partition (the usual batch) costs no map access per row.
 type Offsets struct {
 	m map[int32]int64
+	// last is the entry of partition lastPart when hasLast; it is newer
+	// than m's.
+	lastPart int32
+	lastOff  int64
+	hasLast  bool
 }
 
 // NewOffsets returns an empty table.
@@ -62,24 +69,56 @@ func (o *Offsets) Admit(part int32, off int64) bool {
 	if part < 0 {
 		return true
 	}
+	if o.hasLast && part == o.lastPart {
+		if off <= o.lastOff {
+			return false
+		}
+		o.lastOff = off
+		return true
+	}
+	return o.admitOther(part, off)
+}
+
+// admitOther is Admit for a partition other than the last one admitted,
+// out of line so that Admit inlines.
+func (o *Offsets) admitOther(part int32, off int64) bool {
+	o.sync()
 	if last, ok := o.m[part]; ok && off <= last {
 		return false
 	}
-	o.m[part] = off
+	o.lastPart, o.lastOff, o.hasLast = part, off, true
 	return true
+}
+
+// sync writes the entry kept aside into the map.
+func (o *Offsets) sync() {
+	if o.hasLast {
+		o.m[o.lastPart] = o.lastOff
+		o.hasLast = false
+	}
 }
 
 // Get returns the highest offset recorded for part.
 func (o *Offsets) Get(part int32) (int64, bool) {
+	if o.hasLast && part == o.lastPart {
+		return o.lastOff, true
+	}
 	off, ok := o.m[part]
 	return off, ok
 }
 
 // Set records off for part.
-func (o *Offsets) Set(part int32, off int64) { o.m[part] = off }
+func (o *Offsets) Set(part int32, off int64) {
+	if o.hasLast && part == o.lastPart {
+		o.lastOff = off
+		return
+	}
+	o.m[part] = off
+}
 
 // All returns a copy of the table.
 func (o *Offsets) All() map[int32]int64 {
+	o.sync()
 	out := make(map[int32]int64, len(o.m))
 	for k, v := range o.m {
 		out[k] = v
@@ -90,6 +129,7 @@ func (o *Offsets) All() map[int32]int64 {
 // AppendBinary appends the table's encoding (partitions in order) to dst,
 // for durable backends.
 func (o *Offsets) AppendBinary(dst []byte) []byte {
+	o.sync()
 	parts := make([]int32, 0, len(o.m))
 	for p := range o.m {
 		parts = append(parts, p)
@@ -105,6 +145,7 @@ func (o *Offsets) AppendBinary(dst []byte) []byte {
 
 // LoadBinary adds the entries of an encoding made by AppendBinary.
 func (o *Offsets) LoadBinary(b []byte) error {
+	o.sync()
 	corrupt := errors.New("corrupt offsets table")
 	n, k := binary.Uvarint(b)
 	if k <= 0 {

@@ -27,7 +27,6 @@ func (o *Operator) Checkpoint() error {
 	if o.store == nil {
 		return nil
 	}
-	o.syncOffsets()
 	var kbuf, vbuf []byte
 	for _, key := range o.dirty {
 		kbuf = append(append(kbuf[:0], 'p'), key...)

@@ -100,14 +100,6 @@ type Operator struct {
 
 	store   state.Store
 	offsets *state.Offsets
-	// run caches the offsets of the partition of the last row admitted
-	// (written back by syncOffsets), so that a batch from one source
-	// partition costs no map access per row.
-	run struct {
-		valid bool
-		part  int32
-		off   int64
-	}
 	metrics *exec.Metrics
 	inCodec *rowcodec.Codec
 	frCodec *rowcodec.Codec
@@ -224,7 +216,7 @@ func (o *Operator) Process(b *types.Batch) error {
 		if !r.Kind.IsAccumulate() {
 			return fmt.Errorf("over: cannot aggregate a %s row: OVER aggregation takes append-only input", r.Kind)
 		}
-		if !o.admit(r.Origin) {
+		if !o.offsets.Admit(r.Origin.Part, r.Origin.Offset) {
 			if o.metrics != nil {
 				o.metrics.ReplayRows.Add(1)
 			}
@@ -259,34 +251,6 @@ func (o *Operator) Process(b *types.Batch) error {
 		}
 	}
 	return o.flush()
-}
-
-// admit reports whether a row is new (not a replay) and records it.
-func (o *Operator) admit(origin types.Origin) bool {
-	if origin.Part < 0 {
-		return true
-	}
-	if o.run.valid && o.run.part == origin.Part {
-		if origin.Offset <= o.run.off {
-			return false
-		}
-		o.run.off = origin.Offset
-		return true
-	}
-	o.syncOffsets()
-	if !o.offsets.Admit(origin.Part, origin.Offset) {
-		return false
-	}
-	o.run.valid, o.run.part, o.run.off = true, origin.Part, origin.Offset
-	return true
-}
-
-// syncOffsets writes the cached offset back to the offsets table.
-func (o *Operator) syncOffsets() {
-	if o.run.valid {
-		o.offsets.Set(o.run.part, o.run.off)
-		o.run.valid = false
-	}
 }
 
 func (o *Operator) flush() error {

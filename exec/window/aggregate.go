@@ -140,14 +140,6 @@ type aggBase struct {
 	store   state.Store // nil without a state backend
 	offsets *state.Offsets
 	metrics *exec.Metrics
-	// run caches the offset of the partition of the last admitted row;
-	// it is written back to offsets by syncOffsets, at the end of every
-	// Process call, so that the table is exact between calls.
-	run struct {
-		valid bool
-		part  int32
-		off   int64
-	}
 
 	wm    int64 // the highest watermark seen
 	ended bool  // everything has fired (MaxWatermark or Finish)
@@ -243,7 +235,7 @@ func (b *aggBase) admit(r *types.Row) (t int64, ok bool, err error) {
 	if !r.Kind.IsAccumulate() {
 		return 0, false, fmt.Errorf("%s: cannot aggregate a %s row: window aggregation takes insert-only input", b.name, r.Kind)
 	}
-	if !b.admitOffset(r.Origin) {
+	if !b.offsets.Admit(r.Origin.Part, r.Origin.Offset) {
 		if b.metrics != nil {
 			b.metrics.ReplayRows.Add(1)
 		}
@@ -254,35 +246,6 @@ func (b *aggBase) admit(r *types.Row) (t int64, ok bool, err error) {
 		return 0, false, fmt.Errorf("%s: cannot assign a window to a row with a NULL time attribute (column %d)", b.name, b.timeCol)
 	}
 	return tv.Int(), true, nil
-}
-
-// admitOffset is offsets.Admit, but a run of rows from one partition (the
-// usual batch) costs no map access per row.
-func (b *aggBase) admitOffset(o types.Origin) bool {
-	if o.Part < 0 {
-		return true
-	}
-	if b.run.valid && b.run.part == o.Part {
-		if o.Offset <= b.run.off {
-			return false
-		}
-		b.run.off = o.Offset
-		return true
-	}
-	b.syncOffsets()
-	if !b.offsets.Admit(o.Part, o.Offset) {
-		return false
-	}
-	b.run.valid, b.run.part, b.run.off = true, o.Part, o.Offset
-	return true
-}
-
-// syncOffsets writes the cached offset back to the offsets table.
-func (b *aggBase) syncOffsets() {
-	if b.run.valid {
-		b.offsets.Set(b.run.part, b.run.off)
-		b.run.valid = false
-	}
 }
 
 func (b *aggBase) late() {

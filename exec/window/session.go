@@ -105,7 +105,6 @@ func (op *sessionAggregate) Open(ctx *exec.Context) error {
 
 // Process implements exec.Operator.
 func (op *sessionAggregate) Process(b *types.Batch) error {
-	defer op.syncOffsets()
 	for i := range b.Rows {
 		r := &b.Rows[i]
 		t, ok, err := op.admit(r)

@@ -115,7 +115,6 @@ func (op *slicingAggregate) Open(ctx *exec.Context) error {
 
 // Process implements exec.Operator.
 func (op *slicingAggregate) Process(b *types.Batch) error {
-	defer op.syncOffsets()
 	for i := range b.Rows {
 		r := &b.Rows[i]
 		t, ok, err := op.admit(r)

@@ -85,7 +85,6 @@ func (o *Operator) Checkpoint() error {
 }
 
 func (o *Operator) checkpoint() error {
-	o.syncOffsets()
 	for i, k := range o.removed {
 		if err := o.store.Delete(k); err != nil {
 			return err

@@ -90,11 +90,6 @@ type Operator struct {
 	store   state.Store
 	offsets *state.Offsets
 	metrics *exec.Metrics
-	run     struct {
-		valid bool
-		part  int32
-		off   int64
-	}
 
 	// Checkpoint bookkeeping: the partitions changed since the last
 	// checkpoint (while track is set), the store keys to delete, and the
@@ -181,7 +176,6 @@ func (o *Operator) Open(ctx *exec.Context) error {
 
 // Process implements exec.Operator.
 func (o *Operator) Process(b *types.Batch) error {
-	defer o.syncOffsets()
 	for i := range b.Rows {
 		r := &b.Rows[i]
 		if len(r.Vals) <= o.maxCol {
@@ -190,7 +184,7 @@ func (o *Operator) Process(b *types.Batch) error {
 		if !r.Kind.IsAccumulate() {
 			return fmt.Errorf("%s: cannot rank a %s row: window Top-N takes insert-only input", o.name, r.Kind)
 		}
-		if !o.admit(r.Origin) {
+		if !o.offsets.Admit(r.Origin.Part, r.Origin.Offset) {
 			if o.metrics != nil {
 				o.metrics.ReplayRows.Add(1)
 			}
@@ -230,34 +224,6 @@ func (o *Operator) Process(b *types.Batch) error {
 		}
 	}
 	return nil
-}
-
-// admit is offsets.Admit, but a run of rows from one partition (the usual
-// batch) costs no map access per row.
-func (o *Operator) admit(origin types.Origin) bool {
-	if origin.Part < 0 {
-		return true
-	}
-	if o.run.valid && o.run.part == origin.Part {
-		if origin.Offset <= o.run.off {
-			return false
-		}
-		o.run.off = origin.Offset
-		return true
-	}
-	o.syncOffsets()
-	if !o.offsets.Admit(origin.Part, origin.Offset) {
-		return false
-	}
-	o.run.valid, o.run.part, o.run.off = true, origin.Part, origin.Offset
-	return true
-}
-
-func (o *Operator) syncOffsets() {
-	if o.run.valid {
-		o.offsets.Set(o.run.part, o.run.off)
-		o.run.valid = false
-	}
 }
 
 func (o *Operator) newPart(key string, w winKey) *part {
