@@ -18,3 +18,10 @@ type Metrics struct {
 	// Round trips to the systems of on-demand dimension tables.
 	LookupFetches atomic.Int64
 }
+
+// Replayed counts a row dropped as a replay; m may be nil.
+func (m *Metrics) Replayed() {
+	if m != nil {
+		m.ReplayRows.Add(1)
+	}
+}

@@ -159,22 +159,15 @@ func (o *operator) Open(ctx *exec.Context) error {
 	}
 	if ctx != nil {
 		o.metrics = ctx.Metrics
-		if ctx.State != nil {
-			st, err := ctx.State.Store(o.cfg.ID)
-			if err != nil {
-				return fmt.Errorf("cannot open group aggregate %s: %w", o.cfg.ID, err)
-			}
-			o.store = st
-			o.offsets = st.Offsets()
-			if err := o.restore(); err != nil {
-				return fmt.Errorf("cannot open group aggregate %s: %w", o.cfg.ID, err)
-			}
-		}
 	}
-	if o.offsets == nil {
-		// No state backend (a test, or a job without one): drop replays
-		// within this run all the same.
-		o.offsets = state.NewOffsets()
+	var err error
+	if o.store, o.offsets, err = exec.OpenState(ctx, o.cfg.ID, "group aggregate "+o.cfg.ID); err != nil {
+		return err
+	}
+	if o.store != nil {
+		if err := o.restore(); err != nil {
+			return fmt.Errorf("cannot open group aggregate %s: %w", o.cfg.ID, err)
+		}
 	}
 	o.out = types.NewBatch(outBatchRows, o.width)
 	return o.cfg.Next.Open(ctx)
@@ -281,9 +274,7 @@ func (o *operator) fold(r *types.Row, now int64) error {
 		return fmt.Errorf("group aggregate %s: cannot retract a %s row: input declared append-only", o.cfg.ID, r.Kind)
 	}
 	if !o.offsets.Admit(r.Origin.Part, r.Origin.Offset) {
-		if o.metrics != nil {
-			o.metrics.ReplayRows.Add(1)
-		}
+		o.metrics.Replayed()
 		return nil
 	}
 	buf := o.keyBuf[:0]

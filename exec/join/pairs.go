@@ -35,19 +35,15 @@ func (p *pairs) open(ctx *exec.Context, what string, restore func() error) error
 	p.out = types.NewBatch(256, len(p.scratch))
 	if ctx != nil {
 		p.metrics = ctx.Metrics
-		if ctx.State != nil && p.cfg.ID != "" {
-			st, err := ctx.State.Store(p.cfg.ID)
-			if err != nil {
-				return fmt.Errorf("cannot open %s %s: %w", what, p.cfg.ID, err)
-			}
-			p.store, p.offsets = st, st.Offsets()
-			if err := restore(); err != nil {
-				return fmt.Errorf("cannot restore %s %s: %w", what, p.cfg.ID, err)
-			}
-		}
 	}
-	if p.offsets == nil {
-		p.offsets = state.NewOffsets()
+	var err error
+	if p.store, p.offsets, err = exec.OpenState(ctx, p.cfg.ID, what+" "+p.cfg.ID); err != nil {
+		return err
+	}
+	if p.store != nil {
+		if err := restore(); err != nil {
+			return fmt.Errorf("cannot restore %s %s: %w", what, p.cfg.ID, err)
+		}
 	}
 	return p.cfg.Next.Open(ctx)
 }
@@ -63,9 +59,7 @@ func (p *pairs) admit(r *types.Row) bool {
 	if p.offsets.Admit(r.Origin.Part, r.Origin.Offset) {
 		return true
 	}
-	if p.metrics != nil {
-		p.metrics.ReplayRows.Add(1)
-	}
+	p.metrics.Replayed()
 	return false
 }
 

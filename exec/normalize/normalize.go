@@ -74,19 +74,15 @@ func (o *Operator) Open(ctx *exec.Context) error {
 	o.out = types.NewBatch(256, len(o.cfg.Types))
 	if ctx != nil {
 		o.metrics = ctx.Metrics
-		if ctx.State != nil && o.cfg.ID != "" {
-			st, err := ctx.State.Store(o.cfg.ID)
-			if err != nil {
-				return fmt.Errorf("cannot open changelog normalize %s: %w", o.cfg.ID, err)
-			}
-			o.store, o.offsets = st, st.Offsets()
-			if err := o.restore(); err != nil {
-				return fmt.Errorf("cannot restore changelog normalize %s: %w", o.cfg.ID, err)
-			}
-		}
 	}
-	if o.offsets == nil {
-		o.offsets = state.NewOffsets()
+	var err error
+	if o.store, o.offsets, err = exec.OpenState(ctx, o.cfg.ID, "changelog normalize "+o.cfg.ID); err != nil {
+		return err
+	}
+	if o.store != nil {
+		if err := o.restore(); err != nil {
+			return fmt.Errorf("cannot restore changelog normalize %s: %w", o.cfg.ID, err)
+		}
 	}
 	return o.cfg.Next.Open(ctx)
 }
@@ -96,9 +92,7 @@ func (o *Operator) Process(b *types.Batch) error {
 	for i := range b.Rows {
 		r := &b.Rows[i]
 		if !o.offsets.Admit(r.Origin.Part, r.Origin.Offset) {
-			if o.metrics != nil {
-				o.metrics.ReplayRows.Add(1)
-			}
+			o.metrics.Replayed()
 			continue
 		}
 		o.row(r)

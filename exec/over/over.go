@@ -189,19 +189,15 @@ func (o *Operator) Open(ctx *exec.Context) error {
 	if ctx != nil {
 		o.metrics = ctx.Metrics
 		o.stopped = ctx.Stopped
-		if ctx.State != nil && o.cfg.ID != "" {
-			st, err := ctx.State.Store(o.cfg.ID)
-			if err != nil {
-				return fmt.Errorf("cannot open OVER aggregation %s: %w", o.cfg.ID, err)
-			}
-			o.store, o.offsets = st, st.Offsets()
-			if err := o.restore(); err != nil {
-				return fmt.Errorf("cannot restore OVER aggregation %s: %w", o.cfg.ID, err)
-			}
-		}
 	}
-	if o.offsets == nil {
-		o.offsets = state.NewOffsets()
+	var err error
+	if o.store, o.offsets, err = exec.OpenState(ctx, o.cfg.ID, "OVER aggregation "+o.cfg.ID); err != nil {
+		return err
+	}
+	if o.store != nil {
+		if err := o.restore(); err != nil {
+			return fmt.Errorf("cannot restore OVER aggregation %s: %w", o.cfg.ID, err)
+		}
 	}
 	return o.cfg.Next.Open(ctx)
 }
@@ -217,9 +213,7 @@ func (o *Operator) Process(b *types.Batch) error {
 			return fmt.Errorf("over: cannot aggregate a %s row: OVER aggregation takes append-only input", r.Kind)
 		}
 		if !o.offsets.Admit(r.Origin.Part, r.Origin.Offset) {
-			if o.metrics != nil {
-				o.metrics.ReplayRows.Add(1)
-			}
+			o.metrics.Replayed()
 			continue
 		}
 		tv := r.Vals[o.cfg.TimeCol]

@@ -208,22 +208,10 @@ func (b *aggBase) attach(ctx *exec.Context) error {
 	if ctx != nil {
 		b.metrics = ctx.Metrics
 		b.stopped = ctx.Stopped
-		if ctx.State != nil {
-			st, err := ctx.State.Store(b.cfg.ID)
-			if err != nil {
-				return fmt.Errorf("cannot open %s: %w", b.name, err)
-			}
-			b.store = st
-			b.offsets = st.Offsets()
-		}
 	}
-	if b.offsets == nil {
-		// No state backend (a test, or a job without one): dedup
-		// replays within this run all the same. Nothing is restored
-		// or checkpointed.
-		b.offsets = state.NewOffsets()
-	}
-	return nil
+	var err error
+	b.store, b.offsets, err = exec.OpenState(ctx, b.cfg.ID, b.name)
+	return err
 }
 
 // admit checks an input row and reports whether to fold it in, and its
@@ -236,9 +224,7 @@ func (b *aggBase) admit(r *types.Row) (t int64, ok bool, err error) {
 		return 0, false, fmt.Errorf("%s: cannot aggregate a %s row: window aggregation takes insert-only input", b.name, r.Kind)
 	}
 	if !b.offsets.Admit(r.Origin.Part, r.Origin.Offset) {
-		if b.metrics != nil {
-			b.metrics.ReplayRows.Add(1)
-		}
+		b.metrics.Replayed()
 		return 0, false, nil
 	}
 	tv := r.Vals[b.timeCol]

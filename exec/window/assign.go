@@ -223,18 +223,10 @@ func (a *sessionAssign) Open(ctx *exec.Context) error {
 	if ctx != nil {
 		a.metrics = ctx.Metrics
 		a.stopped = ctx.Stopped
-		if ctx.State != nil && a.cfg.ID != "" {
-			st, err := ctx.State.Store(a.cfg.ID)
-			if err != nil {
-				return fmt.Errorf("cannot open %s: %w", a.name, err)
-			}
-			a.store = st
-			a.offsets = st.Offsets()
-		}
 	}
-	if a.offsets == nil {
-		// Replays are dropped within this run all the same.
-		a.offsets = state.NewOffsets()
+	var err error
+	if a.store, a.offsets, err = exec.OpenState(ctx, a.cfg.ID, a.name); err != nil {
+		return err
 	}
 	if err := a.restore(); err != nil {
 		return fmt.Errorf("cannot open %s: %w", a.name, err)
@@ -254,9 +246,7 @@ func (a *sessionAssign) Process(b *types.Batch) error {
 			return fmt.Errorf("%s: cannot buffer a %s row: SESSION windows take insert-only input", a.name, r.Kind)
 		}
 		if !a.offsets.Admit(r.Origin.Part, r.Origin.Offset) {
-			if a.metrics != nil {
-				a.metrics.ReplayRows.Add(1)
-			}
+			a.metrics.Replayed()
 			continue
 		}
 		buf := a.keyBuf[:0]

@@ -156,20 +156,15 @@ func (o *Operator) Open(ctx *exec.Context) error {
 	if ctx != nil {
 		o.metrics = ctx.Metrics
 		o.stopped = ctx.Stopped
-		if ctx.State != nil && o.cfg.ID != "" {
-			st, err := ctx.State.Store(o.cfg.ID)
-			if err != nil {
-				return fmt.Errorf("cannot open %s: %w", o.name, err)
-			}
-			o.store, o.offsets = st, st.Offsets()
-			if err := o.restore(); err != nil {
-				return fmt.Errorf("cannot restore %s: %w", o.name, err)
-			}
-		}
 	}
-	if o.offsets == nil {
-		// Replays are dropped within this run all the same.
-		o.offsets = state.NewOffsets()
+	var err error
+	if o.store, o.offsets, err = exec.OpenState(ctx, o.cfg.ID, o.name); err != nil {
+		return err
+	}
+	if o.store != nil {
+		if err := o.restore(); err != nil {
+			return fmt.Errorf("cannot restore %s: %w", o.name, err)
+		}
 	}
 	return o.cfg.Next.Open(ctx)
 }
@@ -185,9 +180,7 @@ func (o *Operator) Process(b *types.Batch) error {
 			return fmt.Errorf("%s: cannot rank a %s row: window Top-N takes insert-only input", o.name, r.Kind)
 		}
 		if !o.offsets.Admit(r.Origin.Part, r.Origin.Offset) {
-			if o.metrics != nil {
-				o.metrics.ReplayRows.Add(1)
-			}
+			o.metrics.Replayed()
 			continue
 		}
 		sv, ev := r.Vals[o.cfg.Start], r.Vals[o.cfg.End]
