@@ -160,14 +160,8 @@ func (o *operator) Open(ctx *exec.Context) error {
 	if ctx != nil {
 		o.metrics = ctx.Metrics
 	}
-	var err error
-	if o.store, o.offsets, err = exec.OpenState(ctx, o.cfg.ID, "group aggregate "+o.cfg.ID); err != nil {
+	if err := exec.OpenState(ctx, o.cfg.ID, "group aggregate "+o.cfg.ID, &o.store, &o.offsets, o.restore); err != nil {
 		return err
-	}
-	if o.store != nil {
-		if err := o.restore(); err != nil {
-			return fmt.Errorf("cannot open group aggregate %s: %w", o.cfg.ID, err)
-		}
 	}
 	o.out = types.NewBatch(outBatchRows, o.width)
 	return o.cfg.Next.Open(ctx)

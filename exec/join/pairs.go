@@ -2,7 +2,6 @@ package join
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/state"
@@ -36,14 +35,8 @@ func (p *pairs) open(ctx *exec.Context, what string, restore func() error) error
 	if ctx != nil {
 		p.metrics = ctx.Metrics
 	}
-	var err error
-	if p.store, p.offsets, err = exec.OpenState(ctx, p.cfg.ID, what+" "+p.cfg.ID); err != nil {
+	if err := exec.OpenState(ctx, p.cfg.ID, what+" "+p.cfg.ID, &p.store, &p.offsets, restore); err != nil {
 		return err
-	}
-	if p.store != nil {
-		if err := restore(); err != nil {
-			return fmt.Errorf("cannot restore %s %s: %w", what, p.cfg.ID, err)
-		}
 	}
 	return p.cfg.Next.Open(ctx)
 }

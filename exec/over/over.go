@@ -190,14 +190,8 @@ func (o *Operator) Open(ctx *exec.Context) error {
 		o.metrics = ctx.Metrics
 		o.stopped = ctx.Stopped
 	}
-	var err error
-	if o.store, o.offsets, err = exec.OpenState(ctx, o.cfg.ID, "OVER aggregation "+o.cfg.ID); err != nil {
+	if err := exec.OpenState(ctx, o.cfg.ID, "OVER aggregation "+o.cfg.ID, &o.store, &o.offsets, o.restore); err != nil {
 		return err
-	}
-	if o.store != nil {
-		if err := o.restore(); err != nil {
-			return fmt.Errorf("cannot restore OVER aggregation %s: %w", o.cfg.ID, err)
-		}
 	}
 	return o.cfg.Next.Open(ctx)
 }

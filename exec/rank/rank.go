@@ -113,14 +113,8 @@ func (o *Operator) Open(ctx *exec.Context) error {
 	if ctx != nil {
 		o.metrics = ctx.Metrics
 	}
-	var err error
-	if o.store, o.offsets, err = exec.OpenState(ctx, o.cfg.ID, "Top-N "+o.cfg.ID); err != nil {
+	if err := exec.OpenState(ctx, o.cfg.ID, "Top-N "+o.cfg.ID, &o.store, &o.offsets, o.restore); err != nil {
 		return err
-	}
-	if o.store != nil {
-		if err := o.restore(); err != nil {
-			return fmt.Errorf("cannot restore Top-N %s: %w", o.cfg.ID, err)
-		}
 	}
 	o.ttl.open(o, ctx)
 	return o.cfg.Next.Open(ctx)

@@ -209,9 +209,7 @@ func (b *aggBase) attach(ctx *exec.Context) error {
 		b.metrics = ctx.Metrics
 		b.stopped = ctx.Stopped
 	}
-	var err error
-	b.store, b.offsets, err = exec.OpenState(ctx, b.cfg.ID, b.name)
-	return err
+	return exec.OpenState(ctx, b.cfg.ID, b.name, &b.store, &b.offsets, nil)
 }
 
 // admit checks an input row and reports whether to fold it in, and its

@@ -224,8 +224,7 @@ func (a *sessionAssign) Open(ctx *exec.Context) error {
 		a.metrics = ctx.Metrics
 		a.stopped = ctx.Stopped
 	}
-	var err error
-	if a.store, a.offsets, err = exec.OpenState(ctx, a.cfg.ID, a.name); err != nil {
+	if err := exec.OpenState(ctx, a.cfg.ID, a.name, &a.store, &a.offsets, nil); err != nil {
 		return err
 	}
 	if err := a.restore(); err != nil {

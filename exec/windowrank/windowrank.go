@@ -157,14 +157,8 @@ func (o *Operator) Open(ctx *exec.Context) error {
 		o.metrics = ctx.Metrics
 		o.stopped = ctx.Stopped
 	}
-	var err error
-	if o.store, o.offsets, err = exec.OpenState(ctx, o.cfg.ID, o.name); err != nil {
+	if err := exec.OpenState(ctx, o.cfg.ID, o.name, &o.store, &o.offsets, o.restore); err != nil {
 		return err
-	}
-	if o.store != nil {
-		if err := o.restore(); err != nil {
-			return fmt.Errorf("cannot restore %s: %w", o.name, err)
-		}
 	}
 	return o.cfg.Next.Open(ctx)
 }
