@@ -196,7 +196,9 @@ func (t *Table) load(ctx context.Context, sets [][]int, rows []int) ([]Index, er
 		}
 	}
 	for i, cols := range sets {
-		cfg := store.Config{SpillDir: t.reg.spillDir}
+		// A reloaded table's strings are copies: kept in a job's state,
+		// they would otherwise hold chunks of replaced copies alive.
+		cfg := store.Config{SpillDir: t.reg.spillDir, CopyStrings: t.src.ReloadInterval() > 0}
 		if rows != nil {
 			cfg.Rows = rows[i]
 		}

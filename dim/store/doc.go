@@ -43,9 +43,9 @@
 //   - Strings (and binary values) of looked-up rows point into the arena,
 //     which never changes; such a string keeps its whole 64 MiB chunk
 //     alive for as long as it is referenced, even after the index is
-//     dropped. Operators that keep looked-up strings beyond a batch should
-//     copy them, or accept that a reloaded table's old chunks live on
-//     while referenced.
+//     dropped. Config.CopyStrings (which the dim registry sets for tables
+//     that reload) and Config.SpillDir copy them out instead, at an
+//     allocation per string value.
 //   - Nested values (ARRAY, MULTISET, ROW, MAP) are decoded into new
 //     slices at every lookup; every other kind is decoded without
 //     allocating.

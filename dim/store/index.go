@@ -72,6 +72,11 @@ type Config struct {
 	// index (they cannot outlive its mapping), which costs an allocation
 	// per string value. Linux only.
 	SpillDir string
+	// CopyStrings copies looked-up strings out of the index (an
+	// allocation per string value) instead of pointing into its arena: for
+	// a table that is reloaded, whose strings, kept in a job's state,
+	// would otherwise hold whole 64 MiB chunks of replaced copies alive.
+	CopyStrings bool
 }
 
 // NewBuilder starts an index of rows of the given column types by the
@@ -89,6 +94,8 @@ func NewBuilder(colTypes []types.Type, keyCols []int, cfg Config) (*Builder, err
 			return nil, err
 		}
 		ix.spill, ix.tab.spill, ix.arena.spill = sp, sp, sp
+	}
+	if cfg.SpillDir != "" || cfg.CopyStrings {
 		for i := range ix.vals {
 			ix.vals[i].clone = true
 		}

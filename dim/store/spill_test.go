@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/sluicesql/sluice/types"
 )
@@ -97,5 +98,36 @@ func TestSpillErrors(t *testing.T) {
 	}
 	if _, err := NewBuilder(cols, []int{0}, Config{SpillDir: file}); err == nil || !strings.Contains(err.Error(), "not a directory") {
 		t.Errorf("spill to a file: %v", err)
+	}
+}
+
+// TestCopyStrings checks where looked-up strings live: in the arena by
+// default, in memory of their own with CopyStrings (so that a job's state
+// holding them does not hold the arena).
+func TestCopyStrings(t *testing.T) {
+	cols := []types.Type{{Kind: types.KindBigInt}, {Kind: types.KindVarChar}, {Kind: types.KindVarBinary}}
+	rows := [][]types.Value{{types.BigIntValue(1), types.StringValue("a name"), types.BytesValue([]byte{1, 2, 3})}}
+	inArena := func(ix *Index, s string) bool {
+		p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+		for _, c := range ix.arena.chunks {
+			if start := uintptr(unsafe.Pointer(&c[:1][0])); p >= start && p < start+uintptr(cap(c)) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, copied := range []bool{false, true} {
+		ix := buildWith(t, cols, []int{0}, rows, Config{CopyStrings: copied})
+		ix.Lookup([]types.Value{types.BigIntValue(1)}, func(row []types.Value) bool {
+			if row[1].Str() != "a name" || row[2].Str() != "\x01\x02\x03" {
+				t.Fatalf("row %v", row)
+			}
+			for _, v := range row[1:] {
+				if inArena(ix, v.Str()) == copied {
+					t.Errorf("CopyStrings %v: %q in the arena: %v", copied, v.Str(), !copied)
+				}
+			}
+			return true
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/connector/lookupcache"
 	"github.com/sluicesql/sluice/dim"
 	"github.com/sluicesql/sluice/exec"
@@ -28,6 +29,12 @@ func (s rowsSource) Load(_ context.Context, emit func(row []types.Value) error) 
 	return nil
 }
 func (rowsSource) ReloadInterval() time.Duration { return 0 }
+
+// reloading is a rowsSource reloaded every hour: its strings are copied
+// out of the store.
+type reloading struct{ rowsSource }
+
+func (reloading) ReloadInterval() time.Duration { return time.Hour }
 func (rowsSource) Identity() string              { return "rows" }
 func (rowsSource) Close() error                  { return nil }
 
@@ -62,7 +69,7 @@ func newOp(t testing.TB, reg *dim.Registry, n int, left bool, residual exec.RowP
 
 // newOpOf returns a lookup join by the first column of its input rows with
 // the table src, keyed by its first column.
-func newOpOf(t testing.TB, reg *dim.Registry, src rowsSource, left bool, residual exec.RowPredicate, next exec.Operator) *lookup.Operator {
+func newOpOf(t testing.TB, reg *dim.Registry, src connector.FullSource, left bool, residual exec.RowPredicate, next exec.Operator) *lookup.Operator {
 	t.Helper()
 	op, err := lookup.New(lookup.Config{
 		Left:     left,
@@ -325,36 +332,51 @@ func formatRow(vals []types.Value) string {
 
 // BenchmarkOperator joins batches of 1,024 rows of random keys with a
 // table of 100,000 rows (in the CPU caches, mostly) and of 4 million (not),
-// every key a hit.
+// every key a hit; "copied": a table that reloads, whose strings are
+// copied out of the store.
 func BenchmarkOperator(b *testing.B) {
 	for _, n := range []int{100_000, 4_000_000} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			reg := dim.NewRegistry(dim.Options{})
-			op := newOp(b, reg, n, false, nil, &exec.Passthrough{Next: discard{}})
-			if err := op.Open(&exec.Context{Ctx: context.Background()}); err != nil {
-				b.Fatal(err)
+		for _, copied := range []bool{false, true} {
+			name := fmt.Sprint(n)
+			if copied {
+				name += "/copied"
 			}
-			defer op.Close()
-			rng := rand.New(rand.NewPCG(1, 2))
-			batches := make([]*types.Batch, 64)
-			for i := range batches {
-				batches[i] = types.NewBatch(1024, 1)
-				for range 1024 {
-					batches[i].AddRow(types.Insert, types.NoOrigin, 1)[0] = types.BigIntValue(rng.Int64N(int64(n)))
+			b.Run(name, func(b *testing.B) {
+				src := rowsSource{}
+				for k := range n {
+					src.rows = append(src.rows, []types.Value{types.BigIntValue(int64(k)), types.StringValue(fmt.Sprint("value ", k))})
 				}
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			i := 0
-			for b.Loop() {
-				if err := op.Process(batches[i%len(batches)]); err != nil {
+				var fs connector.FullSource = src
+				if copied {
+					fs = reloading{src}
+				}
+				reg := dim.NewRegistry(dim.Options{})
+				op := newOpOf(b, reg, fs, false, nil, &exec.Passthrough{Next: discard{}})
+				if err := op.Open(&exec.Context{Ctx: context.Background()}); err != nil {
 					b.Fatal(err)
 				}
-				i++
-			}
-			b.ReportMetric(float64(i*1024)/b.Elapsed().Seconds(), "rows/s")
-			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(i*1024), "ns/row")
-		})
+				defer op.Close()
+				rng := rand.New(rand.NewPCG(1, 2))
+				batches := make([]*types.Batch, 64)
+				for i := range batches {
+					batches[i] = types.NewBatch(1024, 1)
+					for range 1024 {
+						batches[i].AddRow(types.Insert, types.NoOrigin, 1)[0] = types.BigIntValue(rng.Int64N(int64(n)))
+					}
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				i := 0
+				for b.Loop() {
+					if err := op.Process(batches[i%len(batches)]); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+				b.ReportMetric(float64(i*1024)/b.Elapsed().Seconds(), "rows/s")
+				b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(i*1024), "ns/row")
+			})
+		}
 	}
 }
 
