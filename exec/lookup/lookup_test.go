@@ -35,8 +35,8 @@ func (rowsSource) ReloadInterval() time.Duration { return 0 }
 type reloading struct{ rowsSource }
 
 func (reloading) ReloadInterval() time.Duration { return time.Hour }
-func (rowsSource) Identity() string              { return "rows" }
-func (rowsSource) Close() error                  { return nil }
+func (rowsSource) Identity() string             { return "rows" }
+func (rowsSource) Close() error                 { return nil }
 
 // collect keeps the rows it is given.
 type collect struct {
