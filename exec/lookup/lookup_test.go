@@ -30,13 +30,14 @@ func (s rowsSource) Load(_ context.Context, emit func(row []types.Value) error) 
 }
 func (rowsSource) ReloadInterval() time.Duration { return 0 }
 
+func (rowsSource) Identity() string { return "rows" }
+func (rowsSource) Close() error     { return nil }
+
 // reloading is a rowsSource reloaded every hour: its strings are copied
 // out of the store.
 type reloading struct{ rowsSource }
 
 func (reloading) ReloadInterval() time.Duration { return time.Hour }
-func (rowsSource) Identity() string             { return "rows" }
-func (rowsSource) Close() error                 { return nil }
 
 // collect keeps the rows it is given.
 type collect struct {
