@@ -28,10 +28,10 @@ func (s rowsSource) Load(_ context.Context, emit func(row []types.Value) error) 
 	}
 	return nil
 }
-func (rowsSource) ReloadInterval() time.Duration { return 0 }
 
-func (rowsSource) Identity() string { return "rows" }
-func (rowsSource) Close() error     { return nil }
+func (rowsSource) ReloadInterval() time.Duration { return 0 }
+func (rowsSource) Identity() string              { return "rows" }
+func (rowsSource) Close() error                  { return nil }
 
 // reloading is a rowsSource reloaded every hour: its strings are copied
 // out of the store.
