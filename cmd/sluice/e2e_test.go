@@ -4,7 +4,8 @@ package main
 //
 // Every directory testdata/e2e/<case>/ holds a job.sql, its input files and
 // an expected/ directory. The test copies the case (without expected/) into
-// a temporary directory, runs `sluice run job.sql` there and checks:
+// a temporary directory, runs `sluice run job.sql` there (after the
+// arguments of the case's file args, one a line, if it has one) and checks:
 //
 //   - the exit code: 0, or the number in expected/exit-code;
 //   - every other file expected/<name> against the file <name> the job
@@ -186,7 +187,11 @@ func e2eRunCase(t *testing.T, caseDir string) {
 		generated = gen(t, work)
 	}
 
-	res := e2eRun(t, work, "run", "job.sql")
+	var args []string
+	if b, err := os.ReadFile(filepath.Join(caseDir, "args")); err == nil {
+		args = e2eLines(b)
+	}
+	res := e2eRun(t, work, append(args, "run", "job.sql")...)
 
 	wantCode := 0
 	if b, err := os.ReadFile(filepath.Join(expDir, "exit-code")); err == nil {

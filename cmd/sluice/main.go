@@ -54,6 +54,11 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 			}
 			cfg[strings.TrimSpace(k)] = strings.TrimSpace(v)
 		}
+		if spillDir != "" {
+			if err := os.MkdirAll(spillDir, 0o755); err != nil {
+				return nil, fmt.Errorf("--dimension-spill-dir: %w", err)
+			}
+		}
 		opts := sluice.Options{Stdout: stdout, Config: cfg, DimensionSpillDir: spillDir}
 		if !quiet {
 			opts.Log = stderr
