@@ -4,8 +4,7 @@ package main
 //
 // Every directory testdata/e2e/<case>/ holds a job.sql, its input files and
 // an expected/ directory. The test copies the case (without expected/) into
-// a temporary directory, runs `sluice run job.sql` there (after the
-// arguments of the case's file args, one a line, if it has one) and checks:
+// a temporary directory, runs `sluice run job.sql` there and checks:
 //
 //   - the exit code: 0, or the number in expected/exit-code;
 //   - every other file expected/<name> against the file <name> the job
@@ -174,10 +173,22 @@ func TestEndToEnd(t *testing.T) {
 			t.Parallel()
 			e2eRunCase(t, caseDir)
 		})
+		for _, args := range e2eVariants[filepath.Base(caseDir)] {
+			t.Run(filepath.Base(caseDir)+" "+strings.Join(args, " "), func(t *testing.T) {
+				t.Parallel()
+				e2eRunCase(t, caseDir, args...)
+			})
+		}
 	}
 }
 
-func e2eRunCase(t *testing.T, caseDir string) {
+// e2eVariants runs cases again with more arguments before "run": the
+// same job must give the same output.
+var e2eVariants = map[string][][]string{
+	"lookup-join": {{"--dimension-spill-dir", "spill"}},
+}
+
+func e2eRunCase(t *testing.T, caseDir string, args ...string) {
 	name := filepath.Base(caseDir)
 	expDir := filepath.Join(caseDir, "expected")
 	work := t.TempDir()
@@ -187,10 +198,6 @@ func e2eRunCase(t *testing.T, caseDir string) {
 		generated = gen(t, work)
 	}
 
-	var args []string
-	if b, err := os.ReadFile(filepath.Join(caseDir, "args")); err == nil {
-		args = e2eLines(b)
-	}
 	res := e2eRun(t, work, append(args, "run", "job.sql")...)
 
 	wantCode := 0
