@@ -782,8 +782,14 @@ func (e *Engine) Run(ctx context.Context, filename string, src []byte) error {
 			fmt.Fprintf(e.opts.Log, "job %s: %d rows read, %d rows written, %d late rows dropped, %d malformed records skipped\n",
 				j.Name, m.RowsIn.Load(), m.RowsOut.Load(), m.LateRows.Load(), m.SkippedRecs.Load())
 			if n := m.Lookups.Load(); n > 0 {
-				fmt.Fprintf(e.opts.Log, "job %s: %d keys looked up in dimension tables, %d found; cache: %d hits, %d misses; %d round trips\n",
-					j.Name, n, m.LookupHits.Load(), m.LookupCacheHits.Load(), m.LookupCacheMisses.Load(), m.LookupFetches.Load())
+				// The cache and the round trips are those of on-demand
+				// tables; a job whose tables are all loaded in full has
+				// neither.
+				var ondemand string
+				if h, mi, f := m.LookupCacheHits.Load(), m.LookupCacheMisses.Load(), m.LookupFetches.Load(); h+mi+f > 0 {
+					ondemand = fmt.Sprintf("; cache: %d hits, %d misses; %d round trips", h, mi, f)
+				}
+				fmt.Fprintf(e.opts.Log, "job %s: %d keys looked up in dimension tables, %d found%s\n", j.Name, n, m.LookupHits.Load(), ondemand)
 			}
 		}
 		if err != nil && first == nil {
