@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
+
+	"github.com/sluicesql/sluice"
 )
 
 // lookupOrders writes the stream of the dimension-source tests: orders
@@ -47,7 +49,8 @@ func TestLookupJoinRedis(t *testing.T) {
 	mr.HSet("cust:8", "name", "Bob", "tier", "1")
 	dir := t.TempDir()
 	lookupOrders(t, dir)
-	out, err := runSQL(t, nil, dir, lookupOrdersDDL+fmt.Sprintf(`
+	var log strings.Builder
+	out, err := runSQLOpts(t, sluice.Options{Log: &log}, dir, lookupOrdersDDL+fmt.Sprintf(`
 CREATE TABLE customers (id BIGINT, name STRING, tier INT, PRIMARY KEY (id) NOT ENFORCED)
 WITH ('connector' = 'redis', 'url' = 'redis://%s', 'key-prefix' = 'cust:',
       'lookup.cache' = 'PARTIAL', 'lookup.partial-cache.max-rows' = '100');
@@ -59,6 +62,11 @@ LEFT JOIN customers FOR SYSTEM_TIME AS OF o.pt AS c ON o.cust = c.id;`, mr.Addr(
 	expectLines(t, out, "+I[1, Ann, 2]", "+I[2, Bob, 1]", "+I[3, null, null]", "+I[4, null, null]", "+I[5, Ann, 2]")
 	if n := mr.CommandCount(); n == 0 {
 		t.Fatal("no command reached Redis")
+	}
+	// The five orders come in one batch: four keys (one NULL), 7 twice,
+	// fetched once; 7, 8 and 9 in one pipeline.
+	if want := "4 keys looked up in dimension tables, 3 found; cache: 1 hits, 3 misses; 1 round trips"; !strings.Contains(log.String(), want) {
+		t.Errorf("job summary:\n%s\nwant a line with %q", log.String(), want)
 	}
 }
 
