@@ -309,7 +309,11 @@ func (l *Lookuper) prepared(ctx context.Context, keyCols []int, n int) (*stmt, e
 	}
 	st, err := l.db.PrepareContext(ctx, s.sql)
 	if err != nil {
-		return nil, fmt.Errorf("jdbc table %s: cannot prepare %s: %w", l.name, s.sql, err)
+		what := s.sql
+		if n > 0 { // the statement repeats one SELECT n times: show one
+			what = fmt.Sprintf("the lookup of %d keys at once (%s UNION ALL ...)", n, l.batchSQL(keyCols, 1))
+		}
+		return nil, fmt.Errorf("jdbc table %s: cannot prepare %s: %w", l.name, what, err)
 	}
 	s.st = st
 	l.stmts[sig.String()] = s
