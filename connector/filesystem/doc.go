@@ -42,10 +42,8 @@
 // append-only format (json, csv, raw) only +I and +U rows can be written
 // (the planner refuses an updating query; a -U or -D row fails the
 // write). With a changelog format every kind is written, as the format
-// encodes it; a table with a PRIMARY KEY (... NOT ENFORCED) is then an
-// upsert sink: -U rows are dropped, because the +U that follows carries
-// the key's new row, and -D rows are written. Applying the file by key
-// (an insert replaces the key's row, a delete removes it) gives the
-// query's final result; reading it back as a changelog without a key
-// does not retract the replaced rows.
+// encodes it (-U as a deletion, as Flink writes it), with a PRIMARY KEY
+// or without: reading the file back as a changelog retracts what was
+// replaced, and applying it by key (an insert replaces the key's row, a
+// delete removes it) gives the query's final result too.
 package filesystem

@@ -33,10 +33,7 @@ func (Factory) CreateSink(t connector.Table, env connector.Env) (connector.Sink,
 		return nil, err
 	}
 	s := &Sink{table: t.Name, fmtName: c.fmtName, enc: enc, f: f, w: bufio.NewWriterSize(f, writeBufferSize)}
-	if format.IsChangelog(c.format) {
-		s.changelog = true
-		s.upsert = len(t.PrimaryKey) > 0
-	}
+	s.changelog = format.IsChangelog(c.format)
 	return s, nil
 }
 
@@ -69,10 +66,8 @@ type Sink struct {
 	table   string
 	fmtName string
 	enc     format.Encoder
-	// changelog: the format writes rows of every kind. upsert: the table
-	// has a PRIMARY KEY, so -U rows are dropped (the +U that follows
-	// carries the key's new row).
-	changelog, upsert bool
+	// changelog: the format writes rows of every kind.
+	changelog bool
 
 	mu     sync.Mutex
 	f      *os.File
@@ -95,9 +90,6 @@ func (s *Sink) Write(_ context.Context, b *types.Batch) error {
 		return s.err
 	}
 	for _, r := range b.Rows {
-		if r.Kind == types.UpdateBefore && s.upsert {
-			continue
-		}
 		if !r.Kind.IsAccumulate() && !s.changelog {
 			return fmt.Errorf("filesystem sink '%s' cannot take updates/deletes (got a %s row): format '%s' is append-only; "+
 				"use a changelog format such as 'debezium-json' or make the query append-only", s.table, r.Kind, s.fmtName)

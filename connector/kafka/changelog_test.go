@@ -116,7 +116,9 @@ func TestChangelogSink(t *testing.T) {
 {"before":{"id":1,"item":"a"},"after":null,"op":"d"}
 {"before":null,"after":{"id":1,"item":"b"},"op":"c"}
 {"before":{"id":1,"item":"b"},"after":null,"op":"d"}`},
+		// With a PRIMARY KEY too, every kind is written, as Flink does.
 		{"keyed", []string{"id"}, `{"before":null,"after":{"id":1,"item":"a"},"op":"c"}
+{"before":{"id":1,"item":"a"},"after":null,"op":"d"}
 {"before":null,"after":{"id":1,"item":"b"},"op":"c"}
 {"before":{"id":1,"item":"b"},"after":null,"op":"d"}`},
 	} {

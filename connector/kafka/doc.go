@@ -113,8 +113,8 @@
 // row of a record gets the record's key columns and metadata. OpenAfter
 // reads the record of a partly covered position again and skips its rows
 // up to the position; ResumeOffset gives the Kafka offset a consumer
-// group commits. Its sink writes every kind through the format; with a
-// PRIMARY KEY it drops -U rows (an upsert sink). upsert-kafka refuses
+// group commits. Its sink writes every kind through the format (-U as a
+// deletion, as Flink does), with a PRIMARY KEY or without. upsert-kafka refuses
 // changelog formats, and a key format cannot be one.
 //
 // # Sinks

@@ -56,7 +56,7 @@ func createSink(t connector.Table, env connector.Env, upsert bool) (*Sink, error
 	if c.pattern != nil || len(c.topics) != 1 {
 		return nil, errors.New("a kafka sink writes one topic: option 'topic' must name exactly one")
 	}
-	s := &Sink{cfg: c, table: t.Name, topic: c.topics[0], upsert: upsert, keyed: len(t.PrimaryKey) > 0, interval: defaultTxnInterval}
+	s := &Sink{cfg: c, table: t.Name, topic: c.topics[0], upsert: upsert, interval: defaultTxnInterval}
 	o := t.Options
 	if s.valEnc, err = c.valFormat.NewEncoder(c.valSchema, c.valOpts); err != nil {
 		return nil, err
@@ -200,7 +200,6 @@ type Sink struct {
 	table     string
 	topic     string
 	upsert    bool
-	keyed     bool // the table has a PRIMARY KEY
 	guarantee string
 	interval  time.Duration
 	identity  bool // the value is the whole row
@@ -288,13 +287,7 @@ func (s *Sink) Write(ctx context.Context, b *types.Batch) error {
 	for _, row := range b.Rows {
 		var key, val []byte
 		var err error
-		if s.cfg.changelog {
-			// The value format writes every kind; with a PRIMARY KEY the
-			// sink is an upsert sink, as the filesystem's.
-			if row.Kind == types.UpdateBefore && s.keyed {
-				continue
-			}
-		} else if !row.Kind.IsAccumulate() {
+		if !s.cfg.changelog && !row.Kind.IsAccumulate() { // a changelog format writes every kind
 			if !s.upsert {
 				s.err = fmt.Errorf("kafka sink '%s' cannot take updates/deletes (got a %s row): "+
 					"use the 'upsert-kafka' connector with a PRIMARY KEY for an updating query", s.table, row.Kind)
