@@ -11,3 +11,4 @@ import (
 //	GOMAXPROCS=1 go test ./exec -run '^$' -bench . -benchmem
 func BenchmarkFilterProject(b *testing.B)   { bench.FilterProject(b) }
 func BenchmarkTumbleAggregate(b *testing.B) { bench.TumbleAggregate(b) }
+func BenchmarkLookupJoin(b *testing.B)      { bench.LookupJoin(b) }

@@ -18,8 +18,9 @@ func newBench(out io.Writer) *cobra.Command {
 		Short: "Measure rows/s and allocations per row of the core operators on this machine",
 		Long: `Bench runs the engine's headline benchmarks in this process (the same code
 as 'go test -bench' in package exec) on one core by default:
-filter+project over in-memory rows, and a 1-minute TUMBLE aggregation with
-COUNT, SUM and MAX over 10,000 keys.`,
+filter+project over in-memory rows, a 1-minute TUMBLE aggregation with
+COUNT, SUM and MAX over 10,000 keys, and a lookup join of random keys
+against a dimension table of a million rows.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			prev := runtime.GOMAXPROCS(procs)
@@ -31,6 +32,7 @@ COUNT, SUM and MAX over 10,000 keys.`,
 			}{
 				{"filter+project", bench.FilterProject},
 				{"tumble aggregate, 10k keys", bench.TumbleAggregate},
+				{"lookup join, 1M-row table", bench.LookupJoin},
 			} {
 				r := testing.Benchmark(bm.fn)
 				if r.N == 0 {

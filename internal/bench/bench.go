@@ -4,11 +4,16 @@
 package bench
 
 import (
+	"context"
 	"fmt"
+	"math/rand/v2"
 	"testing"
+	"time"
 
+	"github.com/sluicesql/sluice/dim"
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/agg"
+	"github.com/sluicesql/sluice/exec/lookup"
 	"github.com/sluicesql/sluice/exec/window"
 	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/state"
@@ -182,4 +187,78 @@ func reportRows(b *testing.B) {
 	if s := b.Elapsed().Seconds(); s > 0 {
 		b.ReportMetric(float64(b.N)/s, "rows/s")
 	}
+}
+
+// lookupRows is the size of LookupJoin's dimension table: larger than the
+// CPU caches, as reference tables are.
+const lookupRows = 1 << 20
+
+// lookupTable is a dimension table of lookupRows rows (id BIGINT, name
+// STRING, tier INT), loaded in full.
+type lookupTable struct{}
+
+func (lookupTable) Load(_ context.Context, emit func(row []types.Value) error) error {
+	row := make([]types.Value, 3)
+	for i := range lookupRows {
+		row[0] = types.BigIntValue(int64(i))
+		row[1] = types.StringValue(supplierNames[i%len(supplierNames)])
+		row[2] = types.Int32Value(int32(i % 5))
+		if err := emit(row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+func (lookupTable) ReloadInterval() time.Duration { return 0 }
+func (lookupTable) Identity() string              { return "bench/lookup" }
+func (lookupTable) Close() error                  { return nil }
+
+// LookupJoin measures an INNER lookup join of rows with random keys against
+// a table of a million rows in the compact store, every key a hit, a
+// batch of rows looked up at once as the engine does.
+func LookupJoin(b *testing.B) {
+	reg := dim.NewRegistry(dim.Options{})
+	colTypes := []types.Type{types.BigInt, types.String, types.Int}
+	sink := &counter{}
+	op, err := lookup.New(lookup.Config{
+		Key:      []exec.RowFunc{func(row []types.Value) (types.Value, error) { return row[0], nil }},
+		DimWidth: len(colTypes),
+		Open: func(ctx context.Context) (lookup.Dim, error) {
+			h, err := reg.Acquire(ctx, lookupTable{}, colTypes, []int{0})
+			if err != nil {
+				return nil, err
+			}
+			return lookup.Shared{H: h}, nil
+		},
+		Next: sink,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := op.Open(&exec.Context{Ctx: context.Background()}); err != nil {
+		b.Fatal(err)
+	}
+	defer op.Close()
+	const distinct = 64
+	rng := rand.New(rand.NewPCG(1, 2))
+	batches := make([]*types.Batch, distinct)
+	for i := range batches {
+		batches[i] = types.NewBatch(BatchSize, 2)
+		for range BatchSize {
+			v := batches[i].AddRow(types.Insert, types.NoOrigin, 2)
+			v[0], v[1] = types.BigIntValue(rng.Int64N(lookupRows)), types.DecimalValue(rng.Int64N(10000), 2)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += BatchSize {
+		if err := op.Process(batches[(i/BatchSize)%distinct]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if sink.rows == 0 {
+		b.Fatal("no row joined")
+	}
+	reportRows(b)
 }
