@@ -344,8 +344,8 @@ func runClusterJob(t *testing.T, bin, dir, bs string, in []event, rng *rand.Rand
 		}
 		if len(plus) > 0 || time.Now().After(deadline) {
 			d, full := formatDiff(want, got, minus, plus)
-			t.Fatalf("the cluster job's output differs from the one computed from the input (- computed, + cluster):\n%s%s",
-				d, saveDiff(t, dir, "cluster-vs-computed.diff", full))
+			t.Fatalf("the cluster job's output differs from the one computed from the input (- computed, + cluster):\n%s%s\nthe members' logs:\n%s",
+				d, saveDiff(t, dir, "cluster-vs-computed.diff", full), memberLogs(dir))
 		}
 		for m := range members {
 			check(m)
@@ -979,6 +979,18 @@ func (p *proc) result(sentKill bool) runResult {
 }
 
 // tail returns the last lines of a log file, for failure messages.
+// memberLogs returns the tails of the cluster members' logs, every run of
+// each, in order: what a failure of the cluster job needs to be read.
+func memberLogs(dir string) string {
+	paths, _ := filepath.Glob(filepath.Join(dir, "cluster-m*.log"))
+	slices.Sort(paths)
+	var b strings.Builder
+	for _, p := range paths {
+		b.WriteString(tail(p) + "\n")
+	}
+	return b.String()
+}
+
 func tail(path string) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
