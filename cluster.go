@@ -130,7 +130,7 @@ func (e *Engine) startCluster(ctx context.Context, id, name string, env physical
 			}
 			return nil, nil
 		},
-		Shuffle: func(id string, schema []types.Type, _ []int, partitions, writers int, bounded bool) (connector.Source, []int, func(int) (exec.Output, error), error) {
+		Shuffle: func(id string, schema []types.Type, partitions, writers int, bounded bool) (connector.Source, []int, func(int, []int) (exec.Output, error), error) {
 			cj.shuffle[shuffleTopic(group, id)] = partitions
 			src, err := cj.shuffleSource(id, schema, partitions, writers, bounded)
 			return src, nil, nil, err
@@ -581,7 +581,7 @@ func (cj *clusterJob) run(ctx context.Context, run *clusterRun, assigned map[str
 			}
 			return parts, nil
 		},
-		Shuffle: func(id string, schema []types.Type, keys []int, partitions, writers int, bounded bool) (connector.Source, []int, func(int) (exec.Output, error), error) {
+		Shuffle: func(id string, schema []types.Type, partitions, writers int, bounded bool) (connector.Source, []int, func(int, []int) (exec.Output, error), error) {
 			topic := shuffleTopic(cj.group, id)
 			src, err := cj.shuffleSource(id, schema, partitions, writers, bounded)
 			if err != nil {
@@ -594,9 +594,9 @@ func (cj *clusterJob) run(ctx context.Context, run *clusterRun, assigned map[str
 			for q := range partitions {
 				positions[exec.PositionKey(id, q)] = topicPartition{topic, int32(q)}
 			}
-			writer := func(part int) (exec.Output, error) {
+			writer := func(w int, keys []int) (exec.Output, error) {
 				return kshuffle.NewWriter(kshuffle.Options{Topic: topic, Partitions: partitions, Schema: schema, Keys: keys,
-					WriterID: part, Writers: writers, Client: txn, Transactional: true})
+					WriterID: w, Writers: writers, Client: txn, Transactional: true})
 			}
 			return src, parts, writer, nil
 		},

@@ -385,3 +385,89 @@ GROUP BY region, window_start, window_end;
 		t.Fatalf("%d output rows for %d windows: duplicates", rows, len(want))
 	}
 }
+
+// TestClusterJoin runs a regular join of two Kafka topics in cluster mode:
+// both inputs go through one shuffle topic, each row to the partition of
+// its key, and the join stage's tasks hold the rows of their keys.
+// Customers arrive before, among and after their orders; the output is
+// every order with its customer, once.
+func TestClusterJoin(t *testing.T) {
+	bs := kafkatest.Start(t, 4, "orders", "customers", "joined")
+	var orders, customers []*kgo.Record
+	want := map[string]int{}
+	for c := range 50 {
+		customers = append(customers, &kgo.Record{Partition: int32(c % 4),
+			Value: fmt.Appendf(nil, `{"id":%d,"name":"c%d"}`, c, c)})
+	}
+	for o := range 3000 {
+		c := o % 60 // customers 50..59 do not exist: their orders join nothing
+		orders = append(orders, &kgo.Record{Partition: int32(o % 4),
+			Value: fmt.Appendf(nil, `{"o":%d,"cust":%d}`, o, c)})
+		if c < 50 {
+			want[fmt.Sprintf("%d c%d", o, c)]++
+		}
+	}
+	kafkatest.ProduceTo(t, bs, "customers", customers[:20]...)
+	kafkatest.ProduceTo(t, bs, "orders", orders[:1500]...)
+	kafkatest.ProduceTo(t, bs, "customers", customers[20:]...)
+	kafkatest.ProduceTo(t, bs, "orders", orders[1500:]...)
+	src := strings.NewReplacer("$BOOTSTRAP", bs).Replace(`
+SET 'cluster.group-id' = 'join-job';
+SET 'state.backend' = 'kafka';
+SET 'state.kafka.bootstrap.servers' = '$BOOTSTRAP';
+SET 'execution.checkpointing.interval' = '50ms';
+SET 'parallelism.default' = '3';
+CREATE TABLE orders (o INT, cust INT) WITH (
+  'connector' = 'kafka', 'topic' = 'orders', 'properties.bootstrap.servers' = '$BOOTSTRAP',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json');
+CREATE TABLE customers (id INT, name STRING) WITH (
+  'connector' = 'kafka', 'topic' = 'customers', 'properties.bootstrap.servers' = '$BOOTSTRAP',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json');
+CREATE TABLE joined (o INT, name STRING) WITH (
+  'connector' = 'kafka', 'topic' = 'joined', 'properties.bootstrap.servers' = '$BOOTSTRAP', 'format' = 'json',
+  'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'joined');
+INSERT INTO joined SELECT o.o, c.name FROM orders AS o JOIN customers AS c ON o.cust = c.id;
+`)
+	e, err := sluice.Open(sluice.Options{Stdout: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := e.Run(ctx, "job.sql", []byte(src)); err != nil {
+		t.Fatal(sluice.FormatError(err, []byte(src)))
+	}
+	got := map[string]int{}
+	for _, r := range kafkatest.ReadAll(t, bs, "joined") {
+		var row struct {
+			O    int    `json:"o"`
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal(r.Value, &row); err != nil {
+			t.Fatalf("record %s: %v", r.Value, err)
+		}
+		got[fmt.Sprintf("%d %s", row.O, row.Name)]++
+	}
+	if d := diffCounts(got, want); d != "" {
+		t.Fatalf("output differs:\n%s", d)
+	}
+	// Both inputs went through the one shuffle topic.
+	tds, err := kafkatest.Admin(t, bs).ListTopics(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sides := map[string]int{}
+	for _, name := range tds.Names() {
+		if strings.HasPrefix(name, "sluice-join-job-") && strings.Contains(name, "shuffle") {
+			for _, r := range kafkatest.ReadAll(t, bs, name) {
+				if len(r.Headers) == 0 {
+					sides[name]++
+				}
+			}
+		}
+	}
+	if len(sides) != 1 {
+		t.Fatalf("shuffle topics with data: %v; want one", sides)
+	}
+}

@@ -78,11 +78,11 @@ type Cluster struct {
 	Parts func(table, stageID string, src connector.Source) ([]int, error)
 	// Shuffle returns the two ends of the shuffle topic of operator id: the
 	// source the next stage reads, with the partitions this process reads,
-	// and the writer of each upstream partition. Rows have the given
-	// types and go to one of partitions by the hash of keys; writers is
-	// the number of upstream partitions.
-	Shuffle func(id string, schema []types.Type, keys []int, partitions, writers int, bounded bool) (
-		src connector.Source, parts []int, writer func(part int) (exec.Output, error), err error)
+	// and the writer of each upstream partition (writers in all, numbered
+	// from 0), which sends a row to one of partitions by the hash of its
+	// columns keys. Rows have the given types.
+	Shuffle func(id string, schema []types.Type, partitions, writers int, bounded bool) (
+		src connector.Source, parts []int, writer func(writer int, keys []int) (exec.Output, error), err error)
 }
 
 // opFactory builds one operator of a task's chain in front of next.
@@ -167,11 +167,11 @@ func (b *builder) exchange(name string, par int, keys []int, input plan.Node, in
 		typs[i] = c.Type
 	}
 	id := b.id("shuffle")
-	src, parts, writer, err := b.env.Cluster.Shuffle(id, typs, keys, par, in.stage.Source.Partitions(), in.bounded)
+	src, parts, writer, err := b.env.Cluster.Shuffle(id, typs, par, in.stage.Source.Partitions(), in.bounded)
 	if err != nil {
 		return nil, err
 	}
-	in.stage.Output = writer
+	in.stage.Output = func(part int) (exec.Output, error) { return writer(part, keys) }
 	b.close(in)
 	st := &exec.Stage{Name: name, ID: id, Source: src, Parts: parts}
 	return &pipe{stage: st, assigner: -1, bounded: in.bounded}, nil
@@ -376,11 +376,9 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 }
 
 // join builds a regular join: both inputs re-keyed into one stage whose
-// tasks each hold the rows of their keys.
+// tasks each hold the rows of their keys (in cluster mode, through one
+// shuffle topic: clusterJoin).
 func (b *builder) join(n *plan.Join, special plan.Node) (*pipe, error) {
-	if b.env.Cluster != nil {
-		return nil, fmt.Errorf("joins are not supported in cluster mode yet")
-	}
 	left, err := b.build(n.Left)
 	if err != nil {
 		return nil, err
@@ -389,8 +387,17 @@ func (b *builder) join(n *plan.Join, special plan.Node) (*pipe, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := b.newStage("join", b.env.Parallelism, nil, left, right)
-	p.stage.InputKeys = [][]int{n.LeftKeys, n.RightKeys}
+	var p *pipe
+	if b.env.Cluster != nil {
+		p, err = b.clusterJoin("join", b.env.Parallelism, n.LeftKeys, n.RightKeys,
+			columnTypes(n.Left.Schema()), columnTypes(n.Right.Schema()), left, right)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		p = b.newStage("join", b.env.Parallelism, nil, left, right)
+		p.stage.InputKeys = [][]int{n.LeftKeys, n.RightKeys}
+	}
 	kind := "join"
 	switch special.(type) {
 	case *plan.IntervalJoin:

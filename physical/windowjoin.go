@@ -12,9 +12,6 @@ import (
 // windowJoin builds a window join: both inputs re-keyed by their join keys
 // into one stage (one task when the windows are the only keys).
 func (b *builder) windowJoin(n *plan.WindowJoin) (*pipe, error) {
-	if b.env.Cluster != nil {
-		return nil, fmt.Errorf("joins are not supported in cluster mode yet")
-	}
 	left, err := b.build(n.Left)
 	if err != nil {
 		return nil, err
@@ -27,8 +24,17 @@ func (b *builder) windowJoin(n *plan.WindowJoin) (*pipe, error) {
 	if len(n.LeftKeys) == 0 {
 		par = 1
 	}
-	p := b.newStage("window-join", par, nil, left, right)
-	p.stage.InputKeys = [][]int{n.LeftKeys, n.RightKeys}
+	var p *pipe
+	if b.env.Cluster != nil {
+		p, err = b.clusterJoin("window-join", par, n.LeftKeys, n.RightKeys,
+			columnTypes(n.Left.Schema()), columnTypes(n.Right.Schema()), left, right)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		p = b.newStage("window-join", par, nil, left, right)
+		p.stage.InputKeys = [][]int{n.LeftKeys, n.RightKeys}
+	}
 	cfg := join.WindowConfig{
 		Config: join.Config{ID: b.id("window-join"), Kind: join.Kind(n.Kind), LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
 			Left: columnTypes(n.Left.Schema()), Right: columnTypes(n.Right.Schema())},
