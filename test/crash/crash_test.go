@@ -190,8 +190,10 @@ func TestCrash(t *testing.T) {
 	for _, j := range jobs {
 		topics = append(topics, j.name+"-ref:2", j.name+"-crash:2")
 	}
-	topics = append(topics, "window-cluster:2", fmt.Sprintf("%s:%d", clusterInput, inputParts),
-		fmt.Sprintf("%s:%d", paymentsTopic, inputParts))
+	for _, name := range clusterJobs {
+		topics = append(topics, name+"-cluster:2", fmt.Sprintf("%s-%s:%d", clusterInput, name, inputParts))
+	}
+	topics = append(topics, fmt.Sprintf("%s:%d", paymentsTopic, inputParts))
 	bs := startBroker(t, bin, dir, topics)
 	t.Logf("broker at %s", bs)
 
@@ -221,16 +223,19 @@ func TestCrash(t *testing.T) {
 			runCrashJob(t, j, bin, dir, bs, in, rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())))
 		})
 	}
-	t.Run("cluster", func(t *testing.T) {
-		runClusterJob(t, bin, dir, bs, in, rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())))
-	})
+	for _, name := range clusterJobs {
+		j := jobs[slices.IndexFunc(jobs, func(j crashJob) bool { return j.name == name })]
+		t.Run("cluster-"+name, func(t *testing.T) {
+			runClusterJob(t, j, bin, dir, bs, in, rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())))
+		})
+	}
 }
 
 const (
 	// clusterMembers is how many processes share the cluster job.
 	clusterMembers = 3
-	// clusterInput is the cluster job's input topic, produced while the
-	// members run.
+	// clusterInput, followed by the job's name, is a cluster job's input
+	// topic, produced while the members run.
 	clusterInput = "events-cluster"
 	// clusterChunks is how many parts of the input are produced, one
 	// every clusterChunkEvery.
@@ -238,32 +243,39 @@ const (
 	clusterChunkEvery = 250 * time.Millisecond
 )
 
-// runClusterJob runs the window job in cluster mode: clusterMembers
+// clusterJobs are the jobs run in cluster mode, by name: a windowed
+// aggregate behind one shuffle, and a regular join whose two inputs share
+// one.
+var clusterJobs = []string{"window", "join"}
+
+// runClusterJob runs job j in cluster mode: clusterMembers
 // processes share its partitions (of the input and of its shuffle topic)
 // through a consumer group, reading an unbounded copy of the input that is
-// produced, part by part, while they run. One member at a time is killed
+// produced, part by part, while they run (a join's payments are all there
+// from the start). One member at a time is killed
 // with SIGKILL at random moments and restarted; the partitions of a killed
 // member move to the others with their state, and come back when it
 // rejoins. After the input, one row a day later on every partition closes
 // every window; once the committed output is the one computed from the
 // input, the members are stopped (SIGTERM) and the output must not change:
 // no duplicate, no late row.
-func runClusterJob(t *testing.T, bin, dir, bs string, in []event, rng *rand.Rand) {
-	j := jobs[0]
-	sqlPath := writeJobSQL(t, dir, j.name, "window_cluster", "window-cluster", bs)
+func runClusterJob(t *testing.T, j crashJob, bin, dir, bs string, in []event, rng *rand.Rand) {
+	input, output, group := clusterInput+"-"+j.name, j.name+"-cluster", j.name+"-cluster"
+	sqlPath := writeJobSQL(t, dir, j.name, j.name+"_cluster", output, bs)
 	src, err := os.ReadFile(sqlPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := strings.Replace(string(src), "'topic' = 'events'", "'topic' = '"+clusterInput+"'", 1)
-	text = strings.Replace(text, "'scan.bounded.mode' = 'latest-offset',", "", 1)
+	// The events come while the members run; every input is unbounded.
+	text := strings.Replace(string(src), "'topic' = 'events'", "'topic' = '"+input+"'", 1)
+	text = strings.ReplaceAll(text, "'scan.bounded.mode' = 'latest-offset',", "")
 	if err := os.WriteFile(sqlPath, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	start := func(m, run int) *proc {
-		log := filepath.Join(dir, fmt.Sprintf("cluster-m%d-%d.log", m, run))
+		log := filepath.Join(dir, fmt.Sprintf("cluster-%s-m%d-%d.log", j.name, m, run))
 		return startProc(t, log, bin, "run",
-			"-D", "cluster.group-id=window-cluster",
+			"-D", "cluster.group-id="+group,
 			"-D", fmt.Sprintf("cluster.instance-id=m%d", m),
 			"-D", "cluster.session-timeout=6s", // the broker's least
 			"-D", "cluster.transaction-timeout=10s",
@@ -296,7 +308,7 @@ func runClusterJob(t *testing.T, bin, dir, bs string, in []event, rng *rand.Rand
 			for _, e := range in[lo:hi] {
 				recs = append(recs, &kgo.Record{Partition: e.part, Value: e.json()})
 			}
-			kafkatest.ProduceTo(t, bs, clusterInput, recs...)
+			kafkatest.ProduceTo(t, bs, input, recs...)
 			time.Sleep(clusterChunkEvery)
 		}
 		var closing []*kgo.Record
@@ -304,7 +316,7 @@ func runClusterJob(t *testing.T, bin, dir, bs string, in []event, rng *rand.Rand
 			e := event{id: -1, part: p, ts: eventBase.Add(24 * time.Hour), k: "closing", v: 0}
 			closing = append(closing, &kgo.Record{Partition: p, Value: e.json()})
 		}
-		kafkatest.ProduceTo(t, bs, clusterInput, closing...)
+		kafkatest.ProduceTo(t, bs, input, closing...)
 	}()
 
 	// Kill while the input comes.
@@ -334,7 +346,7 @@ func runClusterJob(t *testing.T, bin, dir, bs string, in []event, rng *rand.Rand
 	want := j.expect(in)
 	deadline := time.Now().Add(runTimeout)
 	for {
-		got, err := canonOutput(j, kafkatest.ReadAll(t, bs, "window-cluster"))
+		got, err := canonOutput(j, kafkatest.ReadAll(t, bs, output))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -345,7 +357,7 @@ func runClusterJob(t *testing.T, bin, dir, bs string, in []event, rng *rand.Rand
 		if len(plus) > 0 || time.Now().After(deadline) {
 			d, full := formatDiff(want, got, minus, plus)
 			t.Fatalf("the cluster job's output differs from the one computed from the input (- computed, + cluster):\n%s%s\nthe members' logs:\n%s",
-				d, saveDiff(t, dir, "cluster-vs-computed.diff", full), memberLogs(dir))
+				d, saveDiff(t, dir, j.name+"-cluster-vs-computed.diff", full), memberLogs(dir, j.name))
 		}
 		for m := range members {
 			check(m)
@@ -361,7 +373,7 @@ func runClusterJob(t *testing.T, bin, dir, bs string, in []event, rng *rand.Rand
 			t.Fatalf("member %d, run %d, stopped: %s\n%s", m, runs[m], r, tail(p.log.Name()))
 		}
 	}
-	recs := kafkatest.ReadAll(t, bs, "window-cluster")
+	recs := kafkatest.ReadAll(t, bs, output)
 	if d := duplicates(j, recs); d != "" {
 		t.Errorf("the cluster job's output has duplicates:\n%s", d)
 	}
@@ -372,7 +384,7 @@ func runClusterJob(t *testing.T, bin, dir, bs string, in []event, rng *rand.Rand
 	if minus, plus := diffMultisets(want, got); len(minus)+len(plus) > 0 {
 		d, full := formatDiff(want, got, minus, plus)
 		t.Errorf("after the members stopped, the output differs (- computed, + cluster):\n%s%s",
-			d, saveDiff(t, dir, "cluster-vs-computed.diff", full))
+			d, saveDiff(t, dir, j.name+"-cluster-vs-computed.diff", full))
 	}
 	t.Logf("cluster run: %d kills, %v in all", kills, time.Since(began).Round(time.Millisecond))
 }
@@ -981,8 +993,8 @@ func (p *proc) result(sentKill bool) runResult {
 // tail returns the last lines of a log file, for failure messages.
 // memberLogs returns the tails of the cluster members' logs, every run of
 // each, in order: what a failure of the cluster job needs to be read.
-func memberLogs(dir string) string {
-	paths, _ := filepath.Glob(filepath.Join(dir, "cluster-m*.log"))
+func memberLogs(dir, job string) string {
+	paths, _ := filepath.Glob(filepath.Join(dir, "cluster-"+job+"-m*.log"))
 	slices.Sort(paths)
 	var b strings.Builder
 	for _, p := range paths {
