@@ -471,3 +471,89 @@ INSERT INTO joined SELECT o.o, c.name FROM orders AS o JOIN customers AS c ON o.
 		t.Fatalf("shuffle topics with data: %v; want one", sides)
 	}
 }
+
+// TestClusterTimeJoins runs an interval join and a window join of two
+// Kafka topics in cluster mode, in one statement set: both need the
+// watermark of both inputs, which the join stage's shuffle reader folds
+// from the writers of both sides.
+func TestClusterTimeJoins(t *testing.T) {
+	bs := kafkatest.Start(t, 4, "orders", "ships", "interval_out", "window_out")
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ts := func(d time.Duration) string { return base.Add(d).Format("2006-01-02 15:04:05.000") }
+	var orders, ships []*kgo.Record
+	wantInterval, wantWindow := map[string]int{}, map[string]int{}
+	for o := range 400 {
+		at := time.Duration(o) * 10 * time.Second
+		orders = append(orders, &kgo.Record{Partition: int32(o % 4), Value: fmt.Appendf(nil, `{"o":%d,"ts":"%s"}`, o, ts(at))})
+		if o%3 == 0 {
+			continue // never shipped
+		}
+		// Shipped 20 s after the order, or, for o%3 == 2, 5 minutes after.
+		after := 20 * time.Second
+		if o%3 == 2 {
+			after = 5 * time.Minute
+		}
+		ships = append(ships, &kgo.Record{Partition: int32(o % 2), Value: fmt.Appendf(nil, `{"o":%d,"ts":"%s"}`, o, ts(at+after))})
+		if after <= time.Minute {
+			wantInterval[fmt.Sprint(o)]++
+		}
+		if (at).Truncate(time.Minute) == (at + after).Truncate(time.Minute) {
+			wantWindow[fmt.Sprint(o)]++
+		}
+	}
+	kafkatest.ProduceTo(t, bs, "orders", orders...)
+	kafkatest.ProduceTo(t, bs, "ships", ships...)
+	src := strings.NewReplacer("$BOOTSTRAP", bs).Replace(`
+SET 'cluster.group-id' = 'time-joins';
+SET 'state.backend' = 'kafka';
+SET 'state.kafka.bootstrap.servers' = '$BOOTSTRAP';
+SET 'execution.checkpointing.interval' = '50ms';
+SET 'parallelism.default' = '2';
+CREATE TABLE orders (o INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH (
+  'connector' = 'kafka', 'topic' = 'orders', 'properties.bootstrap.servers' = '$BOOTSTRAP',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json');
+CREATE TABLE ships (o INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH (
+  'connector' = 'kafka', 'topic' = 'ships', 'properties.bootstrap.servers' = '$BOOTSTRAP',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json');
+CREATE TABLE interval_out (o INT) WITH (
+  'connector' = 'kafka', 'topic' = 'interval_out', 'properties.bootstrap.servers' = '$BOOTSTRAP', 'format' = 'json',
+  'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'interval_out');
+CREATE TABLE window_out (o INT) WITH (
+  'connector' = 'kafka', 'topic' = 'window_out', 'properties.bootstrap.servers' = '$BOOTSTRAP', 'format' = 'json',
+  'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'window_out');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO interval_out SELECT o.o FROM orders AS o, ships AS s
+  WHERE o.o = s.o AND s.ts BETWEEN o.ts AND o.ts + INTERVAL '1' MINUTE;
+INSERT INTO window_out SELECT l.o FROM
+  (SELECT * FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '1' MINUTE))) AS l
+  JOIN (SELECT * FROM TABLE(TUMBLE(TABLE ships, DESCRIPTOR(ts), INTERVAL '1' MINUTE))) AS r
+  ON l.o = r.o AND l.window_start = r.window_start AND l.window_end = r.window_end;
+END;
+`)
+	e, err := sluice.Open(sluice.Options{Stdout: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := e.Run(ctx, "job.sql", []byte(src)); err != nil {
+		t.Fatal(sluice.FormatError(err, []byte(src)))
+	}
+	for topic, want := range map[string]map[string]int{"interval_out": wantInterval, "window_out": wantWindow} {
+		got := map[string]int{}
+		for _, r := range kafkatest.ReadAll(t, bs, topic) {
+			var row struct{ O int }
+			if err := json.Unmarshal(r.Value, &row); err != nil {
+				t.Fatalf("record %s: %v", r.Value, err)
+			}
+			got[fmt.Sprint(row.O)]++
+		}
+		if len(want) == 0 {
+			t.Fatalf("%s: the test expects nothing", topic)
+		}
+		if d := diffCounts(got, want); d != "" {
+			t.Errorf("%s differs:\n%s", topic, d)
+		}
+	}
+}
