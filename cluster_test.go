@@ -557,3 +557,71 @@ END;
 		}
 	}
 }
+
+// TestClusterJoinThenAggregate runs, in cluster mode, a join whose output
+// is re-keyed again (the join stage reads one shuffle topic and writes
+// another) into a GROUP BY, written to upsert-kafka: the latest count per
+// region is the number of orders of its customers.
+func TestClusterJoinThenAggregate(t *testing.T) {
+	bs := kafkatest.Start(t, 4, "orders", "customers", "totals")
+	var orders, customers []*kgo.Record
+	want := map[string]int{}
+	for c := range 50 {
+		customers = append(customers, &kgo.Record{Partition: int32(c % 4), Value: fmt.Appendf(nil, `{"id":%d,"region":"r%d"}`, c, c%7)})
+	}
+	for o := range 3000 {
+		c := o % 60 // customers 50..59 do not exist
+		orders = append(orders, &kgo.Record{Partition: int32(o % 4), Value: fmt.Appendf(nil, `{"o":%d,"cust":%d}`, o, c)})
+		if c < 50 {
+			want[fmt.Sprintf("r%d", c%7)]++
+		}
+	}
+	kafkatest.ProduceTo(t, bs, "customers", customers...)
+	kafkatest.ProduceTo(t, bs, "orders", orders...)
+	src := strings.NewReplacer("$BOOTSTRAP", bs).Replace(`
+SET 'cluster.group-id' = 'join-agg';
+SET 'state.backend' = 'kafka';
+SET 'state.kafka.bootstrap.servers' = '$BOOTSTRAP';
+SET 'execution.checkpointing.interval' = '50ms';
+SET 'parallelism.default' = '3';
+CREATE TABLE orders (o INT, cust INT) WITH (
+  'connector' = 'kafka', 'topic' = 'orders', 'properties.bootstrap.servers' = '$BOOTSTRAP',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json');
+CREATE TABLE customers (id INT, region STRING) WITH (
+  'connector' = 'kafka', 'topic' = 'customers', 'properties.bootstrap.servers' = '$BOOTSTRAP',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json');
+CREATE TABLE totals (region STRING, n BIGINT, PRIMARY KEY (region) NOT ENFORCED) WITH (
+  'connector' = 'upsert-kafka', 'topic' = 'totals', 'properties.bootstrap.servers' = '$BOOTSTRAP',
+  'key.format' = 'json', 'value.format' = 'json');
+INSERT INTO totals SELECT c.region, COUNT(*) FROM orders AS o JOIN customers AS c ON o.cust = c.id GROUP BY c.region;
+`)
+	e, err := sluice.Open(sluice.Options{Stdout: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := e.Run(ctx, "job.sql", []byte(src)); err != nil {
+		t.Fatal(sluice.FormatError(err, []byte(src)))
+	}
+	got := map[string]int{}
+	for _, r := range kafkatest.ReadAll(t, bs, "totals") {
+		var k struct{ Region string }
+		var v struct{ N int }
+		if err := json.Unmarshal(r.Key, &k); err != nil {
+			t.Fatalf("key %s: %v", r.Key, err)
+		}
+		if r.Value == nil {
+			delete(got, k.Region)
+			continue
+		}
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			t.Fatalf("value %s: %v", r.Value, err)
+		}
+		got[k.Region] = v.N
+	}
+	if d := diffCounts(got, want); d != "" {
+		t.Fatalf("latest counts differ:\n%s", d)
+	}
+}
