@@ -30,7 +30,7 @@ import (
 // that Kafka consumer group. Every process started with the same job and
 // group takes a share of the partitions: of the Kafka sources' topics and
 // of the job's shuffle topics, which carry the rows between a source and a
-// re-keying stage (GROUP BY, window aggregation). The group's assignment
+// re-keying stage (GROUP BY, window aggregation, join). The group's assignment
 // decides which process reads what; there is no other coordination.
 //
 // Each assignment is one run of the job's graph over the assigned

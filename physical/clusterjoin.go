@@ -8,7 +8,8 @@ import (
 )
 
 // clusterJoin starts, in cluster mode, the stage of a two-input operator
-// (a join): both inputs, each read straight from a source, go through one
+// (a join): both inputs, each a stage over a source (Kafka partitions, or
+// the shuffle topic of an earlier re-keying), go through one
 // shuffle topic whose rows are (side INT, the left columns, the right
 // columns), the other side's columns NULL. Each writer routes by its own
 // side's key columns, so that the rows of one key meet in one partition;
@@ -18,7 +19,7 @@ import (
 func (b *builder) clusterJoin(name string, par int, leftKeys, rightKeys []int, lt, rt []types.Type, left, right *pipe) (*pipe, error) {
 	for _, in := range []*pipe{left, right} {
 		if in.stage.Source == nil {
-			return nil, fmt.Errorf("%s: in cluster mode, only rows read straight from a source can be joined yet (not the output of a union, sort or another re-keying stage)", name)
+			return nil, fmt.Errorf("%s: in cluster mode, the output of a union or a sort cannot be joined yet", name)
 		}
 	}
 	union := make([]types.Type, 0, 1+len(lt)+len(rt))

@@ -159,7 +159,7 @@ func (b *builder) exchange(name string, par int, keys []int, input plan.Node, in
 		return b.newStage(name, par, keys, in), nil
 	}
 	if in.stage.Source == nil {
-		return nil, fmt.Errorf("%s: in cluster mode, only rows read straight from a source can be re-keyed yet (not the output of a union, sort or another re-keying stage)", name)
+		return nil, fmt.Errorf("%s: in cluster mode, the output of a union or a sort cannot be re-keyed yet", name)
 	}
 	schema := input.Schema()
 	typs := make([]types.Type, schema.Len())
