@@ -625,3 +625,120 @@ INSERT INTO totals SELECT c.region, COUNT(*) FROM orders AS o JOIN customers AS 
 		t.Fatalf("latest counts differ:\n%s", d)
 	}
 }
+
+// TestClusterUnion runs, in cluster mode, a UNION ALL of two Kafka topics
+// feeding a GROUP BY (each input writes the shuffle topic, the union's
+// projection applied on its way), joined with users (each input writes the
+// join's shuffle topic) and, in the same statement set, written out as it
+// is (merged in the member).
+func TestClusterUnion(t *testing.T) {
+	bs := kafkatest.Start(t, 4, "web", "app", "users", "per_user", "all_clicks", "regions")
+	var web, app []*kgo.Record
+	want, wantAll, wantRegions := map[string]int{}, map[string]int{}, map[string]int{}
+	for i := range 2000 {
+		u := fmt.Sprintf("u%d", i%23)
+		rec := &kgo.Record{Partition: int32(i % 4), Value: fmt.Appendf(nil, `{"u":"%s","n":%d}`, u, i)}
+		if i%3 == 0 {
+			app = append(app, rec)
+		} else {
+			web = append(web, rec)
+		}
+		if i%5 != 0 { // the WHERE after the union drops n % 5 = 0
+			want[u]++
+			wantAll[fmt.Sprint(i)]++
+			wantRegions[fmt.Sprintf("%d r%d", i, i%23%4)]++
+		}
+	}
+	var users []*kgo.Record
+	for i := range 23 {
+		users = append(users, &kgo.Record{Partition: int32(i % 4), Value: fmt.Appendf(nil, `{"u":"u%d","region":"r%d"}`, i, i%4)})
+	}
+	kafkatest.ProduceTo(t, bs, "users", users...)
+	kafkatest.ProduceTo(t, bs, "web", web...)
+	kafkatest.ProduceTo(t, bs, "app", app...)
+	src := strings.NewReplacer("$BOOTSTRAP", bs).Replace(`
+SET 'cluster.group-id' = 'union-job';
+SET 'state.backend' = 'kafka';
+SET 'state.kafka.bootstrap.servers' = '$BOOTSTRAP';
+SET 'execution.checkpointing.interval' = '50ms';
+SET 'parallelism.default' = '3';
+CREATE TABLE web (u STRING, n INT) WITH (
+  'connector' = 'kafka', 'topic' = 'web', 'properties.bootstrap.servers' = '$BOOTSTRAP',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json');
+CREATE TABLE app (u STRING, n INT) WITH (
+  'connector' = 'kafka', 'topic' = 'app', 'properties.bootstrap.servers' = '$BOOTSTRAP',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json');
+CREATE TABLE per_user (u STRING, c BIGINT, PRIMARY KEY (u) NOT ENFORCED) WITH (
+  'connector' = 'upsert-kafka', 'topic' = 'per_user', 'properties.bootstrap.servers' = '$BOOTSTRAP',
+  'key.format' = 'json', 'value.format' = 'json');
+CREATE TABLE all_clicks (n INT) WITH (
+  'connector' = 'kafka', 'topic' = 'all_clicks', 'properties.bootstrap.servers' = '$BOOTSTRAP', 'format' = 'json',
+  'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'all_clicks');
+CREATE TABLE users (u STRING, region STRING) WITH (
+  'connector' = 'kafka', 'topic' = 'users', 'properties.bootstrap.servers' = '$BOOTSTRAP',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json');
+CREATE TABLE regions (n INT, region STRING) WITH (
+  'connector' = 'kafka', 'topic' = 'regions', 'properties.bootstrap.servers' = '$BOOTSTRAP', 'format' = 'json',
+  'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'regions');
+CREATE VIEW clicks AS SELECT * FROM (SELECT u, n FROM web UNION ALL SELECT u, n FROM app) WHERE MOD(n, 5) <> 0;
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO per_user SELECT u, COUNT(*) FROM clicks GROUP BY u;
+INSERT INTO all_clicks SELECT n FROM clicks;
+INSERT INTO regions SELECT c.n, us.region FROM clicks AS c JOIN users AS us ON c.u = us.u;
+END;
+`)
+	e, err := sluice.Open(sluice.Options{Stdout: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := e.Run(ctx, "job.sql", []byte(src)); err != nil {
+		t.Fatal(sluice.FormatError(err, []byte(src)))
+	}
+	got := map[string]int{}
+	for _, r := range kafkatest.ReadAll(t, bs, "per_user") {
+		var k struct{ U string }
+		var v struct{ C int }
+		if err := json.Unmarshal(r.Key, &k); err != nil {
+			t.Fatalf("key %s: %v", r.Key, err)
+		}
+		if r.Value == nil {
+			delete(got, k.U)
+			continue
+		}
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			t.Fatalf("value %s: %v", r.Value, err)
+		}
+		got[k.U] = v.C
+	}
+	if d := diffCounts(got, want); d != "" {
+		t.Errorf("per-user counts differ:\n%s", d)
+	}
+	gotAll := map[string]int{}
+	for _, r := range kafkatest.ReadAll(t, bs, "all_clicks") {
+		var v struct{ N int }
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			t.Fatalf("value %s: %v", r.Value, err)
+		}
+		gotAll[fmt.Sprint(v.N)]++
+	}
+	if d := diffCounts(gotAll, wantAll); d != "" {
+		t.Errorf("the union as it is differs:\n%s", d)
+	}
+	gotRegions := map[string]int{}
+	for _, r := range kafkatest.ReadAll(t, bs, "regions") {
+		var v struct {
+			N      int
+			Region string
+		}
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			t.Fatalf("value %s: %v", r.Value, err)
+		}
+		gotRegions[fmt.Sprintf("%d %s", v.N, v.Region)]++
+	}
+	if d := diffCounts(gotRegions, wantRegions); d != "" {
+		t.Errorf("the union joined with users differs:\n%s", d)
+	}
+}

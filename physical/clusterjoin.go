@@ -9,24 +9,27 @@ import (
 
 // clusterJoin starts, in cluster mode, the stage of a two-input operator
 // (a join): both inputs, each a stage over a source (Kafka partitions, or
-// the shuffle topic of an earlier re-keying), go through one
+// the shuffle topic of an earlier re-keying) or a union of such, go through one
 // shuffle topic whose rows are (side INT, the left columns, the right
 // columns), the other side's columns NULL. Each writer routes by its own
 // side's key columns, so that the rows of one key meet in one partition;
-// the left inputs' writers are numbered first, then the right's. The
+// the left side's writers are numbered first, then the right's. The
 // stage's chain starts with a splitter that hands each run of one side's
 // rows to the operator's ProcessInput, in the order they were written.
 func (b *builder) clusterJoin(name string, par int, leftKeys, rightKeys []int, lt, rt []types.Type, left, right *pipe) (*pipe, error) {
-	for _, in := range []*pipe{left, right} {
-		if in.stage.Source == nil {
-			return nil, fmt.Errorf("%s: in cluster mode, the output of a union or a sort cannot be joined yet", name)
-		}
+	lins, err := b.shuffleInputs(name, left)
+	if err != nil {
+		return nil, err
+	}
+	rins, err := b.shuffleInputs(name, right)
+	if err != nil {
+		return nil, err
 	}
 	union := make([]types.Type, 0, 1+len(lt)+len(rt))
 	union = append(append(append(union, types.Int), lt...), rt...)
 	id := b.id("shuffle")
-	lw := left.stage.Source.Partitions()
-	src, parts, writer, err := b.env.Cluster.Shuffle(id, union, par, lw+right.stage.Source.Partitions(), left.bounded && right.bounded)
+	bounded := left.bounded && right.bounded
+	src, parts, writer, err := b.env.Cluster.Shuffle(id, union, par, writers(lins)+writers(rins), bounded)
 	if err != nil {
 		return nil, err
 	}
@@ -37,19 +40,25 @@ func (b *builder) clusterJoin(name string, par int, leftKeys, rightKeys []int, l
 		}
 		return out
 	}
-	lkeys, rkeys := shift(leftKeys, 1), shift(rightKeys, 1+len(lt))
-	left.ops = append(left.ops, func(_ int, next exec.Operator) (exec.Operator, error) {
-		return newTagger(0, 1, len(union), next), nil
-	})
-	left.stage.Output = func(part int) (exec.Output, error) { return writer(part, lkeys) }
-	right.ops = append(right.ops, func(_ int, next exec.Operator) (exec.Operator, error) {
-		return newTagger(1, 1+len(lt), len(union), next), nil
-	})
-	right.stage.Output = func(part int) (exec.Output, error) { return writer(lw+part, rkeys) }
-	b.close(left)
-	b.close(right)
+	base := 0
+	for side, ins := range [][]*pipe{lins, rins} {
+		keys, at := shift(leftKeys, 1), 1
+		if side == 1 {
+			keys, at = shift(rightKeys, 1+len(lt)), 1+len(lt)
+		}
+		for _, in := range ins {
+			tag := side
+			in.ops = append(in.ops, func(_ int, next exec.Operator) (exec.Operator, error) {
+				return newTagger(tag, at, len(union), next), nil
+			})
+			first := base
+			in.stage.Output = func(part int) (exec.Output, error) { return writer(first+part, keys) }
+			base += in.stage.Source.Partitions()
+			b.close(in)
+		}
+	}
 	st := &exec.Stage{Name: name, ID: id, Source: src, Parts: parts}
-	p := &pipe{stage: st, assigner: -1, bounded: left.bounded && right.bounded}
+	p := &pipe{stage: st, assigner: -1, bounded: bounded}
 	nl, nr := len(lt), len(rt)
 	p.ops = append(p.ops, func(_ int, next exec.Operator) (exec.Operator, error) {
 		mi, ok := next.(multiInputOperator)

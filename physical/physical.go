@@ -95,6 +95,11 @@ type pipe struct {
 	ops      []opFactory
 	assigner int // index in ops of the watermark assigner, or -1
 	bounded  bool
+	// parts, in cluster mode, are the pipes a union merges, not closed
+	// yet: a shuffle takes each of them (with the union's operators) as
+	// a writer of its own; anything else merges them in this stage when
+	// it closes it.
+	parts []*pipe
 }
 
 type builder struct {
@@ -128,6 +133,10 @@ func (b *builder) id(kind string) string {
 // close turns a pipe into a finished stage whose chain ends in the stage's
 // output edge.
 func (b *builder) close(p *pipe) *exec.Stage {
+	for _, in := range p.parts {
+		p.stage.Inputs = append(p.stage.Inputs, b.close(in))
+	}
+	p.parts = nil
 	ops, asg := p.ops, p.assigner
 	p.stage.Build = func(task int, out exec.Output) (*exec.Chain, error) {
 		var next exec.Operator = out
@@ -158,8 +167,9 @@ func (b *builder) exchange(name string, par int, keys []int, input plan.Node, in
 	if b.env.Cluster == nil {
 		return b.newStage(name, par, keys, in), nil
 	}
-	if in.stage.Source == nil {
-		return nil, fmt.Errorf("%s: in cluster mode, the output of a union or a sort cannot be re-keyed yet", name)
+	ins, err := b.shuffleInputs(name, in)
+	if err != nil {
+		return nil, err
 	}
 	schema := input.Schema()
 	typs := make([]types.Type, schema.Len())
@@ -167,14 +177,54 @@ func (b *builder) exchange(name string, par int, keys []int, input plan.Node, in
 		typs[i] = c.Type
 	}
 	id := b.id("shuffle")
-	src, parts, writer, err := b.env.Cluster.Shuffle(id, typs, par, in.stage.Source.Partitions(), in.bounded)
+	src, parts, writer, err := b.env.Cluster.Shuffle(id, typs, par, writers(ins), in.bounded)
 	if err != nil {
 		return nil, err
 	}
-	in.stage.Output = func(part int) (exec.Output, error) { return writer(part, keys) }
-	b.close(in)
+	base := 0
+	for _, in := range ins {
+		first := base
+		in.stage.Output = func(part int) (exec.Output, error) { return writer(first+part, keys) }
+		base += in.stage.Source.Partitions()
+		b.close(in)
+	}
 	st := &exec.Stage{Name: name, ID: id, Source: src, Parts: parts}
 	return &pipe{stage: st, assigner: -1, bounded: in.bounded}, nil
+}
+
+// shuffleInputs returns the pipes whose tasks write a shuffle fed by in,
+// in cluster mode: in itself, a stage over a source (Kafka partitions or
+// an earlier shuffle); or, for a union, each of its inputs, with the
+// operators that follow the union appended.
+func (b *builder) shuffleInputs(name string, in *pipe) ([]*pipe, error) {
+	if in.parts == nil {
+		if in.stage.Source == nil {
+			return nil, fmt.Errorf("%s: in cluster mode, the output of a sort cannot be re-keyed", name)
+		}
+		return []*pipe{in}, nil
+	}
+	if in.assigner >= 0 {
+		return nil, fmt.Errorf("%s: in cluster mode, a watermark after a union cannot be re-keyed yet", name)
+	}
+	ins := in.parts
+	in.parts = nil
+	for _, p := range ins {
+		if p.stage.Source == nil {
+			return nil, fmt.Errorf("%s: in cluster mode, a union's input that is not read from a source cannot be re-keyed", name)
+		}
+		p.ops = append(p.ops, in.ops...)
+	}
+	return ins, nil
+}
+
+// writers returns the number of shuffle writers of ins: one per source
+// partition.
+func writers(ins []*pipe) int {
+	n := 0
+	for _, in := range ins {
+		n += in.stage.Source.Partitions()
+	}
+	return n
 }
 
 // newStage starts a stage fed by the given pipes.
@@ -353,7 +403,22 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 			}
 			ins = append(ins, p)
 		}
-		return b.newStage("union", 1, nil, ins...), nil
+		if b.env.Cluster == nil {
+			return b.newStage("union", 1, nil, ins...), nil
+		}
+		// Kept apart until what follows says whether a shuffle takes
+		// the inputs one by one or this stage merges them.
+		p := b.newStage("union", 1, nil)
+		for _, in := range ins {
+			if in.parts != nil && len(in.ops) == 0 && in.assigner < 0 {
+				p.parts = append(p.parts, in.parts...) // a union of a union
+				in.parts = nil
+			} else {
+				p.parts = append(p.parts, in)
+			}
+			p.bounded = p.bounded && in.bounded
+		}
+		return p, nil
 	case *plan.Sort:
 		p, err := b.build(n.Input)
 		if err != nil {
