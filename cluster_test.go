@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -346,37 +347,22 @@ func TestClusterLookupJoin(t *testing.T) {
 			want[r+" "+ws] += n
 		}
 	}
-	src := strings.NewReplacer("$BOOTSTRAP", bs, "$DIR", dir).Replace(`
-SET 'cluster.group-id' = 'counts-job';
-SET 'state.backend' = 'kafka';
-SET 'state.kafka.bootstrap.servers' = '$BOOTSTRAP';
-SET 'execution.checkpointing.interval' = '50ms';
-SET 'parallelism.default' = '3';
+	src := clusterSQL(bs, strings.NewReplacer("$DIR", dir).Replace(`
+$CLUSTER(counts-job, 3)
 CREATE TABLE clicks (u STRING, ts TIMESTAMP(3), pt AS PROCTIME(), WATERMARK FOR ts AS ts) WITH (
-  'connector' = 'kafka', 'topic' = 'clicks', 'properties.bootstrap.servers' = '$BOOTSTRAP',
-  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json');
+  $SOURCE(clicks));
 CREATE TABLE users (u STRING, region STRING)
 WITH ('connector' = 'filesystem', 'path' = '$DIR/users.csv', 'format' = 'csv');
 CREATE TABLE counts (u STRING, ws TIMESTAMP(3), c BIGINT) WITH (
-  'connector' = 'kafka', 'topic' = 'counts', 'properties.bootstrap.servers' = '$BOOTSTRAP', 'format' = 'json',
-  'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'counts');
+  $SINK(counts));
 CREATE VIEW enriched AS
 SELECT c.ts, d.region FROM clicks AS c JOIN users FOR SYSTEM_TIME AS OF c.pt AS d ON c.u = d.u;
 INSERT INTO counts
 SELECT region, window_start, COUNT(*)
 FROM TABLE(TUMBLE(TABLE enriched, DESCRIPTOR(ts), INTERVAL '1' MINUTE))
 GROUP BY region, window_start, window_end;
-`)
-	e, err := sluice.Open(sluice.Options{Stdout: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := e.Run(ctx, "job.sql", []byte(src)); err != nil {
-		t.Fatal(sluice.FormatError(err, []byte(src)))
-	}
+`))
+	runClusterSQL(t, src)
 	got, rows := counts(t, bs)
 	if d := diffCounts(got, want); d != "" {
 		t.Fatalf("output differs:\n%s", d)
@@ -411,33 +397,17 @@ func TestClusterJoin(t *testing.T) {
 	kafkatest.ProduceTo(t, bs, "orders", orders[:1500]...)
 	kafkatest.ProduceTo(t, bs, "customers", customers[20:]...)
 	kafkatest.ProduceTo(t, bs, "orders", orders[1500:]...)
-	src := strings.NewReplacer("$BOOTSTRAP", bs).Replace(`
-SET 'cluster.group-id' = 'join-job';
-SET 'state.backend' = 'kafka';
-SET 'state.kafka.bootstrap.servers' = '$BOOTSTRAP';
-SET 'execution.checkpointing.interval' = '50ms';
-SET 'parallelism.default' = '3';
+	src := clusterSQL(bs, `
+$CLUSTER(join-job, 3)
 CREATE TABLE orders (o INT, cust INT) WITH (
-  'connector' = 'kafka', 'topic' = 'orders', 'properties.bootstrap.servers' = '$BOOTSTRAP',
-  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json');
+  $SOURCE(orders));
 CREATE TABLE customers (id INT, name STRING) WITH (
-  'connector' = 'kafka', 'topic' = 'customers', 'properties.bootstrap.servers' = '$BOOTSTRAP',
-  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json');
+  $SOURCE(customers));
 CREATE TABLE joined (o INT, name STRING) WITH (
-  'connector' = 'kafka', 'topic' = 'joined', 'properties.bootstrap.servers' = '$BOOTSTRAP', 'format' = 'json',
-  'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'joined');
+  $SINK(joined));
 INSERT INTO joined SELECT o.o, c.name FROM orders AS o JOIN customers AS c ON o.cust = c.id;
 `)
-	e, err := sluice.Open(sluice.Options{Stdout: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := e.Run(ctx, "job.sql", []byte(src)); err != nil {
-		t.Fatal(sluice.FormatError(err, []byte(src)))
-	}
+	runClusterSQL(t, src)
 	got := map[string]int{}
 	for _, r := range kafkatest.ReadAll(t, bs, "joined") {
 		var row struct {
@@ -503,24 +473,16 @@ func TestClusterTimeJoins(t *testing.T) {
 	}
 	kafkatest.ProduceTo(t, bs, "orders", orders...)
 	kafkatest.ProduceTo(t, bs, "ships", ships...)
-	src := strings.NewReplacer("$BOOTSTRAP", bs).Replace(`
-SET 'cluster.group-id' = 'time-joins';
-SET 'state.backend' = 'kafka';
-SET 'state.kafka.bootstrap.servers' = '$BOOTSTRAP';
-SET 'execution.checkpointing.interval' = '50ms';
-SET 'parallelism.default' = '2';
+	src := clusterSQL(bs, `
+$CLUSTER(time-joins, 2)
 CREATE TABLE orders (o INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH (
-  'connector' = 'kafka', 'topic' = 'orders', 'properties.bootstrap.servers' = '$BOOTSTRAP',
-  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json');
+  $SOURCE(orders));
 CREATE TABLE ships (o INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH (
-  'connector' = 'kafka', 'topic' = 'ships', 'properties.bootstrap.servers' = '$BOOTSTRAP',
-  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json');
+  $SOURCE(ships));
 CREATE TABLE interval_out (o INT) WITH (
-  'connector' = 'kafka', 'topic' = 'interval_out', 'properties.bootstrap.servers' = '$BOOTSTRAP', 'format' = 'json',
-  'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'interval_out');
+  $SINK(interval_out));
 CREATE TABLE window_out (o INT) WITH (
-  'connector' = 'kafka', 'topic' = 'window_out', 'properties.bootstrap.servers' = '$BOOTSTRAP', 'format' = 'json',
-  'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'window_out');
+  $SINK(window_out));
 EXECUTE STATEMENT SET BEGIN
 INSERT INTO interval_out SELECT o.o FROM orders AS o, ships AS s
   WHERE o.o = s.o AND s.ts BETWEEN o.ts AND o.ts + INTERVAL '1' MINUTE;
@@ -530,16 +492,7 @@ INSERT INTO window_out SELECT l.o FROM
   ON l.o = r.o AND l.window_start = r.window_start AND l.window_end = r.window_end;
 END;
 `)
-	e, err := sluice.Open(sluice.Options{Stdout: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := e.Run(ctx, "job.sql", []byte(src)); err != nil {
-		t.Fatal(sluice.FormatError(err, []byte(src)))
-	}
+	runClusterSQL(t, src)
 	for topic, want := range map[string]map[string]int{"interval_out": wantInterval, "window_out": wantWindow} {
 		got := map[string]int{}
 		for _, r := range kafkatest.ReadAll(t, bs, topic) {
@@ -578,49 +531,19 @@ func TestClusterJoinThenAggregate(t *testing.T) {
 	}
 	kafkatest.ProduceTo(t, bs, "customers", customers...)
 	kafkatest.ProduceTo(t, bs, "orders", orders...)
-	src := strings.NewReplacer("$BOOTSTRAP", bs).Replace(`
-SET 'cluster.group-id' = 'join-agg';
-SET 'state.backend' = 'kafka';
-SET 'state.kafka.bootstrap.servers' = '$BOOTSTRAP';
-SET 'execution.checkpointing.interval' = '50ms';
-SET 'parallelism.default' = '3';
+	src := clusterSQL(bs, `
+$CLUSTER(join-agg, 3)
 CREATE TABLE orders (o INT, cust INT) WITH (
-  'connector' = 'kafka', 'topic' = 'orders', 'properties.bootstrap.servers' = '$BOOTSTRAP',
-  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json');
+  $SOURCE(orders));
 CREATE TABLE customers (id INT, region STRING) WITH (
-  'connector' = 'kafka', 'topic' = 'customers', 'properties.bootstrap.servers' = '$BOOTSTRAP',
-  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json');
+  $SOURCE(customers));
 CREATE TABLE totals (region STRING, n BIGINT, PRIMARY KEY (region) NOT ENFORCED) WITH (
   'connector' = 'upsert-kafka', 'topic' = 'totals', 'properties.bootstrap.servers' = '$BOOTSTRAP',
   'key.format' = 'json', 'value.format' = 'json');
 INSERT INTO totals SELECT c.region, COUNT(*) FROM orders AS o JOIN customers AS c ON o.cust = c.id GROUP BY c.region;
 `)
-	e, err := sluice.Open(sluice.Options{Stdout: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := e.Run(ctx, "job.sql", []byte(src)); err != nil {
-		t.Fatal(sluice.FormatError(err, []byte(src)))
-	}
-	got := map[string]int{}
-	for _, r := range kafkatest.ReadAll(t, bs, "totals") {
-		var k struct{ Region string }
-		var v struct{ N int }
-		if err := json.Unmarshal(r.Key, &k); err != nil {
-			t.Fatalf("key %s: %v", r.Key, err)
-		}
-		if r.Value == nil {
-			delete(got, k.Region)
-			continue
-		}
-		if err := json.Unmarshal(r.Value, &v); err != nil {
-			t.Fatalf("value %s: %v", r.Value, err)
-		}
-		got[k.Region] = v.N
-	}
+	runClusterSQL(t, src)
+	got := latestCounts(t, bs, "totals", "region", "n")
 	if d := diffCounts(got, want); d != "" {
 		t.Fatalf("latest counts differ:\n%s", d)
 	}
@@ -656,30 +579,21 @@ func TestClusterUnion(t *testing.T) {
 	kafkatest.ProduceTo(t, bs, "users", users...)
 	kafkatest.ProduceTo(t, bs, "web", web...)
 	kafkatest.ProduceTo(t, bs, "app", app...)
-	src := strings.NewReplacer("$BOOTSTRAP", bs).Replace(`
-SET 'cluster.group-id' = 'union-job';
-SET 'state.backend' = 'kafka';
-SET 'state.kafka.bootstrap.servers' = '$BOOTSTRAP';
-SET 'execution.checkpointing.interval' = '50ms';
-SET 'parallelism.default' = '3';
+	src := clusterSQL(bs, `
+$CLUSTER(union-job, 3)
 CREATE TABLE web (u STRING, n INT) WITH (
-  'connector' = 'kafka', 'topic' = 'web', 'properties.bootstrap.servers' = '$BOOTSTRAP',
-  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json');
+  $SOURCE(web));
 CREATE TABLE app (u STRING, n INT) WITH (
-  'connector' = 'kafka', 'topic' = 'app', 'properties.bootstrap.servers' = '$BOOTSTRAP',
-  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json');
+  $SOURCE(app));
 CREATE TABLE per_user (u STRING, c BIGINT, PRIMARY KEY (u) NOT ENFORCED) WITH (
   'connector' = 'upsert-kafka', 'topic' = 'per_user', 'properties.bootstrap.servers' = '$BOOTSTRAP',
   'key.format' = 'json', 'value.format' = 'json');
 CREATE TABLE all_clicks (n INT) WITH (
-  'connector' = 'kafka', 'topic' = 'all_clicks', 'properties.bootstrap.servers' = '$BOOTSTRAP', 'format' = 'json',
-  'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'all_clicks');
+  $SINK(all_clicks));
 CREATE TABLE users (u STRING, region STRING) WITH (
-  'connector' = 'kafka', 'topic' = 'users', 'properties.bootstrap.servers' = '$BOOTSTRAP',
-  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json');
+  $SOURCE(users));
 CREATE TABLE regions (n INT, region STRING) WITH (
-  'connector' = 'kafka', 'topic' = 'regions', 'properties.bootstrap.servers' = '$BOOTSTRAP', 'format' = 'json',
-  'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'regions');
+  $SINK(regions));
 CREATE VIEW clicks AS SELECT * FROM (SELECT u, n FROM web UNION ALL SELECT u, n FROM app) WHERE MOD(n, 5) <> 0;
 EXECUTE STATEMENT SET BEGIN
 INSERT INTO per_user SELECT u, COUNT(*) FROM clicks GROUP BY u;
@@ -687,32 +601,8 @@ INSERT INTO all_clicks SELECT n FROM clicks;
 INSERT INTO regions SELECT c.n, us.region FROM clicks AS c JOIN users AS us ON c.u = us.u;
 END;
 `)
-	e, err := sluice.Open(sluice.Options{Stdout: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := e.Run(ctx, "job.sql", []byte(src)); err != nil {
-		t.Fatal(sluice.FormatError(err, []byte(src)))
-	}
-	got := map[string]int{}
-	for _, r := range kafkatest.ReadAll(t, bs, "per_user") {
-		var k struct{ U string }
-		var v struct{ C int }
-		if err := json.Unmarshal(r.Key, &k); err != nil {
-			t.Fatalf("key %s: %v", r.Key, err)
-		}
-		if r.Value == nil {
-			delete(got, k.U)
-			continue
-		}
-		if err := json.Unmarshal(r.Value, &v); err != nil {
-			t.Fatalf("value %s: %v", r.Value, err)
-		}
-		got[k.U] = v.C
-	}
+	runClusterSQL(t, src)
+	got := latestCounts(t, bs, "per_user", "u", "c")
 	if d := diffCounts(got, want); d != "" {
 		t.Errorf("per-user counts differ:\n%s", d)
 	}
@@ -741,4 +631,64 @@ END;
 	if d := diffCounts(gotRegions, wantRegions); d != "" {
 		t.Errorf("the union joined with users differs:\n%s", d)
 	}
+}
+
+// runClusterSQL runs the statements of src in an engine of their own (a
+// member of the cluster they name), until their bounded jobs end.
+func runClusterSQL(t *testing.T, src string) {
+	t.Helper()
+	e, err := sluice.Open(sluice.Options{Stdout: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := e.Run(ctx, "job.sql", []byte(src)); err != nil {
+		t.Fatal(sluice.FormatError(err, []byte(src)))
+	}
+}
+
+// latestCounts applies the upsert-kafka topic's records (JSON keys with
+// the string field key, JSON values with the integer field value,
+// tombstones) and returns the latest value per key.
+func latestCounts(t *testing.T, bs, topic, key, value string) map[string]int {
+	t.Helper()
+	got := map[string]int{}
+	for _, r := range kafkatest.ReadAll(t, bs, topic) {
+		var k, v map[string]any
+		if err := json.Unmarshal(r.Key, &k); err != nil {
+			t.Fatalf("key %s: %v", r.Key, err)
+		}
+		if r.Value == nil {
+			delete(got, fmt.Sprint(k[key]))
+			continue
+		}
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			t.Fatalf("value %s: %v", r.Value, err)
+		}
+		n, ok := v[value].(float64)
+		if !ok {
+			t.Fatalf("value %s: no number %q", r.Value, value)
+		}
+		got[fmt.Sprint(k[key])] = int(n)
+	}
+	return got
+}
+
+// clusterSQL expands the shorthands of the cluster tests' SQL:
+// $CLUSTER(group, parallelism) is the SET statements of a cluster job with
+// its state in Kafka; $SOURCE(topic) the options of a bounded Kafka JSON
+// table; $SINK(topic) those of an exactly-once Kafka JSON sink.
+func clusterSQL(bs, src string) string {
+	src = regexp.MustCompile(`\$CLUSTER\(([\w-]+), (\d+)\)`).ReplaceAllString(src, `SET 'cluster.group-id' = '$1';
+SET 'state.backend' = 'kafka';
+SET 'state.kafka.bootstrap.servers' = '$$BOOTSTRAP';
+SET 'execution.checkpointing.interval' = '50ms';
+SET 'parallelism.default' = '$2';`)
+	src = regexp.MustCompile(`\$SOURCE\((\w+)\)`).ReplaceAllString(src, `'connector' = 'kafka', 'topic' = '$1', 'properties.bootstrap.servers' = '$$BOOTSTRAP',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset', 'format' = 'json'`)
+	src = regexp.MustCompile(`\$SINK\((\w+)\)`).ReplaceAllString(src, `'connector' = 'kafka', 'topic' = '$1', 'properties.bootstrap.servers' = '$$BOOTSTRAP', 'format' = 'json',
+  'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = '$1'`)
+	return strings.ReplaceAll(src, "$BOOTSTRAP", bs)
 }
