@@ -3,6 +3,7 @@ package jdbc
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/sluicesql/sluice/connector"
@@ -313,11 +315,33 @@ func (l *Lookuper) prepared(ctx context.Context, keyCols []int, n int) (*stmt, e
 		if n > 0 { // the statement repeats one SELECT n times: show one
 			what = fmt.Sprintf("the lookup of %d keys at once (%s UNION ALL ...)", n, l.batchSQL(keyCols, 1))
 		}
-		return nil, fmt.Errorf("jdbc table %s: cannot prepare %s: %w", l.name, what, err)
+		err = fmt.Errorf("jdbc table %s: cannot prepare %s: %w", l.name, what, err)
+		if schemaError(err) {
+			err = lookupcache.Permanent(err) // no retry brings a table or a column
+		}
+		return nil, err
 	}
 	s.st = st
 	l.stmts[sig.String()] = s
 	return s, nil
+}
+
+// schemaError reports whether err is the database saying that a statement
+// names a table or a column it does not have, or is not valid SQL: an
+// error that trying again cannot fix.
+func schemaError(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return strings.HasPrefix(pg.Code, "42") // syntax error or access rule violation
+	}
+	var my *mysql.MySQLError
+	if errors.As(err, &my) {
+		switch my.Number {
+		case 1054, 1064, 1146: // unknown column, syntax error, no such table
+			return true
+		}
+	}
+	return false
 }
 
 // maxBatch is the most keys one statement looks up.

@@ -455,6 +455,27 @@ func testJDBC(t *testing.T, d *jdbcDB) {
 		if err := src3.(connector.FullSource).Load(ctx, func([]types.Value) error { return nil }); err == nil || !strings.Contains(err.Error(), "nope") {
 			t.Fatalf("error %v", err)
 		}
+		// Looked up by key, a missing column or table fails at once: no
+		// retry brings them.
+		for _, tc := range []struct {
+			table  string
+			schema types.Schema
+			want   string
+		}{{name, missing, "nope"}, {name + "_gone", dimSchema, name + "_gone"}} {
+			src, err := jdbc.New().CreateLookup(d.table(tc.table, tc.schema, connector.Options{"lookup.max-retries": "5"}), connector.Env{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			start := time.Now()
+			_, err = src.(connector.KeyLookuper).Lookup(ctx, []int{0}, []types.Value{types.Int32Value(1)}, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "retries") {
+				t.Fatalf("lookup in %s: error %v", tc.table, err)
+			}
+			if time.Since(start) > 2*time.Second {
+				t.Errorf("lookup in %s: retried", tc.table)
+			}
+		}
 	})
 }
 
