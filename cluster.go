@@ -554,7 +554,7 @@ func (cj *clusterJob) run(ctx context.Context, run *clusterRun, assigned map[str
 	}()
 	txn := backend.Txn()
 	env := cj.env
-	env.ConnEnv.KafkaTxn = txn
+	env.ConnEnv.KafkaTxn, env.ConnEnv.KafkaTxnGate = txn, backend.TxnGate()
 	env.Cluster = &physical.Cluster{
 		Parts: func(table, stageID string, src connector.Source) ([]int, error) {
 			tps, err := topicPartitions(table, src)
@@ -596,7 +596,7 @@ func (cj *clusterJob) run(ctx context.Context, run *clusterRun, assigned map[str
 			}
 			writer := func(w int, keys []int) (exec.Output, error) {
 				return kshuffle.NewWriter(kshuffle.Options{Topic: topic, Partitions: partitions, Schema: schema, Keys: keys,
-					WriterID: w, Writers: writers, Client: txn, Transactional: true})
+					WriterID: w, Writers: writers, Client: txn, Transactional: true, Gate: backend.TxnGate()})
 			}
 			return src, parts, writer, nil
 		},

@@ -664,7 +664,7 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		return nil, err
 	}
 	if kb, ok := backend.(*kafkalog.Backend); ok {
-		env.ConnEnv.KafkaTxn = kb.Txn()
+		env.ConnEnv.KafkaTxn, env.ConnEnv.KafkaTxnGate = kb.Txn(), kb.TxnGate()
 	}
 	g, err := physical.Build(env, sinks...)
 	if err != nil {

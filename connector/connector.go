@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/sluicesql/sluice/connector/format"
 	"github.com/sluicesql/sluice/types"
@@ -75,6 +76,11 @@ type Env struct {
 	// sinks write into it, so that output, state and positions commit
 	// together. Nil otherwise.
 	KafkaTxn any
+	// KafkaTxnGate, with KafkaTxn, is held for reading while a record is
+	// produced into the transaction, and for writing by the state backend
+	// while one transaction ends and the next begins: a record produced
+	// then would belong to no transaction, and fail.
+	KafkaTxnGate *sync.RWMutex
 }
 
 // Factory builds sources and/or sinks for one connector name.
@@ -158,6 +164,16 @@ type Committer interface {
 // its final commit.
 type Holder interface {
 	Release(ctx context.Context) error
+}
+
+// EndPreparer is a Committer whose preparation at the end of its input
+// differs from a checkpoint's: a Holder's Prepare writes the records it
+// held since the last barrier into the open transaction, as the
+// checkpoint that held them has completed by the time the next barrier
+// comes; at the end of input it may still be committing, so PrepareEnd
+// keeps them for Release (which the runtime calls once it has).
+type EndPreparer interface {
+	PrepareEnd(ctx context.Context) error
 }
 
 // Stats are optional counters a Reader may expose.

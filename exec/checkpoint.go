@@ -309,13 +309,18 @@ func (c *coordinator) complete(id int64) error {
 // the next checkpoint commits. Otherwise that checkpoint could complete
 // without the held records while claiming the positions of the rows they
 // came from. Checkpoints run one at a time, so the one acknowledged
-// completes without this task.
+// completes without this task. The records go out while no checkpoint
+// commits (c.running): a later checkpoint may be committing by then, and
+// a record produced between its transaction's end and the next one's
+// beginning would belong to no transaction.
 func (c *coordinator) standDown(ctx context.Context, chain *Chain, acked int64) error {
 	for {
 		c.mu.Lock()
 		done := c.completed >= acked
 		c.mu.Unlock()
 		if done {
+			c.running.Lock()
+			defer c.running.Unlock()
 			return chain.release()
 		}
 		select {

@@ -37,7 +37,15 @@ func (s *SinkOperator) Watermark(int64) error { return nil }
 
 // Finish implements Operator: everything is flushed (prepared, for a sink
 // that commits in two steps: it commits when the job's final state is).
-func (s *SinkOperator) Finish() error { return s.prepare("at the end of input") }
+func (s *SinkOperator) Finish() error {
+	if e, ok := s.Sink.(connector.EndPreparer); ok {
+		if err := e.PrepareEnd(s.ctx.Ctx); err != nil {
+			return fmt.Errorf("cannot flush %s at the end of input: %w", s.Table, err)
+		}
+		return nil
+	}
+	return s.prepare("at the end of input")
+}
 
 func (s *SinkOperator) prepare(when string) error {
 	var err error

@@ -104,7 +104,7 @@ func createSink(t connector.Table, env connector.Env, upsert bool) (*Sink, error
 		if tx, ok := env.KafkaTxn.(*kgo.Client); ok {
 			// The job's state lives in Kafka: write into its transaction,
 			// which each checkpoint commits with the state and positions.
-			s.cl, s.shared = tx, true
+			s.cl, s.shared, s.gate = tx, true, env.KafkaTxnGate
 			if err := s.checkTopic(); err != nil {
 				return nil, err
 			}
@@ -224,6 +224,7 @@ type Sink struct {
 	// that follows, records wait in held, so that none of the next epoch
 	// joins the committing transaction.
 	shared   bool
+	gate     *sync.RWMutex // with shared: held for reading while producing
 	holding  bool
 	held     []*kgo.Record
 	txnStart time.Time
@@ -278,6 +279,10 @@ func (s *Sink) Write(ctx context.Context, b *types.Batch) error {
 			return s.err
 		}
 		s.inTxn, s.txnStart = true, time.Now()
+	}
+	if s.gate != nil && !s.holding {
+		s.gate.RLock()
+		defer s.gate.RUnlock()
 	}
 	// The records and their bytes live in two allocations per batch; the
 	// client keeps them until they are acknowledged.
@@ -367,6 +372,23 @@ func (s *Sink) Flush(ctx context.Context) error {
 func (s *Sink) Prepare(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.prepare(ctx, true)
+}
+
+// PrepareEnd implements connector.EndPreparer: Prepare at the end of
+// input, except that a shared sink keeps the records it holds: the
+// checkpoint whose commit would release them may still be committing, and
+// the runtime releases them (Release) once it has, before the final
+// commit.
+func (s *Sink) PrepareEnd(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.prepare(ctx, false)
+}
+
+// prepare is Prepare; release says that the held records belong to the
+// open transaction.
+func (s *Sink) prepare(ctx context.Context, release bool) error {
 	s.checkpointed = true
 	if s.closed {
 		return nil
@@ -374,7 +396,7 @@ func (s *Sink) Prepare(ctx context.Context) error {
 	if s.err != nil {
 		return s.err
 	}
-	if s.shared {
+	if s.shared && release {
 		// Checkpoints run one at a time: the one whose commit would have
 		// released the held records is complete, even if its notice has
 		// not come yet. They belong to this checkpoint's transaction.
@@ -420,6 +442,10 @@ func (s *Sink) Release(ctx context.Context) error {
 
 func (s *Sink) release(ctx context.Context) {
 	s.holding = false
+	if s.gate != nil && len(s.held) > 0 {
+		s.gate.RLock()
+		defer s.gate.RUnlock()
+	}
 	for _, r := range s.held {
 		s.cl.Produce(ctx, r, s.promise)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -126,6 +127,9 @@ type Options struct {
 	// When nil, the writer builds its own from Brokers and ClientOpts and
 	// closes it in Close.
 	Client     *kgo.Client
+	// Gate, if set, is held for reading while a record is produced with
+	// Client (see connector.Env.KafkaTxnGate).
+	Gate *sync.RWMutex
 	Brokers    []string
 	ClientOpts []kgo.Opt
 }

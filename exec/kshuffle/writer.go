@@ -369,6 +369,10 @@ func (w *Writer) send(r *kgo.Record, p int) {
 	}
 	w.inflight++
 	w.inflightMu.Unlock()
+	if g := w.opts.Gate; g != nil {
+		g.RLock()
+		defer g.RUnlock()
+	}
 	w.cl.Produce(w.ctx, r, w.promises[p])
 }
 

@@ -85,6 +85,11 @@ type Backend struct {
 	positions map[string]int64
 	stores    map[string]*store
 	inTxn     bool
+
+	// gate is held for writing while a transaction commits and the next
+	// begins (Commit); producers into the transaction hold it for
+	// reading.
+	gate sync.RWMutex
 }
 
 // Open connects, restores the last committed checkpoint from the changelog
@@ -239,6 +244,11 @@ func (b *Backend) apply(key, value []byte) {
 // Exactly-once Kafka sinks produce into it between checkpoints.
 func (b *Backend) Txn() *kgo.Client { return b.cl }
 
+// TxnGate returns the lock that whoever produces into Txn's transaction
+// holds for reading while producing: Commit holds it for writing from its
+// flush of the transaction to the beginning of the next.
+func (b *Backend) TxnGate() *sync.RWMutex { return &b.gate }
+
 // Store implements state.Backend.
 func (b *Backend) Store(id string) (state.Store, error) {
 	b.mu.Lock()
@@ -260,6 +270,10 @@ func (b *Backend) Store(id string) (state.Store, error) {
 // positions go into the open transaction with whatever the sinks produced
 // into it, and the transaction commits.
 func (b *Backend) Commit(positions map[string]int64) error {
+	// No record goes into the transaction from here on: what was produced
+	// is flushed with it, and the next begins before the gate opens.
+	b.gate.Lock()
+	defer b.gate.Unlock()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), b.opts.Timeout)
