@@ -126,10 +126,10 @@ type Options struct {
 	// time on payloads compressed already). The writer does not close it.
 	// When nil, the writer builds its own from Brokers and ClientOpts and
 	// closes it in Close.
-	Client     *kgo.Client
+	Client *kgo.Client
 	// Gate, if set, is held for reading while a record is produced with
 	// Client (see connector.Env.KafkaTxnGate).
-	Gate *sync.RWMutex
+	Gate       *sync.RWMutex
 	Brokers    []string
 	ClientOpts []kgo.Opt
 }
