@@ -48,22 +48,7 @@ func pushFilterIntoLookupJoin(o *Optimizer, n plan.Node) plan.Node {
 	if len(down) == 0 {
 		return n
 	}
-	and := func(es []expr.Node) (expr.Node, bool) {
-		var out expr.Node
-		for _, e := range es {
-			if out == nil {
-				out = e
-				continue
-			}
-			x, err := o.Builder.Call("AND", out, e)
-			if err != nil {
-				return nil, false
-			}
-			out = x
-		}
-		return out, true
-	}
-	f, ok := and(down)
+	f, ok := o.and(down)
 	if !ok {
 		return n
 	}
@@ -74,7 +59,7 @@ func pushFilterIntoLookupJoin(o *Optimizer, n plan.Node) plan.Node {
 	}
 	nj := *lj
 	nj.Input = removeIdentityCalc(o, mergeCalc(o, calc))
-	if nj.Residual, ok = and(on); !ok {
+	if nj.Residual, ok = o.and(on); !ok {
 		return n
 	}
 	if c == nil {
@@ -82,7 +67,7 @@ func pushFilterIntoLookupJoin(o *Optimizer, n plan.Node) plan.Node {
 	}
 	nc := *c
 	nc.Input = &nj
-	if nc.Filter, ok = and(where); !ok {
+	if nc.Filter, ok = o.and(where); !ok {
 		return n
 	}
 	return &nc

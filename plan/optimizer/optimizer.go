@@ -49,6 +49,24 @@ func (o *Optimizer) Optimize(n plan.Node) plan.Node {
 	return n
 }
 
+// and returns the conjunction of es (nil for none); false if the
+// builder refuses it.
+func (o *Optimizer) and(es []expr.Node) (expr.Node, bool) {
+	var out expr.Node
+	for _, e := range es {
+		if out == nil {
+			out = e
+			continue
+		}
+		x, err := o.Builder.Call("AND", out, e)
+		if err != nil {
+			return nil, false
+		}
+		out = x
+	}
+	return out, true
+}
+
 func (o *Optimizer) rewriteInputs(n plan.Node) plan.Node {
 	ins := n.Inputs()
 	if len(ins) == 0 {
@@ -201,26 +219,11 @@ func pushFilterIntoJoin(o *Optimizer, n plan.Node) plan.Node {
 	if len(toLeft)+len(toRight) == 0 {
 		return n
 	}
-	and := func(es []expr.Node) (expr.Node, bool) {
-		var out expr.Node
-		for _, e := range es {
-			if out == nil {
-				out = e
-				continue
-			}
-			x, err := o.Builder.Call("AND", out, e)
-			if err != nil {
-				return nil, false
-			}
-			out = x
-		}
-		return out, true
-	}
 	filtered := func(in plan.Node, conds []expr.Node) (plan.Node, bool) {
 		if len(conds) == 0 {
 			return in, true
 		}
-		f, ok := and(conds)
+		f, ok := o.and(conds)
 		if !ok {
 			return nil, false
 		}
@@ -239,7 +242,7 @@ func pushFilterIntoJoin(o *Optimizer, n plan.Node) plan.Node {
 	if nj.Right, ok = filtered(j.Right, toRight); !ok {
 		return n
 	}
-	if nj.Residual, ok = and(on); !ok {
+	if nj.Residual, ok = o.and(on); !ok {
 		return n
 	}
 	var joined plan.Node = &nj
@@ -262,7 +265,7 @@ func pushFilterIntoJoin(o *Optimizer, n plan.Node) plan.Node {
 	}
 	nc := *c
 	nc.Input = joined
-	if nc.Filter, ok = and(where); !ok {
+	if nc.Filter, ok = o.and(where); !ok {
 		return n
 	}
 	return &nc
