@@ -44,14 +44,9 @@ func (p *Planner) bindJoin(j *ast.Join) (plan.Node, *scope, error) {
 		return nil, nil, err
 	}
 	nl := len(lsc.cols)
-	on := &scope{cols: append(append([]scopeCol(nil), lsc.cols...), rsc.cols...)}
-	b := &binder{p: p, sc: on}
-	cond, err := b.bind(j.On)
+	cond, on, err := p.bindOn(j, lsc, rsc)
 	if err != nil {
 		return nil, nil, err
-	}
-	if k := cond.Type().Kind; k != types.KindBoolean && k != types.KindNull {
-		return nil, nil, p.errorf(j.On, "the ON condition must be BOOLEAN, not %s", cond.Type())
 	}
 
 	n := &plan.Join{Left: left, Right: right, Kind: kind}
@@ -290,4 +285,19 @@ func equiKey(n expr.Node, nl int) (l, r int, ok bool) {
 		return b.Index, a.Index, true
 	}
 	return 0, 0, false
+}
+
+// bindOn binds the ON condition of join j over the columns of its left
+// side then its right side, and returns it with that scope; it must be
+// BOOLEAN.
+func (p *Planner) bindOn(j *ast.Join, lsc, rsc *scope) (expr.Node, *scope, error) {
+	on := &scope{cols: append(append([]scopeCol(nil), lsc.cols...), rsc.cols...)}
+	cond, err := (&binder{p: p, sc: on}).bind(j.On)
+	if err != nil {
+		return nil, nil, err
+	}
+	if k := cond.Type().Kind; k != types.KindBoolean && k != types.KindNull {
+		return nil, nil, p.errorf(j.On, "the ON condition must be BOOLEAN, not %s", cond.Type())
+	}
+	return cond, on, nil
 }

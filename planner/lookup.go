@@ -54,13 +54,9 @@ func (p *Planner) bindLookupJoin(j *ast.Join, vt *ast.TableName, kind plan.JoinK
 	}
 
 	nl := len(lsc.cols)
-	on := &scope{cols: append(append([]scopeCol(nil), lsc.cols...), rsc.cols...)}
-	cond, err := (&binder{p: p, sc: on}).bind(j.On)
+	cond, on, err := p.bindOn(j, lsc, rsc)
 	if err != nil {
 		return nil, nil, err
-	}
-	if k := cond.Type().Kind; k != types.KindBoolean && k != types.KindNull {
-		return nil, nil, p.errorf(j.On, "the ON condition must be BOOLEAN, not %s", cond.Type())
 	}
 
 	// The keys: d.col = (an expression of the left side only, or a

@@ -80,13 +80,9 @@ func (p *Planner) bindTemporalJoin(j *ast.Join, vt *ast.TableName) (plan.Node, *
 	}
 
 	nl := len(lsc.cols)
-	on := &scope{cols: append(append([]scopeCol(nil), lsc.cols...), rsc.cols...)}
-	cond, err := (&binder{p: p, sc: on}).bind(j.On)
+	cond, on, err := p.bindOn(j, lsc, rsc)
 	if err != nil {
 		return nil, nil, err
-	}
-	if k := cond.Type().Kind; k != types.KindBoolean && k != types.KindNull {
-		return nil, nil, p.errorf(j.On, "the ON condition must be BOOLEAN, not %s", cond.Type())
 	}
 	n := &plan.Join{Left: left, Right: right, Kind: kind}
 	rest, err := p.joinKeys(n, j.On, cond, on, nl)
