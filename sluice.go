@@ -605,6 +605,10 @@ func (e *Engine) Explain(filename string, src []byte) (string, error) {
 // if set, runs once the graph is built and before any row flows.
 func (e *Engine) start(ctx context.Context, name string, before func(), sinks ...*plan.Sink) (*Job, error) {
 	id := strconv.FormatInt(e.nextID.Add(1), 10)
+	cfg := e.Config()
+	if n := cfg["pipeline.name"]; n != "" {
+		name = n
+	}
 	e.mu.Lock()
 	if e.names == nil {
 		e.names = map[string]int{}
@@ -614,7 +618,6 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		name = fmt.Sprintf("%s-%d", name, n)
 	}
 	e.mu.Unlock()
-	cfg := e.Config()
 	par := 1
 	if v, ok := cfg["parallelism.default"]; ok {
 		n, err := strconv.Atoi(v)
@@ -675,10 +678,18 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		before()
 	}
 	var def time.Duration
-	if _, ok := backend.(*kafkalog.Backend); ok {
-		def = time.Second // state in Kafka commits with checkpoints
+	if _, ok := backend.(*kafkalog.Backend); ok || cfg["state.dir"] != "" {
+		// Durable state is only worth its name with checkpoints: without
+		// them nothing would be committed, and a job run again would
+		// start over (and double what a sink received).
+		def = defaultCheckpointInterval
 	}
 	interval, err := checkpointInterval(cfg, def)
+	if err != nil {
+		closeBackend()
+		return nil, err
+	}
+	fresh, err := startFresh(cfg)
 	if err != nil {
 		closeBackend()
 		return nil, err
@@ -691,17 +702,55 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	go func() {
 		defer close(j.done)
 		defer cancel()
-		err := g.Run(jctx, exec.RunOptions{State: backend, Metrics: j.Metrics, Now: now, Stop: j.stop,
-			CheckpointInterval: interval})
+		err := g.Run(jctx, exec.RunOptions{Job: name, State: backend, Metrics: j.Metrics, Now: now, Stop: j.stop,
+			CheckpointInterval: interval, StartFresh: fresh})
 		if errors.Is(err, context.Canceled) {
 			err = nil
 		}
+		err = e.explainMismatch(err, cfg)
 		if cerr := closeBackend(); cerr != nil && err == nil {
 			err = cerr
 		}
 		j.err = err
 	}()
 	return j, nil
+}
+
+// defaultCheckpointInterval is how often a job whose state is durable
+// ('state.dir', or state in Kafka) takes checkpoints unless
+// 'execution.checkpointing.interval' says otherwise.
+const defaultCheckpointInterval = time.Second
+
+// startFresh reads 'state.start-fresh'.
+func startFresh(cfg map[string]string) (bool, error) {
+	v, ok := cfg["state.start-fresh"]
+	if !ok {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("state.start-fresh must be 'true' or 'false', got '%s'", v)
+	}
+	return b, nil
+}
+
+// explainMismatch adds to a job refused over another job's state where
+// that state is and what to do.
+func (e *Engine) explainMismatch(err error, cfg map[string]string) error {
+	var me *state.MismatchError
+	if !errors.As(err, &me) {
+		return err
+	}
+	where := "the engine's state"
+	switch {
+	case cfg["state.backend"] == "kafka":
+		where = "the state in Kafka"
+	case cfg["state.dir"] != "":
+		where = fmt.Sprintf("state.dir '%s'", cfg["state.dir"])
+	}
+	return fmt.Errorf("%w\nThe state in %s was saved under the same job name (%s). "+
+		"Give this job a name of its own with SET 'pipeline.name' = '...', "+
+		"or discard the saved state and start from scratch with SET 'state.start-fresh' = 'true'", err, where, me.Job)
 }
 
 // checkpointInterval returns 'execution.checkpointing.interval', or def.
@@ -910,6 +959,10 @@ func checkSetting(key, value string) error {
 		"cluster.session-timeout", "cluster.rebalance-timeout", "cluster.transaction-timeout":
 		if _, err := connector.ParseDuration(value); err != nil {
 			return fmt.Errorf("%s: %w", key, err)
+		}
+	case "state.start-fresh":
+		if _, err := strconv.ParseBool(value); err != nil {
+			return fmt.Errorf("state.start-fresh must be 'true' or 'false', got '%s'", value)
 		}
 	case "table.exec.mini-batch.enabled":
 		if _, err := strconv.ParseBool(value); err != nil {

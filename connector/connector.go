@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/sluicesql/sluice/connector/format"
 	"github.com/sluicesql/sluice/types"
@@ -120,6 +121,31 @@ type Resumer interface {
 	OpenAfter(ctx context.Context, p int, offset int64) (Reader, error)
 }
 
+// NamedPartitions is a Source whose partitions may come and go between
+// runs of a job (the files of a directory). A job keeps each partition's
+// position and origin number under its name, not its index, so that a
+// partition added or removed does not move the others'; and a partition
+// whose content was replaced (not only extended) is read again from its
+// start, as a new one.
+type NamedPartitions interface {
+	// PartitionName is partition p's stable name (a file's path).
+	PartitionName(p int) string
+	// PartitionVersion describes partition p's content as it is now, for
+	// SameVersion to compare in a later run.
+	PartitionVersion(p int) ([]byte, error)
+	// SameVersion reports whether partition p still holds the content
+	// that version (from an earlier run's PartitionVersion) described,
+	// possibly extended.
+	SameVersion(p int, version []byte) bool
+}
+
+// OpenLimit is a Source that bounds how many of its partitions are read
+// at once (a directory of many files): the others wait for one to end
+// before they open.
+type OpenLimit interface {
+	MaxOpen() int
+}
+
 // Reader reads one partition.
 type Reader interface {
 	// Read appends up to max rows of the table's physical schema to b, each
@@ -174,6 +200,27 @@ type Holder interface {
 // keeps them for Release (which the runtime calls once it has).
 type EndPreparer interface {
 	PrepareEnd(ctx context.Context) error
+}
+
+// StatefulSink is a Committer that keeps state with the job's
+// checkpoints: what it prepared and has not yet made visible (a file
+// sink's in-progress files), so that a restarted job finishes or undoes it.
+type StatefulSink interface {
+	Committer
+	// Restore is called once, before any write, with what Snapshot
+	// returned at the job's last completed checkpoint (nil when there is
+	// none). checkpointed says whether the job takes checkpoints (else
+	// nothing will resume what the sink leaves unfinished).
+	Restore(ctx context.Context, snapshot []byte, checkpointed bool) error
+	// Snapshot returns the sink's state, after a Prepare.
+	Snapshot() ([]byte, error)
+}
+
+// SelfCommitting is a Committer that, in a job without checkpoints, wants
+// Prepare and Commit called about every CommitEvery (a file sink makes what
+// it wrote visible so).
+type SelfCommitting interface {
+	CommitEvery() time.Duration
 }
 
 // Stats are optional counters a Reader may expose.

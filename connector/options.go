@@ -2,6 +2,7 @@ package connector
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -121,6 +122,53 @@ func ParseDuration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("cannot parse duration %q: unknown unit %q", s, unit)
 	}
 	return time.Duration(f * float64(mult)), nil
+}
+
+// Bytes returns the option as a memory size or def, in Flink's notation:
+// a number of bytes followed by an optional unit (b, k or kb, m or mb, g
+// or gb, t or tb; powers of 1024; case and spaces do not matter).
+func (o Options) Bytes(key string, def int64) (int64, error) {
+	v, ok := o[key]
+	if !ok {
+		return def, nil
+	}
+	n, err := ParseBytes(v)
+	if err != nil {
+		return 0, fmt.Errorf("option '%s': %w", key, err)
+	}
+	return n, nil
+}
+
+// ParseBytes parses a memory size in Flink's notation (see Options.Bytes).
+func ParseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(strings.ToLower(s))
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	num, unit := t[:i], strings.TrimSpace(t[i:])
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("cannot parse memory size %q", s)
+	}
+	var shift uint
+	switch unit {
+	case "", "b", "bytes":
+	case "k", "kb", "kibibytes":
+		shift = 10
+	case "m", "mb", "mebibytes":
+		shift = 20
+	case "g", "gb", "gibibytes":
+		shift = 30
+	case "t", "tb", "tebibytes":
+		shift = 40
+	default:
+		return 0, fmt.Errorf("cannot parse memory size %q: unknown unit %q (use b, kb, mb, gb or tb)", s, unit)
+	}
+	if n > math.MaxInt64>>shift {
+		return 0, fmt.Errorf("memory size %q is too large", s)
+	}
+	return n << shift, nil
 }
 
 // WithPrefix returns the options whose key starts with prefix, with the

@@ -182,6 +182,7 @@ func PositionKey(stageID string, part int) string { return fmt.Sprintf("%s/%d", 
 type coordinator struct {
 	interval time.Duration
 	backend  state.Backend
+	job      string       // whose positions the checkpoints commit
 	sources  []chan int64 // one per source task
 	acks     chan ack
 	need     int // terminal tasks, numbered 0..need-1
@@ -202,8 +203,8 @@ type coordinator struct {
 	trigger sync.Mutex
 }
 
-func newCoordinator(interval time.Duration, backend state.Backend) *coordinator {
-	return &coordinator{interval: interval, backend: backend, acks: make(chan ack, 64),
+func newCoordinator(interval time.Duration, backend state.Backend, job string) *coordinator {
+	return &coordinator{interval: interval, backend: backend, job: job, acks: make(chan ack, 64),
 		terminalDone: make(chan int, 1024), positions: map[string]int64{}, finals: map[string]int64{}}
 }
 
@@ -287,7 +288,7 @@ func (c *coordinator) complete(id int64) error {
 		pos[k] = v
 	}
 	c.mu.Unlock()
-	if err := c.backend.Commit(pos); err != nil {
+	if err := c.backend.Commit(c.job, pos); err != nil {
 		return fmt.Errorf("cannot complete checkpoint %d: %w", id, err)
 	}
 	for _, ch := range c.completes {
@@ -344,7 +345,7 @@ func (c *coordinator) commitFinal() error {
 		pos[k] = v
 	}
 	c.mu.Unlock()
-	if err := c.backend.Commit(pos); err != nil {
+	if err := c.backend.Commit(c.job, pos); err != nil {
 		return fmt.Errorf("cannot commit the final checkpoint: %w", err)
 	}
 	return nil

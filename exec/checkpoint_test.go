@@ -83,7 +83,7 @@ func TestCheckpointRestart(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		pos, _ := backend.Positions()
+		pos, _ := backend.Positions("")
 		if pos["job/source-1/0"] == total/4 && pos["job/source-1/1"] == total/4 {
 			break
 		}
@@ -145,7 +145,7 @@ func TestCheckpointsAfterOnePipelineEnds(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		pos, _ := backend.Positions()
+		pos, _ := backend.Positions("")
 		if pos["job/b/0"] == 50 {
 			break
 		}

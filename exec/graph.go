@@ -76,6 +76,8 @@ func (s *Stage) tasks() int { return len(s.parts()) }
 // topics.
 type Graph struct {
 	Stages []*Stage
+	// Manifest says what the job's state belongs to (see state.Manifest).
+	Manifest state.Manifest
 }
 
 // live returns the stages that run: a source stage with no partition to
@@ -104,6 +106,9 @@ func (g *Graph) live() (stages []*Stage, inputs map[*Stage][]*Stage) {
 
 // RunOptions are what a running graph may use.
 type RunOptions struct {
+	// Job is the prefix of the job's stage and operator IDs (its name):
+	// its checkpoints commit the positions of this job alone.
+	Job     string
 	State   state.Backend
 	Metrics *Metrics
 	Now     func() int64
@@ -113,6 +118,10 @@ type RunOptions struct {
 	// and finish their chains without advancing the watermark to the end,
 	// so sinks flush what is complete (Flink's stop without drain).
 	Stop <-chan struct{}
+	// StartFresh discards the state the backend holds under the job's
+	// name before the job starts; without it, a state saved by a job that
+	// read or computed something else is refused (see Graph.Manifest).
+	StartFresh bool
 	// CheckpointInterval, if positive, takes a checkpoint that often: the
 	// stateful operators' changes and the sources' positions are committed
 	// to the state backend together. Sources resume from the backend's
@@ -189,23 +198,23 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 	}
 
 	// Number the partitions of all sources of the job apart (all of them,
-	// also those another process reads). A shuffle topic's rows keep the
-	// origins they had upstream.
-	partBase := map[*Stage]int32{}
-	var nextPart int32
-	for _, s := range g.Stages {
-		if _, shuffled := s.Source.(PositionSource); s.Source != nil && !shuffled {
-			partBase[s] = nextPart
-			nextPart += int32(s.Source.Partitions())
+	// also those another process reads), and name their positions. A
+	// shuffle topic's rows keep the origins they had upstream.
+	if opts.Job != "" {
+		if err := g.claimState(opts); err != nil {
+			return err
 		}
+	}
+	parts, err := g.partitions(opts)
+	if err != nil {
+		return err
 	}
 
 	var coord *coordinator
 	var resume map[string]int64
 	if opts.CheckpointInterval > 0 {
-		coord = newCoordinator(opts.CheckpointInterval, opts.State)
-		var err error
-		if resume, err = opts.State.Positions(); err != nil {
+		coord = newCoordinator(opts.CheckpointInterval, opts.State, opts.Job)
+		if resume, err = opts.State.Positions(opts.Job); err != nil {
 			return fmt.Errorf("cannot read checkpointed positions: %w", err)
 		}
 	}
@@ -221,6 +230,16 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 
 	// finished is closed once every task ended.
 	finished := make(chan struct{})
+
+	// Sources that bound how many of their partitions are open at once
+	// (a directory of many files) hand out that many slots; the others'
+	// tasks wait their turn.
+	slots := map[*Stage]chan struct{}{}
+	for _, s := range stages {
+		if l, ok := s.Source.(connector.OpenLimit); ok && l.MaxOpen() > 0 && l.MaxOpen() < s.tasks() {
+			slots[s] = make(chan struct{}, l.MaxOpen())
+		}
+	}
 
 	var tasks []*task
 	for _, s := range stages {
@@ -275,15 +294,16 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 			}
 			t := &task{stage: s, index: num, chain: chain}
 			if s.Source != nil {
+				sp := parts[s][part]
 				st := &SourceTask{Table: s.Name, Source: s.Source, Part: part, Head: chain.Head, Out: out,
 					Assigner: chain.Assigner, IdleTimeout: s.IdleTimeout, Stop: opts.Stop, Metrics: opts.Metrics,
-					PartBase: partBase[s], Chain: chain}
+					PartBase: sp.origin - int32(part), Chain: chain, Slots: slots[s]}
 				terminal := -1
 				var acked atomic.Int64 // the last barrier the task acknowledged
 				if coord != nil {
 					ch := make(chan int64, 1)
 					coord.sources = append(coord.sources, ch)
-					key := PositionKey(s.ID, part)
+					key := sp.key
 					st.Barriers = ch
 					st.Position = func(off int64) { coord.recordPosition(key, off) }
 					st.Final = func(off int64) { coord.recordFinal(key, off) }
@@ -292,7 +312,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 						if st.PosStore, err = opts.State.Store(key); err != nil {
 							return fmt.Errorf("cannot open the position of stage %s partition %d: %w", s.Name, part, err)
 						}
-					} else {
+					} else if !sp.fresh {
 						st.ResumeAfter, st.Resume = resume[key]
 					}
 					complete := make(chan int64, 16)
@@ -388,10 +408,9 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 
 	// Open every chain before any data flows.
 	var opened []*task
-	var err error
 	for _, t := range tasks {
 		octx := &Context{Ctx: ctx, Task: t.index, State: opts.State, Now: opts.Now, Metrics: opts.Metrics,
-			Stopping: stopping}
+			Stopping: stopping, Checkpoints: coord != nil}
 		if err = t.chain.Head.Open(octx); err != nil {
 			err = fmt.Errorf("cannot open stage %s task %d: %w", t.stage.Name, t.index, err)
 			break

@@ -55,6 +55,8 @@ type Context struct {
 	Now func() int64
 	// Metrics collects job counters; may be nil in tests.
 	Metrics *Metrics
+	// Checkpoints says whether the job takes checkpoints.
+	Checkpoints bool
 	// Stopping, if set, reports whether the job is being stopped rather
 	// than having reached the end of its input: a Finish then is a
 	// stop, and operators keep what is incomplete (open windows) in

@@ -2,8 +2,10 @@ package exec
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/state"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -11,15 +13,47 @@ import (
 type SinkOperator struct {
 	Table string
 	Sink  connector.Sink
+	// ID names the state of a connector.StatefulSink.
+	ID string
 
-	ctx *Context
+	ctx   *Context
+	store state.Store
 	// prepared is the ID of the last checkpoint barrier the sink prepared
 	// for.
 	prepared int64
 }
 
-// Open implements Operator.
-func (s *SinkOperator) Open(ctx *Context) error { s.ctx = ctx; return nil }
+// Open implements Operator: a stateful sink restores what it saved at the
+// job's last checkpoint.
+func (s *SinkOperator) Open(ctx *Context) error {
+	s.ctx = ctx
+	ss, ok := s.Sink.(connector.StatefulSink)
+	if !ok {
+		return nil
+	}
+	var snap []byte
+	if ctx.State != nil && s.ID != "" {
+		st, err := ctx.State.Store(s.ID)
+		if err != nil {
+			return fmt.Errorf("cannot open the state of %s: %w", s.Table, err)
+		}
+		s.store = st
+		v, found, err := st.Get(sinkStateKey)
+		if err != nil {
+			return fmt.Errorf("cannot read the state of %s: %w", s.Table, err)
+		}
+		if found {
+			snap = v
+		}
+	}
+	if err := ss.Restore(ctx.Ctx, snap, ctx.Checkpoints && s.store != nil); err != nil {
+		return fmt.Errorf("cannot restore %s: %w", s.Table, err)
+	}
+	return nil
+}
+
+// sinkStateKey is where a stateful sink's snapshot is kept in its store.
+var sinkStateKey = []byte("sink")
 
 // Process implements Operator.
 func (s *SinkOperator) Process(b *types.Batch) error {
@@ -69,8 +103,55 @@ func (s *SinkOperator) Close() error {
 }
 
 // Checkpoint implements Checkpointer: at a barrier, everything written so
-// far is flushed (prepared, for a sink that commits in two steps).
-func (s *SinkOperator) Checkpoint() error { return s.prepare("at a checkpoint") }
+// far is flushed (prepared, for a sink that commits in two steps), and a
+// stateful sink's state saved with the checkpoint.
+func (s *SinkOperator) Checkpoint() error {
+	if err := s.prepare("at a checkpoint"); err != nil {
+		return err
+	}
+	ss, ok := s.Sink.(connector.StatefulSink)
+	if !ok || s.store == nil {
+		return nil
+	}
+	snap, err := ss.Snapshot()
+	if err == nil {
+		err = s.store.Put(sinkStateKey, snap)
+	}
+	if err == nil {
+		err = s.store.Checkpoint()
+	}
+	if err != nil {
+		return fmt.Errorf("cannot save the state of %s: %w", s.Table, err)
+	}
+	return nil
+}
+
+// TickEvery implements Timed: in a job without checkpoints, a sink that
+// commits by itself (connector.SelfCommitting) is ticked that often.
+func (s *SinkOperator) TickEvery() time.Duration {
+	if sc, ok := s.Sink.(connector.SelfCommitting); ok && (s.ctx == nil || !s.ctx.Checkpoints) {
+		return sc.CommitEvery()
+	}
+	return 0
+}
+
+// Tick implements Timed: what was written is prepared and committed.
+func (s *SinkOperator) Tick() error {
+	if s.ctx == nil || s.ctx.Checkpoints {
+		return nil
+	}
+	c, ok := s.Sink.(connector.Committer)
+	if !ok {
+		return nil
+	}
+	if err := s.prepare("on its commit interval"); err != nil {
+		return err
+	}
+	if err := c.Commit(s.ctx.Ctx); err != nil {
+		return fmt.Errorf("cannot commit %s: %w", s.Table, err)
+	}
+	return nil
+}
 
 // CheckpointBarrier implements BarrierCheckpointer: Checkpoint, noting the
 // barrier's ID.

@@ -174,8 +174,39 @@ type SourceTask struct {
 	// Complete delivers the IDs of completed checkpoints, for the chain's
 	// listeners (a shuffle writer holding rows back).
 	Complete <-chan int64
+	// Slots, if set, bounds the partitions of the source read at once:
+	// the task takes a slot before it opens its partition (taking part in
+	// checkpoints while it waits) and gives it back when it ends.
+	Slots chan struct{}
 
 	reader connector.Reader
+}
+
+// wait waits for a slot to read the partition, passing checkpoint
+// barriers on meanwhile. It reports false when the task was stopped
+// before it got one (and has ended its chain).
+func (t *SourceTask) wait(ctx context.Context) (bool, error) {
+	for {
+		select {
+		case t.Slots <- struct{}{}:
+			return true, nil
+		case <-ctx.Done():
+			return false, context.Cause(ctx)
+		case <-t.Stop:
+			if err := t.end(t.ResumeAfter, t.Resume); err != nil {
+				return false, err
+			}
+			return false, t.finish()
+		case id := <-t.Barriers:
+			if err := t.barrier(id, t.ResumeAfter, t.Resume); err != nil {
+				return false, err
+			}
+		case id := <-t.Complete:
+			if err := t.Chain.notify(id); err != nil {
+				return false, err
+			}
+		}
+	}
 }
 
 // readerOffset returns the offset of the last record a PositionReader
@@ -322,6 +353,13 @@ func (t *SourceTask) pollWatermark(wr WatermarkReader, idle *bool, wm *int64) er
 // Run reads the partition until it ends or ctx is cancelled. At the end of
 // a bounded partition it emits MaxWatermark and finishes the chain.
 func (t *SourceTask) Run(ctx context.Context) error {
+	if t.Slots != nil {
+		ok, err := t.wait(ctx)
+		if !ok {
+			return err
+		}
+		defer func() { <-t.Slots }()
+	}
 	r, err := t.open(ctx)
 	if err != nil {
 		return fmt.Errorf("cannot open source %s partition %d: %w", t.Table, t.Part, err)

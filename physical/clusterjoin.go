@@ -27,7 +27,7 @@ func (b *builder) clusterJoin(name string, par int, leftKeys, rightKeys []int, l
 	}
 	union := make([]types.Type, 0, 1+len(lt)+len(rt))
 	union = append(append(append(union, types.Int), lt...), rt...)
-	id := b.id("shuffle")
+	id := b.id("shuffle", "shuffle "+name, fmt.Sprintf("%s by %v and %v of %v and %v", name, leftKeys, rightKeys, lt, rt))
 	bounded := left.bounded && right.bounded
 	src, parts, writer, err := b.env.Cluster.Shuffle(id, union, par, writers(lins)+writers(rins), bounded)
 	if err != nil {

@@ -6,6 +6,8 @@ package physical
 
 import (
 	"fmt"
+	"hash/fnv"
+	"strings"
 	"time"
 
 	"github.com/sluicesql/sluice/connector"
@@ -21,6 +23,7 @@ import (
 	"github.com/sluicesql/sluice/exec/window"
 	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/plan"
+	"github.com/sluicesql/sluice/state"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -106,6 +109,10 @@ type builder struct {
 	env    Env
 	stages []*exec.Stage
 	nextID int
+	// manifest lists the job's sources, stateful operators and sinks, by
+	// the IDs that id gave them.
+	manifest state.Manifest
+	ids      map[string]bool
 }
 
 // Build translates sinks (one INSERT, or a statement set) into a graph.
@@ -116,18 +123,93 @@ func Build(env Env, sinks ...*plan.Sink) (*exec.Graph, error) {
 	if env.Dims == nil {
 		env.Dims = dim.NewRegistry(dim.Options{})
 	}
-	b := &builder{env: env}
+	b := &builder{env: env, ids: map[string]bool{}}
 	for _, s := range sinks {
 		if err := b.sink(s); err != nil {
 			return nil, err
 		}
 	}
-	return &exec.Graph{Stages: b.stages}, nil
+	if err := b.checkOwnInput(); err != nil {
+		return nil, err
+	}
+	return &exec.Graph{Stages: b.stages, Manifest: b.manifest}, nil
 }
 
-func (b *builder) id(kind string) string {
+// checkOwnInput refuses a job that writes what it reads (a filesystem
+// sink whose path is one of its sources'): it would read its own output,
+// or empty its input.
+func (b *builder) checkOwnInput() error {
+	reads := map[string]string{}
+	for _, e := range b.manifest.Entries {
+		if t, ok := strings.CutPrefix(e.Label, "source "); ok {
+			reads[e.What] = t
+		}
+	}
+	for _, e := range b.manifest.Entries {
+		t, ok := strings.CutPrefix(e.Label, "sink ")
+		if !ok {
+			continue
+		}
+		if src, ok := reads[e.What]; ok {
+			return &TableError{Table: t, Err: fmt.Errorf("table %s writes %s, which the same job reads (as table %s): "+
+				"a job must not write its own input", t, e.What, src)}
+		}
+	}
+	return nil
+}
+
+// seq returns a new ID for something that keeps no state (a stage that
+// does not read a source): unique in the job, by its place in the plan.
+func (b *builder) seq(kind string) string {
 	b.nextID++
 	return fmt.Sprintf("%s/%s-%d", b.env.Job, kind, b.nextID)
+}
+
+// id returns the ID of something that keeps state or positions (a
+// source, a stateful operator, a sink with state), derived from what it
+// reads or computes so that edits elsewhere in the plan do not move it,
+// and lists it in the job's manifest under label. Two alike in one job (a
+// table read twice) are told apart by their order.
+func (b *builder) id(kind, label, what string) string {
+	h := fnv.New64a()
+	h.Write([]byte(kind))
+	h.Write([]byte{0})
+	h.Write([]byte(what))
+	id := fmt.Sprintf("%s/%s-%08x", b.env.Job, kind, h.Sum64()>>32)
+	for n := 2; b.ids[id]; n++ {
+		id = fmt.Sprintf("%s/%s-%08x-%d", b.env.Job, kind, h.Sum64()>>32, n)
+	}
+	b.ids[id] = true
+	b.manifest.Entries = append(b.manifest.Entries, state.ManifestEntry{ID: id, Label: label, What: what})
+	return id
+}
+
+// computes describes what operator n computes, for its ID: its
+// description and the types of its input columns (its state's layout).
+func computes(n plan.Node) string {
+	var b strings.Builder
+	b.WriteString(n.Describe())
+	for _, in := range n.Inputs() {
+		b.WriteString(" <- (")
+		for i, c := range in.Schema().Columns {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(c.Type.String())
+		}
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// opLabel names a plan node for people: its description up to the first
+// parenthesis.
+func opLabel(n plan.Node) string {
+	d := n.Describe()
+	if i := strings.IndexByte(d, '('); i > 0 {
+		return d[:i]
+	}
+	return d
 }
 
 // close turns a pipe into a finished stage whose chain ends in the stage's
@@ -176,7 +258,7 @@ func (b *builder) exchange(name string, par int, keys []int, input plan.Node, in
 	for i, c := range schema.Columns {
 		typs[i] = c.Type
 	}
-	id := b.id("shuffle")
+	id := b.id("shuffle", "shuffle "+name, name+" by "+fmt.Sprint(keys)+" of "+computes(input))
 	src, parts, writer, err := b.env.Cluster.Shuffle(id, typs, par, writers(ins), in.bounded)
 	if err != nil {
 		return nil, err
@@ -229,7 +311,7 @@ func writers(ins []*pipe) int {
 
 // newStage starts a stage fed by the given pipes.
 func (b *builder) newStage(name string, parallelism int, keys []int, inputs ...*pipe) *pipe {
-	st := &exec.Stage{Name: name, ID: b.id("stage"), Parallelism: parallelism, KeyBy: keys}
+	st := &exec.Stage{Name: name, ID: b.seq("stage"), Parallelism: parallelism, KeyBy: keys}
 	bounded := true
 	for _, in := range inputs {
 		st.Inputs = append(st.Inputs, b.close(in))
@@ -252,8 +334,12 @@ func (b *builder) sink(s *plan.Sink) error {
 		p = b.newStage("sink "+s.Table.Name, 1, nil, p)
 	}
 	name := s.Table.Name
+	var id string
+	if _, ok := sink.(connector.StatefulSink); ok {
+		id = b.id("sink", "sink "+name, connector.SourceIdentity(s.Table, sink))
+	}
 	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
-		return &exec.SinkOperator{Table: name, Sink: sink}, nil
+		return &exec.SinkOperator{Table: name, Sink: sink, ID: id}, nil
 	})
 	b.close(p)
 	return nil
@@ -276,7 +362,7 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 			return nil, fmt.Errorf("VALUES is not supported in cluster mode: every process would insert the rows")
 		}
 		src := memory.NewBounded(valuesRows(n.Rows))
-		st := &exec.Stage{Name: "values", ID: b.id("values"), Source: src}
+		st := &exec.Stage{Name: "values", ID: b.id("values", "VALUES", n.Describe()), Source: src}
 		return &pipe{stage: st, assigner: -1, bounded: true}, nil
 	case *plan.Calc:
 		p, err := b.build(n.Input)
@@ -333,7 +419,7 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 				return nil, err
 			}
 		}
-		cfg := window.AssignConfig{Spec: n.Spec, TimeCol: n.TimeCol, PartitionKeys: n.PartitionKeys, ID: b.id("window")}
+		cfg := window.AssignConfig{Spec: n.Spec, TimeCol: n.TimeCol, PartitionKeys: n.PartitionKeys, ID: b.id("window", opLabel(n), computes(n))}
 		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
 			c := cfg
 			c.ID = fmt.Sprintf("%s/%d", cfg.ID, task)
@@ -359,7 +445,7 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 		for i := range calls {
 			calls[i].AppendOnly = true
 		}
-		cfg := window.AggregateConfig{ID: b.id("window-agg"), Spec: n.Spec, TimeCol: n.TimeCol, Keys: n.Keys,
+		cfg := window.AggregateConfig{ID: b.id("window-agg", opLabel(n), computes(n)), Spec: n.Spec, TimeCol: n.TimeCol, Keys: n.Keys,
 			PartitionKeys: n.PartitionKeys, Calls: calls}
 		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
 			c := cfg
@@ -371,7 +457,7 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 	case *plan.GroupAggregate:
 		cfg := groupagg.Config{Keys: n.Keys, Calls: n.Calls, AppendOnlyInput: !n.Input.Updating(),
 			MiniBatchLatency: b.env.MiniBatch.Latency, MiniBatchSize: b.env.MiniBatch.Size, TTL: b.env.StateTTL}
-		return b.keyed("group-agg", n.Keys, n.Input, func(id string, next exec.Operator) (exec.Operator, error) {
+		return b.keyed("group-agg", n, n.Keys, n.Input, func(id string, next exec.Operator) (exec.Operator, error) {
 			c := cfg
 			c.ID, c.Next = id, next
 			return groupagg.New(c)
@@ -470,7 +556,11 @@ func (b *builder) join(n *plan.Join, special plan.Node) (*pipe, error) {
 	case *plan.TemporalJoin:
 		kind = "temporal-join"
 	}
-	cfg := join.Config{ID: b.id(kind), Kind: join.Kind(n.Kind), LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
+	var what plan.Node = n
+	if special != nil {
+		what = special
+	}
+	cfg := join.Config{ID: b.id(kind, opLabel(what), computes(what)), Kind: join.Kind(n.Kind), LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
 		Left: columnTypes(n.Left.Schema()), Right: columnTypes(n.Right.Schema()), TTL: b.env.StateTTL}
 	residual, env := n.Residual, b.env.Expr
 	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
@@ -500,7 +590,7 @@ func (b *builder) join(n *plan.Join, special plan.Node) (*pipe, error) {
 // primary key.
 func (b *builder) normalize(n *plan.ChangelogNormalize) (*pipe, error) {
 	cfg := normalize.Config{Keys: n.Keys, Types: columnTypes(n.Input.Schema())}
-	return b.keyed("changelog-normalize", n.Keys, n.Input, func(id string, next exec.Operator) (exec.Operator, error) {
+	return b.keyed("changelog-normalize", n, n.Keys, n.Input, func(id string, next exec.Operator) (exec.Operator, error) {
 		c := cfg
 		c.ID, c.Next = id, next
 		return normalize.New(c)
@@ -520,7 +610,7 @@ func (b *builder) rank(n *plan.Rank) (*pipe, error) {
 	for _, k := range n.Order {
 		cfg.Order = append(cfg.Order, rank.SortKey{Col: k.Col, Desc: k.Desc, NullsFirst: k.NullsFirst})
 	}
-	return b.keyed("rank", n.Partition, n.Input, func(id string, next exec.Operator) (exec.Operator, error) {
+	return b.keyed("rank", n, n.Partition, n.Input, func(id string, next exec.Operator) (exec.Operator, error) {
 		c := cfg
 		c.ID, c.Next = id, next
 		return rank.New(c)
@@ -534,7 +624,7 @@ func (b *builder) over(n *plan.OverAggregate) (*pipe, error) {
 	cfg := over.Config{Partition: n.Partition, TimeCol: n.TimeCol,
 		ProcTime: in.Columns[n.TimeCol].Type.TimeAttr == types.ProcTime, Rows: n.Rows, Preceding: n.Preceding,
 		Calls: n.Calls, Types: columnTypes(in)}
-	return b.keyed("over-agg", n.Partition, n.Input, func(id string, next exec.Operator) (exec.Operator, error) {
+	return b.keyed("over-agg", n, n.Partition, n.Input, func(id string, next exec.Operator) (exec.Operator, error) {
 		c := cfg
 		c.ID, c.Next = id, next
 		return over.New(c)
@@ -544,7 +634,7 @@ func (b *builder) over(n *plan.OverAggregate) (*pipe, error) {
 // keyed builds an operator over input re-keyed by keys (into one task
 // when there are none): mk makes it for each task, given the task's
 // operator ID (the name of its state).
-func (b *builder) keyed(name string, keys []int, input plan.Node, mk func(id string, next exec.Operator) (exec.Operator, error)) (*pipe, error) {
+func (b *builder) keyed(name string, n plan.Node, keys []int, input plan.Node, mk func(id string, next exec.Operator) (exec.Operator, error)) (*pipe, error) {
 	p, err := b.build(input)
 	if err != nil {
 		return nil, err
@@ -556,7 +646,7 @@ func (b *builder) keyed(name string, keys []int, input plan.Node, mk func(id str
 	if p, err = b.exchange(name, par, keys, input, p); err != nil {
 		return nil, err
 	}
-	id := b.id(name)
+	id := b.id(name, opLabel(n), computes(n))
 	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
 		return mk(fmt.Sprintf("%s/%d", id, task), next)
 	})
@@ -593,7 +683,7 @@ func (b *builder) scan(n *plan.Scan) (*pipe, error) {
 	if err != nil {
 		return nil, &TableError{Table: n.Table.Name, Err: err}
 	}
-	st := &exec.Stage{Name: n.Table.Name, ID: b.id("source"), Source: src,
+	st := &exec.Stage{Name: n.Table.Name, ID: b.id("source", "source "+n.Table.Name, connector.SourceIdentity(n.Table, src)), Source: src,
 		IdleTimeout: time.Duration(n.IdleTimeoutMillis) * time.Millisecond}
 	if b.env.Cluster != nil {
 		if st.Parts, err = b.env.Cluster.Parts(n.Table.Name, st.ID, src); err != nil {

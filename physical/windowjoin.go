@@ -36,7 +36,7 @@ func (b *builder) windowJoin(n *plan.WindowJoin) (*pipe, error) {
 		p.stage.InputKeys = [][]int{n.LeftKeys, n.RightKeys}
 	}
 	cfg := join.WindowConfig{
-		Config: join.Config{ID: b.id("window-join"), Kind: join.Kind(n.Kind), LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
+		Config: join.Config{ID: b.id("window-join", opLabel(n), computes(n)), Kind: join.Kind(n.Kind), LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
 			Left: columnTypes(n.Left.Schema()), Right: columnTypes(n.Right.Schema())},
 		LeftStart: n.LeftStart, LeftEnd: n.LeftEnd, RightStart: n.RightStart, RightEnd: n.RightEnd,
 	}

@@ -27,7 +27,7 @@ func (b *builder) windowRank(n *plan.WindowRank) (*pipe, error) {
 	for _, k := range n.Order {
 		cfg.Order = append(cfg.Order, rank.SortKey{Col: k.Col, Desc: k.Desc, NullsFirst: k.NullsFirst})
 	}
-	return b.keyed("window-rank", n.Partition, n.Input, func(id string, next exec.Operator) (exec.Operator, error) {
+	return b.keyed("window-rank", n, n.Partition, n.Input, func(id string, next exec.Operator) (exec.Operator, error) {
 		c := cfg
 		c.ID, c.Next = id, next
 		return windowrank.New(c)

@@ -14,15 +14,31 @@ type Backend interface {
 	// (derived from the plan, e.g. "job/agg-2/task-0"), creating it if needed.
 	Store(operatorID string) (Store, error)
 	// Commit makes every store's writes since the last Commit durable,
-	// together with the positions the sources had reached at the same
+	// together with the positions job's sources had reached at the same
 	// checkpoint (atomically, for durable backends): after a restart, the
 	// stores hold exactly the state of the input up to those positions.
-	Commit(positions map[string]int64) error
-	// Positions returns the source positions of the last Commit (empty if
-	// there was none): where sources resume after a restart.
-	Positions() (map[string]int64, error)
+	// The keys of job's positions begin with job + "/" (see JobPrefix);
+	// positions replaces them all: a key of job's that it lacks (a file
+	// no longer read) is forgotten. Other jobs' positions are kept. An
+	// empty job stands for every key.
+	Commit(job string, positions map[string]int64) error
+	// Positions returns job's source positions of the last Commit (empty
+	// if there was none): where its sources resume after a restart.
+	Positions(job string) (map[string]int64, error)
+	// Drop removes every store whose ID begins with JobPrefix(job), and
+	// job's positions: the job starts afresh. Durable at the next Commit.
+	Drop(job string) error
 	// Close releases the backend.
 	Close() error
+}
+
+// JobPrefix is what the store IDs and position keys of job begin with:
+// job + "/", or "" (every key) for an empty job.
+func JobPrefix(job string) string {
+	if job == "" {
+		return ""
+	}
+	return job + "/"
 }
 
 // Store is the state of one operator instance.
@@ -193,10 +209,18 @@ func (m *Memory) Store(id string) (Store, error) {
 func (m *Memory) Close() error { return nil }
 
 // Commit implements Backend.
-func (m *Memory) Commit(positions map[string]int64) error {
+func (m *Memory) Commit(job string, positions map[string]int64) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.positions = make(map[string]int64, len(positions))
+	prefix := JobPrefix(job)
+	for k := range m.positions {
+		if strings.HasPrefix(k, prefix) {
+			delete(m.positions, k)
+		}
+	}
+	if m.positions == nil {
+		m.positions = make(map[string]int64, len(positions))
+	}
 	for k, v := range positions {
 		m.positions[k] = v
 	}
@@ -204,14 +228,35 @@ func (m *Memory) Commit(positions map[string]int64) error {
 }
 
 // Positions implements Backend.
-func (m *Memory) Positions() (map[string]int64, error) {
+func (m *Memory) Positions(job string) (map[string]int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	prefix := JobPrefix(job)
 	out := make(map[string]int64, len(m.positions))
 	for k, v := range m.positions {
-		out[k] = v
+		if strings.HasPrefix(k, prefix) {
+			out[k] = v
+		}
 	}
 	return out, nil
+}
+
+// Drop implements Backend.
+func (m *Memory) Drop(job string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	prefix := JobPrefix(job)
+	for id := range m.stores {
+		if strings.HasPrefix(id, prefix) {
+			delete(m.stores, id)
+		}
+	}
+	for k := range m.positions {
+		if strings.HasPrefix(k, prefix) {
+			delete(m.positions, k)
+		}
+	}
+	return nil
 }
 
 type memStore struct {

@@ -59,6 +59,9 @@ func TestPipeline(t *testing.T) {
 			}
 			r.Close()
 		}
+		if err := dst.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
 		if err := dst.Close(); err != nil {
 			t.Fatal(err)
 		}

@@ -196,6 +196,9 @@ func TestChangelogSink(t *testing.T) {
 		if err := s.Write(ctx, batch()); err != nil {
 			t.Fatalf("%s: %v", c.format, err)
 		}
+		if err := s.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/zeebo/xxh3"
 
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/connector/format"
@@ -60,9 +63,10 @@ func parseConfig(t connector.Table, env connector.Env) (config, error) {
 	if c.fmtName, err = t.Options.Required("format"); err != nil {
 		return c, err
 	}
-	known := append([]string{"connector", "path", "format"}, connector.ErrorPolicyOptions()...)
+	known := append([]string{"connector", "path", "format", maxOpenOption}, connector.ErrorPolicyOptions()...)
 	known = append(known, lookupOptions...)
-	if err := t.Options.CheckKnown("filesystem", known, c.fmtName+".", "sink.rolling-policy."); err != nil {
+	known = append(known, sinkOptions...)
+	if err := t.Options.CheckKnown("filesystem", known, c.fmtName+"."); err != nil {
 		return c, err
 	}
 	if env.Formats == nil {
@@ -101,8 +105,27 @@ func (Factory) CreateSource(t connector.Table, env connector.Env) (connector.Sou
 	if err != nil {
 		return nil, err
 	}
-	return &Source{cfg: c, table: t, files: files, policy: policy}, nil
+	maxOpen, err := t.Options.Int(maxOpenOption, defaultMaxOpen)
+	if err != nil {
+		return nil, err
+	}
+	if maxOpen < 1 || maxOpen > 1<<16 {
+		return nil, fmt.Errorf("option '%s' must be between 1 and 65536, got %d", maxOpenOption, maxOpen)
+	}
+	root := c.path
+	if len(files) == 1 && files[0] == c.path {
+		root = filepath.Dir(c.path)
+	}
+	return &Source{cfg: c, table: t, root: root, files: files, policy: policy, maxOpen: int(maxOpen)}, nil
 }
+
+// maxOpenOption bounds the files of a directory read at once; the others
+// wait for one to end.
+const maxOpenOption = "source.max-open-files"
+
+// defaultMaxOpen is maxOpenOption's default: enough to keep the cores
+// busy, few enough that the read buffers (readBufferSize each) stay small.
+const defaultMaxOpen = 16
 
 // listFiles returns the files a path stands for.
 func listFiles(path string) ([]string, error) {
@@ -133,12 +156,16 @@ func listFiles(path string) ([]string, error) {
 	return files, nil
 }
 
-// Source is a filesystem table being read.
+// Source is a filesystem table being read: one partition per file, named
+// by its path relative to the table's path (see PartitionName).
 type Source struct {
-	cfg    config
-	table  connector.Table
-	files  []string
-	policy *connector.ErrorPolicy
+	cfg   config
+	table connector.Table
+	// root is the directory files are named relative to.
+	root    string
+	files   []string
+	policy  *connector.ErrorPolicy
+	maxOpen int
 
 	mu   sync.Mutex
 	open int // open readers; the policy's dead-letter file closes with the last
@@ -153,8 +180,102 @@ func (s *Source) Bounded() bool { return true }
 // Files returns the files read, one per partition.
 func (s *Source) Files() []string { return s.files }
 
+// Identity implements connector.Identified: the absolute path read.
+func (s *Source) Identity() string {
+	if abs, err := filepath.Abs(s.cfg.path); err == nil {
+		return "filesystem " + abs
+	}
+	return "filesystem " + s.cfg.path
+}
+
+// MaxOpen implements connector.OpenLimit.
+func (s *Source) MaxOpen() int { return s.maxOpen }
+
+// PartitionName implements connector.NamedPartitions: the file's path
+// relative to the table's path (its name, for a file in a directory).
+func (s *Source) PartitionName(p int) string {
+	if rel, err := filepath.Rel(s.root, s.files[p]); err == nil {
+		return filepath.ToSlash(rel)
+	}
+	return s.files[p]
+}
+
+// versionBytes is how much of a file's beginning its version hashes.
+const versionBytes = 4096
+
+// PartitionVersion implements connector.NamedPartitions: a file is known by
+// its beginning (up to versionBytes): how long it is, and its hash. A file
+// that was appended to keeps its beginning; one rewritten with other
+// content, in place or replaced, does not. A file renamed over by a copy
+// that begins alike (a log shipped again with more lines) is the same
+// file, as it should be.
+func (s *Source) PartitionVersion(p int) ([]byte, error) {
+	n, sum, err := fileHead(s.files[p], versionBytes)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", s.files[p], err)
+	}
+	v := binary.AppendUvarint(nil, uint64(n))
+	return binary.BigEndian.AppendUint64(v, sum), nil
+}
+
+// SameVersion implements connector.NamedPartitions: the file still begins
+// with the bytes version describes.
+func (s *Source) SameVersion(p int, version []byte) bool {
+	n, k := binary.Uvarint(version)
+	if k <= 0 || len(version) != k+8 || n > versionBytes {
+		return false
+	}
+	got, sum, err := fileHead(s.files[p], int(n))
+	return err == nil && got == int(n) && sum == binary.BigEndian.Uint64(version[k:])
+}
+
+// fileHead returns how many of the first max bytes of the file at path
+// there are (fewer when it is shorter) and their hash.
+func fileHead(path string, max int) (int, uint64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	buf := make([]byte, max)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return 0, 0, err
+	}
+	return n, xxh3.Hash(buf[:n]), nil
+}
+
 // Skipped returns the malformed records skipped by all readers so far.
 func (s *Source) Skipped() int64 { return s.policy.Skipped() }
+
+// OpenAfter implements connector.Resumer: the records whose first line is
+// before the one offset names are skipped without being decoded (the
+// task drops the rest of what the offset covers).
+func (s *Source) OpenAfter(ctx context.Context, p int, offset int64) (connector.Reader, error) {
+	rd, err := s.Open(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	r := rd.(*Reader)
+	until := offset // the line of the last record read
+	if r.changelog != nil {
+		until = offset >> 16 // see connector.ChangelogOffset
+	}
+	for {
+		rec, first, err := r.next()
+		if err == io.EOF {
+			return r, nil
+		}
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		if first >= until {
+			r.pending, r.pendingFirst, r.hasPending = append(r.pending[:0], rec...), first, true
+			return r, nil
+		}
+	}
+}
 
 // Open implements connector.Source.
 func (s *Source) Open(_ context.Context, p int) (connector.Reader, error) {
@@ -212,6 +333,11 @@ type Reader struct {
 	eof     bool
 	skipped int64
 	closed  bool
+	// pending is a record read ahead (by OpenAfter), whose first line is
+	// pendingFirst, to be decoded first.
+	pending      []byte
+	pendingFirst int64
+	hasPending   bool
 }
 
 // Skipped implements connector.Stats for this partition.
@@ -245,6 +371,33 @@ func (r *Reader) readLine() ([]byte, error) {
 	return bytes.TrimSuffix(line, []byte{'\r'}), nil
 }
 
+// next returns the next record (a line, or several when the format says
+// the record goes on: a quoted field holding a line break), skipping lines
+// that hold none, and the number of its first line. The slice is valid
+// until the next call.
+func (r *Reader) next() ([]byte, int64, error) {
+	if r.hasPending {
+		r.hasPending = false
+		return r.pending, r.pendingFirst, nil
+	}
+	for {
+		line, err := r.readLine()
+		if err != nil {
+			return nil, 0, err
+		}
+		first := r.line
+		if len(line) == 0 && !r.keepEmpty || r.skipper != nil && r.skipper.SkipRecord(line) {
+			continue
+		}
+		if r.joiner != nil && r.joiner.Incomplete(line) {
+			if line, err = r.join(line); err != nil {
+				return nil, 0, err
+			}
+		}
+		return line, first, nil
+	}
+}
+
 // Read implements connector.Reader.
 func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
 	if err := ctx.Err(); err != nil {
@@ -255,7 +408,7 @@ func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
 	}
 	n := 0
 	for n < max {
-		line, err := r.readLine()
+		line, first, err := r.next()
 		if err == io.EOF {
 			if n == 0 {
 				return io.EOF
@@ -264,15 +417,6 @@ func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
 		}
 		if err != nil {
 			return err
-		}
-		first := r.line
-		if len(line) == 0 && !r.keepEmpty || r.skipper != nil && r.skipper.SkipRecord(line) {
-			continue
-		}
-		if r.joiner != nil && r.joiner.Incomplete(line) {
-			if line, err = r.join(line); err != nil {
-				return err
-			}
 		}
 		if r.changelog != nil {
 			before := len(b.Rows)

@@ -125,7 +125,7 @@ func TestAgainstNestedLoops(t *testing.T) {
 					if err := o.Checkpoint(); err != nil {
 						t.Fatal(err)
 					}
-					if err := st.Commit(nil); err != nil {
+					if err := st.Commit("", nil); err != nil {
 						t.Fatal(err)
 					}
 					rows := out.rows

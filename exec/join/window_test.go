@@ -256,7 +256,7 @@ func TestWindowJoinAgainstNestedLoops(t *testing.T) {
 					if err := o.Checkpoint(); err != nil {
 						t.Fatal(err)
 					}
-					if err := st.Commit(nil); err != nil {
+					if err := st.Commit("", nil); err != nil {
 						t.Fatal(err)
 					}
 					got = append(got, out.rows...)

@@ -156,7 +156,7 @@ func (h *harness) checkpoint() {
 		h.t.Fatal(err)
 	}
 	if h.dir != "" {
-		if err := h.st.Commit(map[string]int64{}); err != nil {
+		if err := h.st.Commit("", map[string]int64{}); err != nil {
 			h.t.Fatal(err)
 		}
 	}

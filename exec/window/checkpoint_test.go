@@ -452,7 +452,7 @@ func openLSM(t testing.TB, dir string) *lsm.Backend {
 // reopenLSM commits b, closes it and opens dir again.
 func reopenLSM(t testing.TB, b state.Backend, dir string) state.Backend {
 	t.Helper()
-	if err := b.Commit(map[string]int64{}); err != nil {
+	if err := b.Commit("", map[string]int64{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Close(); err != nil {
@@ -518,7 +518,7 @@ func (rr *restartRun) checkpoint() {
 	rr.t.Helper()
 	rr.h.checkpoint()
 	if rr.durable {
-		if err := rr.backend.Commit(map[string]int64{}); err != nil {
+		if err := rr.backend.Commit("", map[string]int64{}); err != nil {
 			rr.t.Fatal(err)
 		}
 	}

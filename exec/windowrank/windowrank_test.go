@@ -344,7 +344,7 @@ func TestAgainstSorting(t *testing.T) {
 					if err := o.Checkpoint(); err != nil {
 						t.Fatal(err)
 					}
-					if err := st.Commit(map[string]int64{}); err != nil {
+					if err := st.Commit("", map[string]int64{}); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -434,7 +434,7 @@ func TestStopKeepsWindows(t *testing.T) {
 	if len(out.rows) != 0 {
 		t.Fatalf("a stop fired windows: %v", out.rows)
 	}
-	if err := st.Commit(map[string]int64{}); err != nil {
+	if err := st.Commit("", map[string]int64{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Close(); err != nil {

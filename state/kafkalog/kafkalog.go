@@ -269,7 +269,7 @@ func (b *Backend) Store(id string) (state.Store, error) {
 // Commit implements state.Backend: the changes since the last Commit and the
 // positions go into the open transaction with whatever the sinks produced
 // into it, and the transaction commits.
-func (b *Backend) Commit(positions map[string]int64) error {
+func (b *Backend) Commit(job string, positions map[string]int64) error {
 	// No record goes into the transaction from here on: what was produced
 	// is flushed with it, and the next begins before the gate opens.
 	b.gate.Lock()
@@ -285,6 +285,13 @@ func (b *Backend) Commit(positions map[string]int64) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		b.cl.Produce(ctx, &kgo.Record{Key: []byte(k), Value: b.data[k], Partition: 0}, nil)
+	}
+	prefix := state.JobPrefix(job)
+	for k := range b.positions {
+		if _, ok := positions[k]; !ok && strings.HasPrefix(k, prefix) {
+			delete(b.positions, k)
+			b.cl.Produce(ctx, &kgo.Record{Key: []byte("p" + k), Partition: 0}, nil) // a tombstone
+		}
 	}
 	for k, v := range positions {
 		b.positions[k] = v
@@ -315,14 +322,60 @@ func (b *Backend) Commit(positions map[string]int64) error {
 }
 
 // Positions implements state.Backend.
-func (b *Backend) Positions() (map[string]int64, error) {
+func (b *Backend) Positions(job string) (map[string]int64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	prefix := state.JobPrefix(job)
 	out := make(map[string]int64, len(b.positions))
 	for k, v := range b.positions {
-		out[k] = v
+		if strings.HasPrefix(k, prefix) {
+			out[k] = v
+		}
 	}
 	return out, nil
+}
+
+// Drop implements state.Backend: the job's entries become tombstones of
+// the next checkpoint.
+func (b *Backend) Drop(job string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	prefix := state.JobPrefix(job)
+	for id := range b.stores {
+		if strings.HasPrefix(id, prefix) {
+			delete(b.stores, id)
+		}
+	}
+	for k := range b.data {
+		if owner, ok := keyStore(k); ok && strings.HasPrefix(owner, prefix) {
+			delete(b.data, k)
+			b.dirty[k] = true
+		}
+	}
+	for k := range b.positions {
+		if strings.HasPrefix(k, prefix) {
+			delete(b.positions, k)
+			b.data["p"+k] = nil // a tombstone, written with the next commit
+			b.dirty["p"+k] = true
+		}
+	}
+	return nil
+}
+
+// keyStore returns the ID of the store a data key belongs to (a store
+// entry or an offsets table).
+func keyStore(k string) (string, bool) {
+	switch {
+	case strings.HasPrefix(k, "o"):
+		return k[1:], true
+	case strings.HasPrefix(k, "s"):
+		n, w := binary.Uvarint([]byte(k[1:]))
+		if w <= 0 || uint64(len(k)-1-w) < n {
+			return "", false
+		}
+		return k[1+w : 1+w+int(n)], true
+	}
+	return "", false
 }
 
 // Close implements state.Backend: an open transaction is aborted (nothing

@@ -28,7 +28,7 @@ func TestCommitAndTakeOver(t *testing.T) {
 	s.Offsets().Admit(0, 10)
 	s.Checkpoint()
 	a.Txn().Produce(ctx, &kgo.Record{Topic: "out", Value: []byte("committed")}, nil)
-	if err := a.Commit(map[string]int64{"job/source-1/0": 10}); err != nil {
+	if err := a.Commit("", map[string]int64{"job/source-1/0": 10}); err != nil {
 		t.Fatal(err)
 	}
 	// The next epoch: a change, a delete and an output record, never
@@ -45,7 +45,7 @@ func TestCommitAndTakeOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	pos, _ := b.Positions()
+	pos, _ := b.Positions("")
 	if pos["job/source-1/0"] != 10 {
 		t.Errorf("positions = %v", pos)
 	}
@@ -69,7 +69,7 @@ func TestCommitAndTakeOver(t *testing.T) {
 	}
 	// The successor commits on top: a third instance sees its changes.
 	s2.Delete([]byte("gone"))
-	if err := b.Commit(map[string]int64{"job/source-1/0": 20}); err != nil {
+	if err := b.Commit("", map[string]int64{"job/source-1/0": 20}); err != nil {
 		t.Fatal(err)
 	}
 	c, err := Open(ctx, Options{Bootstrap: []string{bs}, Topic: "job-state", TransactionalID: "job-1"})
@@ -81,7 +81,7 @@ func TestCommitAndTakeOver(t *testing.T) {
 	if _, ok, _ := s3.Get([]byte("gone")); ok {
 		t.Error("a committed delete was lost")
 	}
-	if pos, _ := c.Positions(); pos["job/source-1/0"] != 20 {
+	if pos, _ := c.Positions(""); pos["job/source-1/0"] != 20 {
 		t.Errorf("positions = %v", pos)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -62,9 +63,20 @@ func (b *Backend) Store(id string) (state.Store, error) {
 }
 
 // Commit implements state.Backend.
-func (b *Backend) Commit(positions map[string]int64) error {
+func (b *Backend) Commit(job string, positions map[string]int64) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	old, err := b.positions(b.pending, job)
+	if err != nil {
+		return err
+	}
+	for k := range old {
+		if _, ok := positions[k]; !ok {
+			if err := b.pending.Delete(positionKey(k), nil); err != nil {
+				return fmt.Errorf("lsm: cannot forget position %s: %w", k, err)
+			}
+		}
+	}
 	for k, v := range positions {
 		if err := b.pending.Set(positionKey(k), binary.AppendVarint(nil, v), nil); err != nil {
 			return fmt.Errorf("lsm: cannot record position %s: %w", k, err)
@@ -78,8 +90,20 @@ func (b *Backend) Commit(positions map[string]int64) error {
 }
 
 // Positions implements state.Backend: the positions of the last Commit.
-func (b *Backend) Positions() (map[string]int64, error) {
-	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: []byte{'p'}, UpperBound: []byte{'q'}})
+func (b *Backend) Positions(job string) (map[string]int64, error) {
+	return b.positions(b.db, job)
+}
+
+// reader is what positions reads: the database (what is committed) or
+// the pending batch (with what is not yet).
+type reader interface {
+	NewIter(*pebble.IterOptions) (*pebble.Iterator, error)
+}
+
+// positions returns job's positions as r holds them.
+func (b *Backend) positions(r reader, job string) (map[string]int64, error) {
+	lower := positionKey(state.JobPrefix(job))
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upperBound(lower)})
 	if err != nil {
 		return nil, fmt.Errorf("lsm: cannot read positions: %w", err)
 	}
@@ -92,7 +116,55 @@ func (b *Backend) Positions() (map[string]int64, error) {
 		}
 		out[string(it.Key()[1:])] = v
 	}
-	return out, it.Error()
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("lsm: cannot read positions: %w", err)
+	}
+	return out, nil
+}
+
+// Drop implements state.Backend: the job's entries are deleted in the
+// pending batch.
+func (b *Backend) Drop(job string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	prefix := state.JobPrefix(job)
+	for id := range b.stores {
+		if strings.HasPrefix(id, prefix) {
+			delete(b.stores, id)
+		}
+	}
+	// Store entries are keyed by the length of their store's ID first, so
+	// that one ID prefixing another cannot mix their keys: walk them all.
+	it, err := b.pending.NewIter(&pebble.IterOptions{LowerBound: []byte{'s'}, UpperBound: []byte{'t'}})
+	if err != nil {
+		return fmt.Errorf("lsm: cannot drop the state of %s: %w", job, err)
+	}
+	var doomed [][]byte
+	for it.First(); it.Valid(); it.Next() {
+		k := it.Key()
+		n, w := binary.Uvarint(k[1:])
+		if w <= 0 || uint64(len(k)-1-w) < n {
+			continue
+		}
+		if strings.HasPrefix(string(k[1+w:1+w+int(n)]), prefix) {
+			doomed = append(doomed, bytes.Clone(k))
+		}
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("lsm: cannot drop the state of %s: %w", job, err)
+	}
+	for _, k := range doomed {
+		if err := b.pending.Delete(k, nil); err != nil {
+			return fmt.Errorf("lsm: cannot drop the state of %s: %w", job, err)
+		}
+	}
+	for _, kind := range []byte{'o', 'p'} {
+		lower := append([]byte{kind}, prefix...)
+		if err := b.pending.DeleteRange(lower, upperBound(lower), nil); err != nil {
+			return fmt.Errorf("lsm: cannot drop the state of %s: %w", job, err)
+		}
+	}
+	return nil
 }
 
 // Close implements state.Backend; uncommitted writes are dropped.

@@ -23,7 +23,7 @@ func TestCommitIsAtomic(t *testing.T) {
 	if v, ok, _ := s.Get([]byte("a")); !ok || string(v) != "1" {
 		t.Fatalf("pending write not visible to its store: %q %v", v, ok)
 	}
-	if err := b.Commit(map[string]int64{"job/source-1/0": 42}); err != nil {
+	if err := b.Commit("", map[string]int64{"job/source-1/0": 42}); err != nil {
 		t.Fatal(err)
 	}
 	// Written after the commit: must be gone after a restart.
@@ -42,7 +42,7 @@ func TestCommitIsAtomic(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	pos, err := b.Positions()
+	pos, err := b.Positions("")
 	if err != nil || pos["job/source-1/0"] != 42 || len(pos) != 1 {
 		t.Fatalf("positions %v, %v", pos, err)
 	}
