@@ -605,7 +605,11 @@ func (cj *clusterJob) run(ctx context.Context, run *clusterRun, assigned map[str
 	if err != nil {
 		return false, cj.e.positionTableError(err)
 	}
-	err = g.Run(ctx, exec.RunOptions{State: backend, Metrics: cj.job.Metrics, Now: cj.env.ConnEnv.Now,
+	// The job's state is claimed as a single job's is (a group whose
+	// state belongs to another job is refused); it is never dropped: a
+	// member that dropped it would drop the others' ('state.start-fresh'
+	// does not apply: a new 'cluster.group-id' starts afresh).
+	err = g.Run(ctx, exec.RunOptions{Job: cj.env.Job, State: backend, Metrics: cj.job.Metrics, Now: cj.env.ConnEnv.Now,
 		Stop: run.stop, CheckpointInterval: cj.interval})
 	if err != nil {
 		return false, err
