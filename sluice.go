@@ -669,6 +669,7 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	if kb, ok := backend.(*kafkalog.Backend); ok {
 		env.ConnEnv.KafkaTxn, env.ConnEnv.KafkaTxnGate = kb.Txn(), kb.TxnGate()
 	}
+	_, env.ConnEnv.DurableState = backend.(*lsm.Backend)
 	g, err := physical.Build(env, sinks...)
 	if err != nil {
 		closeBackend()

@@ -77,6 +77,11 @@ type Env struct {
 	// sinks write into it, so that output, state and positions commit
 	// together. Nil otherwise.
 	KafkaTxn any
+	// DurableState says that the job's state outlives its process and is
+	// not in Kafka (a 'state.dir'): a restarted job resumes from it. A
+	// sink that cannot commit its output atomically with that state's
+	// checkpoints must not promise exactly-once.
+	DurableState bool
 	// KafkaTxnGate, with KafkaTxn, is held for reading while a record is
 	// produced into the transaction, and for writing by the state backend
 	// while one transaction ends and the next begins: a record produced

@@ -111,6 +111,14 @@ func createSink(t connector.Table, env connector.Env, upsert bool) (*Sink, error
 			s.promise = s.delivered
 			return s, nil
 		}
+		if env.DurableState {
+			// Its transaction would commit after the state's checkpoint:
+			// a crash between the two would lose that checkpoint's output
+			// (the restarted job resumes after it).
+			return nil, errors.New("'sink.delivery-guarantee' = 'exactly-once' with a local 'state.dir' could lose the output of a " +
+				"checkpoint on a crash: keep the state in Kafka ('state.backend' = 'kafka', which commits state, positions and " +
+				"output in one transaction), or use 'at-least-once'")
+		}
 		prefix, err := o.Required("sink.transactional-id-prefix")
 		if err != nil {
 			return nil, fmt.Errorf("'sink.delivery-guarantee' = 'exactly-once': %w", err)

@@ -56,3 +56,28 @@ INSERT INTO out SELECT k, COUNT(*) FROM src GROUP BY k;`, "$BOOTSTRAP", bs)
 		t.Fatalf("a job over topic b ran over the state of a job over topic a: %v\n%s", err, out)
 	}
 }
+
+// An exactly-once Kafka sink commits its own transaction after the
+// checkpoint of a local 'state.dir': a crash between the two would lose
+// that checkpoint's output. It is refused, saying what to do.
+func TestKafkaExactlyOnceNeedsKafkaState(t *testing.T) {
+	bs := kafkatest.Start(t, 1, "in", "out")
+	src := strings.ReplaceAll(`
+SET 'state.dir' = '`+t.TempDir()+`';
+CREATE TABLE src (k STRING) WITH ('connector' = 'kafka', 'topic' = 'in',
+  'properties.bootstrap.servers' = '$BOOTSTRAP', 'scan.startup.mode' = 'earliest-offset',
+  'scan.bounded.mode' = 'latest-offset', 'format' = 'json');
+CREATE TABLE dst (k STRING) WITH ('connector' = 'kafka', 'topic' = 'out',
+  'properties.bootstrap.servers' = '$BOOTSTRAP', 'format' = 'json',
+  'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'dst');
+INSERT INTO dst SELECT k FROM src;`, "$BOOTSTRAP", bs)
+	e, err := sluice.Open(sluice.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	err = e.Run(context.Background(), "job.sql", []byte(src))
+	if err == nil || !strings.Contains(err.Error(), "'state.backend' = 'kafka'") {
+		t.Fatalf("got %v", err)
+	}
+}
