@@ -5,7 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // lastCounts returns the last count printed for every key by a
@@ -347,5 +350,65 @@ END;`
 	}
 	if len(files) != 2 || len(lines) != 8 {
 		t.Fatalf("part files %v hold %v", files, lines)
+	}
+}
+
+// A directory with more files than the process may have open is read: its
+// files are opened as their turn comes ('source.max-open-files' at once),
+// not all at the start.
+func TestDirectorySourceOpensFilesAsRead(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	if err := os.Mkdir(in, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Each file is longer than the batches that the job's buffers hold,
+	// so that a reader stays open until the job takes its rows.
+	const files, rows = 400, 3000
+	lines := keyLines("k", rows, 1)
+	for i := range files {
+		writeFile(t, in, fmt.Sprintf("f%03d.jsonl", i), lines)
+	}
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	low := old
+	low.Cur = 256
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
+		t.Skipf("cannot lower the open-file limit: %v", err)
+	}
+	defer syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old)
+	// Count the open descriptors while the job runs.
+	var most atomic.Int64
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if es, err := os.ReadDir("/proc/self/fd"); err == nil && int64(len(es)) > most.Load() {
+				most.Store(int64(len(es)))
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	out, err := runSQL(t, nil, dir, `
+CREATE TABLE events (k STRING) WITH ('connector' = 'filesystem', 'path' = '$DIR/in', 'format' = 'json');
+SELECT k, COUNT(*) AS n FROM events GROUP BY k;`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	<-stopped
+	if got := lastCounts(out); got["k0"] != fmt.Sprint(rows*files) {
+		t.Fatalf("got %v", got)
+	}
+	// 16 files at once, and the process's own descriptors.
+	if most.Load() > 100 {
+		t.Fatalf("%d descriptors were open at once", most.Load())
 	}
 }
