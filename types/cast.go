@@ -152,8 +152,9 @@ func CastIn(v Value, from, to Type, loc *time.Location) (Value, error) {
 			}
 			return TimestampLTZValue(v.i * MicrosPerSecond), nil
 		case KindDecimal, KindFloat, KindDouble:
-			x := ToFloat(v)                                                                                   // seconds, where the bounds are exact
-			if !(x >= float64(MinTimestamp/MicrosPerSecond) && x < float64(MaxTimestamp/MicrosPerSecond+1)) { // NaN too
+			// In seconds, where the bounds are exact; NaN fails too.
+			x := ToFloat(v)
+			if !(x >= float64(MinTimestamp/MicrosPerSecond) && x < float64(MaxTimestamp/MicrosPerSecond+1)) {
 				return NullValue, castError(v, from, to, "out of range")
 			}
 			f := x * float64(MicrosPerSecond)
