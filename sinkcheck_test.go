@@ -1,12 +1,15 @@
 package sluice_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/sluicesql/sluice"
 )
 
 // TestInvalidUTF8ToTextSinks: a STRING read by the raw format keeps the
@@ -75,5 +78,65 @@ INSERT INTO r SELECT s FROM src;
 	}
 	if got := strings.Join(read("out.raw"), "\n") + "\n"; got != in {
 		t.Errorf("raw: got %q, want the input bytes %q", got, in)
+	}
+}
+
+// TestSinkNotNullEnforcer: a NULL written into a NOT NULL column of a
+// sink fails the job with Flink's message, naming the column; with
+// 'table.exec.sink.not-null-enforcer' = 'DROP' the row is dropped and
+// counted, as Flink's ConstraintEnforcer does (its default is ERROR).
+func TestSinkNotNullEnforcer(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "in.jsonl", `{"id":1,"name":"a"}
+{"id":2}
+{"id":3,"name":"c"}
+{"name":"d"}
+`)
+	ddl := `
+CREATE TABLE src (id INT, name STRING) WITH ('connector' = 'filesystem', 'path' = '$DIR/in.jsonl', 'format' = 'json');
+CREATE TABLE dst (id INT NOT NULL, name STRING NOT NULL, tag STRING)
+  WITH ('connector' = 'filesystem', 'path' = '$DIR/out.jsonl', 'format' = 'json');
+`
+	insert := "INSERT INTO dst SELECT id, name, 'x' FROM src;"
+	_, err := runSQL(t, nil, dir, ddl+insert)
+	const msg = "Column 'name' is NOT NULL, however, a null value is being written into it. You can set job configuration 'table.exec.sink.not-null-enforcer'='DROP' to suppress this exception and drop such records silently."
+	if err == nil || !strings.Contains(err.Error(), msg) || !strings.Contains(err.Error(), "'dst'") {
+		t.Fatalf("got error %v, want one naming table 'dst' and saying %q", err, msg)
+	}
+
+	var log strings.Builder
+	e, err := sluice.Open(sluice.Options{Stdout: &log, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	src := strings.ReplaceAll("SET 'table.exec.sink.not-null-enforcer' = 'drop';"+ddl+insert, "$DIR", dir)
+	if err := e.Run(context.Background(), "test.sql", []byte(src)); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.ReadFile(filepath.Join(dir, "out.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "{\"id\":1,\"name\":\"a\",\"tag\":\"x\"}\n{\"id\":3,\"name\":\"c\",\"tag\":\"x\"}\n"; string(out) != want {
+		t.Errorf("DROP wrote %q, want %q", out, want)
+	}
+	if !strings.Contains(log.String(), "2 rows dropped for a NULL in a NOT NULL column") {
+		t.Errorf("the job's summary does not count the dropped rows:\n%s", log.String())
+	}
+
+	// EXPLAIN shows the check as Flink's plan does.
+	plan, err := e.Explain("explain.sql", []byte(insert))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan, "+- ConstraintEnforcer[NotNullEnforcer(fields=[id, name])]") {
+		t.Errorf("EXPLAIN shows no enforcer:\n%s", plan)
+	}
+
+	// A value other than ERROR or DROP is refused.
+	_, err = runSQL(t, nil, dir, "SET 'table.exec.sink.not-null-enforcer' = 'WARN';"+ddl+insert)
+	if err == nil || !strings.Contains(err.Error(), "table.exec.sink.not-null-enforcer") {
+		t.Errorf("got %v, want an error about the option's value", err)
 	}
 }

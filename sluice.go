@@ -635,15 +635,20 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	if err != nil {
 		return nil, err
 	}
+	dropNulls, err := notNullEnforcer(cfg)
+	if err != nil {
+		return nil, err
+	}
 	env := physical.Env{
-		StateTTL:    ttl,
-		MiniBatch:   miniBatch,
-		Job:         name,
-		Connectors:  e.connectors,
-		ConnEnv:     connector.Env{Formats: e.formats, Stdout: e.opts.Stdout, Now: now},
-		Expr:        &expr.Env{Now: now, Location: time.UTC},
-		Parallelism: par,
-		Dims:        e.dims,
+		StateTTL:     ttl,
+		MiniBatch:    miniBatch,
+		DropNullRows: dropNulls,
+		Job:          name,
+		Connectors:   e.connectors,
+		ConnEnv:      connector.Env{Formats: e.formats, Stdout: e.opts.Stdout, Now: now},
+		Expr:         &expr.Env{Now: now, Location: time.UTC},
+		Parallelism:  par,
+		Dims:         e.dims,
 	}
 	if tz, ok := cfg["table.local-time-zone"]; ok {
 		loc, err := time.LoadLocation(tz)
@@ -781,6 +786,9 @@ func (e *Engine) Run(ctx context.Context, filename string, src []byte) error {
 			m := j.Metrics
 			fmt.Fprintf(e.opts.Log, "job %s: %d rows read, %d rows written, %d late rows dropped, %d malformed records skipped\n",
 				j.Name, m.RowsIn.Load(), m.RowsOut.Load(), m.LateRows.Load(), m.SkippedRecs.Load())
+			if n := m.NullRowsDropped.Load(); n > 0 {
+				fmt.Fprintf(e.opts.Log, "job %s: %d rows dropped for a NULL in a NOT NULL column of a sink ('table.exec.sink.not-null-enforcer' = 'DROP')\n", j.Name, n)
+			}
 			if n := m.Lookups.Load(); n > 0 {
 				// The cache and the round trips are those of on-demand
 				// tables; a job whose tables are all loaded in full has
@@ -923,6 +931,27 @@ func checkSetting(key, value string) error {
 		if _, err := time.LoadLocation(value); err != nil {
 			return fmt.Errorf("table.local-time-zone: unknown time zone '%s'", value)
 		}
+	case "table.exec.sink.not-null-enforcer":
+		if _, err := notNullEnforcer(map[string]string{key: value}); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// notNullEnforcer reads 'table.exec.sink.not-null-enforcer': whether a
+// sink drops a row with a NULL in a NOT NULL column (DROP) rather than
+// failing the job (ERROR, the default), as in Flink.
+func notNullEnforcer(cfg map[string]string) (drop bool, err error) {
+	v, ok := cfg["table.exec.sink.not-null-enforcer"]
+	if !ok {
+		return false, nil
+	}
+	switch strings.ToUpper(strings.TrimSpace(v)) {
+	case "ERROR":
+		return false, nil
+	case "DROP":
+		return true, nil
+	}
+	return false, fmt.Errorf("table.exec.sink.not-null-enforcer must be 'ERROR' or 'DROP', got '%s'", v)
 }
