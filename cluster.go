@@ -446,8 +446,8 @@ func (cj *clusterJob) leave(instance string) error {
 
 // logf writes a line about the member to the engine's log.
 func (cj *clusterJob) logf(format string, args ...any) {
-	if w := cj.e.opts.Log; w != nil {
-		fmt.Fprintf(w, "job %s, member %s of group %s: %s\n", cj.name, cj.txnID, cj.group, fmt.Sprintf(format, args...))
+	if cj.e.logf != nil {
+		cj.e.logf("job %s, member %s of group %s: %s", cj.name, cj.txnID, cj.group, fmt.Sprintf(format, args...))
 	}
 }
 

@@ -422,17 +422,25 @@ func parseSpecificOffsets(key, v string) (map[int32]int64, error) {
 			if !ok || err != nil || n < 0 {
 				return nil, fmt.Errorf("option '%s': cannot parse %q (expected 'partition:0,offset:42;partition:1,offset:300')", key, item)
 			}
-			switch strings.TrimSpace(k) {
+			var dst *int64
+			switch k = strings.TrimSpace(k); k {
 			case "partition":
-				part = n
+				dst = &part
 			case "offset":
-				off = n
+				dst = &off
 			default:
 				return nil, fmt.Errorf("option '%s': unknown key '%s' in %q (expected 'partition' and 'offset')", key, k, item)
 			}
+			if *dst >= 0 {
+				return nil, fmt.Errorf("option '%s': %q gives '%s' twice", key, item, k)
+			}
+			*dst = n
 		}
 		if part < 0 || off < 0 || part > 1<<31-1 {
 			return nil, fmt.Errorf("option '%s': %q needs both a partition and an offset", key, item)
+		}
+		if _, dup := out[int32(part)]; dup {
+			return nil, fmt.Errorf("option '%s' lists partition %d twice", key, part)
 		}
 		out[int32(part)] = off
 	}
