@@ -540,6 +540,7 @@ func (cj *clusterJob) run(ctx context.Context, run *clusterRun, assigned map[str
 		TransactionalID:    cj.txnID,
 		ManualPartitions:   func(topic string) bool { _, ok := cj.shuffle[topic]; return ok },
 		TransactionTimeout: durationOption(cj.cfg, "cluster.transaction-timeout", 60*time.Second),
+		Logf:               cj.e.logf,
 		BeforeCommit: func(ctx context.Context, cl *kgo.Client, pos map[string]int64) error {
 			return cj.commitOffsets(ctx, cl, positions, resume, pos)
 		},

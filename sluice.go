@@ -53,8 +53,10 @@ type Options struct {
 	State state.Backend
 	// Log, if set, receives a one-line summary of every job that Run
 	// waited for (rows read and written, late rows, skipped records;
-	// lookups and their cache hits, for a job with lookup joins), and a
-	// line for every failed reload of a dimension table.
+	// lookups and their cache hits, for a job with lookup joins), a
+	// line for every failed reload of a dimension table, and the
+	// connectors' warnings (a Kafka broker that cannot be reached, a
+	// partition that resumes elsewhere than its checkpoint says).
 	Log io.Writer
 	// Dimensions holds the dimension tables of lookup joins; engines
 	// given the same registry share their tables. Default: one of the
@@ -198,6 +200,7 @@ func (e *Engine) jobBackend(ctx context.Context, job string, cfg map[string]stri
 			Bootstrap:       strings.Split(bs, ","),
 			Topic:           cmpOr(cfg["state.kafka.topic"], "sluice-state-"+job),
 			TransactionalID: cmpOr(cfg["state.kafka.transactional-id"], "sluice-"+job),
+			Logf:            e.logf,
 		}
 		b, err := kafkalog.Open(ctx, o)
 		if err != nil {

@@ -171,6 +171,18 @@
 // commits to the checkpoints of the job's state, so that output, state
 // and input offsets commit together.
 //
+// # Brokers that cannot be reached
+//
+// A broker that a table's clients cannot connect to is reported in the
+// job's log at once, with its address and the reason, and again when it
+// is back (internal/brokerwatch); the clients keep trying. A job that
+// starts while its brokers are down waits for them up to
+// 'properties.default.api.timeout.ms' (60 s, Kafka's default, as Flink's
+// clients do), then fails with an error naming the addresses. Readers
+// retry for as long as the job runs; a sink's records wait for
+// 'properties.delivery.timeout.ms' if set, and its errors name the
+// brokers.
+//
 // # Metadata columns
 //
 // Both connectors provide these METADATA keys to sources: 'topic'
@@ -187,6 +199,7 @@
 // fetch.min.bytes, fetch.max.bytes, max.partition.fetch.bytes, linger.ms,
 // batch.size, compression.type, acks, enable.idempotence,
 // transaction.timeout.ms, request.timeout.ms, delivery.timeout.ms,
+// default.api.timeout.ms (see below),
 // socket.connection.setup.timeout.ms, metadata.max.age.ms and
 // security.protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL with
 // sasl.mechanism PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 and the username and

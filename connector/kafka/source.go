@@ -73,9 +73,11 @@ func createSource(t connector.Table, env connector.Env, upsert bool) (*Source, e
 		return nil, err
 	}
 	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), metadataTimeout)
-	defer cancel()
-	if s.parts, err = c.listPartitions(ctx, kadm.NewClient(cl)); err != nil {
+	adm := kadm.NewClient(cl)
+	if err := c.waitBrokers(context.Background(), func(ctx context.Context) (err error) {
+		s.parts, err = c.listPartitions(ctx, adm)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	if err := s.checkSpecific("scan.startup.specific-offsets", s.start.specific); err != nil {
@@ -402,19 +404,20 @@ func (s *Source) openAt(ctx context.Context, p int, from, epoch int64) (connecto
 	if r.cl, err = c.newClient(opts...); err != nil {
 		return nil, err
 	}
-	octx, cancel := context.WithTimeout(ctx, metadataTimeout)
-	defer cancel()
 	adm := kadm.NewClient(r.cl)
 	start := from
-	r.topicID, err = s.topicID(octx, adm, tp.topic)
-	if err == nil && from < 0 {
-		start, err = s.offset(octx, adm, tp, s.start, false)
-	} else if err == nil {
-		start, err = s.resumeAt(octx, adm, r, from)
-	}
-	if err == nil && s.Bounded() {
-		r.end, err = s.offset(octx, adm, tp, s.end, true)
-	}
+	err = c.waitBrokers(ctx, func(octx context.Context) (err error) {
+		r.topicID, err = s.topicID(octx, adm, tp.topic)
+		if err == nil && from < 0 {
+			start, err = s.offset(octx, adm, tp, s.start, false)
+		} else if err == nil {
+			start, err = s.resumeAt(octx, adm, r, from)
+		}
+		if err == nil && s.Bounded() {
+			r.end, err = s.offset(octx, adm, tp, s.end, true)
+		}
+		return err
+	})
 	if err != nil {
 		r.cl.Close()
 		return nil, fmt.Errorf("topic %s partition %d: %w", tp.topic, tp.part, err)
