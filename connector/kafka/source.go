@@ -141,7 +141,7 @@ func (s *Source) parsePositions(o connector.Options) error {
 	}
 	s.resetWhy = fmt.Sprintf("'scan.startup.mode' = '%s'", s.start.mode)
 	if c.upsert {
-		s.resetWhy = "upsert-kafka, which reads the whole log,"
+		s.resetWhy = "'upsert-kafka' (which reads the whole log)"
 	}
 	if s.start.mode == modeGroup {
 		s.reset = c.props.autoReset
@@ -406,18 +406,28 @@ func (s *Source) openAt(ctx context.Context, p int, from, epoch int64) (connecto
 	}
 	adm := kadm.NewClient(r.cl)
 	start := from
+	var moved string // what resumeAt found, for the job's log
 	err = c.waitBrokers(ctx, func(octx context.Context) (err error) {
 		r.topicID, err = s.topicID(octx, adm, tp.topic)
 		if err == nil && from < 0 {
 			start, err = s.offset(octx, adm, tp, s.start, false)
 		} else if err == nil {
-			start, err = s.resumeAt(octx, adm, r, from)
+			start, moved, err = s.resumeAt(octx, adm, tp, from)
 		}
 		if err == nil && s.Bounded() {
 			r.end, err = s.offset(octx, adm, tp, s.end, true)
 		}
 		return err
 	})
+	if err == nil && moved != "" {
+		// Read on at a lower offset: the partition's next epoch.
+		if start < from {
+			err = r.nextEpoch()
+		}
+		if err == nil {
+			s.logf("kafka table '%s': %s", s.table.Name, moved)
+		}
+	}
 	if err != nil {
 		r.cl.Close()
 		return nil, fmt.Errorf("topic %s partition %d: %w", tp.topic, tp.part, err)
@@ -432,22 +442,21 @@ func (s *Source) openAt(ctx context.Context, p int, from, epoch int64) (connecto
 	return r, nil
 }
 
-// resumeAt returns the offset at which r's partition goes on after a
+// resumeAt returns the offset at which partition tp goes on after a
 // checkpoint that left it at from. When from is no longer in the log
 // (beyond its end: the topic was deleted and recreated, or truncated;
 // before its start: retention deleted records the job never read), it
-// resets as the table's startup mode says and tells the job's log, as
-// Flink's consumer does with the auto.offset.reset its KafkaSource sets;
-// 'none' fails. A reset to a lower offset starts r's next epoch.
-func (s *Source) resumeAt(ctx context.Context, adm *kadm.Client, r *Reader, from int64) (int64, error) {
-	tp := r.tp
+// resets as the table's startup mode says, as Flink's consumer does with
+// the auto.offset.reset its KafkaSource sets, and returns what happened
+// for the job's log; 'none' fails.
+func (s *Source) resumeAt(ctx context.Context, adm *kadm.Client, tp partition, from int64) (to int64, reset string, err error) {
 	first, err := s.listOffset(ctx, adm, tp, "earliest", adm.ListStartOffsets)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	end, err := s.listOffset(ctx, adm, tp, "end", adm.ListEndOffsets)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	var what string
 	switch {
@@ -458,25 +467,19 @@ func (s *Source) resumeAt(ctx context.Context, adm *kadm.Client, r *Reader, from
 		what = fmt.Sprintf("the job's checkpoint is at offset %d of topic %s partition %d, before the start of its log (%d): records were deleted (retention) before the job read them",
 			from, tp.topic, tp.part, first)
 	default:
-		return from, nil
+		return from, "", nil
 	}
-	to := first
+	to = first
 	switch s.reset {
 	case "none":
-		return 0, fmt.Errorf("%s; 'properties.auto.offset.reset' is 'none': set it to 'earliest' or 'latest' to read on, or start the job with fresh state", what)
+		return 0, "", fmt.Errorf("%s; 'properties.auto.offset.reset' is 'none': set it to 'earliest' or 'latest' to read on, or start the job with fresh state", what)
 	case "latest":
 		if to, err = s.latest(ctx, adm, tp); err != nil {
-			return 0, err
+			return 0, "", err
 		}
 	}
-	if to < from {
-		if err := r.nextEpoch(); err != nil {
-			return 0, err
-		}
-	}
-	s.logf("kafka table '%s': %s; reading on from the %s offset, %d, as %s says (Flink's consumer resets the same way); what the job computed from the old log stays in its state",
-		s.table.Name, what, s.reset, to, s.resetWhy)
-	return to, nil
+	return to, fmt.Sprintf("%s; reading on from the %s offset, %d, as %s says (Flink's consumer resets the same way); what the job computed from the old log stays in its state",
+		what, s.reset, to, s.resetWhy), nil
 }
 
 // topicID returns the ID of topic, all zeros when the cluster does not
