@@ -446,8 +446,8 @@ func (cj *clusterJob) leave(instance string) error {
 
 // logf writes a line about the member to the engine's log.
 func (cj *clusterJob) logf(format string, args ...any) {
-	if w := cj.e.opts.Log; w != nil {
-		fmt.Fprintf(w, "job %s, member %s of group %s: %s\n", cj.name, cj.txnID, cj.group, fmt.Sprintf(format, args...))
+	if cj.e.logf != nil {
+		cj.e.logf("job %s, member %s of group %s: %s", cj.name, cj.txnID, cj.group, fmt.Sprintf(format, args...))
 	}
 }
 
@@ -540,6 +540,7 @@ func (cj *clusterJob) run(ctx context.Context, run *clusterRun, assigned map[str
 		TransactionalID:    cj.txnID,
 		ManualPartitions:   func(topic string) bool { _, ok := cj.shuffle[topic]; return ok },
 		TransactionTimeout: durationOption(cj.cfg, "cluster.transaction-timeout", 60*time.Second),
+		Logf:               cj.e.logf,
 		BeforeCommit: func(ctx context.Context, cl *kgo.Client, pos map[string]int64) error {
 			return cj.commitOffsets(ctx, cl, positions, resume, pos)
 		},

@@ -53,8 +53,10 @@ type Options struct {
 	State state.Backend
 	// Log, if set, receives a one-line summary of every job that Run
 	// waited for (rows read and written, late rows, skipped records;
-	// lookups and their cache hits, for a job with lookup joins), and a
-	// line for every failed reload of a dimension table.
+	// lookups and their cache hits, for a job with lookup joins), a
+	// line for every failed reload of a dimension table, and the
+	// connectors' warnings (a Kafka broker that cannot be reached, a
+	// partition that resumes elsewhere than its checkpoint says).
 	Log io.Writer
 	// Dimensions holds the dimension tables of lookup joins; engines
 	// given the same registry share their tables. Default: one of the
@@ -102,6 +104,8 @@ type Engine struct {
 	// dims are the dimension tables of lookup joins, shared by the jobs
 	// that declare the same table.
 	dims *dim.Registry
+	// logf writes a line to opts.Log from any goroutine; nil without it.
+	logf func(format string, args ...any)
 }
 
 // Open returns a new engine with the built-in connectors, formats and
@@ -116,8 +120,9 @@ func Open(opts Options) (*Engine, error) {
 		funcs:      expr.NewRegistry(),
 		aggs:       agg.NewRegistry(),
 		config:     map[string]string{},
-		dims:       dimensions(opts),
+		logf:       logf(opts.Log),
 	}
+	e.dims = dimensions(opts, e.logf)
 	for k, v := range opts.Config {
 		e.config[k] = v
 	}
@@ -136,21 +141,25 @@ func Open(opts Options) (*Engine, error) {
 
 // dimensions returns the registry of dimension tables opts asks for, or a
 // new one whose failed reloads opts.Log hears of.
-func dimensions(opts Options) *dim.Registry {
+func dimensions(opts Options, logf func(string, ...any)) *dim.Registry {
 	if opts.Dimensions != nil {
 		return opts.Dimensions
 	}
-	dopts := dim.Options{SpillDir: opts.DimensionSpillDir}
-	if opts.Log != nil {
-		var mu sync.Mutex // reloads fail on their own goroutines
-		log := opts.Log
-		dopts.Logf = func(format string, args ...any) {
-			mu.Lock()
-			defer mu.Unlock()
-			fmt.Fprintf(log, format+"\n", args...)
-		}
+	return dim.NewRegistry(dim.Options{SpillDir: opts.DimensionSpillDir, Logf: logf})
+}
+
+// logf returns a function writing lines to w from any goroutine (failed
+// reloads, connectors' warnings), or nil when w is.
+func logf(w io.Writer) func(format string, args ...any) {
+	if w == nil {
+		return nil
 	}
-	return dim.NewRegistry(dopts)
+	var mu sync.Mutex
+	return func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(w, format+"\n", args...)
+	}
 }
 
 // Close stops every running job and waits for them.
@@ -191,6 +200,7 @@ func (e *Engine) jobBackend(ctx context.Context, job string, cfg map[string]stri
 			Bootstrap:       strings.Split(bs, ","),
 			Topic:           cmpOr(cfg["state.kafka.topic"], "sluice-state-"+job),
 			TransactionalID: cmpOr(cfg["state.kafka.transactional-id"], "sluice-"+job),
+			Logf:            e.logf,
 		}
 		b, err := kafkalog.Open(ctx, o)
 		if err != nil {
@@ -298,7 +308,7 @@ func (e *Engine) lookupConnectors() []string {
 // connEnv is the connector environment for planning-time questions
 // (the format registry); jobs get theirs with processing time and more.
 func (e *Engine) connEnv() connector.Env {
-	return connector.Env{Formats: e.formats, Stdout: e.opts.Stdout}
+	return connector.Env{Formats: e.formats, Stdout: e.opts.Stdout, Logf: e.logf}
 }
 
 // sourceChangelog reports whether reading t gives a changelog: its
@@ -638,15 +648,20 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	if err != nil {
 		return nil, err
 	}
+	dropNulls, err := notNullEnforcer(cfg)
+	if err != nil {
+		return nil, err
+	}
 	env := physical.Env{
-		StateTTL:    ttl,
-		MiniBatch:   miniBatch,
-		Job:         name,
-		Connectors:  e.connectors,
-		ConnEnv:     connector.Env{Formats: e.formats, Stdout: e.opts.Stdout, Now: now},
-		Expr:        &expr.Env{Now: now, Location: time.UTC},
-		Parallelism: par,
-		Dims:        e.dims,
+		StateTTL:     ttl,
+		MiniBatch:    miniBatch,
+		DropNullRows: dropNulls,
+		Job:          name,
+		Connectors:   e.connectors,
+		ConnEnv:      connector.Env{Formats: e.formats, Stdout: e.opts.Stdout, Now: now, Logf: e.logf},
+		Expr:         &expr.Env{Now: now, Location: time.UTC},
+		Parallelism:  par,
+		Dims:         e.dims,
 	}
 	if tz, ok := cfg["table.local-time-zone"]; ok {
 		loc, err := time.LoadLocation(tz)
@@ -827,10 +842,13 @@ func (e *Engine) Run(ctx context.Context, filename string, src []byte) error {
 	var first error
 	for _, j := range jobs {
 		err := j.Wait()
-		if e.opts.Log != nil {
+		if e.logf != nil {
 			m := j.Metrics
-			fmt.Fprintf(e.opts.Log, "job %s: %d rows read, %d rows written, %d late rows dropped, %d malformed records skipped\n",
+			e.logf("job %s: %d rows read, %d rows written, %d late rows dropped, %d malformed records skipped",
 				j.Name, m.RowsIn.Load(), m.RowsOut.Load(), m.LateRows.Load(), m.SkippedRecs.Load())
+			if n := m.NullRowsDropped.Load(); n > 0 {
+				e.logf("job %s: %d rows dropped for a NULL in a NOT NULL column of a sink ('table.exec.sink.not-null-enforcer' = 'DROP')", j.Name, n)
+			}
 			if n := m.Lookups.Load(); n > 0 {
 				// The cache and the round trips are those of on-demand
 				// tables; a job whose tables are all loaded in full has
@@ -839,7 +857,7 @@ func (e *Engine) Run(ctx context.Context, filename string, src []byte) error {
 				if h, mi, f := m.LookupCacheHits.Load(), m.LookupCacheMisses.Load(), m.LookupFetches.Load(); h+mi+f > 0 {
 					ondemand = fmt.Sprintf("; cache: %d hits, %d misses; %d round trips", h, mi, f)
 				}
-				fmt.Fprintf(e.opts.Log, "job %s: %d keys looked up in dimension tables, %d found%s\n", j.Name, n, m.LookupHits.Load(), ondemand)
+				e.logf("job %s: %d keys looked up in dimension tables, %d found%s", j.Name, n, m.LookupHits.Load(), ondemand)
 			}
 		}
 		if err != nil && first == nil {
@@ -977,6 +995,27 @@ func checkSetting(key, value string) error {
 		if _, err := time.LoadLocation(value); err != nil {
 			return fmt.Errorf("table.local-time-zone: unknown time zone '%s'", value)
 		}
+	case "table.exec.sink.not-null-enforcer":
+		if _, err := notNullEnforcer(map[string]string{key: value}); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// notNullEnforcer reads 'table.exec.sink.not-null-enforcer': whether a
+// sink drops a row with a NULL in a NOT NULL column (DROP) rather than
+// failing the job (ERROR, the default), as in Flink.
+func notNullEnforcer(cfg map[string]string) (drop bool, err error) {
+	v, ok := cfg["table.exec.sink.not-null-enforcer"]
+	if !ok {
+		return false, nil
+	}
+	switch strings.ToUpper(strings.TrimSpace(v)) {
+	case "ERROR":
+		return false, nil
+	case "DROP":
+		return true, nil
+	}
+	return false, fmt.Errorf("table.exec.sink.not-null-enforcer must be 'ERROR' or 'DROP', got '%s'", v)
 }

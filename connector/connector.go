@@ -87,6 +87,18 @@ type Env struct {
 	// while one transaction ends and the next begins: a record produced
 	// then would belong to no transaction, and fail.
 	KafkaTxnGate *sync.RWMutex
+	// Logf, if set, writes a line to the job's log: what a connector must
+	// not keep to itself, such as a source resuming elsewhere than its
+	// checkpoint says or a server it cannot reach. Safe for concurrent
+	// use. Use Env.Log, which does nothing without it.
+	Logf func(format string, args ...any)
+}
+
+// Log writes a line to the job's log, if it has one.
+func (e Env) Log(format string, args ...any) {
+	if e.Logf != nil {
+		e.Logf(format, args...)
+	}
 }
 
 // Factory builds sources and/or sinks for one connector name.

@@ -10,8 +10,11 @@ type Metrics struct {
 	ReplayRows  atomic.Int64 // rows dropped as replays (offset already folded in)
 	SkippedRecs atomic.Int64 // malformed records skipped by a source's policy
 	ExpiredKeys atomic.Int64 // keys forgotten by the state TTL
-	Lookups     atomic.Int64 // keys looked up by lookup joins
-	LookupHits  atomic.Int64 // lookups that found a dimension row
+	// Rows dropped on their way into a sink for a NULL in a NOT NULL
+	// column ('table.exec.sink.not-null-enforcer' = 'DROP').
+	NullRowsDropped atomic.Int64
+	Lookups         atomic.Int64 // keys looked up by lookup joins
+	LookupHits      atomic.Int64 // lookups that found a dimension row
 	// Lookups of on-demand dimension tables answered by the job's cache,
 	// and those it passed on to the table's system.
 	LookupCacheHits, LookupCacheMisses atomic.Int64

@@ -1,7 +1,6 @@
 package expr
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -172,7 +171,18 @@ func compileArith(c *compiler, call *Call, args []Eval) (Eval, error) {
 			sign = -1
 		}
 		return strict2(x, y, func(p, q types.Value) (types.Value, error) {
-			r := p.Int() + sign*q.Int()
+			var r int64
+			ok := true
+			if sign > 0 {
+				r, ok = addChecked(p.Int(), q.Int())
+			} else if q.Int() == math.MinInt64 {
+				ok = false
+			} else {
+				r, ok = addChecked(p.Int(), -q.Int())
+			}
+			if !ok {
+				return types.NullValue, evalErr(call, errIntervalRange)
+			}
 			return intervalValue(t.Kind, r), nil
 		}), nil
 	case interval(ak) && (op == "*" || op == "/"):
@@ -185,13 +195,13 @@ func compileArith(c *compiler, call *Call, args []Eval) (Eval, error) {
 		}), nil
 	case interval(ak):
 		// interval + datetime
-		return compileShift(c, t, ak, y, x, 1), nil
+		return compileShift(c, call, t, ak, y, x, 1), nil
 	default:
 		sign := int64(1)
 		if op == "-" {
 			sign = -1
 		}
-		return compileShift(c, t, bk, x, y, sign), nil
+		return compileShift(c, call, t, bk, x, y, sign), nil
 	}
 }
 
@@ -209,9 +219,16 @@ func scaleInterval(call *Call, iv, n types.Value, divide bool) (types.Value, err
 			if n.Int() == 0 {
 				return types.NullValue, evalErr(call, types.ErrDivisionByZero)
 			}
+			if n.Int() == -1 && iv.Int() == math.MinInt64 {
+				return types.NullValue, evalErr(call, errIntervalRange)
+			}
 			return intervalValue(k, iv.Int()/n.Int()), nil
 		}
-		return intervalValue(k, iv.Int()*n.Int()), nil
+		r, ok := mulChecked(iv.Int(), n.Int())
+		if !ok {
+			return types.NullValue, evalErr(call, errIntervalRange)
+		}
+		return intervalValue(k, r), nil
 	}
 	f := numOf(n)
 	r := float64(iv.Int())
@@ -224,47 +241,56 @@ func scaleInterval(call *Call, iv, n types.Value, divide bool) (types.Value, err
 		r *= f
 	}
 	if math.IsNaN(r) || math.IsInf(r, 0) || r >= math.MaxInt64 || r < math.MinInt64 {
-		return types.NullValue, evalErr(call, errors.New("interval out of range"))
+		return types.NullValue, evalErr(call, errIntervalRange)
 	}
 	return intervalValue(k, int64(r)), nil
 }
 
 // compileShift adds sign*interval to a DATE, TIME, TIMESTAMP or
-// TIMESTAMP_LTZ value of type t.
-func compileShift(c *compiler, t types.Type, ik types.Kind, dt, iv Eval, sign int64) Eval {
+// TIMESTAMP_LTZ value of type t. A DATE, TIMESTAMP or TIMESTAMP_LTZ
+// result outside the supported range is an error (see timerange.go); a
+// TIME wraps around midnight, as in Flink.
+func compileShift(c *compiler, call *Call, t types.Type, ik types.Kind, dt, iv Eval, sign int64) Eval {
 	loc := c.loc
 	if ik == types.KindIntervalYearMonth {
 		return strict2(dt, iv, func(d, m types.Value) (types.Value, error) {
-			months := sign * m.Int()
+			months, ok := mulChecked(sign, m.Int())
 			switch t.Kind {
 			case types.KindDate:
-				return types.DateValue(addMonths(d.Int(), months)), nil
+				days, ok2 := addMonths(d.Int(), months)
+				return dateResult(call, days, ok && ok2)
 			case types.KindTimestamp:
-				return types.TimestampValue(addMonthsMicros(d.Int(), months)), nil
+				r, ok2 := addMonthsMicros(d.Int(), months)
+				return timestampResult(call, t.Kind, r, ok && ok2)
 			default: // TIMESTAMP_LTZ: in the session time zone
-				local := types.InstantToLocal(d.Int(), loc)
-				return types.TimestampLTZValue(types.LocalToInstant(addMonthsMicros(local, months), loc)), nil
+				local, ok2 := addMonthsMicros(types.InstantToLocal(d.Int(), loc), months)
+				if !ok || !ok2 {
+					return timestampResult(call, t.Kind, 0, false)
+				}
+				return timestampResult(call, t.Kind, types.LocalToInstant(local, loc), true)
 			}
 		})
 	}
 	return strict2(dt, iv, func(d, m types.Value) (types.Value, error) {
-		micros := sign * m.Int()
+		micros, ok := mulChecked(sign, m.Int())
 		switch t.Kind {
 		case types.KindDate:
-			return types.DateValue(d.Int() + micros/types.MicrosPerDay), nil
+			return dateResult(call, d.Int()+micros/types.MicrosPerDay, ok)
 		case types.KindTime:
-			return types.TimeValue(types.FloorMod(d.Int()+micros, types.MicrosPerDay)), nil
-		case types.KindTimestamp:
-			return types.TimestampValue(d.Int() + micros), nil
-		default:
-			return types.TimestampLTZValue(d.Int() + micros), nil
+			return types.TimeValue(types.FloorMod(d.Int()+micros%types.MicrosPerDay, types.MicrosPerDay)), nil
 		}
+		r, ok2 := addChecked(d.Int(), micros)
+		return timestampResult(call, t.Kind, r, ok && ok2)
 	})
 }
 
 // addMonths adds months to a DATE, clipping the day to the end of the
-// month (2020-01-31 + 1 month = 2020-02-29).
-func addMonths(days, months int64) int64 {
+// month (2020-01-31 + 1 month = 2020-02-29). It reports false for a shift
+// so large that no date stays in range.
+func addMonths(days, months int64) (int64, bool) {
+	if months > maxMonthShift || months < -maxMonthShift || !types.DateInRange(days) {
+		return 0, false
+	}
 	y, m, d := types.CivilFromDate(days)
 	total := int64(y)*12 + int64(m-1) + months
 	ny := int(types.FloorDiv(total, 12))
@@ -272,13 +298,15 @@ func addMonths(days, months int64) int64 {
 	if last := types.DaysInMonth(ny, nm); d > last {
 		d = last
 	}
-	return types.DateFromCivil(ny, nm, d)
+	return types.DateFromCivil(ny, nm, d), true
 }
 
-func addMonthsMicros(micros, months int64) int64 {
+// addMonthsMicros adds months to a TIMESTAMP; see addMonths.
+func addMonthsMicros(micros, months int64) (int64, bool) {
 	days := types.FloorDiv(micros, types.MicrosPerDay)
 	tod := micros - days*types.MicrosPerDay
-	return addMonths(days, months)*types.MicrosPerDay + tod
+	nd, ok := addMonths(days, months)
+	return nd*types.MicrosPerDay + tod, ok
 }
 
 func compileIntArith(call *Call, op string, k types.Kind, x, y Eval) Eval {
@@ -485,6 +513,9 @@ func compileNeg(c *compiler, call *Call, args []Eval) (Eval, error) {
 		case k == types.KindDecimal:
 			return types.DecimalNeg(v), nil
 		default:
+			if v.Int() == math.MinInt64 {
+				return types.NullValue, evalErr(call, errIntervalRange)
+			}
 			return intervalValue(k, -v.Int()), nil
 		}
 	}), nil

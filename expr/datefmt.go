@@ -491,7 +491,8 @@ func (f dateFormat) parse(s string) (micros int64, zoned bool, err error) {
 	if ampm && pm {
 		hour += 12
 	}
-	if m < 1 || m > 12 || hour > 23 || minute > 59 || sec > 59 {
+	// Years 0000 to 9999 only, the range of Flink's date/time types.
+	if m < 1 || m > 12 || hour > 23 || minute > 59 || sec > 59 || y < 0 || y > 9999 || doy > 366 {
 		return bad()
 	}
 	var days int64
@@ -505,6 +506,9 @@ func (f dateFormat) parse(s string) (micros int64, zoned bool, err error) {
 	}
 	micros = days*types.MicrosPerDay + int64(hour)*types.MicrosPerHour + int64(minute)*types.MicrosPerMinute +
 		int64(sec)*types.MicrosPerSecond + frac
+	if !types.TimestampInRange(micros - offset) {
+		return bad()
+	}
 	return micros - offset, zoned, nil
 }
 

@@ -155,7 +155,7 @@ func addBuiltins(r *Registry) {
 		}
 		return types.BigInt.WithNullable(true), nil
 	}, sig(), sig(cString), sig(cString, cString)), compileUnixTimestamp, "UNIX_TIMESTAMP")
-	fn(typed(strictly(types.String), sig(cNumeric), sig(cNumeric, cString)), compileFromUnixtime, "FROM_UNIXTIME")
+	fn(typed(always(types.String), sig(cNumeric), sig(cNumeric, cString)), compileFromUnixtime, "FROM_UNIXTIME")
 	fn(bindExtract, compileExtract, "EXTRACT")
 	for name, unit := range datePartUnits {
 		fn(typed(strictly(types.BigInt), sig(cTemporal)), compileDatePart(unit), name)

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -236,19 +237,22 @@ func compileToTimestampLTZ(c *compiler, call *Call, args []Eval) (Eval, error) {
 	if precision == 3 {
 		unit = types.MicrosPerMilli
 	}
+	// Outside 0000..9999 the result is NULL, as Flink's
+	// DateTimeUtils.toTimestampData returns.
 	return strict1(args[0], func(v types.Value) (types.Value, error) {
 		if v.Kind().IsInteger() {
 			n := v.Int()
-			if n > math.MaxInt64/unit || n < math.MinInt64/unit {
+			if n > types.MaxTimestamp/unit || n < types.MinTimestamp/unit {
 				return types.NullValue, nil
 			}
 			return types.TimestampLTZValue(n * unit), nil
 		}
-		f := numOf(v) * float64(unit)
-		if math.IsNaN(f) || f >= math.MaxInt64 || f < math.MinInt64 {
+		// Compared in the argument's unit, where the bounds are exact.
+		x := numOf(v)
+		if !(x >= float64(types.MinTimestamp/unit) && x < float64(types.MaxTimestamp/unit+1)) { // NaN too
 			return types.NullValue, nil
 		}
-		return types.TimestampLTZValue(types.TruncatePrecision(int64(f), 3)), nil
+		return types.TimestampLTZValue(types.TruncatePrecision(int64(x*float64(unit)), 3)), nil
 	}), nil
 }
 
@@ -268,11 +272,23 @@ func compileFromUnixtime(c *compiler, call *Call, args []Eval) (Eval, error) {
 		if err != nil {
 			return types.NullValue, evalErr(call, err)
 		}
+		// Flink multiplies the seconds by 1000 unchecked and formats
+		// whatever it gets; seconds outside 0000..9999 give NULL here,
+		// as in TO_TIMESTAMP_LTZ(n, 0) (Flink's FROM_UNIXTIME is
+		// nullable, and NULL when it cannot format its value).
 		var inst int64
 		if vs[0].Kind().IsInteger() {
-			inst = vs[0].Int() * types.MicrosPerSecond
+			n := vs[0].Int()
+			if n > types.MaxTimestamp/types.MicrosPerSecond || n < types.MinTimestamp/types.MicrosPerSecond {
+				return types.NullValue, nil
+			}
+			inst = n * types.MicrosPerSecond
 		} else {
-			inst = int64(numOf(vs[0]) * float64(types.MicrosPerSecond))
+			x := numOf(vs[0])
+			if !(x >= float64(types.MinTimestamp/types.MicrosPerSecond) && x < float64(types.MaxTimestamp/types.MicrosPerSecond+1)) {
+				return types.NullValue, nil
+			}
+			inst = int64(x * float64(types.MicrosPerSecond))
 		}
 		wall := types.InstantToLocal(inst, loc)
 		buf = f.format(buf[:0], wall, int((wall-inst)/types.MicrosPerSecond))
@@ -470,32 +486,44 @@ func compileTimestampAdd(c *compiler, call *Call, args []Eval) (Eval, error) {
 	months := monthsOf(unit)
 	step := unitOrder[unit]
 	return strict2(args[1], args[2], func(n, v types.Value) (types.Value, error) {
-		k := v.Kind()
-		var m int64
-		switch k {
+		if t.Kind == types.KindTime {
+			// Around the clock: step divides a day for the units a TIME
+			// takes, so the count can be reduced first.
+			shift := n.Int() % (types.MicrosPerDay / step) * step
+			return types.TimeValue(types.FloorMod(v.Int()+shift, types.MicrosPerDay)), nil
+		}
+		m := v.Int()
+		switch v.Kind() {
 		case types.KindTimestampLTZ:
-			if months == 0 {
-				return types.TimestampLTZValue(v.Int() + n.Int()*step), nil
+			if months != 0 {
+				mm, ok := mulChecked(n.Int(), months)
+				local, ok2 := addMonthsMicros(types.InstantToLocal(m, loc), mm)
+				if !ok || !ok2 {
+					return timestampResult(call, t.Kind, 0, false)
+				}
+				return timestampResult(call, t.Kind, types.LocalToInstant(local, loc), true)
 			}
-			local := addMonthsMicros(types.InstantToLocal(v.Int(), loc), n.Int()*months)
-			return types.TimestampLTZValue(types.LocalToInstant(local, loc)), nil
 		case types.KindDate:
-			m = v.Int() * types.MicrosPerDay
-		default:
-			m = v.Int()
+			m *= types.MicrosPerDay
 		}
+		var ok bool
 		if months != 0 {
-			m = addMonthsMicros(m, n.Int()*months)
+			var mm int64
+			mm, ok = mulChecked(n.Int(), months)
+			var ok2 bool
+			m, ok2 = addMonthsMicros(m, mm)
+			ok = ok && ok2
 		} else {
-			m += n.Int() * step
+			var delta int64
+			delta, ok = mulChecked(n.Int(), step)
+			var ok2 bool
+			m, ok2 = addChecked(m, delta)
+			ok = ok && ok2
 		}
-		switch t.Kind {
-		case types.KindDate:
-			return types.DateValue(types.FloorDiv(m, types.MicrosPerDay)), nil
-		case types.KindTime:
-			return types.TimeValue(types.FloorMod(m, types.MicrosPerDay)), nil
+		if t.Kind == types.KindDate {
+			return dateResult(call, types.FloorDiv(m, types.MicrosPerDay), ok)
 		}
-		return types.TimestampValue(m), nil
+		return timestampResult(call, t.Kind, m, ok)
 	}), nil
 }
 
@@ -517,11 +545,12 @@ func subtractMonthsDays(d0, d1 int64) int64 {
 		return -subtractMonthsDays(d1, d0)
 	}
 	m := (d0 - d1) / 31
+	// Both dates are in range, so no shift here leaves addMonths' bounds.
 	for {
-		if addMonths(d1, m) >= d0 {
+		if d, _ := addMonths(d1, m); d >= d0 {
 			return m
 		}
-		if addMonths(d1, m+1) > d0 {
+		if d, _ := addMonths(d1, m+1); d > d0 {
 			return m
 		}
 		m++
@@ -536,7 +565,7 @@ func subtractMonths(t0, t1 int64) int64 {
 	m1 := types.FloorMod(t1, types.MicrosPerDay)
 	d1 := types.FloorDiv(t1, types.MicrosPerDay)
 	x := subtractMonthsDays(d0, d1)
-	if addMonths(d1, x) == d0 && m0 < m1 {
+	if d, _ := addMonths(d1, x); d == d0 && m0 < m1 {
 		x--
 	}
 	return x
@@ -559,9 +588,18 @@ func compileTimestampDiff(c *compiler, call *Call, args []Eval) (Eval, error) {
 			if a.Kind() != types.KindTimestampLTZ || b.Kind() != types.KindTimestampLTZ {
 				x, y = localMicros(a, loc), localMicros(b, loc)
 			}
-			r = (y - x) / step
+			d, ok := addChecked(y, -x)
+			if !ok || x == math.MinInt64 {
+				return types.NullValue, evalErr(call, errors.New("the difference overflows"))
+			}
+			r = d / step
 		}
-		return types.IntValue(types.KindInt, int64(int32(r))), nil
+		// Flink casts the difference to an INT, wrapping; that would be
+		// a wrong answer.
+		if r > math.MaxInt32 || r < math.MinInt32 {
+			return types.NullValue, evalErr(call, fmt.Errorf("the difference, %d %sS, does not fit in an INT; use a larger unit", r, unit))
+		}
+		return types.IntValue(types.KindInt, r), nil
 	}), nil
 }
 
@@ -583,11 +621,12 @@ func bindFloorCeilTime(b *Builder, name string, args []Node) ([]Node, types.Type
 	return args, nullableIf(t, args[:1]), nil
 }
 
-// floorTime rounds wall-clock micros down (or up) to a unit boundary.
-func floorTime(m int64, unit string, ceil bool) int64 {
+// floorTime rounds wall-clock micros down (or up) to a unit boundary; it
+// reports false when rounding up leaves the supported range.
+func floorTime(m int64, unit string, ceil bool) (int64, bool) {
 	days := types.FloorDiv(m, types.MicrosPerDay)
 	var f int64
-	var next func(int64) int64
+	var next func(int64) (int64, bool)
 	switch unit {
 	case "YEAR", "QUARTER", "MONTH":
 		y, mo, _ := types.CivilFromDate(days)
@@ -599,19 +638,19 @@ func floorTime(m int64, unit string, ceil bool) int64 {
 			mo = (mo-1)/3*3 + 1
 		}
 		f = types.DateFromCivil(y, mo, 1) * types.MicrosPerDay
-		next = func(x int64) int64 { return addMonthsMicros(x, step) }
+		next = func(x int64) (int64, bool) { return addMonthsMicros(x, step) }
 	case "WEEK":
 		f = (days - int64(dayOfWeek(days))) * types.MicrosPerDay
-		next = func(x int64) int64 { return x + 7*types.MicrosPerDay }
+		next = func(x int64) (int64, bool) { return addChecked(x, 7*types.MicrosPerDay) }
 	default:
 		step := unitOrder[unit]
 		f = types.FloorDiv(m, step) * step
-		next = func(x int64) int64 { return x + step }
+		next = func(x int64) (int64, bool) { return addChecked(x, step) }
 	}
 	if ceil && f != m {
 		return next(f)
 	}
-	return f
+	return f, true
 }
 
 func compileFloorCeilTime(c *compiler, call *Call, args []Eval) (Eval, error) {
@@ -624,14 +663,19 @@ func compileFloorCeilTime(c *compiler, call *Call, args []Eval) (Eval, error) {
 	return strict1(args[0], func(v types.Value) (types.Value, error) {
 		switch v.Kind() {
 		case types.KindDate:
-			m := floorTime(v.Int()*types.MicrosPerDay, unit, ceil)
-			return types.DateValue(types.FloorDiv(m, types.MicrosPerDay)), nil
+			m, ok := floorTime(v.Int()*types.MicrosPerDay, unit, ceil)
+			return dateResult(call, types.FloorDiv(m, types.MicrosPerDay), ok)
 		case types.KindTime:
-			return types.TimeValue(types.FloorMod(floorTime(v.Int(), unit, ceil), types.MicrosPerDay)), nil
+			m, _ := floorTime(v.Int(), unit, ceil) // no overflow within a day
+			return types.TimeValue(types.FloorMod(m, types.MicrosPerDay)), nil
 		case types.KindTimestampLTZ:
-			local := floorTime(types.InstantToLocal(v.Int(), loc), unit, ceil)
-			return types.TimestampLTZValue(types.LocalToInstant(local, loc)), nil
+			local, ok := floorTime(types.InstantToLocal(v.Int(), loc), unit, ceil)
+			if !ok {
+				return timestampResult(call, types.KindTimestampLTZ, 0, false)
+			}
+			return timestampResult(call, types.KindTimestampLTZ, types.LocalToInstant(local, loc), true)
 		}
-		return types.TimestampValue(floorTime(v.Int(), unit, ceil)), nil
+		m, ok := floorTime(v.Int(), unit, ceil)
+		return timestampResult(call, types.KindTimestamp, m, ok)
 	}), nil
 }

@@ -54,6 +54,10 @@ type Env struct {
 	// MiniBatch holds updating aggregates' output back, so that a hot key
 	// emits one update per mini-batch ('table.exec.mini-batch.*').
 	MiniBatch MiniBatch
+	// DropNullRows makes a sink's NOT NULL check drop a row with a NULL in
+	// such a column instead of failing the job
+	// ('table.exec.sink.not-null-enforcer' = 'DROP').
+	DropNullRows bool
 	// Dims holds the engine's shared dimension tables, for lookup joins
 	// over sources loaded in full. Nil: each job gets a registry of its
 	// own.
@@ -321,7 +325,14 @@ func (b *builder) newStage(name string, parallelism int, keys []int, inputs ...*
 }
 
 func (b *builder) sink(s *plan.Sink) error {
-	p, err := b.build(s.Input)
+	in := s.Input
+	var enforcer *plan.ConstraintEnforcer
+	if ce, ok := in.(*plan.ConstraintEnforcer); ok {
+		// Checked in the sink's own stage, after the merge into one
+		// writer.
+		enforcer, in = ce, ce.Input
+	}
+	p, err := b.build(in)
 	if err != nil {
 		return err
 	}
@@ -334,6 +345,12 @@ func (b *builder) sink(s *plan.Sink) error {
 		p = b.newStage("sink "+s.Table.Name, 1, nil, p)
 	}
 	name := s.Table.Name
+	if enforcer != nil {
+		cols, names, drop := enforcer.NotNull, enforcer.Names, b.env.DropNullRows
+		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
+			return &exec.NotNullEnforcer{Table: name, Cols: cols, Names: names, Drop: drop, Next: next}, nil
+		})
+	}
 	var id string
 	if _, ok := sink.(connector.StatefulSink); ok {
 		id = b.id("sink", "sink "+name, connector.SourceIdentity(s.Table, sink))

@@ -306,6 +306,39 @@ func (s *Sort) Describe() string {
 	return fmt.Sprintf("Sort(orderBy=[%s], offset=[%d], fetch=[%d])", strings.Join(parts, ", "), s.Offset, s.Limit)
 }
 
+// ConstraintEnforcer checks the rows on their way into a sink against the
+// sink's NOT NULL columns: a NULL in one of them fails the job, or with
+// 'table.exec.sink.not-null-enforcer' = 'DROP' drops the row (Flink's
+// ConstraintEnforcer with its NotNullEnforcer).
+type ConstraintEnforcer struct {
+	Input Node
+	// NotNull are the indexes of the NOT NULL columns, Names their names
+	// in the sink.
+	NotNull []int
+	Names   []string
+}
+
+// Schema implements Node.
+func (c *ConstraintEnforcer) Schema() types.Schema { return c.Input.Schema() }
+
+// Inputs implements Node.
+func (c *ConstraintEnforcer) Inputs() []Node { return []Node{c.Input} }
+
+// Updating implements Node.
+func (c *ConstraintEnforcer) Updating() bool { return c.Input.Updating() }
+
+// Describe implements Node, as Flink's execution plan names the operator.
+func (c *ConstraintEnforcer) Describe() string {
+	return fmt.Sprintf("ConstraintEnforcer[NotNullEnforcer(fields=[%s])]", strings.Join(c.Names, ", "))
+}
+
+// WithInputs implements Node.
+func (c *ConstraintEnforcer) WithInputs(ins []Node) Node {
+	x := *c
+	x.Input = ins[0]
+	return &x
+}
+
 // Sink writes its input to a table.
 type Sink struct {
 	Input Node

@@ -165,6 +165,18 @@ func (p *Planner) PlanInsert(ins *ast.Insert, acceptsUpdates SinkAcceptsUpdates)
 		return nil, p.errorf(ins.Table, "table sink '%s' (connector '%s') doesn't support consuming update changes, which are produced by the query (a non-windowed GROUP BY, DISTINCT, UNION, or an outer join or a join of updating inputs); use a window aggregation, an inner join of append-only inputs, or a sink that takes updates such as 'print'",
 			name, tbl.Options["connector"])
 	}
+	// Flink checks every NOT NULL column of the sink, whatever the query's
+	// types say.
+	var notNull []int
+	var names []string
+	for i, c := range target.Columns {
+		if c.Type.NotNull {
+			notNull, names = append(notNull, i), append(names, c.Name)
+		}
+	}
+	if len(notNull) > 0 {
+		q = &plan.ConstraintEnforcer{Input: q, NotNull: notNull, Names: names}
+	}
 	return &plan.Sink{Input: q, Table: sinkTable}, nil
 }
 

@@ -147,15 +147,17 @@ func CastIn(v Value, from, to Type, loc *time.Location) (Value, error) {
 			}
 			return TimestampLTZValue(TruncatePrecision(ts, to.Precision)), nil
 		case KindTinyInt, KindSmallInt, KindInt, KindBigInt:
-			if v.i > math.MaxInt64/MicrosPerSecond || v.i < math.MinInt64/MicrosPerSecond {
+			if v.i > MaxTimestamp/MicrosPerSecond || v.i < MinTimestamp/MicrosPerSecond {
 				return NullValue, castError(v, from, to, "out of range")
 			}
 			return TimestampLTZValue(v.i * MicrosPerSecond), nil
 		case KindDecimal, KindFloat, KindDouble:
-			f := ToFloat(v) * float64(MicrosPerSecond)
-			if math.IsNaN(f) || f >= math.MaxInt64 || f < math.MinInt64 {
+			// In seconds, where the bounds are exact; NaN fails too.
+			x := ToFloat(v)
+			if !(x >= float64(MinTimestamp/MicrosPerSecond) && x < float64(MaxTimestamp/MicrosPerSecond+1)) {
 				return NullValue, castError(v, from, to, "out of range")
 			}
+			f := x * float64(MicrosPerSecond)
 			return TimestampLTZValue(TruncatePrecision(int64(f), to.Precision)), nil
 		}
 	case KindIntervalDayTime, KindIntervalYearMonth:

@@ -15,6 +15,25 @@ const (
 	MicrosPerDay    int64 = 24 * MicrosPerHour
 )
 
+// The range of DATE, TIMESTAMP and TIMESTAMP_LTZ values, Flink's: from
+// 0000-01-01 00:00:00 to 9999-12-31 23:59:59.999999 (a TIMESTAMP_LTZ in
+// UTC). Parsing refuses anything outside it, and date/time arithmetic
+// whose result leaves it fails instead of giving a wrong value.
+const (
+	MinDate      int64 = -719528 // 0000-01-01
+	MaxDate      int64 = 2932896 // 9999-12-31
+	MinTimestamp       = MinDate * MicrosPerDay
+	MaxTimestamp       = (MaxDate+1)*MicrosPerDay - 1
+)
+
+// DateInRange reports whether a DATE value (days since the epoch) lies in
+// [MinDate, MaxDate].
+func DateInRange(days int64) bool { return days >= MinDate && days <= MaxDate }
+
+// TimestampInRange reports whether a TIMESTAMP or TIMESTAMP_LTZ value
+// (microseconds since the epoch) lies in [MinTimestamp, MaxTimestamp].
+func TimestampInRange(micros int64) bool { return micros >= MinTimestamp && micros <= MaxTimestamp }
+
 // FloorDiv returns a/b rounded toward negative infinity (b > 0).
 func FloorDiv(a, b int64) int64 {
 	q := a / b
@@ -158,15 +177,12 @@ func (t *tscan) eat(c byte) bool {
 
 func (t *tscan) done() bool { return t.i == len(t.s) }
 
-// date reads y-m-d and returns days since the epoch.
+// date reads y-m-d and returns days since the epoch. The year is one of
+// 0000 to 9999, as in Flink: a longer or negative one is refused.
 func (t *tscan) date() (int64, bool) {
-	neg := t.eat('-')
-	y, ok := t.num(1, 9)
+	y, ok := t.num(1, 4)
 	if !ok || !t.eat('-') {
 		return 0, false
-	}
-	if neg {
-		y = -y
 	}
 	m, ok := t.num(1, 2)
 	if !ok || !t.eat('-') || m < 1 || m > 12 {
@@ -313,6 +329,9 @@ func parseTimestamp(s string) (micros int64, zoned bool, err error) {
 	off, ok := t.zone()
 	if !ok || !t.done() {
 		return 0, false, fmt.Errorf("cannot parse %q as TIMESTAMP", s)
+	}
+	if !TimestampInRange(micros - off) {
+		return 0, false, fmt.Errorf("cannot parse %q as TIMESTAMP: the instant is outside the range 0000-01-01 00:00:00Z to 9999-12-31 23:59:59.999999Z", s)
 	}
 	return micros - off, true, nil
 }

@@ -79,7 +79,8 @@
 // pattern; partitions in order), and each reader consumes its partition
 // directly: no consumer group takes part yet. A row's Origin.Part is the
 // connector partition (for a single topic, the Kafka partition number)
-// and Origin.Offset the record's offset.
+// and Origin.Offset the record's offset (in a later epoch, see below, plus
+// the epoch's base).
 //
 // Open resolves the start offset, and for a bounded source the end offset,
 // with the admin API; both are fixed from then on. A bounded reader
@@ -95,6 +96,40 @@
 // (default; Flink's default 'none' would fail), latest or none (fail).
 // Without 'scan.startup.mode' a table with 'properties.group.id' starts at
 // the group offsets, one without at the earliest offset.
+//
+// 'scan.startup.timestamp-millis' and 'scan.bounded.timestamp-millis' must
+// lie between 0 and 9999-12-31 23:59:59.999 (Kafka would read -1 as
+// "latest" and -2 as "earliest"); specific offsets may name a partition
+// once, and only one the topic has.
+//
+// # Resuming where the log has changed
+//
+// A job restarted from a checkpoint resumes each partition after the
+// checkpoint's offset. When that offset is no longer in the log, beyond
+// its end (the topic was deleted and recreated, or truncated) or before
+// its start (retention deleted records the job never read), the partition
+// resets as Flink's KafkaSource does, through the consumer's
+// auto.offset.reset that it sets from the startup mode: to the earliest
+// offset for 'earliest-offset', 'specific-offsets' and upsert-kafka, to
+// the latest for 'latest-offset' and 'timestamp', and as
+// 'properties.auto.offset.reset' says for 'group-offsets' ('none' fails
+// the job with a message that says what happened). The job's log says
+// where reading goes on. A topic deleted and recreated while a partition
+// is read is noticed by its new ID and read the same way (a deleted topic
+// that stays away is reported once, and waited for); so is an offset the
+// broker reports out of range.
+//
+// What the job computed from the old log stays in its state. Its
+// stateful operators drop rows whose origin offset is not above the last
+// they folded in, so a partition that goes on at a lower offset enters a
+// new epoch: its rows' origins are the Kafka offsets plus epoch<<56 (for
+// changelog formats, record offsets plus epoch<<44, which leaves them 44
+// bits), above every earlier origin; checkpoints carry the epoch. A log
+// can be replaced 127 times under one job's state (7 for changelog
+// formats). A topic recreated with at least as many records as the
+// checkpoint's offset is not noticed at a restart: its log is read on from
+// that offset. As in Flink, the position moves with the records read, so
+// a run that resets and reads nothing resets again the next time.
 //
 // Readers fetch with 'properties.isolation.level' = 'read_committed' unless
 // told otherwise (Kafka's own default is read_uncommitted): records of
@@ -136,6 +171,18 @@
 // commits to the checkpoints of the job's state, so that output, state
 // and input offsets commit together.
 //
+// # Brokers that cannot be reached
+//
+// A broker that a table's clients cannot connect to is reported in the
+// job's log at once, with its address and the reason, and again when it
+// is back (internal/brokerwatch); the clients keep trying. A job that
+// starts while its brokers are down waits for them up to
+// 'properties.default.api.timeout.ms' (60 s, Kafka's default, as Flink's
+// clients do), then fails with an error naming the addresses. Readers
+// retry for as long as the job runs; a sink's records wait for
+// 'properties.delivery.timeout.ms' if set, and its errors name the
+// brokers.
+//
 // # Metadata columns
 //
 // Both connectors provide these METADATA keys to sources: 'topic'
@@ -152,6 +199,7 @@
 // fetch.min.bytes, fetch.max.bytes, max.partition.fetch.bytes, linger.ms,
 // batch.size, compression.type, acks, enable.idempotence,
 // transaction.timeout.ms, request.timeout.ms, delivery.timeout.ms,
+// default.api.timeout.ms (see below),
 // socket.connection.setup.timeout.ms, metadata.max.age.ms and
 // security.protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL with
 // sasl.mechanism PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 and the username and

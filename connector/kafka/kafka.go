@@ -16,6 +16,7 @@ import (
 
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/connector/format"
+	"github.com/sluicesql/sluice/internal/brokerwatch"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -119,6 +120,8 @@ type config struct {
 
 	formats *format.Registry
 	brokers []string
+	// watch tells the job's log at once when a broker cannot be reached.
+	watch   *brokerwatch.Watch
 	groupID string
 	props   properties
 
@@ -142,7 +145,8 @@ type config struct {
 }
 
 func parseConfig(t connector.Table, env connector.Env, upsert bool) (*config, error) {
-	c := &config{connName: "kafka", table: t.Name, upsert: upsert, schema: t.Schema}
+	c := &config{connName: "kafka", table: t.Name, upsert: upsert, schema: t.Schema,
+		watch: brokerwatch.New("kafka table '"+t.Name+"'", env.Logf)}
 	known := kafkaOptions
 	if upsert {
 		c.connName, known = "upsert-kafka", upsertOptions
@@ -351,13 +355,24 @@ func (c *config) identityValue() bool {
 // newClient returns a client of the table's cluster with the options its
 // properties ask for, plus extra.
 func (c *config) newClient(extra ...kgo.Opt) (*kgo.Client, error) {
-	opts := append([]kgo.Opt{kgo.SeedBrokers(c.brokers...)}, c.props.common...)
+	opts := append([]kgo.Opt{kgo.SeedBrokers(c.brokers...), c.watch.Opt()}, c.props.common...)
 	opts = append(opts, extra...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("cannot create kafka client for %s: %w", strings.Join(c.brokers, ","), err)
 	}
 	return cl, nil
+}
+
+// waitBrokers calls f (with a context bounded by metadataTimeout) until
+// it succeeds or fails otherwise than by brokers it cannot reach, for at
+// most 'properties.default.api.timeout.ms' (see brokerwatch.Wait).
+func (c *config) waitBrokers(ctx context.Context, f func(ctx context.Context) error) error {
+	return brokerwatch.Wait(ctx, c.props.apiTimeout, c.brokers, "'properties.default.api.timeout.ms'", func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, metadataTimeout)
+		defer cancel()
+		return f(ctx)
+	})
 }
 
 // partition is one partition of one topic.
@@ -422,17 +437,25 @@ func parseSpecificOffsets(key, v string) (map[int32]int64, error) {
 			if !ok || err != nil || n < 0 {
 				return nil, fmt.Errorf("option '%s': cannot parse %q (expected 'partition:0,offset:42;partition:1,offset:300')", key, item)
 			}
-			switch strings.TrimSpace(k) {
+			var dst *int64
+			switch k = strings.TrimSpace(k); k {
 			case "partition":
-				part = n
+				dst = &part
 			case "offset":
-				off = n
+				dst = &off
 			default:
 				return nil, fmt.Errorf("option '%s': unknown key '%s' in %q (expected 'partition' and 'offset')", key, k, item)
 			}
+			if *dst >= 0 {
+				return nil, fmt.Errorf("option '%s': %q gives '%s' twice", key, item, k)
+			}
+			*dst = n
 		}
 		if part < 0 || off < 0 || part > 1<<31-1 {
 			return nil, fmt.Errorf("option '%s': %q needs both a partition and an offset", key, item)
+		}
+		if _, dup := out[int32(part)]; dup {
+			return nil, fmt.Errorf("option '%s' lists partition %d twice", key, part)
 		}
 		out[int32(part)] = off
 	}

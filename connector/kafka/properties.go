@@ -22,14 +22,18 @@ type properties struct {
 	consumer []kgo.Opt
 	producer []kgo.Opt
 
-	readCommitted bool   // isolation.level; default read_committed
-	autoReset     string // auto.offset.reset: earliest (default), latest, none
-	acks          string // acks: "all" (default), "1", "0"
-	idempotence   bool   // enable.idempotence; default true
+	readCommitted bool // isolation.level; default read_committed
+	// apiTimeout (default.api.timeout.ms, 60 s by default as in Kafka's
+	// clients) is how long a table waits for brokers it cannot reach
+	// when the job starts.
+	apiTimeout  time.Duration
+	autoReset   string // auto.offset.reset: earliest (default), latest, none
+	acks        string // acks: "all" (default), "1", "0"
+	idempotence bool   // enable.idempotence; default true
 }
 
 func parseProperties(p map[string]string) (properties, error) {
-	out := properties{readCommitted: true, autoReset: "earliest", acks: "all", idempotence: true}
+	out := properties{readCommitted: true, autoReset: "earliest", acks: "all", idempotence: true, apiTimeout: time.Minute}
 	ms := func(key string) (time.Duration, error) {
 		n, err := strconv.ParseInt(strings.TrimSpace(p[key]), 10, 64)
 		if err != nil || n < 0 {
@@ -154,6 +158,12 @@ func parseProperties(p map[string]string) (properties, error) {
 				return out, err
 			}
 			out.producer = append(out.producer, kgo.RecordDeliveryTimeout(d))
+		case "default.api.timeout.ms":
+			d, err := ms(key)
+			if err != nil {
+				return out, err
+			}
+			out.apiTimeout = d
 		case "socket.connection.setup.timeout.ms":
 			d, err := ms(key)
 			if err != nil {

@@ -185,9 +185,11 @@ func deliveryGuarantee(o connector.Options) (string, error) {
 // checkTopic fails when the sink's topic does not exist: sinks do not
 // create topics.
 func (s *Sink) checkTopic() error {
-	ctx, cancel := context.WithTimeout(context.Background(), metadataTimeout)
-	defer cancel()
-	tds, err := kadm.NewClient(s.cl).ListTopics(ctx, s.topic)
+	var tds kadm.TopicDetails
+	err := s.cfg.waitBrokers(context.Background(), func(ctx context.Context) (err error) {
+		tds, err = kadm.NewClient(s.cl).ListTopics(ctx, s.topic)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("cannot read metadata of topic '%s' on %s: %w", s.topic, strings.Join(s.cfg.brokers, ","), err)
 	}
@@ -259,7 +261,7 @@ func (s *Sink) deliveryErr() error {
 	s.perrMu.Lock()
 	defer s.perrMu.Unlock()
 	if s.perr != nil {
-		return fmt.Errorf("kafka sink '%s': cannot write to topic %s: %w", s.table, s.topic, s.perr)
+		return fmt.Errorf("kafka sink '%s': cannot write to topic %s on %s: %w", s.table, s.topic, strings.Join(s.cfg.brokers, ","), s.perr)
 	}
 	return nil
 }
@@ -411,7 +413,7 @@ func (s *Sink) prepare(ctx context.Context, release bool) error {
 		s.release(ctx)
 	}
 	if err := s.cl.Flush(ctx); err != nil {
-		return fmt.Errorf("kafka sink '%s': cannot flush: %w", s.table, err)
+		return fmt.Errorf("kafka sink '%s': cannot flush to %s: %w", s.table, strings.Join(s.cfg.brokers, ","), err)
 	}
 	s.err = s.deliveryErr()
 	if s.shared {
@@ -465,7 +467,7 @@ func (s *Sink) flush(ctx context.Context) error {
 		return s.err
 	}
 	if err := s.cl.Flush(ctx); err != nil {
-		return fmt.Errorf("kafka sink '%s': cannot flush: %w", s.table, err)
+		return fmt.Errorf("kafka sink '%s': cannot flush to %s: %w", s.table, strings.Join(s.cfg.brokers, ","), err)
 	}
 	if s.err = s.deliveryErr(); s.err != nil {
 		return s.err

@@ -9,7 +9,9 @@ package kafkatest
 
 import (
 	"context"
+	"net"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,6 +39,39 @@ func Start(t testing.TB, partitions int, topics ...string) (bootstrap string) {
 	}
 	t.Cleanup(c.Close)
 	return c.ListenAddrs()[0]
+}
+
+// StartStoppable is Start that also returns a function stopping the
+// cluster (as a broker that goes down would), for tests of what clients
+// do then; it is safe to call more than once.
+func StartStoppable(t testing.TB, partitions int, topics ...string) (bootstrap string, stop func()) {
+	t.Helper()
+	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.DefaultNumPartitions(partitions)}
+	if len(topics) > 0 {
+		opts = append(opts, kfake.SeedTopics(int32(partitions), topics...))
+	}
+	c, err := kfake.NewCluster(opts...)
+	if err != nil {
+		t.Fatalf("cannot start kafka cluster: %v", err)
+	}
+	var once sync.Once
+	stop = func() { once.Do(c.Close) }
+	t.Cleanup(stop)
+	return c.ListenAddrs()[0], stop
+}
+
+// ClosedAddr returns a loopback address where nothing listens: a port that
+// was free when asked (a listener bound to it and closed), like a broker
+// that is down.
+func ClosedAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("cannot find a free port: %v", err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
 }
 
 // Client returns a client of the cluster at bootstrap, closed at the end

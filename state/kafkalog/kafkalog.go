@@ -27,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sluicesql/sluice/internal/brokerwatch"
 	"github.com/sluicesql/sluice/state"
 )
 
@@ -58,6 +59,9 @@ type Options struct {
 	// which the broker refuses to a member the group has left behind (a
 	// zombie). An error aborts the transaction.
 	BeforeCommit func(ctx context.Context, cl *kgo.Client, positions map[string]int64) error
+	// Logf, if set, writes to the job's log: a broker that cannot be
+	// reached is reported at once, and Open waits for it (up to Timeout).
+	Logf func(format string, args ...any)
 }
 
 // partitioner partitions records by key, except those of the topics that
@@ -107,6 +111,7 @@ func Open(ctx context.Context, o Options) (*Backend, error) {
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.DefaultProduceTopic(o.Topic),
 		kgo.RecordPartitioner(partitioner{manual: o.ManualPartitions, byKey: kgo.StickyKeyPartitioner(nil)}),
+		brokerwatch.New("kafka state backend (topic "+o.Topic+")", o.Logf).Opt(),
 	}
 	if o.TransactionTimeout > 0 {
 		copts = append(copts, kgo.TransactionTimeout(o.TransactionTimeout))
@@ -117,12 +122,18 @@ func Open(ctx context.Context, o Options) (*Backend, error) {
 	}
 	b := &Backend{opts: o, cl: cl, data: map[string][]byte{}, dirty: map[string]bool{},
 		positions: map[string]int64{}, stores: map[string]*store{}}
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
-	defer cancel()
-	if err := b.ensureTopic(ctx); err != nil {
+	// The first request waits for brokers that are down (restarting).
+	err = brokerwatch.Wait(ctx, o.Timeout, o.Bootstrap, "the state backend's timeout", func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+		return b.ensureTopic(ctx)
+	})
+	if err != nil {
 		cl.Close()
 		return nil, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
 	if err := b.fence(ctx); err != nil {
 		cl.Close()
 		return nil, err

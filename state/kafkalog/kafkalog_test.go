@@ -2,7 +2,11 @@ package kafkalog
 
 import (
 	"context"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -83,5 +87,30 @@ func TestCommitAndTakeOver(t *testing.T) {
 	}
 	if pos, _ := c.Positions(""); pos["job/source-1/0"] != 20 {
 		t.Errorf("positions = %v", pos)
+	}
+}
+
+// A backend whose brokers are down says so at once in the job's log,
+// naming the address, and keeps trying until its Timeout; then its error
+// names the address too.
+func TestOpenBrokerDown(t *testing.T) {
+	addr := kafkatest.ClosedAddr(t)
+	var mu sync.Mutex
+	var lines []string
+	logf := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, fmt.Sprintf(format, args...))
+	}
+	_, err := Open(context.Background(), Options{Bootstrap: []string{addr}, Topic: "job-state", TransactionalID: "job-1",
+		Timeout: time.Second, Logf: logf})
+	if err == nil || !strings.Contains(err.Error(), "cannot connect to Kafka at "+addr) {
+		t.Fatalf("got error %v, want one naming %s", err, addr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := "kafka state backend (topic job-state): cannot connect to Kafka broker " + addr + " ("
+	if got := strings.Join(lines, "\n"); !strings.Contains(got, want) || !strings.Contains(got, "still trying") {
+		t.Errorf("the job's log does not say at once what is wrong (want %q):\n%s", want, got)
 	}
 }

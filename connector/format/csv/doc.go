@@ -31,5 +31,7 @@
 // Invariants: strings in decoded rows never alias the input buffer; the
 // strings of one record share a single copy of it. What the encoder writes
 // decodes back to the same row, except that a NULL string without a
-// null-literal reads back as "".
+// null-literal reads back as "", and that each byte of a STRING that is not
+// valid UTF-8 (as the raw format may read it) is written as U+FFFD, as
+// Flink's csv format writes it (through a Java String).
 package csv

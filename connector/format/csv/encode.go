@@ -99,7 +99,9 @@ func (e *Encoder) text(dst []byte, v types.Value) []byte {
 	case types.KindDecimal:
 		return appendDecimal(dst, v, e.o.Scientific)
 	case types.KindChar, types.KindVarChar:
-		return append(dst, v.Str()...)
+		// Invalid UTF-8 becomes U+FFFD, as in Flink (see
+		// types.AppendValidUTF8).
+		return types.AppendValidUTF8(dst, v.Str())
 	case types.KindBinary, types.KindVarBinary:
 		return base64.StdEncoding.AppendEncode(dst, []byte(v.Str()))
 	case types.KindDate:

@@ -28,7 +28,10 @@
 // just their contents, so a record costs one allocation for all of them
 // (strings inside arrays and maps are allocated one by one). The encoder
 // writes fields in schema order and its output decodes back to the same
-// row.
+// row, except that a STRING holding bytes that are not valid UTF-8 (as
+// the raw format may read them) is written with U+FFFD for each such
+// byte: the output is always valid JSON, and it is what Flink writes (its
+// Jackson serializer gets a Java String, decoded with that replacement).
 //
 // Formats built on this one (the changelog formats) parse their options
 // with ParseOptions, walk their envelope with Members and Elements, and

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/sluicesql/sluice/types"
 )
@@ -243,12 +244,28 @@ func trimFraction(dst []byte) []byte {
 
 // appendString writes s as a JSON string, escaping as Jackson does: quotes,
 // backslashes and control characters; other characters are kept as UTF-8.
+// A byte that is not part of valid UTF-8 becomes U+FFFD: Flink hands
+// Jackson a Java String, whose UTF-8 decoder has replaced such bytes, and
+// the output must stay valid JSON (which is UTF-8).
 func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
 		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || size > 1 {
+				i += size
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, "\uFFFD"...)
+			i++
+			start = i
+			continue
+		}
 		if c >= 0x20 && c != '"' && c != '\\' {
+			i++
 			continue
 		}
 		dst = append(dst, s[start:i]...)
@@ -268,7 +285,8 @@ func appendString(dst []byte, s string) []byte {
 		default:
 			dst = append(dst, '\\', 'u', '0', '0', hexDigit[c>>4], hexDigit[c&15])
 		}
-		start = i + 1
+		i++
+		start = i
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')

@@ -5,6 +5,10 @@
 // 'endianness' (accepted for Flink compatibility; it only matters for
 // numeric columns, which this format does not support).
 //
+// A STRING keeps the record's bytes as they are, valid UTF-8 or not, and
+// is written back unchanged, as in Flink; the json and csv formats write
+// each byte that is not valid UTF-8 as U+FFFD.
+//
 // Invariants: a decoded value never aliases the input; encoding a row and
 // decoding the result gives the same value; a NULL value encodes as an
 // empty record.
