@@ -160,7 +160,12 @@ func canonJoin(r *kgo.Record) (string, error) {
 	return fmt.Sprintf("%d|%s|%d|%d", *row.ID, row.K, *row.V, *row.Amount), nil
 }
 
-func TestCrash(t *testing.T) {
+// crashSetup skips a crash test unless asked for, and returns its random
+// source (seeded from SLUICE_CRASH_SEED, or logged for repeating) and its
+// work directory (SLUICE_CRASH_DIR/sub, kept after the test, or a
+// temporary one).
+func crashSetup(t *testing.T, stream uint64, sub string) (*rand.Rand, string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("the crash test is long; it does not run with -short")
 	}
@@ -175,15 +180,18 @@ func TestCrash(t *testing.T) {
 		}
 	}
 	t.Logf("seed %d (repeat with SLUICE_CRASH_SEED=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-
 	dir := t.TempDir()
 	if d := os.Getenv("SLUICE_CRASH_DIR"); d != "" {
-		dir = d // kept after the test, for the logs
+		dir = filepath.Join(d, sub) // kept after the test, for the logs
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return rand.New(rand.NewPCG(seed, stream)), dir
+}
+
+func TestCrash(t *testing.T) {
+	rng, dir := crashSetup(t, 0x5eed, "")
 	t.Logf("work directory %s: the binary, the jobs' SQL and the logs of every run", dir)
 	bin := buildSluice(t, dir, os.Getenv("SLUICE_CRASH_RACE") == "1")
 	topics := []string{fmt.Sprintf("%s:%d", inputTopic, inputParts)}

@@ -32,29 +32,7 @@ import (
 //     the previous one wrote (a row written twice, or lost, breaks the
 //     chain).
 func TestCrashFiles(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the crash test is long; it does not run with -short")
-	}
-	if os.Getenv("SLUICE_CRASH_TEST") != "1" {
-		t.Skip("set SLUICE_CRASH_TEST=1 to run the crash test")
-	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("SLUICE_CRASH_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatalf("SLUICE_CRASH_SEED=%q: %v", s, err)
-		}
-	}
-	t.Logf("seed %d (repeat with SLUICE_CRASH_SEED=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, 0xf11e5))
-	dir := t.TempDir()
-	if d := os.Getenv("SLUICE_CRASH_DIR"); d != "" {
-		dir = filepath.Join(d, "files")
-		os.RemoveAll(dir)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	rng, dir := crashSetup(t, 0xf11e5, "files")
 	bin := buildSluice(t, dir, os.Getenv("SLUICE_CRASH_RACE") == "1")
 	for _, job := range []string{"filter", "count"} {
 		t.Run(job, func(t *testing.T) {
@@ -97,6 +75,7 @@ type fileRow struct {
 
 func runFileJob(t *testing.T, job, bin, dir string, rng *rand.Rand) {
 	in, archive := filepath.Join(dir, "in"), filepath.Join(dir, "archive")
+	os.RemoveAll(dir) // a kept work directory's earlier run
 	for _, d := range []string{in, archive, filepath.Join(dir, "out")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
