@@ -24,6 +24,7 @@ import (
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/connector/builtin"
 	"github.com/sluicesql/sluice/connector/format"
+	"github.com/sluicesql/sluice/connector/redact"
 	"github.com/sluicesql/sluice/dim"
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/agg"
@@ -381,8 +382,11 @@ func (e *Engine) Exec(ctx context.Context, filename string, src []byte) ([]Resul
 }
 
 // FormatError renders an error from Exec with the offending source line and
-// a caret under the column.
-func FormatError(err error, src []byte) string { return token.Format(err, src) }
+// a caret under the column. Secrets in the message and the line (a URL's
+// password or token, a 'password' option's value) are masked.
+func FormatError(err error, src []byte) string {
+	return token.FormatMasked(err, src, func(s string) string { return redact.Text(s) })
+}
 
 func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statement) (Result, error) {
 	p := e.planner(file)
@@ -699,7 +703,7 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		if cerr := closeBackend(); cerr != nil && err == nil {
 			err = cerr
 		}
-		j.err = err
+		j.err = redact.Error(err, e.secrets()...)
 	}()
 	return j, nil
 }
@@ -732,10 +736,11 @@ func (e *Engine) positionTableError(err error) error {
 	return e.positionTableErrorIn(t, te.Err)
 }
 
-// positionTableErrorIn positions err in t's CREATE TABLE.
+// positionTableErrorIn positions err in t's CREATE TABLE, with the secrets
+// of t's options masked in its message.
 func (e *Engine) positionTableErrorIn(t *catalog.Table, err error) error {
 	pos := t.Decl.Name.Pos()
-	msg := err.Error()
+	msg := redact.Text(err.Error(), redact.Secrets(t.Options)...)
 	for _, o := range t.Decl.Options {
 		if strings.Contains(msg, "'"+o.Key+"'") && o.Key != "connector" ||
 			o.Key == "connector" && strings.Contains(msg, "connector '"+o.Value+"'") {
@@ -744,6 +749,18 @@ func (e *Engine) positionTableErrorIn(t *catalog.Table, err error) error {
 		}
 	}
 	return token.NewError(t.File, pos, "%s", msg)
+}
+
+// secrets returns the secret values of the declared tables' options, for
+// masking in messages that a connector did not mask itself.
+func (e *Engine) secrets() []string {
+	var out []string
+	for _, name := range e.catalog.Tables() {
+		if t, _, err := e.catalog.Lookup(name); err == nil && t != nil {
+			out = append(out, redact.Secrets(t.Options)...)
+		}
+	}
+	return out
 }
 
 // Run executes src and waits for every job it started to end. Stop the
@@ -847,7 +864,7 @@ func (e *Engine) formatConfig() string {
 	sort.Strings(keys)
 	var b strings.Builder
 	for _, k := range keys {
-		fmt.Fprintf(&b, "'%s' = '%s'\n", k, cfg[k])
+		fmt.Fprintf(&b, "'%s' = '%s'\n", k, redact.Option(k, cfg[k]))
 	}
 	return b.String()
 }
