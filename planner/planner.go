@@ -48,6 +48,9 @@ type Planner struct {
 type cte struct {
 	def  *ast.CTE
 	file *token.File
+	// before are the CTEs declared before this one in its WITH: the
+	// ones its query sees, besides those of enclosing queries.
+	before map[string]*cte
 }
 
 // New returns a planner.

@@ -22,7 +22,11 @@ func (p *Planner) bindQuery(q *ast.Query) (plan.Node, *scope, error) {
 	if len(q.With) > 0 {
 		m := map[string]*cte{}
 		for _, c := range q.With {
-			m[c.Name.Name] = &cte{def: c, file: p.File}
+			before := make(map[string]*cte, len(m))
+			for k, v := range m {
+				before[k] = v
+			}
+			m[c.Name.Name] = &cte{def: c, file: p.File, before: before}
 		}
 		p.ctes = append(p.ctes, m)
 		defer func() { p.ctes = p.ctes[:len(p.ctes)-1] }()
@@ -334,9 +338,10 @@ func (p *Planner) bindTableRef(name *ast.ObjectName) (plan.Node, *scope, error) 
 	if len(name.Parts) == 1 {
 		for i := len(p.ctes) - 1; i >= 0; i-- {
 			if c, ok := p.ctes[i][last]; ok {
-				// A CTE sees only the CTEs declared before it.
+				// A CTE sees the CTEs of enclosing queries and those
+				// declared before it in its own WITH, as in Flink.
 				saved := p.ctes
-				p.ctes = p.ctes[:i]
+				p.ctes = append(p.ctes[:i:i], c.before)
 				n, sc, err := p.bindQuery(c.def.Query)
 				p.ctes = saved
 				if err != nil {
