@@ -192,7 +192,7 @@ func (p *Planner) find(s *scope, qual string, id *ast.Ident) (int, bool, error) 
 			}
 			if c.name == id.Name || fold && strings.EqualFold(c.name, id.Name) {
 				if found >= 0 {
-					return 0, false, p.errorf(id, "column '%s' is ambiguous", id.Name)
+					return 0, false, p.ambiguous(id, s.cols[found], c)
 				}
 				found = i
 			}
@@ -202,4 +202,17 @@ func (p *Planner) find(s *scope, qual string, id *ast.Ident) (int, bool, error) 
 		}
 	}
 	return 0, false, nil
+}
+
+// ambiguous is the error for a name that two columns a and b answer to.
+func (p *Planner) ambiguous(id *ast.Ident, a, b scopeCol) error {
+	switch {
+	case !strings.EqualFold(a.qual, b.qual) && a.qual != "" && b.qual != "":
+		return p.errorf(id, "column '%s' is ambiguous: both '%s' and '%s' have it; qualify it (%s.%s or %s.%s)",
+			id.Name, a.qual, b.qual, a.qual, a.name, b.qual, b.name)
+	case a.qual != "":
+		return p.errorf(id, "column '%s' is ambiguous: two columns of '%s' are named '%s'; give them different aliases",
+			id.Name, a.qual, a.name)
+	}
+	return p.errorf(id, "column '%s' is ambiguous: two columns are named '%s'; give them different aliases", id.Name, a.name)
 }

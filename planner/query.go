@@ -320,6 +320,13 @@ func (p *Planner) alias(n plan.Node, sc *scope, def string, alias *ast.Ident, co
 		if len(cols) != len(sc.cols) {
 			return nil, nil, p.errorf(cols[0], "%d column aliases given for %d columns", len(cols), len(sc.cols))
 		}
+		for i, c := range cols {
+			for _, d := range cols[:i] {
+				if c.Name == d.Name {
+					return nil, nil, p.errorf(c, "duplicate name '%s' in the column alias list", c.Name)
+				}
+			}
+		}
 		projs := make([]expr.Node, len(cols))
 		out := types.Schema{}
 		for i, c := range cols {
@@ -346,6 +353,13 @@ func (p *Planner) bindTableRef(name *ast.ObjectName) (plan.Node, *scope, error) 
 				p.ctes = saved
 				if err != nil {
 					return nil, nil, err
+				}
+				if len(c.def.Columns) == 0 {
+					if dup := duplicateName(sc.names()); dup != "" {
+						// As Flink does: a CTE's columns need names of their own.
+						return nil, nil, p.errorf(c.def.Query, "CTE '%s' has two columns named '%s': give them different aliases, or name the CTE's columns: WITH %s (col1, col2, ...) AS (...)",
+							last, dup, last)
+					}
 				}
 				return p.alias(n, sc, last, nil, c.def.Columns)
 			}
@@ -555,7 +569,7 @@ func (p *Planner) bindSelect(sel *ast.Select) (plan.Node, *scope, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	out := makeSchema(projs, names)
+	out := makeSchema(projs, uniqueNames(names))
 	calc := &plan.Calc{Input: in, Filter: filter, Projs: projs, Out: out}
 	var n plan.Node = calc
 	if calc.IsIdentity() {
@@ -564,7 +578,7 @@ func (p *Planner) bindSelect(sel *ast.Select) (plan.Node, *scope, error) {
 	if sel.Distinct {
 		n = distinct(n)
 	}
-	return n, scopeOf("", n.Schema()), nil
+	return n, selectScope(n, names), nil
 }
 
 func distinct(n plan.Node) plan.Node {
@@ -589,7 +603,12 @@ func (p *Planner) bindCondition(e ast.Expr, sc *scope, clause string) (expr.Node
 	return n, nil
 }
 
-// bindItems binds a select list, expanding * and t.*.
+// bindItems binds a select list, expanding * and t.*. The names are the
+// columns as an enclosing query sees them, as in Flink (Calcite): an
+// item's alias or column name as written, so that two items may share one
+// (and a reference to it is then ambiguous), and the columns of * made
+// unique against the names before them (a, a0). The schema of the result
+// takes uniqueNames(names).
 func (p *Planner) bindItems(items []*ast.SelectItem, b *binder) ([]expr.Node, []string, error) {
 	var projs []expr.Node
 	var names []string
@@ -608,7 +627,7 @@ func (p *Planner) bindItems(items []*ast.SelectItem, b *binder) ([]expr.Node, []
 			for j, c := range b.sc.cols {
 				if !c.hidden && (q == "" || strings.EqualFold(c.qual, q)) {
 					projs = append(projs, &expr.Column{Index: j, Name: c.name, T: c.typ})
-					names = append(names, c.name)
+					names = append(names, uniqueName(c.name, names))
 				}
 			}
 			continue
@@ -620,7 +639,19 @@ func (p *Planner) bindItems(items []*ast.SelectItem, b *binder) ([]expr.Node, []
 		projs = append(projs, n)
 		names = append(names, itemName(it, i))
 	}
-	return projs, uniqueNames(names), nil
+	return projs, names, nil
+}
+
+// selectScope is the scope an enclosing query sees of a select list's
+// node n: its columns named by bindItems' names.
+func selectScope(n plan.Node, names []string) *scope {
+	sc := scopeOf("", n.Schema())
+	if len(names) == len(sc.cols) {
+		for i := range sc.cols {
+			sc.cols[i].name = names[i]
+		}
+	}
+	return sc
 }
 
 // itemName is the output name of a select item: its alias, the column it
@@ -636,6 +667,32 @@ func itemName(it *ast.SelectItem, i int) string {
 		// window_start etc. spelled as legacy functions keep Flink's EXPR$ names.
 	}
 	return "EXPR$" + strconv.Itoa(i)
+}
+
+// duplicateName returns the first name that occurs twice in names, or "".
+func duplicateName(names []string) string {
+	for i, n := range names {
+		for _, m := range names[:i] {
+			if n == m {
+				return n
+			}
+		}
+	}
+	return ""
+}
+
+// uniqueName returns name, or name suffixed (name0, name1, ...) so that
+// it differs from every one of taken (case-insensitively).
+func uniqueName(name string, taken []string) string {
+	seen := make(map[string]bool, len(taken))
+	for _, t := range taken {
+		seen[strings.ToLower(t)] = true
+	}
+	out := name
+	for k := 0; seen[strings.ToLower(out)]; k++ {
+		out = name + strconv.Itoa(k)
+	}
+	return out
 }
 
 // uniqueNames suffixes repeated names (a, a0, a1) as Flink does.
