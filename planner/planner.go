@@ -43,6 +43,11 @@ type Planner struct {
 	ctes []map[string]*cte
 	// views guards against a view that refers to itself.
 	viewDepth int
+	// orderItems are the ORDER BY expressions being planned as more
+	// items of the select list they order; inOrderBy is set while one
+	// is bound, for messages.
+	orderItems []*ast.SelectItem
+	inOrderBy  bool
 }
 
 type cte struct {
@@ -156,6 +161,10 @@ func (p *Planner) resolve(s *scope, parts []*ast.Ident) (int, []*ast.Ident, erro
 			name = parts[1].Name
 			return 0, nil, p.errorf(parts[1], "column '%s' not found in table '%s'%s", name, parts[0].Name,
 				suggest.Hint(name, p.qualNames(s, parts[0].Name)))
+		}
+		if p.inOrderBy {
+			return 0, nil, p.errorf(parts[0], "ORDER BY column '%s' is neither in the select list nor in a table of the FROM clause%s",
+				name, suggest.Hint(name, s.names()))
 		}
 		return 0, nil, p.errorf(parts[0], "column '%s' not found in any table%s", name, suggest.Hint(name, s.names()))
 	}

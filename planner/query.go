@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,50 +39,176 @@ func (p *Planner) bindQuery(q *ast.Query) (plan.Node, *scope, error) {
 	if len(q.OrderBy) == 0 && q.Limit == nil && q.Offset == nil {
 		return n, sc, nil
 	}
-	sort := &plan.Sort{Input: n, Limit: -1}
-	for _, o := range q.OrderBy {
-		col, err := p.orderColumn(o.Expr, sc)
-		if err != nil {
-			return nil, nil, err
-		}
-		k := plan.SortKey{Col: col, Desc: o.Desc, NullsFirst: !o.Desc}
-		if o.NullsFirst != nil {
-			k.NullsFirst = *o.NullsFirst
-		}
-		sort.Keys = append(sort.Keys, k)
+	n, keys, err := p.bindOrderBy(q, n, sc)
+	if err != nil {
+		return nil, nil, err
 	}
-	var err2 error
+	width := len(sc.cols)
+	sort := &plan.Sort{Input: n, Keys: keys, Limit: -1}
 	if q.Limit != nil {
-		if sort.Limit, err2 = p.constInt(q.Limit, "LIMIT"); err2 != nil {
-			return nil, nil, err2
+		if sort.Limit, err = p.constInt(q.Limit, "LIMIT"); err != nil {
+			return nil, nil, err
 		}
 	}
 	if q.Offset != nil {
-		if sort.Offset, err2 = p.constInt(q.Offset, "OFFSET"); err2 != nil {
-			return nil, nil, err2
+		if sort.Offset, err = p.constInt(q.Offset, "OFFSET"); err != nil {
+			return nil, nil, err
 		}
 	}
-	return sort, sc, nil
+	var out plan.Node = sort
+	if n.Schema().Len() > width {
+		// Project the columns that only ORDER BY reads away.
+		s := n.Schema()
+		keep := types.Schema{Columns: s.Columns[:width]}
+		out = &plan.Calc{Input: sort, Projs: identity(keep), Out: keep}
+	}
+	return out, sc, nil
 }
 
-// orderColumn resolves an ORDER BY item to an output column: by alias or
-// name, or by 1-based ordinal.
-func (p *Planner) orderColumn(e ast.Expr, sc *scope) (int, error) {
-	if lit, ok := e.(*ast.Literal); ok && lit.Kind == ast.Number {
-		n, err := strconv.Atoi(lit.Value)
-		if err != nil || n < 1 || n > len(sc.cols) {
-			return 0, p.errorf(e, "ORDER BY position %s is not in the select list (1..%d)", lit.Value, len(sc.cols))
+// bindOrderBy resolves the ORDER BY items of q, whose body was planned as
+// n with the output scope sc. As in Flink, an item is an ordinal of the
+// select list, a name or expression over the select list's columns
+// (which come first), or, for a plain SELECT, an expression over its FROM
+// clause (columns the select list leaves out, an aggregate with GROUP
+// BY). It returns n, with the columns the sort keys need appended after
+// the query's own, and the keys.
+func (p *Planner) bindOrderBy(q *ast.Query, n plan.Node, sc *scope) (plan.Node, []plan.SortKey, error) {
+	keys := make([]plan.SortKey, len(q.OrderBy))
+	var overOutput []expr.Node     // computed over the select list
+	var overInput []*ast.SelectItem // computed with the select list
+	inputKey := map[int]int{}      // ORDER BY item -> index in overInput
+	outputKey := map[int]int{}     // ORDER BY item -> index in overOutput
+	for i, o := range q.OrderBy {
+		keys[i] = plan.SortKey{Desc: o.Desc, NullsFirst: !o.Desc}
+		if o.NullsFirst != nil {
+			keys[i].NullsFirst = *o.NullsFirst
 		}
-		return n - 1, nil
+		if lit, ok := o.Expr.(*ast.Literal); ok && lit.Kind == ast.Number {
+			c, err := strconv.Atoi(lit.Value)
+			if err != nil || c < 1 || c > len(sc.cols) {
+				return nil, nil, p.errorf(o.Expr, "ORDER BY position %s is not in the select list (1..%d)", lit.Value, len(sc.cols))
+			}
+			keys[i].Col = c - 1
+			continue
+		}
+		over, err := p.readsOutput(o.Expr, sc)
+		if err != nil {
+			return nil, nil, err
+		}
+		if over {
+			e, err := p.bindExpr(o.Expr, sc)
+			if err != nil {
+				return nil, nil, err
+			}
+			if c, ok := e.(*expr.Column); ok {
+				keys[i].Col = c.Index
+			} else {
+				outputKey[i] = len(overOutput)
+				overOutput = append(overOutput, e)
+			}
+			continue
+		}
+		inputKey[i] = len(overInput)
+		overInput = append(overInput, &ast.SelectItem{Span: o.Span, Expr: o.Expr})
 	}
-	n, err := p.bindExpr(e, sc)
-	if err != nil {
-		return 0, err
+	width := len(sc.cols)
+	if len(overInput) > 0 {
+		sel, ok := q.Body.(*ast.Select)
+		switch {
+		case !ok:
+			at := q.OrderBy[firstKey(inputKey)].Expr
+			return nil, nil, p.errorf(at, "ORDER BY of a %s can name its output columns only (%s), or their positions",
+				bodyKind(q.Body), strings.Join(sc.names(), ", "))
+		case sel.Distinct:
+			at := q.OrderBy[firstKey(inputKey)].Expr
+			return nil, nil, p.errorf(at, "ORDER BY of a SELECT DISTINCT can name columns of its select list only (%s); add %s to the select list",
+				strings.Join(sc.names(), ", "), ast.Format(at))
+		}
+		// Plan the select again, with the ORDER BY expressions as more
+		// items: bound where the select list is, after it.
+		x := *sel
+		x.Items = append(append([]*ast.SelectItem(nil), sel.Items...), overInput...)
+		saved := p.orderItems
+		p.orderItems = overInput
+		wide, _, err := p.bindSelect(&x)
+		p.orderItems = saved
+		if err != nil {
+			return nil, nil, err
+		}
+		n = wide
+		for i, j := range inputKey {
+			keys[i].Col = width + j
+		}
 	}
-	if c, ok := n.(*expr.Column); ok {
-		return c.Index, nil
+	if len(overOutput) > 0 {
+		s := n.Schema()
+		projs := identity(s)
+		out := types.Schema{Columns: append([]types.Column(nil), s.Columns...)}
+		for j, e := range overOutput {
+			projs = append(projs, e)
+			out.Columns = append(out.Columns, types.Column{Name: "$order" + strconv.Itoa(j), Type: e.Type()})
+		}
+		base := s.Len()
+		n = &plan.Calc{Input: n, Projs: projs, Out: out}
+		for i, j := range outputKey {
+			keys[i].Col = base + j
+		}
 	}
-	return 0, p.errorf(e, "ORDER BY supports output columns only; add the expression to the select list")
+	return n, keys, nil
+}
+
+// readsOutput reports whether an ORDER BY expression is over the select
+// list's columns: every column it names is one of them, and it calls no
+// aggregate or window function. A name two output columns share is an
+// error.
+func (p *Planner) readsOutput(e ast.Expr, sc *scope) (bool, error) {
+	over := true
+	var err error
+	ast.Inspect(e, func(n ast.Node) bool {
+		if !over || err != nil {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.ColumnRef:
+			var ok bool
+			if len(n.Parts) >= 2 {
+				_, ok, err = p.find(sc, n.Parts[0].Name, n.Parts[1])
+			}
+			if !ok && err == nil {
+				_, ok, err = p.find(sc, "", n.Parts[0])
+			}
+			over = ok
+		case *ast.Call:
+			if p.isAggregate(n) || n.Over != nil || n.OverName != nil {
+				over = false
+			}
+		case *ast.Query, *ast.SubqueryExpr, *ast.Exists:
+			return false
+		}
+		return true
+	})
+	return over, err
+}
+
+func firstKey(m map[int]int) int {
+	first := -1
+	for k := range m {
+		if first < 0 || k < first {
+			first = k
+		}
+	}
+	return first
+}
+
+// bodyKind names a query body for messages.
+func bodyKind(b ast.QueryBody) string {
+	switch b := b.(type) {
+	case *ast.SetOp:
+		return b.Op
+	case *ast.Values:
+		return "VALUES"
+	}
+	return "subquery"
 }
 
 func (p *Planner) constInt(e ast.Expr, what string) (int64, error) {
@@ -632,7 +759,9 @@ func (p *Planner) bindItems(items []*ast.SelectItem, b *binder) ([]expr.Node, []
 			}
 			continue
 		}
+		p.inOrderBy = slices.Contains(p.orderItems, it)
 		n, err := b.bind(it.Expr)
+		p.inOrderBy = false
 		if err != nil {
 			return nil, nil, err
 		}
