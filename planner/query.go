@@ -74,10 +74,10 @@ func (p *Planner) bindQuery(q *ast.Query) (plan.Node, *scope, error) {
 // the query's own, and the keys.
 func (p *Planner) bindOrderBy(q *ast.Query, n plan.Node, sc *scope) (plan.Node, []plan.SortKey, error) {
 	keys := make([]plan.SortKey, len(q.OrderBy))
-	var overOutput []expr.Node     // computed over the select list
+	var overOutput []expr.Node      // computed over the select list
 	var overInput []*ast.SelectItem // computed with the select list
-	inputKey := map[int]int{}      // ORDER BY item -> index in overInput
-	outputKey := map[int]int{}     // ORDER BY item -> index in overOutput
+	inputKey := map[int]int{}       // ORDER BY item -> index in overInput
+	outputKey := map[int]int{}      // ORDER BY item -> index in overOutput
 	for i, o := range q.OrderBy {
 		keys[i] = plan.SortKey{Desc: o.Desc, NullsFirst: !o.Desc}
 		if o.NullsFirst != nil {
