@@ -98,6 +98,8 @@ type Engine struct {
 	// same name (two SELECTs, two INSERTs into one table) gets "-2", so
 	// that jobs never share operator IDs, and so state.
 	names map[string]int
+	// setAt is where each session option was last SET, for messages.
+	setAt map[string]token.Position
 	// durable are the local state backends opened for 'state.dir' values.
 	durable map[string]*lsm.Backend
 	// dims are the dimension tables of lookup joins, shared by the jobs
@@ -438,14 +440,20 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 		}
 		e.mu.Lock()
 		e.config[s.Key] = s.Value
+		if e.setAt == nil {
+			e.setAt = map[string]token.Position{}
+		}
+		e.setAt[s.Key] = file.Position(s.Pos())
 		e.mu.Unlock()
 		return Result{Message: "[INFO] Execute statement succeeded."}, nil
 	case *ast.Reset:
 		e.mu.Lock()
 		if s.Key == "" {
 			e.config = map[string]string{}
+			e.setAt = nil
 		} else {
 			delete(e.config, s.Key)
+			delete(e.setAt, s.Key)
 		}
 		e.mu.Unlock()
 		return Result{Message: "[INFO] Execute statement succeeded."}, nil
@@ -475,7 +483,7 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 			return Result{}, err
 		}
 		j, err := e.start(ctx, "insert-into-"+sink.Table.Name, nil, sink)
-		return Result{Job: j}, err
+		return Result{Job: j}, startError(file, s, err)
 	case *ast.StatementSet:
 		var sinks []*plan.Sink
 		for _, ins := range s.Inserts {
@@ -486,7 +494,7 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 			sinks = append(sinks, sink)
 		}
 		j, err := e.start(ctx, "statement-set", nil, sinks...)
-		return Result{Job: j}, err
+		return Result{Job: j}, startError(file, s, err)
 	case *ast.QueryStmt:
 		sink, err := e.planSelect(p, s.Query)
 		if err != nil {
@@ -494,9 +502,35 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 		}
 		header := func() { fmt.Fprintln(e.opts.Stdout, strings.Join(sink.Input.Schema().Names(), ", ")) }
 		j, err := e.start(ctx, "select", header, sink)
-		return Result{Job: j}, err
+		return Result{Job: j}, startError(file, s, err)
 	}
 	return Result{}, token.NewError(file, st.Pos(), "unsupported statement %T", st)
+}
+
+// startError positions an error from starting the job of statement st
+// at st, unless it has a position already (an option of a CREATE TABLE,
+// a numbering function).
+func startError(file *token.File, st ast.Statement, err error) error {
+	if err == nil {
+		return nil
+	}
+	var one *token.Error
+	var list token.ErrorList
+	if errors.As(err, &one) || errors.As(err, &list) {
+		return err
+	}
+	return token.NewError(file, st.Pos(), "cannot start the job: %s", err.Error())
+}
+
+// setWhere says where a session option was SET: " (file:line:col)", or
+// "" when it was not SET by a statement (Options.Config, --set).
+func (e *Engine) setWhere(key string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if p, ok := e.setAt[key]; ok && p.IsValid() {
+		return " (" + p.String() + ")"
+	}
+	return ""
 }
 
 // optimize applies the logical rewrite rules.
@@ -635,7 +669,7 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 			return nil, fmt.Errorf("table.exec.state.ttl: %w", err)
 		}
 	}
-	miniBatch, err := miniBatchOptions(cfg)
+	miniBatch, err := miniBatchOptions(cfg, e.setWhere)
 	if err != nil {
 		return nil, err
 	}
@@ -881,8 +915,9 @@ func listing(header string, names []string) string {
 }
 
 // miniBatchOptions reads 'table.exec.mini-batch.*'. As in Flink, an
-// enabled mini-batch needs a positive allow-latency.
-func miniBatchOptions(cfg map[string]string) (physical.MiniBatch, error) {
+// enabled mini-batch needs a positive allow-latency. where says where an
+// option was set, for messages.
+func miniBatchOptions(cfg map[string]string, where func(key string) string) (physical.MiniBatch, error) {
 	var mb physical.MiniBatch
 	on, _ := strconv.ParseBool(cfg["table.exec.mini-batch.enabled"])
 	if !on {
@@ -890,14 +925,15 @@ func miniBatchOptions(cfg map[string]string) (physical.MiniBatch, error) {
 	}
 	v, ok := cfg["table.exec.mini-batch.allow-latency"]
 	if !ok {
-		return mb, errors.New("table.exec.mini-batch.enabled is true: set 'table.exec.mini-batch.allow-latency' too (e.g. '1 s')")
+		return mb, fmt.Errorf("table.exec.mini-batch.enabled is true%s: set 'table.exec.mini-batch.allow-latency' too (e.g. '1 s')",
+			where("table.exec.mini-batch.enabled"))
 	}
 	d, err := connector.ParseDuration(v)
 	if err != nil {
-		return mb, fmt.Errorf("table.exec.mini-batch.allow-latency: %w", err)
+		return mb, fmt.Errorf("table.exec.mini-batch.allow-latency%s: %w", where("table.exec.mini-batch.allow-latency"), err)
 	}
 	if d <= 0 {
-		return mb, fmt.Errorf("table.exec.mini-batch.allow-latency must be positive, got '%s'", v)
+		return mb, fmt.Errorf("table.exec.mini-batch.allow-latency%s must be positive, got '%s'", where("table.exec.mini-batch.allow-latency"), v)
 	}
 	mb.Latency = d
 	if v, ok := cfg["table.exec.mini-batch.size"]; ok {
