@@ -332,6 +332,8 @@ type Job struct {
 	Name string
 	// Metrics are the job's counters.
 	Metrics *exec.Metrics
+	// Bounded: every source of the job ends, so the job ends by itself.
+	Bounded bool
 
 	cancel context.CancelFunc
 	stop   chan struct{}
@@ -722,7 +724,7 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		return nil, err
 	}
 	jctx, cancel := context.WithCancel(ctx)
-	j := &Job{ID: id, Name: name, Metrics: &exec.Metrics{}, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}
+	j := &Job{ID: id, Name: name, Metrics: &exec.Metrics{}, Bounded: g.Bounded(), cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}
 	e.mu.Lock()
 	e.jobs = append(e.jobs, j)
 	e.mu.Unlock()
@@ -797,34 +799,135 @@ func (e *Engine) secrets() []string {
 	return out
 }
 
-// Run executes src and waits for every job it started to end. Stop the
-// jobs gracefully by cancelling ctx.
+// Run executes the statements of src in order, as `sluice run` does, and
+// waits for the jobs they start to end:
+//
+//   - DDL and SET take effect; the text that SHOW, DESCRIBE, EXPLAIN and
+//     SET without a key show is written to Options.Stdout.
+//   - An INSERT or a statement set starts a job, and the next statement
+//     runs at once (as in Flink's SQL client).
+//   - A SELECT prints its rows to Options.Stdout. One whose inputs are all
+//     bounded runs to its end before the next statement runs, so that the
+//     outputs of two statements never mix, as in Flink's SQL client. One
+//     over an unbounded input runs until the run is stopped: the
+//     statements after it that print nothing (DDL, SET, INSERT) run at
+//     once, but the next one that prints (a SELECT, SHOW, ...) waits for
+//     it, which is to say until the run is stopped, and then does not run
+//     (Options.Log says so when it happens). Put such a SELECT last.
+//
+// A syntax error anywhere in src is reported before anything runs; an
+// error in a statement cancels the jobs started before it. Cancelling ctx
+// stops the jobs gracefully (sources stop reading, sinks flush) and runs
+// no further statement.
 func (e *Engine) Run(ctx context.Context, filename string, src []byte) error {
-	results, err := e.Exec(context.WithoutCancel(ctx), filename, src)
-	var jobs []*Job
-	for _, r := range results {
-		if r.Job != nil {
-			jobs = append(jobs, r.Job)
-		}
-	}
+	stmts, err := parser.ParseFile(filename, src)
 	if err != nil {
-		for _, j := range jobs {
-			j.Cancel()
-			j.Wait()
-		}
 		return err
 	}
-	stopped := make(chan struct{})
+	file := token.NewFile(filename, src)
+	var (
+		mu      sync.Mutex
+		jobs    []*Job
+		stopped bool
+	)
+	// A stop (ctx) stops every job started so far, and any started after.
+	add := func(j *Job) {
+		mu.Lock()
+		defer mu.Unlock()
+		jobs = append(jobs, j)
+		if stopped {
+			j.Stop()
+		}
+	}
+	watch := make(chan struct{})
 	go func() {
 		select {
 		case <-ctx.Done():
+			mu.Lock()
+			stopped = true
 			for _, j := range jobs {
 				j.Stop()
 			}
-		case <-stopped:
+			mu.Unlock()
+		case <-watch:
 		}
 	}()
-	defer close(stopped)
+	defer close(watch)
+
+	// printing is the SELECT whose rows are being printed, if it is
+	// unbounded (a bounded one is waited for at once).
+	var printing *Job
+	var printingAt token.Position
+	for _, st := range stmts {
+		if ctx.Err() != nil {
+			break
+		}
+		if printing != nil && printsOutput(st) {
+			if e.opts.Log != nil {
+				fmt.Fprintf(e.opts.Log, "%s: waits for the SELECT at %s, which reads an unbounded input, to end\n",
+					file.Position(st.Pos()), printingAt)
+			}
+			printing.Wait()
+			printing = nil
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		r, err := e.execStmt(context.WithoutCancel(ctx), file, st)
+		if r.Job != nil {
+			add(r.Job)
+		}
+		if err != nil {
+			mu.Lock()
+			started := append([]*Job(nil), jobs...)
+			mu.Unlock()
+			for _, j := range started {
+				j.Cancel()
+				j.Wait()
+			}
+			return err
+		}
+		if printsMessage(st) {
+			fmt.Fprint(e.opts.Stdout, r.Message)
+		}
+		if _, ok := st.(*ast.QueryStmt); ok && r.Job != nil {
+			if !r.Job.Bounded {
+				printing, printingAt = r.Job, file.Position(st.Pos())
+				continue
+			}
+			if err := r.Job.Wait(); err != nil {
+				break // reported below, with the others
+			}
+		}
+	}
+	mu.Lock()
+	started := append([]*Job(nil), jobs...)
+	mu.Unlock()
+	return e.waitJobs(started)
+}
+
+// printsMessage reports whether Run prints a statement's Result.Message:
+// a listing, a plan or a description, not an acknowledgement.
+func printsMessage(st ast.Statement) bool {
+	switch s := st.(type) {
+	case *ast.Show, *ast.Describe, *ast.Explain:
+		return true
+	case *ast.Set:
+		return s.Key == ""
+	}
+	return false
+}
+
+// printsOutput reports whether a statement writes to Options.Stdout when
+// Run runs it.
+func printsOutput(st ast.Statement) bool {
+	_, query := st.(*ast.QueryStmt)
+	return query || printsMessage(st)
+}
+
+// waitJobs waits for jobs to end, in order, logs their summaries, and
+// returns the first failure (which cancels the jobs still running).
+func (e *Engine) waitJobs(jobs []*Job) error {
 	var first error
 	for _, j := range jobs {
 		err := j.Wait()
