@@ -44,7 +44,8 @@ import (
 
 // Options configure an Engine. The zero value is usable.
 type Options struct {
-	// Stdout receives print sinks and query results; default os.Stdout.
+	// Stdout receives print sinks, query results and, from Run, the text
+	// of SHOW, DESCRIBE, EXPLAIN and SET; default os.Stdout.
 	Stdout io.Writer
 	// Now is the processing-time clock; default time.Now.
 	Now func() time.Time
