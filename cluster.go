@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/connector/redact"
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/kshuffle"
 	"github.com/sluicesql/sluice/physical"
@@ -238,7 +239,7 @@ func (e *Engine) startCluster(ctx context.Context, id, name string, env physical
 		if errors.Is(err, context.Canceled) {
 			err = nil
 		}
-		j.err = err
+		j.err = redact.Error(err, e.secrets()...)
 	}()
 	return j, nil
 }
@@ -444,7 +445,8 @@ func (cj *clusterJob) leave(instance string) error {
 	return nil
 }
 
-// logf writes a line about the member to the engine's log.
+// logf writes a line about the member to the engine's log, secrets
+// masked.
 func (cj *clusterJob) logf(format string, args ...any) {
 	if cj.e.logf != nil {
 		cj.e.logf("job %s, member %s of group %s: %s", cj.name, cj.txnID, cj.group, fmt.Sprintf(format, args...))

@@ -24,6 +24,7 @@ import (
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/connector/builtin"
 	"github.com/sluicesql/sluice/connector/format"
+	"github.com/sluicesql/sluice/connector/redact"
 	"github.com/sluicesql/sluice/dim"
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/agg"
@@ -43,7 +44,8 @@ import (
 
 // Options configure an Engine. The zero value is usable.
 type Options struct {
-	// Stdout receives print sinks and query results; default os.Stdout.
+	// Stdout receives print sinks, query results and, from Run, the text
+	// of SHOW, DESCRIBE, EXPLAIN and SET; default os.Stdout.
 	Stdout io.Writer
 	// Now is the processing-time clock; default time.Now.
 	Now func() time.Time
@@ -99,6 +101,8 @@ type Engine struct {
 	// same name (two SELECTs, two INSERTs into one table) gets "-2", so
 	// that jobs never share operator IDs, and so state.
 	names map[string]int
+	// setAt is where each session option was last SET, for messages.
+	setAt map[string]token.Position
 	// durable are the local state backends opened for 'state.dir' values.
 	durable map[string]*lsm.Backend
 	// dims are the dimension tables of lookup joins, shared by the jobs
@@ -120,8 +124,8 @@ func Open(opts Options) (*Engine, error) {
 		funcs:      expr.NewRegistry(),
 		aggs:       agg.NewRegistry(),
 		config:     map[string]string{},
-		logf:       logf(opts.Log),
 	}
+	e.logf = logf(opts.Log, e.secrets)
 	e.dims = dimensions(opts, e.logf)
 	for k, v := range opts.Config {
 		e.config[k] = v
@@ -149,16 +153,18 @@ func dimensions(opts Options, logf func(string, ...any)) *dim.Registry {
 }
 
 // logf returns a function writing lines to w from any goroutine (failed
-// reloads, connectors' warnings), or nil when w is.
-func logf(w io.Writer) func(format string, args ...any) {
+// reloads, connectors' warnings), with the values secrets returns masked,
+// or nil when w is.
+func logf(w io.Writer, secrets func() []string) func(format string, args ...any) {
 	if w == nil {
 		return nil
 	}
 	var mu sync.Mutex
 	return func(format string, args ...any) {
+		line := redact.Text(fmt.Sprintf(format, args...), secrets()...)
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(w, format+"\n", args...)
+		fmt.Fprintln(w, line)
 	}
 }
 
@@ -339,6 +345,8 @@ type Job struct {
 	Name string
 	// Metrics are the job's counters.
 	Metrics *exec.Metrics
+	// Bounded: every source of the job ends, so the job ends by itself.
+	Bounded bool
 
 	cancel context.CancelFunc
 	stop   chan struct{}
@@ -391,8 +399,11 @@ func (e *Engine) Exec(ctx context.Context, filename string, src []byte) ([]Resul
 }
 
 // FormatError renders an error from Exec with the offending source line and
-// a caret under the column.
-func FormatError(err error, src []byte) string { return token.Format(err, src) }
+// a caret under the column. Secrets in the message and the line (a URL's
+// password or token, a 'password' option's value) are masked.
+func FormatError(err error, src []byte) string {
+	return token.FormatMasked(err, src, func(s string) string { return redact.Text(s) })
+}
 
 func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statement) (Result, error) {
 	p := e.planner(file)
@@ -444,14 +455,20 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 		}
 		e.mu.Lock()
 		e.config[s.Key] = s.Value
+		if e.setAt == nil {
+			e.setAt = map[string]token.Position{}
+		}
+		e.setAt[s.Key] = file.Position(s.Pos())
 		e.mu.Unlock()
 		return Result{Message: "[INFO] Execute statement succeeded."}, nil
 	case *ast.Reset:
 		e.mu.Lock()
 		if s.Key == "" {
 			e.config = map[string]string{}
+			e.setAt = nil
 		} else {
 			delete(e.config, s.Key)
+			delete(e.setAt, s.Key)
 		}
 		e.mu.Unlock()
 		return Result{Message: "[INFO] Execute statement succeeded."}, nil
@@ -481,7 +498,7 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 			return Result{}, err
 		}
 		j, err := e.start(ctx, "insert-into-"+sink.Table.Name, nil, sink)
-		return Result{Job: j}, err
+		return Result{Job: j}, startError(file, s, err)
 	case *ast.StatementSet:
 		var sinks []*plan.Sink
 		for _, ins := range s.Inserts {
@@ -492,7 +509,7 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 			sinks = append(sinks, sink)
 		}
 		j, err := e.start(ctx, "statement-set", nil, sinks...)
-		return Result{Job: j}, err
+		return Result{Job: j}, startError(file, s, err)
 	case *ast.QueryStmt:
 		sink, err := e.planSelect(p, s.Query)
 		if err != nil {
@@ -500,9 +517,35 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 		}
 		header := func() { fmt.Fprintln(e.opts.Stdout, strings.Join(sink.Input.Schema().Names(), ", ")) }
 		j, err := e.start(ctx, "select", header, sink)
-		return Result{Job: j}, err
+		return Result{Job: j}, startError(file, s, err)
 	}
 	return Result{}, token.NewError(file, st.Pos(), "unsupported statement %T", st)
+}
+
+// startError positions an error from starting the job of statement st
+// at st, unless it has a position already (an option of a CREATE TABLE,
+// a numbering function).
+func startError(file *token.File, st ast.Statement, err error) error {
+	if err == nil {
+		return nil
+	}
+	var one *token.Error
+	var list token.ErrorList
+	if errors.As(err, &one) || errors.As(err, &list) {
+		return err
+	}
+	return token.NewError(file, st.Pos(), "cannot start the job: %s", err.Error())
+}
+
+// setWhere says where a session option was SET: " (file:line:col)", or
+// "" when it was not SET by a statement (Options.Config, --set).
+func (e *Engine) setWhere(key string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if p, ok := e.setAt[key]; ok && p.IsValid() {
+		return " (" + p.String() + ")"
+	}
+	return ""
 }
 
 // optimize applies the logical rewrite rules.
@@ -644,7 +687,7 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 			return nil, fmt.Errorf("table.exec.state.ttl: %w", err)
 		}
 	}
-	miniBatch, err := miniBatchOptions(cfg)
+	miniBatch, err := miniBatchOptions(cfg, e.setWhere)
 	if err != nil {
 		return nil, err
 	}
@@ -711,7 +754,7 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		return nil, err
 	}
 	jctx, cancel := context.WithCancel(ctx)
-	j := &Job{ID: id, Name: name, Metrics: &exec.Metrics{}, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}
+	j := &Job{ID: id, Name: name, Metrics: &exec.Metrics{}, Bounded: g.Bounded(), cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}
 	e.mu.Lock()
 	e.jobs = append(e.jobs, j)
 	e.mu.Unlock()
@@ -727,7 +770,7 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		if cerr := closeBackend(); cerr != nil && err == nil {
 			err = cerr
 		}
-		j.err = err
+		j.err = redact.Error(err, e.secrets()...)
 	}()
 	return j, nil
 }
@@ -797,10 +840,11 @@ func (e *Engine) positionTableError(err error) error {
 	return e.positionTableErrorIn(t, te.Err)
 }
 
-// positionTableErrorIn positions err in t's CREATE TABLE.
+// positionTableErrorIn positions err in t's CREATE TABLE, with the secrets
+// of t's options masked in its message.
 func (e *Engine) positionTableErrorIn(t *catalog.Table, err error) error {
 	pos := t.Decl.Name.Pos()
-	msg := err.Error()
+	msg := redact.Text(err.Error(), redact.Secrets(t.Options)...)
 	for _, o := range t.Decl.Options {
 		if strings.Contains(msg, "'"+o.Key+"'") && o.Key != "connector" ||
 			o.Key == "connector" && strings.Contains(msg, "connector '"+o.Value+"'") {
@@ -811,34 +855,147 @@ func (e *Engine) positionTableErrorIn(t *catalog.Table, err error) error {
 	return token.NewError(t.File, pos, "%s", msg)
 }
 
-// Run executes src and waits for every job it started to end. Stop the
-// jobs gracefully by cancelling ctx.
-func (e *Engine) Run(ctx context.Context, filename string, src []byte) error {
-	results, err := e.Exec(context.WithoutCancel(ctx), filename, src)
-	var jobs []*Job
-	for _, r := range results {
-		if r.Job != nil {
-			jobs = append(jobs, r.Job)
+// secrets returns the secret values of the declared tables' options, for
+// masking in messages that a connector did not mask itself.
+func (e *Engine) secrets() []string {
+	var out []string
+	for _, name := range e.catalog.Tables() {
+		if t, _, err := e.catalog.Lookup(name); err == nil && t != nil {
+			out = append(out, redact.Secrets(t.Options)...)
 		}
 	}
+	return out
+}
+
+// Run executes the statements of src in order, as `sluice run` does, and
+// waits for the jobs they start to end:
+//
+//   - DDL and SET take effect; the text that SHOW, DESCRIBE, EXPLAIN and
+//     SET without a key show is written to Options.Stdout.
+//   - An INSERT or a statement set starts a job, and the next statement
+//     runs at once (as in Flink's SQL client).
+//   - A SELECT prints its rows to Options.Stdout. One whose inputs are all
+//     bounded runs to its end before the next statement runs, so that the
+//     outputs of two statements never mix, as in Flink's SQL client. One
+//     over an unbounded input runs until the run is stopped: the
+//     statements after it that print nothing (DDL, SET, INSERT) run at
+//     once, but the next one that prints (a SELECT, SHOW, ...) waits for
+//     it, which is to say until the run is stopped, and then does not run
+//     (Options.Log says so when it happens). Put such a SELECT last.
+//
+// A syntax error anywhere in src is reported before anything runs; an
+// error in a statement cancels the jobs started before it. Cancelling ctx
+// stops the jobs gracefully (sources stop reading, sinks flush) and runs
+// no further statement.
+func (e *Engine) Run(ctx context.Context, filename string, src []byte) error {
+	stmts, err := parser.ParseFile(filename, src)
 	if err != nil {
-		for _, j := range jobs {
-			j.Cancel()
-			j.Wait()
-		}
 		return err
 	}
-	stopped := make(chan struct{})
+	file := token.NewFile(filename, src)
+	var (
+		mu      sync.Mutex
+		jobs    []*Job
+		stopped bool
+	)
+	// A stop (ctx) stops every job started so far, and any started after.
+	add := func(j *Job) {
+		mu.Lock()
+		defer mu.Unlock()
+		jobs = append(jobs, j)
+		if stopped {
+			j.Stop()
+		}
+	}
+	watch := make(chan struct{})
 	go func() {
 		select {
 		case <-ctx.Done():
+			mu.Lock()
+			stopped = true
 			for _, j := range jobs {
 				j.Stop()
 			}
-		case <-stopped:
+			mu.Unlock()
+		case <-watch:
 		}
 	}()
-	defer close(stopped)
+	defer close(watch)
+
+	// printing is the SELECT whose rows are being printed, if it is
+	// unbounded (a bounded one is waited for at once).
+	var printing *Job
+	var printingAt token.Position
+	for _, st := range stmts {
+		if ctx.Err() != nil {
+			break
+		}
+		if printing != nil && printsOutput(st) {
+			if e.logf != nil {
+				e.logf("%s: waits for the SELECT at %s, which reads an unbounded input, to end",
+					file.Position(st.Pos()), printingAt)
+			}
+			printing.Wait()
+			printing = nil
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		r, err := e.execStmt(context.WithoutCancel(ctx), file, st)
+		if r.Job != nil {
+			add(r.Job)
+		}
+		if err != nil {
+			mu.Lock()
+			started := append([]*Job(nil), jobs...)
+			mu.Unlock()
+			for _, j := range started {
+				j.Cancel()
+				j.Wait()
+			}
+			return err
+		}
+		if printsMessage(st) {
+			fmt.Fprint(e.opts.Stdout, r.Message)
+		}
+		if _, ok := st.(*ast.QueryStmt); ok && r.Job != nil {
+			if !r.Job.Bounded {
+				printing, printingAt = r.Job, file.Position(st.Pos())
+				continue
+			}
+			if err := r.Job.Wait(); err != nil {
+				break // reported below, with the others
+			}
+		}
+	}
+	mu.Lock()
+	started := append([]*Job(nil), jobs...)
+	mu.Unlock()
+	return e.waitJobs(started)
+}
+
+// printsMessage reports whether Run prints a statement's Result.Message:
+// a listing, a plan or a description, not an acknowledgement.
+func printsMessage(st ast.Statement) bool {
+	switch s := st.(type) {
+	case *ast.Show, *ast.Describe, *ast.Explain:
+		return true
+	case *ast.Set:
+		return s.Key == ""
+	}
+	return false
+}
+
+// printsOutput reports whether a statement writes to Options.Stdout when
+// Run runs it.
+func printsOutput(st ast.Statement) bool {
+	_, query := st.(*ast.QueryStmt)
+	return query || printsMessage(st)
+}
+
+// waitJobs waits for jobs to end, in order, logs their summaries, and
+// returns the first failure (which cancels the jobs still running).
+func (e *Engine) waitJobs(jobs []*Job) error {
 	var first error
 	for _, j := range jobs {
 		err := j.Wait()
@@ -915,7 +1072,7 @@ func (e *Engine) formatConfig() string {
 	sort.Strings(keys)
 	var b strings.Builder
 	for _, k := range keys {
-		fmt.Fprintf(&b, "'%s' = '%s'\n", k, cfg[k])
+		fmt.Fprintf(&b, "'%s' = '%s'\n", k, redact.Option(k, cfg[k]))
 	}
 	return b.String()
 }
@@ -932,8 +1089,9 @@ func listing(header string, names []string) string {
 }
 
 // miniBatchOptions reads 'table.exec.mini-batch.*'. As in Flink, an
-// enabled mini-batch needs a positive allow-latency.
-func miniBatchOptions(cfg map[string]string) (physical.MiniBatch, error) {
+// enabled mini-batch needs a positive allow-latency. where says where an
+// option was set, for messages.
+func miniBatchOptions(cfg map[string]string, where func(key string) string) (physical.MiniBatch, error) {
 	var mb physical.MiniBatch
 	on, _ := strconv.ParseBool(cfg["table.exec.mini-batch.enabled"])
 	if !on {
@@ -941,14 +1099,15 @@ func miniBatchOptions(cfg map[string]string) (physical.MiniBatch, error) {
 	}
 	v, ok := cfg["table.exec.mini-batch.allow-latency"]
 	if !ok {
-		return mb, errors.New("table.exec.mini-batch.enabled is true: set 'table.exec.mini-batch.allow-latency' too (e.g. '1 s')")
+		return mb, fmt.Errorf("table.exec.mini-batch.enabled is true%s: set 'table.exec.mini-batch.allow-latency' too (e.g. '1 s')",
+			where("table.exec.mini-batch.enabled"))
 	}
 	d, err := connector.ParseDuration(v)
 	if err != nil {
-		return mb, fmt.Errorf("table.exec.mini-batch.allow-latency: %w", err)
+		return mb, fmt.Errorf("table.exec.mini-batch.allow-latency%s: %w", where("table.exec.mini-batch.allow-latency"), err)
 	}
 	if d <= 0 {
-		return mb, fmt.Errorf("table.exec.mini-batch.allow-latency must be positive, got '%s'", v)
+		return mb, fmt.Errorf("table.exec.mini-batch.allow-latency%s must be positive, got '%s'", where("table.exec.mini-batch.allow-latency"), v)
 	}
 	mb.Latency = d
 	if v, ok := cfg["table.exec.mini-batch.size"]; ok {

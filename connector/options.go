@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluicesql/sluice/connector/redact"
 	"github.com/sluicesql/sluice/internal/suggest"
 )
 
@@ -39,7 +40,7 @@ func (o Options) Int(key string, def int64) (int64, error) {
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("option '%s': cannot parse %q as an integer", key, v)
+		return 0, fmt.Errorf("option '%s': cannot parse %q as an integer", key, redact.Option(key, v))
 	}
 	return n, nil
 }
@@ -52,7 +53,7 @@ func (o Options) Float(key string, def float64) (float64, error) {
 	}
 	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 	if err != nil {
-		return 0, fmt.Errorf("option '%s': cannot parse %q as a number", key, v)
+		return 0, fmt.Errorf("option '%s': cannot parse %q as a number", key, redact.Option(key, v))
 	}
 	return f, nil
 }
@@ -69,7 +70,7 @@ func (o Options) Bool(key string, def bool) (bool, error) {
 	case "false":
 		return false, nil
 	}
-	return false, fmt.Errorf("option '%s': expected true or false, got %q", key, v)
+	return false, fmt.Errorf("option '%s': expected true or false, got %q", key, redact.Option(key, v))
 }
 
 // Duration returns the option as a duration or def. It accepts Flink's
@@ -82,6 +83,9 @@ func (o Options) Duration(key string, def time.Duration) (time.Duration, error) 
 	}
 	d, err := ParseDuration(v)
 	if err != nil {
+		if redact.SecretKey(key) {
+			return 0, fmt.Errorf("option '%s': cannot parse %q as a duration", key, redact.Mask)
+		}
 		return 0, fmt.Errorf("option '%s': %w", key, err)
 	}
 	return d, nil

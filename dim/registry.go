@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/connector/redact"
 	"github.com/sluicesql/sluice/dim/store"
 	"github.com/sluicesql/sluice/types"
 )
@@ -251,7 +252,8 @@ func (t *Table) startReloads() {
 			case <-tick.C:
 			}
 			if err := t.Reload(ctx); err != nil && ctx.Err() == nil && t.reg.logf != nil {
-				t.reg.logf("dimension table %s: %v; keeping the previous copy", t.id, err)
+				// The identity may quote a URL: mask its secrets.
+				t.reg.logf("dimension table %s: %v; keeping the previous copy", redact.URL(t.id), redact.Error(err))
 			}
 		}
 	}()

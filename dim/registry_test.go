@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -277,5 +278,28 @@ func TestFailedFirstLoad(t *testing.T) {
 	}
 	if r.Tables() != 0 || src.closed.Load() != 1 {
 		t.Fatalf("a failed acquire left %d tables, closed %d", r.Tables(), src.closed.Load())
+	}
+}
+
+// TestReloadLogMasksSecrets: the line about a failed reload names the
+// table by its identity with the secrets of the URL in it masked.
+func TestReloadLogMasksSecrets(t *testing.T) {
+	lines := make(chan string, 16)
+	r := dim.NewRegistry(dim.Options{Logf: func(format string, args ...any) {
+		select {
+		case lines <- fmt.Sprintf(format, args...):
+		default:
+		}
+	}})
+	src := &genSource{id: "jdbc|jdbc:postgresql://h/db?user=u&password=hunter2-pw|users", n: 10, every: time.Millisecond}
+	h, err := r.Acquire(context.Background(), src, genTypes, []int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release()
+	src.fail.Store(true)
+	line := <-lines
+	if strings.Contains(line, "hunter2") || !strings.Contains(line, "the source broke off") {
+		t.Errorf("log line %q", line)
 	}
 }

@@ -80,6 +80,17 @@ type Graph struct {
 	Manifest state.Manifest
 }
 
+// Bounded reports whether every source of the graph ends, so that the
+// job ends by itself.
+func (g *Graph) Bounded() bool {
+	for _, s := range g.Stages {
+		if s.Source != nil && !s.Source.Bounded() {
+			return false
+		}
+	}
+	return true
+}
+
 // live returns the stages that run: a source stage with no partition to
 // read does not, nor does a stage none of whose inputs runs. inputs maps
 // each live stage to its live inputs.

@@ -617,12 +617,12 @@ func (b *builder) normalize(n *plan.ChangelogNormalize) (*pipe, error) {
 // rank builds a Top-N: the input re-keyed by the partition columns.
 func (b *builder) rank(n *plan.Rank) (*pipe, error) {
 	if n.Limit <= 0 {
-		return nil, fmt.Errorf("%s() needs a bound on the row number in the enclosing query (WHERE rownum <= N, or rownum = 1): an unbounded row number is not supported", n.Type)
+		return nil, positioned(n.At, "%s() needs a bound on the row number in the enclosing query (WHERE rownum <= N, rownum = 1 or rownum BETWEEN M AND N): an unbounded row number is not supported", n.Type)
 	}
-	if n.Limit > 100_000 {
-		return nil, fmt.Errorf("Top-N with N = %d: at most 100000 rows per partition are supported", n.Limit)
+	if n.Limit > maxTopN {
+		return nil, positioned(n.At, "Top-N with N = %d: at most %d rows per partition are supported", n.Limit, maxTopN)
 	}
-	cfg := rank.Config{Partition: n.Partition, Limit: int(n.Limit), KeepAll: n.Input.Updating(),
+	cfg := rank.Config{Partition: n.Partition, Limit: int(n.Limit), First: int(n.First), KeepAll: n.Input.Updating(),
 		NoNumbers: n.NoNumbers, TTL: b.env.StateTTL, Type: rankType(n.Type), Types: columnTypes(n.Input.Schema())}
 	for _, k := range n.Order {
 		cfg.Order = append(cfg.Order, rank.SortKey{Col: k.Col, Desc: k.Desc, NullsFirst: k.NullsFirst})

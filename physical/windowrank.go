@@ -7,23 +7,33 @@ import (
 	"github.com/sluicesql/sluice/exec/rank"
 	"github.com/sluicesql/sluice/exec/windowrank"
 	"github.com/sluicesql/sluice/plan"
+	"github.com/sluicesql/sluice/sql/token"
 )
 
-// maxTopN bounds N of a window Top-N, as of the updating Top-N.
+// maxTopN bounds N of a Top-N, updating or windowed.
 const maxTopN = 100_000
+
+// positioned is an error about a plan node written at at: a positioned
+// one (file:line:col) when at is known.
+func positioned(at token.Position, format string, args ...any) error {
+	if !at.IsValid() {
+		return fmt.Errorf(format, args...)
+	}
+	return &token.Error{Pos: at, Msg: fmt.Sprintf(format, args...)}
+}
 
 // windowRank builds a window Top-N: the input re-keyed by the partition
 // columns other than the window (a window's rows of one key meet in one
 // task, whatever the window).
 func (b *builder) windowRank(n *plan.WindowRank) (*pipe, error) {
 	if n.Limit <= 0 {
-		return nil, fmt.Errorf("%s() over a window needs a bound on its number in the enclosing query (WHERE rownum <= N, or rownum = 1)", n.Type)
+		return nil, positioned(n.At, "%s() over a window needs a bound on its number in the enclosing query (WHERE rownum <= N, rownum = 1 or rownum BETWEEN M AND N)", n.Type)
 	}
 	if n.Limit > maxTopN {
-		return nil, fmt.Errorf("window Top-N with N = %d: at most %d rows per partition are supported", n.Limit, maxTopN)
+		return nil, positioned(n.At, "window Top-N with N = %d: at most %d rows per partition are supported", n.Limit, maxTopN)
 	}
 	cfg := windowrank.Config{Start: n.Start, End: n.End, Partition: n.Partition, Type: rankType(n.Type),
-		Limit: int(n.Limit), LaterFirst: n.KeepLast(), Types: columnTypes(n.Input.Schema())}
+		Limit: int(n.Limit), First: int(n.First), LaterFirst: n.KeepLast(), Types: columnTypes(n.Input.Schema())}
 	for _, k := range n.Order {
 		cfg.Order = append(cfg.Order, rank.SortKey{Col: k.Col, Desc: k.Desc, NullsFirst: k.NullsFirst})
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/sluicesql/sluice/exec/agg"
 	"github.com/sluicesql/sluice/exec/window"
 	"github.com/sluicesql/sluice/expr"
+	"github.com/sluicesql/sluice/sql/token"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -642,8 +643,13 @@ type Rank struct {
 	Partition []int
 	Order     []SortKey
 	Limit     int64
-	Type      RankType
-	Out       types.Schema
+	// First, if above 1, is the lowest number kept: rows First to Limit
+	// (rn BETWEEN First AND Limit: Flink's rank range).
+	First int64
+	Type  RankType
+	Out   types.Schema
+	// At is where the numbering function is written, for errors.
+	At token.Position
 	// AppendOnly: the input is append-only and ordered by processing time
 	// ascending with Limit 1 (keep the first row), so that no row is ever
 	// replaced.
@@ -677,17 +683,22 @@ func (r *Rank) Describe() string {
 		}
 		order = append(order, in.Columns[k.Col].Name+" "+dir)
 	}
-	end := "unbounded"
-	if r.Limit > 0 {
-		end = fmt.Sprint(r.Limit)
-	}
 	number := ""
 	if r.NoNumbers {
 		number = ", outputRankNumber=[false]"
 	}
-	return fmt.Sprintf("Rank(strategy=[%s], rankType=[%s], rankRange=[rankStart=1, rankEnd=%s]%s, partitionBy=[%s], orderBy=[%s], select=[%s])",
-		map[bool]string{true: "AppendFastStrategy", false: "RetractStrategy"}[!r.Input.Updating()], r.Type, end, number,
+	return fmt.Sprintf("Rank(strategy=[%s], rankType=[%s], rankRange=[%s]%s, partitionBy=[%s], orderBy=[%s], select=[%s])",
+		map[bool]string{true: "AppendFastStrategy", false: "RetractStrategy"}[!r.Input.Updating()], r.Type, rankRange(r.First, r.Limit), number,
 		strings.Join(part, ", "), strings.Join(order, ", "), strings.Join(r.Out.Names(), ", "))
+}
+
+// rankRange prints the numbers a Rank keeps, as Flink's EXPLAIN does.
+func rankRange(first, limit int64) string {
+	end := "unbounded"
+	if limit > 0 {
+		end = fmt.Sprint(limit)
+	}
+	return fmt.Sprintf("rankStart=%d, rankEnd=%s", max(first, 1), end)
 }
 
 // WithInputs implements Node.

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sluicesql/sluice/exec/window"
+	"github.com/sluicesql/sluice/sql/token"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -50,6 +51,11 @@ type WindowRank struct {
 	Order     []SortKey
 	Type      RankType
 	Limit     int64
+	// First, if above 1, is the lowest number kept (rn BETWEEN First AND
+	// Limit).
+	First int64
+	// At is where the numbering function is written, for errors.
+	At token.Position
 	// TVF: the rows come from a window TVF (not from an aggregation).
 	TVF bool
 	// NoNumbers: nothing downstream reads the number.
@@ -110,10 +116,6 @@ func (w *WindowRank) Describe() string {
 		}
 		order = append(order, in.Columns[k.Col].Name+" "+dir)
 	}
-	end := "unbounded"
-	if w.Limit > 0 {
-		end = fmt.Sprint(w.Limit)
-	}
-	return fmt.Sprintf("WindowRank(window=[%s], rankType=[%s], rankRange=[rankStart=1, rankEnd=%s], partitionBy=[%s], orderBy=[%s], select=[%s])",
-		win, w.Type, end, colNames(in, w.Partition), strings.Join(order, ", "), strings.Join(w.Out.Names(), ", "))
+	return fmt.Sprintf("WindowRank(window=[%s], rankType=[%s], rankRange=[%s], partitionBy=[%s], orderBy=[%s], select=[%s])",
+		win, w.Type, rankRange(w.First, w.Limit), colNames(in, w.Partition), strings.Join(order, ", "), strings.Join(w.Out.Names(), ", "))
 }

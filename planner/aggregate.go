@@ -511,7 +511,7 @@ func (p *Planner) bindAggregate(sel *ast.Select, in plan.Node, sc *scope) (plan.
 	if err != nil {
 		return nil, nil, err
 	}
-	calc := &plan.Calc{Input: node, Filter: having, Projs: projs, Out: makeSchema(projs, names)}
+	calc := &plan.Calc{Input: node, Filter: having, Projs: projs, Out: makeSchema(projs, uniqueNames(names))}
 	var res plan.Node = calc
 	if calc.IsIdentity() {
 		res = node
@@ -519,7 +519,7 @@ func (p *Planner) bindAggregate(sel *ast.Select, in plan.Node, sc *scope) (plan.
 	if sel.Distinct {
 		res = distinct(res)
 	}
-	return res, scopeOf("", res.Schema()), nil
+	return res, selectScope(res, names), nil
 }
 
 // groupsByWindow reports whether GROUP BY names window_start or window_end

@@ -43,11 +43,19 @@ type Planner struct {
 	ctes []map[string]*cte
 	// views guards against a view that refers to itself.
 	viewDepth int
+	// orderItems are the ORDER BY expressions being planned as more
+	// items of the select list they order; inOrderBy is set while one
+	// is bound, for messages.
+	orderItems []*ast.SelectItem
+	inOrderBy  bool
 }
 
 type cte struct {
 	def  *ast.CTE
 	file *token.File
+	// before are the CTEs declared before this one in its WITH: the
+	// ones its query sees, besides those of enclosing queries.
+	before map[string]*cte
 }
 
 // New returns a planner.
@@ -154,6 +162,10 @@ func (p *Planner) resolve(s *scope, parts []*ast.Ident) (int, []*ast.Ident, erro
 			return 0, nil, p.errorf(parts[1], "column '%s' not found in table '%s'%s", name, parts[0].Name,
 				suggest.Hint(name, p.qualNames(s, parts[0].Name)))
 		}
+		if p.inOrderBy {
+			return 0, nil, p.errorf(parts[0], "ORDER BY column '%s' is neither in the select list nor in a table of the FROM clause%s",
+				name, suggest.Hint(name, s.names()))
+		}
 		return 0, nil, p.errorf(parts[0], "column '%s' not found in any table%s", name, suggest.Hint(name, s.names()))
 	}
 	return i, parts[1:], nil
@@ -189,7 +201,7 @@ func (p *Planner) find(s *scope, qual string, id *ast.Ident) (int, bool, error) 
 			}
 			if c.name == id.Name || fold && strings.EqualFold(c.name, id.Name) {
 				if found >= 0 {
-					return 0, false, p.errorf(id, "column '%s' is ambiguous", id.Name)
+					return 0, false, p.ambiguous(id, s.cols[found], c)
 				}
 				found = i
 			}
@@ -199,4 +211,17 @@ func (p *Planner) find(s *scope, qual string, id *ast.Ident) (int, bool, error) 
 		}
 	}
 	return 0, false, nil
+}
+
+// ambiguous is the error for a name that two columns a and b answer to.
+func (p *Planner) ambiguous(id *ast.Ident, a, b scopeCol) error {
+	switch {
+	case !strings.EqualFold(a.qual, b.qual) && a.qual != "" && b.qual != "":
+		return p.errorf(id, "column '%s' is ambiguous: both '%s' and '%s' have it; qualify it (%s.%s or %s.%s)",
+			id.Name, a.qual, b.qual, a.qual, a.name, b.qual, b.name)
+	case a.qual != "":
+		return p.errorf(id, "column '%s' is ambiguous: two columns of '%s' are named '%s'; give them different aliases",
+			id.Name, a.qual, a.name)
+	}
+	return p.errorf(id, "column '%s' is ambiguous: two columns are named '%s'; give them different aliases", id.Name, a.name)
 }

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,7 +23,11 @@ func (p *Planner) bindQuery(q *ast.Query) (plan.Node, *scope, error) {
 	if len(q.With) > 0 {
 		m := map[string]*cte{}
 		for _, c := range q.With {
-			m[c.Name.Name] = &cte{def: c, file: p.File}
+			before := make(map[string]*cte, len(m))
+			for k, v := range m {
+				before[k] = v
+			}
+			m[c.Name.Name] = &cte{def: c, file: p.File, before: before}
 		}
 		p.ctes = append(p.ctes, m)
 		defer func() { p.ctes = p.ctes[:len(p.ctes)-1] }()
@@ -34,50 +39,176 @@ func (p *Planner) bindQuery(q *ast.Query) (plan.Node, *scope, error) {
 	if len(q.OrderBy) == 0 && q.Limit == nil && q.Offset == nil {
 		return n, sc, nil
 	}
-	sort := &plan.Sort{Input: n, Limit: -1}
-	for _, o := range q.OrderBy {
-		col, err := p.orderColumn(o.Expr, sc)
-		if err != nil {
-			return nil, nil, err
-		}
-		k := plan.SortKey{Col: col, Desc: o.Desc, NullsFirst: !o.Desc}
-		if o.NullsFirst != nil {
-			k.NullsFirst = *o.NullsFirst
-		}
-		sort.Keys = append(sort.Keys, k)
+	n, keys, err := p.bindOrderBy(q, n, sc)
+	if err != nil {
+		return nil, nil, err
 	}
-	var err2 error
+	width := len(sc.cols)
+	sort := &plan.Sort{Input: n, Keys: keys, Limit: -1}
 	if q.Limit != nil {
-		if sort.Limit, err2 = p.constInt(q.Limit, "LIMIT"); err2 != nil {
-			return nil, nil, err2
+		if sort.Limit, err = p.constInt(q.Limit, "LIMIT"); err != nil {
+			return nil, nil, err
 		}
 	}
 	if q.Offset != nil {
-		if sort.Offset, err2 = p.constInt(q.Offset, "OFFSET"); err2 != nil {
-			return nil, nil, err2
+		if sort.Offset, err = p.constInt(q.Offset, "OFFSET"); err != nil {
+			return nil, nil, err
 		}
 	}
-	return sort, sc, nil
+	var out plan.Node = sort
+	if n.Schema().Len() > width {
+		// Project the columns that only ORDER BY reads away.
+		s := n.Schema()
+		keep := types.Schema{Columns: s.Columns[:width]}
+		out = &plan.Calc{Input: sort, Projs: identity(keep), Out: keep}
+	}
+	return out, sc, nil
 }
 
-// orderColumn resolves an ORDER BY item to an output column: by alias or
-// name, or by 1-based ordinal.
-func (p *Planner) orderColumn(e ast.Expr, sc *scope) (int, error) {
-	if lit, ok := e.(*ast.Literal); ok && lit.Kind == ast.Number {
-		n, err := strconv.Atoi(lit.Value)
-		if err != nil || n < 1 || n > len(sc.cols) {
-			return 0, p.errorf(e, "ORDER BY position %s is not in the select list (1..%d)", lit.Value, len(sc.cols))
+// bindOrderBy resolves the ORDER BY items of q, whose body was planned as
+// n with the output scope sc. As in Flink, an item is an ordinal of the
+// select list, a name or expression over the select list's columns
+// (which come first), or, for a plain SELECT, an expression over its FROM
+// clause (columns the select list leaves out, an aggregate with GROUP
+// BY). It returns n, with the columns the sort keys need appended after
+// the query's own, and the keys.
+func (p *Planner) bindOrderBy(q *ast.Query, n plan.Node, sc *scope) (plan.Node, []plan.SortKey, error) {
+	keys := make([]plan.SortKey, len(q.OrderBy))
+	var overOutput []expr.Node      // computed over the select list
+	var overInput []*ast.SelectItem // computed with the select list
+	inputKey := map[int]int{}       // ORDER BY item -> index in overInput
+	outputKey := map[int]int{}      // ORDER BY item -> index in overOutput
+	for i, o := range q.OrderBy {
+		keys[i] = plan.SortKey{Desc: o.Desc, NullsFirst: !o.Desc}
+		if o.NullsFirst != nil {
+			keys[i].NullsFirst = *o.NullsFirst
 		}
-		return n - 1, nil
+		if lit, ok := o.Expr.(*ast.Literal); ok && lit.Kind == ast.Number {
+			c, err := strconv.Atoi(lit.Value)
+			if err != nil || c < 1 || c > len(sc.cols) {
+				return nil, nil, p.errorf(o.Expr, "ORDER BY position %s is not in the select list (1..%d)", lit.Value, len(sc.cols))
+			}
+			keys[i].Col = c - 1
+			continue
+		}
+		over, err := p.readsOutput(o.Expr, sc)
+		if err != nil {
+			return nil, nil, err
+		}
+		if over {
+			e, err := p.bindExpr(o.Expr, sc)
+			if err != nil {
+				return nil, nil, err
+			}
+			if c, ok := e.(*expr.Column); ok {
+				keys[i].Col = c.Index
+			} else {
+				outputKey[i] = len(overOutput)
+				overOutput = append(overOutput, e)
+			}
+			continue
+		}
+		inputKey[i] = len(overInput)
+		overInput = append(overInput, &ast.SelectItem{Span: o.Span, Expr: o.Expr})
 	}
-	n, err := p.bindExpr(e, sc)
-	if err != nil {
-		return 0, err
+	width := len(sc.cols)
+	if len(overInput) > 0 {
+		sel, ok := q.Body.(*ast.Select)
+		switch {
+		case !ok:
+			at := q.OrderBy[firstKey(inputKey)].Expr
+			return nil, nil, p.errorf(at, "ORDER BY of a %s can name its output columns only (%s), or their positions",
+				bodyKind(q.Body), strings.Join(sc.names(), ", "))
+		case sel.Distinct:
+			at := q.OrderBy[firstKey(inputKey)].Expr
+			return nil, nil, p.errorf(at, "ORDER BY of a SELECT DISTINCT can name columns of its select list only (%s); add %s to the select list",
+				strings.Join(sc.names(), ", "), ast.Format(at))
+		}
+		// Plan the select again, with the ORDER BY expressions as more
+		// items: bound where the select list is, after it.
+		x := *sel
+		x.Items = append(append([]*ast.SelectItem(nil), sel.Items...), overInput...)
+		saved := p.orderItems
+		p.orderItems = overInput
+		wide, _, err := p.bindSelect(&x)
+		p.orderItems = saved
+		if err != nil {
+			return nil, nil, err
+		}
+		n = wide
+		for i, j := range inputKey {
+			keys[i].Col = width + j
+		}
 	}
-	if c, ok := n.(*expr.Column); ok {
-		return c.Index, nil
+	if len(overOutput) > 0 {
+		s := n.Schema()
+		projs := identity(s)
+		out := types.Schema{Columns: append([]types.Column(nil), s.Columns...)}
+		for j, e := range overOutput {
+			projs = append(projs, e)
+			out.Columns = append(out.Columns, types.Column{Name: "$order" + strconv.Itoa(j), Type: e.Type()})
+		}
+		base := s.Len()
+		n = &plan.Calc{Input: n, Projs: projs, Out: out}
+		for i, j := range outputKey {
+			keys[i].Col = base + j
+		}
 	}
-	return 0, p.errorf(e, "ORDER BY supports output columns only; add the expression to the select list")
+	return n, keys, nil
+}
+
+// readsOutput reports whether an ORDER BY expression is over the select
+// list's columns: every column it names is one of them, and it calls no
+// aggregate or window function. A name two output columns share is an
+// error.
+func (p *Planner) readsOutput(e ast.Expr, sc *scope) (bool, error) {
+	over := true
+	var err error
+	ast.Inspect(e, func(n ast.Node) bool {
+		if !over || err != nil {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.ColumnRef:
+			var ok bool
+			if len(n.Parts) >= 2 {
+				_, ok, err = p.find(sc, n.Parts[0].Name, n.Parts[1])
+			}
+			if !ok && err == nil {
+				_, ok, err = p.find(sc, "", n.Parts[0])
+			}
+			over = ok
+		case *ast.Call:
+			if p.isAggregate(n) || n.Over != nil || n.OverName != nil {
+				over = false
+			}
+		case *ast.Query, *ast.SubqueryExpr, *ast.Exists:
+			return false
+		}
+		return true
+	})
+	return over, err
+}
+
+func firstKey(m map[int]int) int {
+	first := -1
+	for k := range m {
+		if first < 0 || k < first {
+			first = k
+		}
+	}
+	return first
+}
+
+// bodyKind names a query body for messages.
+func bodyKind(b ast.QueryBody) string {
+	switch b := b.(type) {
+	case *ast.SetOp:
+		return b.Op
+	case *ast.Values:
+		return "VALUES"
+	}
+	return "subquery"
 }
 
 func (p *Planner) constInt(e ast.Expr, what string) (int64, error) {
@@ -316,6 +447,13 @@ func (p *Planner) alias(n plan.Node, sc *scope, def string, alias *ast.Ident, co
 		if len(cols) != len(sc.cols) {
 			return nil, nil, p.errorf(cols[0], "%d column aliases given for %d columns", len(cols), len(sc.cols))
 		}
+		for i, c := range cols {
+			for _, d := range cols[:i] {
+				if c.Name == d.Name {
+					return nil, nil, p.errorf(c, "duplicate name '%s' in the column alias list", c.Name)
+				}
+			}
+		}
 		projs := make([]expr.Node, len(cols))
 		out := types.Schema{}
 		for i, c := range cols {
@@ -334,13 +472,21 @@ func (p *Planner) bindTableRef(name *ast.ObjectName) (plan.Node, *scope, error) 
 	if len(name.Parts) == 1 {
 		for i := len(p.ctes) - 1; i >= 0; i-- {
 			if c, ok := p.ctes[i][last]; ok {
-				// A CTE sees only the CTEs declared before it.
+				// A CTE sees the CTEs of enclosing queries and those
+				// declared before it in its own WITH, as in Flink.
 				saved := p.ctes
-				p.ctes = p.ctes[:i]
+				p.ctes = append(p.ctes[:i:i], c.before)
 				n, sc, err := p.bindQuery(c.def.Query)
 				p.ctes = saved
 				if err != nil {
 					return nil, nil, err
+				}
+				if len(c.def.Columns) == 0 {
+					if dup := duplicateName(sc.names()); dup != "" {
+						// As Flink does: a CTE's columns need names of their own.
+						return nil, nil, p.errorf(c.def.Query, "CTE '%s' has two columns named '%s': give them different aliases, or name the CTE's columns: WITH %s (col1, col2, ...) AS (...)",
+							last, dup, last)
+					}
 				}
 				return p.alias(n, sc, last, nil, c.def.Columns)
 			}
@@ -550,7 +696,7 @@ func (p *Planner) bindSelect(sel *ast.Select) (plan.Node, *scope, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	out := makeSchema(projs, names)
+	out := makeSchema(projs, uniqueNames(names))
 	calc := &plan.Calc{Input: in, Filter: filter, Projs: projs, Out: out}
 	var n plan.Node = calc
 	if calc.IsIdentity() {
@@ -559,7 +705,7 @@ func (p *Planner) bindSelect(sel *ast.Select) (plan.Node, *scope, error) {
 	if sel.Distinct {
 		n = distinct(n)
 	}
-	return n, scopeOf("", n.Schema()), nil
+	return n, selectScope(n, names), nil
 }
 
 func distinct(n plan.Node) plan.Node {
@@ -584,7 +730,12 @@ func (p *Planner) bindCondition(e ast.Expr, sc *scope, clause string) (expr.Node
 	return n, nil
 }
 
-// bindItems binds a select list, expanding * and t.*.
+// bindItems binds a select list, expanding * and t.*. The names are the
+// columns as an enclosing query sees them, as in Flink (Calcite): an
+// item's alias or column name as written, so that two items may share one
+// (and a reference to it is then ambiguous), and the columns of * made
+// unique against the names before them (a, a0). The schema of the result
+// takes uniqueNames(names).
 func (p *Planner) bindItems(items []*ast.SelectItem, b *binder) ([]expr.Node, []string, error) {
 	var projs []expr.Node
 	var names []string
@@ -603,19 +754,33 @@ func (p *Planner) bindItems(items []*ast.SelectItem, b *binder) ([]expr.Node, []
 			for j, c := range b.sc.cols {
 				if !c.hidden && (q == "" || strings.EqualFold(c.qual, q)) {
 					projs = append(projs, &expr.Column{Index: j, Name: c.name, T: c.typ})
-					names = append(names, c.name)
+					names = append(names, uniqueName(c.name, names))
 				}
 			}
 			continue
 		}
+		p.inOrderBy = slices.Contains(p.orderItems, it)
 		n, err := b.bind(it.Expr)
+		p.inOrderBy = false
 		if err != nil {
 			return nil, nil, err
 		}
 		projs = append(projs, n)
 		names = append(names, itemName(it, i))
 	}
-	return projs, uniqueNames(names), nil
+	return projs, names, nil
+}
+
+// selectScope is the scope an enclosing query sees of a select list's
+// node n: its columns named by bindItems' names.
+func selectScope(n plan.Node, names []string) *scope {
+	sc := scopeOf("", n.Schema())
+	if len(names) == len(sc.cols) {
+		for i := range sc.cols {
+			sc.cols[i].name = names[i]
+		}
+	}
+	return sc
 }
 
 // itemName is the output name of a select item: its alias, the column it
@@ -631,6 +796,32 @@ func itemName(it *ast.SelectItem, i int) string {
 		// window_start etc. spelled as legacy functions keep Flink's EXPR$ names.
 	}
 	return "EXPR$" + strconv.Itoa(i)
+}
+
+// duplicateName returns the first name that occurs twice in names, or "".
+func duplicateName(names []string) string {
+	for i, n := range names {
+		for _, m := range names[:i] {
+			if n == m {
+				return n
+			}
+		}
+	}
+	return ""
+}
+
+// uniqueName returns name, or name suffixed (name0, name1, ...) so that
+// it differs from every one of taken (case-insensitively).
+func uniqueName(name string, taken []string) string {
+	seen := make(map[string]bool, len(taken))
+	for _, t := range taken {
+		seen[strings.ToLower(t)] = true
+	}
+	out := name
+	for k := 0; seen[strings.ToLower(out)]; k++ {
+		out = name + strconv.Itoa(k)
+	}
+	return out
 }
 
 // uniqueNames suffixes repeated names (a, a0, a1) as Flink does.

@@ -80,6 +80,9 @@ func (p *Planner) bindRank(calls []*ast.Call, specs map[*ast.Call]*ast.WindowSpe
 		return c.Index, nil
 	}
 	r := &plan.Rank{Input: in, Type: rankFuncs[fname]}
+	if p.File != nil {
+		r.At = p.File.Position(first.Pos())
+	}
 	for _, e := range spec.PartitionBy {
 		i, err := column(e, "PARTITION BY")
 		if err != nil {

@@ -88,7 +88,7 @@ func windowRank(r *plan.Rank, out *scope) plan.Node {
 		return nil
 	}
 	w := &plan.WindowRank{Input: r.Input, Spec: wc.spec, Start: wc.start, End: wc.end, Partition: part,
-		Order: r.Order, Type: r.Type, TVF: wc.tvf}
+		Order: r.Order, Type: r.Type, TVF: wc.tvf, At: r.At}
 	w.Out.Columns = append([]types.Column(nil), r.Out.Columns...)
 	if wc.time >= 0 {
 		if t := r.Input.Schema().Columns[wc.time].Type; t.TimeAttr != types.NoTimeAttr {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,8 +29,9 @@ func newDev(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Run an in-process Kafka-protocol cluster on a loopback port",
 		Long: `Kafka starts a one-broker Kafka-protocol cluster in this process, listening
 on 127.0.0.1:PORT, creates the topics given with --topic (name:partitions,
-one partition when the count is left out), prints the bootstrap address and
-runs until interrupted (Ctrl-C or SIGTERM).
+one partition when the count is left out, at most 10000; each topic named
+once), prints the bootstrap address and runs until interrupted (Ctrl-C or
+SIGTERM).
 
 It is for trying jobs without a broker: point a table at it with
   'properties.bootstrap.servers' = '127.0.0.1:PORT'
@@ -54,6 +56,10 @@ Kafka sinks do not create topics, so name every topic a job writes with
 	return dev
 }
 
+// maxDevPartitions bounds the partitions of a topic of the in-process
+// cluster, which keeps every partition in memory.
+const maxDevPartitions = 10000
+
 // runDevKafka runs a cluster until ctx ends.
 func runDevKafka(ctx context.Context, out io.Writer, port int, topics []string, dataDir string) error {
 	if port < 0 || port > 65535 {
@@ -64,18 +70,27 @@ func runDevKafka(ctx context.Context, out io.Writer, port int, topics []string, 
 		opts = append(opts, kfake.DataDir(dataDir))
 	}
 	var lines []string
+	given := map[string]string{} // topic name -> its --topic
 	for _, spec := range topics {
 		name, parts, hasParts := strings.Cut(spec, ":")
 		n := 1
 		if hasParts {
-			var err error
-			if n, err = strconv.Atoi(strings.TrimSpace(parts)); err != nil || n < 1 {
+			v, err := strconv.ParseInt(strings.TrimSpace(parts), 10, 64)
+			if err != nil && !errors.Is(err, strconv.ErrRange) || v < 1 {
 				return fmt.Errorf("--topic %q: expected name:partitions with a positive number of partitions", spec)
 			}
+			if err != nil || v > maxDevPartitions {
+				return fmt.Errorf("--topic %q: at most %d partitions", spec, maxDevPartitions)
+			}
+			n = int(v)
 		}
 		if name = strings.TrimSpace(name); name == "" {
 			return fmt.Errorf("--topic %q: the topic has no name", spec)
 		}
+		if prev, ok := given[name]; ok {
+			return fmt.Errorf("--topic %q: topic '%s' is already given (--topic %q); name each topic once", spec, name, prev)
+		}
+		given[name] = spec
 		opts = append(opts, kfake.SeedTopics(int32(n), name))
 		lines = append(lines, fmt.Sprintf("  %s (%d partition%s)", name, n, map[bool]string{true: "s"}[n > 1]))
 	}

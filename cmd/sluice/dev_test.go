@@ -58,8 +58,16 @@ func TestDevKafkaErrors(t *testing.T) {
 	}{
 		{[]string{"bids:0"}, `--topic "bids:0": expected name:partitions`},
 		{[]string{":3"}, "the topic has no name"},
+		// A count beyond int32 was said as given and created wrapped.
+		{[]string{"t:2147483648"}, `--topic "t:2147483648": at most 10000 partitions`},
+		{[]string{"t:10001"}, `--topic "t:10001": at most 10000 partitions`},
+		{[]string{"bids:2", "totals", "bids:4"}, `--topic "bids:4": topic 'bids' is already given (--topic "bids:2"); name each topic once`},
+		{[]string{"bids", "bids"}, `--topic "bids": topic 'bids' is already given`},
 	} {
-		err := runDevKafka(context.Background(), io.Discard, 0, tc.topics, "")
+		// Cancelled: a run that accepted the topics would end at once.
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		err := runDevKafka(ctx, io.Discard, 0, tc.topics, "")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: err = %v", tc.topics, err)
 		}

@@ -6,6 +6,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluicesql/sluice"
+	"github.com/sluicesql/sluice/sql/parser"
 )
 
 func main() {
@@ -169,28 +171,37 @@ as they are produced; Ctrl-C stops the running query.`,
 	return root
 }
 
-// repl reads statements from in, one complete statement (ending in ';') at a
-// time, and executes them; it prints messages and waits for SELECTs.
+// repl reads statements from in and executes each as soon as it is
+// complete: a line may end several, and a statement may span lines. The
+// scanner finds where a statement ends, so that a ';' inside a string, a
+// quoted identifier, a comment or a statement set ends nothing. It prints
+// what the statements show and waits for their jobs (Engine.Run).
 func repl(ctx context.Context, e *sluice.Engine, in io.Reader, out, errw io.Writer) error {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	var buf strings.Builder
-	prompt := func() { fmt.Fprint(out, "sluice> ") }
+	var buf []byte
+	prompt := func() {
+		if len(bytes.TrimSpace(buf)) == 0 {
+			fmt.Fprint(out, "sluice> ")
+		} else {
+			fmt.Fprint(out, "      > ")
+		}
+	}
 	prompt()
 	for sc.Scan() {
-		buf.WriteString(sc.Text())
-		buf.WriteByte('\n')
-		text := strings.TrimSpace(buf.String())
-		if !strings.HasSuffix(text, ";") {
-			continue
-		}
-		buf.Reset()
-		src := []byte(text)
-		qctx, cancel := signal.NotifyContext(ctx, os.Interrupt)
-		err := e.Run(qctx, "<stdin>", src)
-		cancel()
-		if err != nil {
-			fmt.Fprintln(errw, sluice.FormatError(err, src))
+		buf = append(append(buf, sc.Bytes()...), '\n')
+		if n := parser.CompleteStatements(buf); n > 0 {
+			src := append([]byte(nil), bytes.TrimSpace(buf[:n])...)
+			buf = append(buf[:0], buf[n:]...)
+			if len(bytes.TrimSpace(buf)) == 0 {
+				buf = buf[:0]
+			}
+			qctx, cancel := signal.NotifyContext(ctx, os.Interrupt)
+			err := e.Run(qctx, "<stdin>", src)
+			cancel()
+			if err != nil {
+				fmt.Fprintln(errw, sluice.FormatError(err, src))
+			}
 		}
 		prompt()
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/connector/format"
 	"github.com/sluicesql/sluice/connector/lookupcache"
+	"github.com/sluicesql/sluice/connector/redact"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -43,6 +44,8 @@ const (
 type Source struct {
 	name     string
 	url      string
+	shown    string   // url as messages quote it, its secrets masked
+	secrets  []string // masked in every error: the url's, the headers'
 	header   http.Header
 	client   *http.Client
 	schema   types.Schema
@@ -55,6 +58,14 @@ type Source struct {
 
 // CreateLookup implements connector.LookupFactory.
 func (Factory) CreateLookup(t connector.Table, env connector.Env) (connector.LookupSource, error) {
+	s, err := newSource(t, env)
+	if err != nil {
+		return nil, redact.Error(err, redact.Secrets(t.Options)...)
+	}
+	return s, nil
+}
+
+func newSource(t connector.Table, env connector.Env) (*Source, error) {
 	if err := connector.RejectMetadata("http", t); err != nil {
 		return nil, err
 	}
@@ -64,14 +75,15 @@ func (Factory) CreateLookup(t connector.Table, env connector.Env) (connector.Loo
 	if err := t.Options.CheckKnown("http", known, optHeaderPrefix, "json."); err != nil {
 		return nil, err
 	}
-	s := &Source{name: t.Name, schema: t.Schema, header: http.Header{}}
+	s := &Source{name: t.Name, schema: t.Schema, header: http.Header{}, secrets: redact.Secrets(t.Options)}
 	var err error
 	if s.url, err = t.Options.Required(optURL); err != nil {
 		return nil, fmt.Errorf("http: %w", err)
 	}
+	s.shown = redact.URL(s.url)
 	u, err := url.Parse(s.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("http: option '%s': %q is not an http:// or https:// URL", optURL, s.url)
+		return nil, fmt.Errorf("http: option '%s': %q is not an http:// or https:// URL", optURL, s.shown)
 	}
 	if f := t.Options.String(optFormat, "json"); f != "json" {
 		return nil, fmt.Errorf("http: option '%s': unsupported value '%s' (the response is a JSON array: 'json')", optFormat, f)
@@ -112,12 +124,17 @@ func (Factory) CreateLookup(t connector.Table, env connector.Env) (connector.Loo
 	return s, nil
 }
 
-// identity names what a source loads: the URL, the headers (their
-// values hashed: they may hold credentials), the columns and the json
-// options.
+// identity names what a source loads: the URL (its secrets masked, and
+// then the whole URL hashed), the headers (their values hashed: they may
+// hold credentials), the columns and the json options.
 func identity(u string, h http.Header, schema types.Schema, fmtOpts map[string]string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "http|%s|%s", u, schema)
+	shown := redact.URL(u)
+	fmt.Fprintf(&b, "http|%s|%s", shown, schema)
+	if shown != u {
+		sum := sha256.Sum256([]byte(u))
+		fmt.Fprintf(&b, "|url=%s", hex.EncodeToString(sum[:8]))
+	}
 	keys := make([]string, 0, len(h))
 	for k := range h {
 		keys = append(keys, k)
@@ -138,8 +155,13 @@ func identity(u string, h http.Header, schema types.Schema, fmtOpts map[string]s
 	return b.String()
 }
 
-// Load implements connector.FullSource.
+// Load implements connector.FullSource. Its errors quote neither the
+// URL's secrets nor the headers' (nor a response that echoes them).
 func (s *Source) Load(ctx context.Context, emit func(row []types.Value) error) error {
+	return redact.Error(s.load(ctx, emit), s.secrets...)
+}
+
+func (s *Source) load(ctx context.Context, emit func(row []types.Value) error) error {
 	dec, err := s.format.NewDecoder(s.schema, s.fmtOpts)
 	if err != nil {
 		return err
@@ -154,31 +176,36 @@ func (s *Source) Load(ctx context.Context, emit func(row []types.Value) error) e
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			// The client's message quotes the URL: quote it masked.
+			err = fmt.Errorf("%s %q: %w", uerr.Op, s.shown, uerr.Err)
+		}
 		return fmt.Errorf("http table %s: cannot load: %w", s.name, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
-		return fmt.Errorf("http table %s: GET %s: %s: %s", s.name, s.url, resp.Status, bytes.TrimSpace(body))
+		return fmt.Errorf("http table %s: GET %s: %s: %s", s.name, s.shown, resp.Status, bytes.TrimSpace(body))
 	}
 	jd := json.NewDecoder(resp.Body)
 	tok, err := jd.Token()
 	if err != nil {
-		return fmt.Errorf("http table %s: GET %s: cannot read the response: %w", s.name, s.url, err)
+		return fmt.Errorf("http table %s: GET %s: cannot read the response: %w", s.name, s.shown, err)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
-		return fmt.Errorf("http table %s: GET %s: the response is not a JSON array", s.name, s.url)
+		return fmt.Errorf("http table %s: GET %s: the response is not a JSON array", s.name, s.shown)
 	}
 	row := make([]types.Value, s.schema.Len())
 	var raw json.RawMessage
 	for n := 0; jd.More(); n++ {
 		raw = raw[:0]
 		if err := jd.Decode(&raw); err != nil {
-			return fmt.Errorf("http table %s: GET %s: element %d: %w", s.name, s.url, n, err)
+			return fmt.Errorf("http table %s: GET %s: element %d: %w", s.name, s.shown, n, err)
 		}
 		clear(row)
 		if err := dec.Decode(raw, row); err != nil {
-			if herr := s.policy.Handle(fmt.Sprintf("%s element %d", s.url, n), raw, err); herr != nil {
+			if herr := s.policy.Handle(fmt.Sprintf("%s element %d", s.shown, n), raw, err); herr != nil {
 				return herr
 			}
 			continue
@@ -188,7 +215,7 @@ func (s *Source) Load(ctx context.Context, emit func(row []types.Value) error) e
 		}
 	}
 	if _, err := jd.Token(); err != nil {
-		return fmt.Errorf("http table %s: GET %s: cannot read the response: %w", s.name, s.url, err)
+		return fmt.Errorf("http table %s: GET %s: cannot read the response: %w", s.name, s.shown, err)
 	}
 	return nil
 }

@@ -167,3 +167,53 @@ func TestErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretsMasked: errors quote the URL without its token or password,
+// and not the credentials of a header, even when the server echoes them.
+func TestSecretsMasked(t *testing.T) {
+	const token, bearer = "tok-0123456789", "bearer-0123456789"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/echo": // a server that repeats what it was given
+			http.Error(w, "refused "+r.URL.RawQuery+" "+r.Header.Get("Authorization"), http.StatusUnauthorized)
+		default:
+			fmt.Fprint(w, `{"not": "an array"}`)
+		}
+	}))
+	defer srv.Close()
+	check := func(what string, err error) {
+		t.Helper()
+		if err == nil {
+			t.Errorf("%s: no error", what)
+		} else if strings.Contains(err.Error(), token) || strings.Contains(err.Error(), bearer) {
+			t.Errorf("%s: the error quotes a secret: %v", what, err)
+		}
+	}
+	auth := connector.Options{"http.header.Authorization": "Bearer " + bearer}
+	for _, path := range []string{"/echo", "/object"} {
+		opts := connector.Options{"url": srv.URL + path + "?id=7&token=" + token}
+		for k, v := range auth {
+			opts[k] = v
+		}
+		s, err := create(t, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = load(s)
+		check(path, err)
+		if strings.Contains(s.Identity(), token) || strings.Contains(s.Identity(), bearer) {
+			t.Errorf("identity %q", s.Identity())
+		}
+	}
+	// The client cannot connect: its message quotes the URL.
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	s, err := create(t, connector.Options{"url": "http://user:" + token + "@" + down.Listener.Addr().String() + "/x?access_token=" + token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = load(s)
+	check("server down", err)
+	_, err = create(t, connector.Options{"url": "ftp://user:" + token + "@h/x"})
+	check("not http", err)
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/connector/lookupcache"
+	"github.com/sluicesql/sluice/connector/redact"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -44,13 +45,16 @@ const (
 type config struct {
 	url, table, user string
 	target           target
-	lookup           lookupcache.Settings
-	cols             []string
-	schema           types.Schema
+	// secrets are the table's secret option values (the password, the
+	// URL's), masked in every error the connector returns.
+	secrets []string
+	lookup  lookupcache.Settings
+	cols    []string
+	schema  types.Schema
 }
 
 func parseConfig(t connector.Table) (config, error) {
-	var c config
+	c := config{secrets: redact.Secrets(t.Options)}
 	if err := connector.RejectMetadata("jdbc", t); err != nil {
 		return c, err
 	}
@@ -108,18 +112,18 @@ func (c *config) open() (*sql.DB, error) {
 	if c.target.dialect == postgres {
 		pc, err := pgx.ParseConfig(c.target.dsn)
 		if err != nil {
-			return nil, fmt.Errorf("jdbc: url %s: %w", c.url, err)
+			return nil, redact.Error(fmt.Errorf("jdbc: url %s: %w", redact.URL(c.url), err), c.secrets...)
 		}
 		db = stdlib.OpenDB(*pc)
 	} else {
 		mc, err := mysql.ParseDSN(c.target.dsn)
 		if err != nil {
-			return nil, fmt.Errorf("jdbc: url %s: %w", c.url, err)
+			return nil, redact.Error(fmt.Errorf("jdbc: url %s: %w", redact.URL(c.url), err), c.secrets...)
 		}
 		mc.Logger = nopLogger{}
 		conn, err := mysql.NewConnector(mc)
 		if err != nil {
-			return nil, fmt.Errorf("jdbc: url %s: %w", c.url, err)
+			return nil, redact.Error(fmt.Errorf("jdbc: url %s: %w", redact.URL(c.url), err), c.secrets...)
 		}
 		db = sql.OpenDB(conn)
 	}
@@ -138,7 +142,7 @@ func (nopLogger) Print(...any) {}
 func (Factory) CreateLookup(t connector.Table, env connector.Env) (connector.LookupSource, error) {
 	c, err := parseConfig(t)
 	if err != nil {
-		return nil, err
+		return nil, redact.Error(err, c.secrets...)
 	}
 	db, err := c.open()
 	if err != nil {
@@ -149,7 +153,14 @@ func (Factory) CreateLookup(t connector.Table, env connector.Env) (connector.Loo
 		return &FullSource{query: q, db: db, sql: c.target.dialect.selectSQL(c.table, c.cols, nil)}, nil
 	}
 	l := &Lookuper{query: q, db: db, stmts: make(map[string]*stmt)}
-	l.Lookuper = lookupcache.NewLookuper(c.lookup, l.fetch, lookupcache.EnvClock(env.Now)).WithBatch(l.fetchBatch, maxBatch)
+	fetch := func(ctx context.Context, keyCols []int, key []types.Value, dst [][]types.Value) ([][]types.Value, error) {
+		rows, err := l.fetch(ctx, keyCols, key, dst)
+		return rows, redact.Error(err, c.secrets...)
+	}
+	fetchBatch := func(ctx context.Context, keyCols []int, keys [][]types.Value, add func(i int, row []types.Value)) error {
+		return redact.Error(l.fetchBatch(ctx, keyCols, keys, add), c.secrets...)
+	}
+	l.Lookuper = lookupcache.NewLookuper(c.lookup, fetch, lookupcache.EnvClock(env.Now)).WithBatch(fetchBatch, maxBatch)
 	return l, nil
 }
 
@@ -223,6 +234,10 @@ type FullSource struct {
 
 // Load implements connector.FullSource: one SELECT of every row.
 func (s *FullSource) Load(ctx context.Context, emit func(row []types.Value) error) error {
+	return redact.Error(s.load(ctx, emit), s.cfg.secrets...)
+}
+
+func (s *FullSource) load(ctx context.Context, emit func(row []types.Value) error) error {
 	rs, err := s.db.QueryContext(ctx, s.sql)
 	if err != nil {
 		return fmt.Errorf("jdbc table %s: cannot load %s: %w", s.name, s.cfg.table, err)
@@ -240,10 +255,10 @@ func (s *FullSource) Load(ctx context.Context, emit func(row []types.Value) erro
 // ReloadInterval implements connector.FullSource.
 func (s *FullSource) ReloadInterval() time.Duration { return s.cfg.lookup.ReloadInterval }
 
-// Identity implements connector.FullSource: the connector, url, table,
-// user and the columns read (not the password).
+// Identity implements connector.FullSource: the connector, url (its
+// secrets masked), table, user and the columns read (not the password).
 func (s *FullSource) Identity() string {
-	return fmt.Sprintf("jdbc|%s|%s|%s|%s", s.cfg.url, s.cfg.table, s.cfg.user, s.cfg.schema)
+	return fmt.Sprintf("jdbc|%s|%s|%s|%s", redact.URL(s.cfg.url), s.cfg.table, s.cfg.user, s.cfg.schema)
 }
 
 // SQL returns the statement Load runs.

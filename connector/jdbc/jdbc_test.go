@@ -261,3 +261,45 @@ func TestCreateLookup(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretsMasked: no error quotes a password, whether it is in the
+// URL's user info, in its parameters or in the 'password' option, at
+// creation or when the database cannot be reached.
+func TestSecretsMasked(t *testing.T) {
+	const pw = "hunter2-pw"
+	for _, url := range []string{
+		"jdbc:postgresql://h/db?password=" + pw + "&foo=bar",       // unknown parameter
+		"jdbc:oracle://scott:" + pw + "@h:1521/xe",                 // unsupported database
+		"jdbc:mysql://h/db?user=u&password=" + pw + "&sslMode=odd", // unsupported sslMode
+		"jdbc:mysql://u:" + pw + "@h:port/db",                      // url.Parse fails
+		"postgresql://u:" + pw + "@h/db",                           // not JDBC
+	} {
+		_, err := New().CreateLookup(table(connector.Options{"url": url}), connector.Env{})
+		if err == nil {
+			t.Errorf("%s: no error", url)
+		} else if strings.Contains(err.Error(), pw) || !strings.Contains(err.Error(), "xxxxx") {
+			t.Errorf("the error quotes the password or masks nothing: %v", err)
+		}
+	}
+	// A database that is not there: the load's error says so, without the
+	// password of the URL or of the option.
+	for _, opts := range []connector.Options{
+		{"url": "jdbc:postgresql://127.0.0.1:1/db?password=" + pw + "&connectTimeout=1"},
+		{"url": "jdbc:postgresql://127.0.0.1:1/db?connectTimeout=1", "password": pw},
+		{"url": "jdbc:mysql://127.0.0.1:1/db?password=" + pw + "&connectTimeout=1000"},
+	} {
+		opts["lookup.cache"] = "FULL"
+		src, err := New().CreateLookup(table(opts), connector.Env{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = src.(*FullSource).Load(t.Context(), func([]types.Value) error { return nil })
+		src.Close()
+		if err == nil || strings.Contains(err.Error(), pw) {
+			t.Errorf("%s: %v", opts["url"], err)
+		}
+		if id := src.(*FullSource).Identity(); strings.Contains(id, pw) {
+			t.Errorf("identity %q", id)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package jdbc
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/sluicesql/sluice/connector/redact"
 )
 
 // dialect is the kind of database a URL names.
@@ -45,11 +48,13 @@ type target struct {
 // jdbc:mysql://... or jdbc:mariadb://...) and the credentials into a Go
 // DSN: a postgres:// URL for pgx, a go-sql-driver/mysql DSN for MySQL.
 // user and password override those of the URL's parameters. timeout, if
-// not zero, bounds connecting.
+// not zero, bounds connecting. Its errors quote the URL with its secrets
+// masked.
 func parseURL(raw, user, password string, timeout time.Duration) (target, error) {
+	shown := redact.URL(raw)
 	rest, ok := strings.CutPrefix(raw, "jdbc:")
 	if !ok {
-		return target{}, fmt.Errorf("url %q is not a JDBC URL (jdbc:postgresql://host:port/db or jdbc:mysql://host:port/db)", raw)
+		return target{}, fmt.Errorf("url %q is not a JDBC URL (jdbc:postgresql://host:port/db or jdbc:mysql://host:port/db)", shown)
 	}
 	scheme, _, _ := strings.Cut(rest, ":")
 	var d dialect
@@ -59,18 +64,22 @@ func parseURL(raw, user, password string, timeout time.Duration) (target, error)
 	case "mysql", "mariadb":
 		d = mySQL
 	default:
-		return target{}, fmt.Errorf("url %q: unsupported database '%s' (supported: postgresql, mysql, mariadb)", raw, scheme)
+		return target{}, fmt.Errorf("url %q: unsupported database '%s' (supported: postgresql, mysql, mariadb)", shown, scheme)
 	}
 	u, err := url.Parse(rest)
 	if err != nil {
-		return target{}, fmt.Errorf("url %q: %w", raw, err)
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err // not the URL again
+		}
+		return target{}, fmt.Errorf("url %q: %w", shown, err)
 	}
 	if u.Host == "" || strings.Contains(u.Host, ",") {
-		return target{}, fmt.Errorf("url %q: expected one host, as in %s://host:port/database", raw, scheme)
+		return target{}, fmt.Errorf("url %q: expected one host, as in %s://host:port/database", shown, scheme)
 	}
 	db := strings.TrimPrefix(u.Path, "/")
 	if db == "" || strings.Contains(db, "/") {
-		return target{}, fmt.Errorf("url %q: expected a database name, as in %s://host:port/database", raw, scheme)
+		return target{}, fmt.Errorf("url %q: expected a database name, as in %s://host:port/database", shown, scheme)
 	}
 	params := u.Query()
 	if user == "" {
@@ -86,17 +95,17 @@ func parseURL(raw, user, password string, timeout time.Duration) (target, error)
 		if port == "" {
 			port = "5432"
 		}
-		dsn, err := postgresDSN(raw, host, port, db, user, password, params, timeout)
+		dsn, err := postgresDSN(shown, host, port, db, user, password, params, timeout)
 		return target{postgres, dsn}, err
 	}
 	if port == "" {
 		port = "3306"
 	}
-	dsn, err := mysqlDSN(raw, host, port, db, user, password, params, timeout)
+	dsn, err := mysqlDSN(shown, host, port, db, user, password, params, timeout)
 	return target{mySQL, dsn}, err
 }
 
-func postgresDSN(raw, host, port, db, user, password string, params url.Values, timeout time.Duration) (string, error) {
+func postgresDSN(shown, host, port, db, user, password string, params url.Values, timeout time.Duration) (string, error) {
 	q := url.Values{}
 	for _, k := range sortedKeys(params) {
 		v := params.Get(k)
@@ -114,7 +123,7 @@ func postgresDSN(raw, host, port, db, user, password string, params url.Values, 
 		case "currentSchema":
 			q.Set("search_path", v)
 		default:
-			return "", fmt.Errorf("url %q: unsupported parameter '%s' (supported: user, password, sslmode, ssl, connectTimeout, ApplicationName, currentSchema)", raw, k)
+			return "", fmt.Errorf("url %q: unsupported parameter '%s' (supported: user, password, sslmode, ssl, connectTimeout, ApplicationName, currentSchema)", shown, k)
 		}
 	}
 	if timeout > 0 && q.Get("connect_timeout") == "" {
@@ -129,7 +138,7 @@ func postgresDSN(raw, host, port, db, user, password string, params url.Values, 
 	return u.String(), nil
 }
 
-func mysqlDSN(raw, host, port, db, user, password string, params url.Values, timeout time.Duration) (string, error) {
+func mysqlDSN(shown, host, port, db, user, password string, params url.Values, timeout time.Duration) (string, error) {
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Passwd = user, password
 	cfg.Net, cfg.Addr, cfg.DBName = "tcp", net.JoinHostPort(host, port), db
@@ -156,18 +165,18 @@ func mysqlDSN(raw, host, port, db, user, password string, params url.Values, tim
 			case "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY":
 				cfg.TLSConfig = "true"
 			default:
-				return "", fmt.Errorf("url %q: unsupported sslMode '%s'", raw, v)
+				return "", fmt.Errorf("url %q: unsupported sslMode '%s'", shown, v)
 			}
 		case "connectTimeout": // milliseconds
 			ms, err := strconv.Atoi(v)
 			if err != nil {
-				return "", fmt.Errorf("url %q: connectTimeout %q is not a number of milliseconds", raw, v)
+				return "", fmt.Errorf("url %q: connectTimeout %q is not a number of milliseconds", shown, v)
 			}
 			cfg.Timeout = time.Duration(ms) * time.Millisecond
 		case "characterEncoding", "useUnicode":
 			// The Go driver always speaks utf8mb4.
 		default:
-			return "", fmt.Errorf("url %q: unsupported parameter '%s' (supported: user, password, useSSL, sslMode, connectTimeout, characterEncoding, useUnicode)", raw, k)
+			return "", fmt.Errorf("url %q: unsupported parameter '%s' (supported: user, password, useSSL, sslMode, connectTimeout, characterEncoding, useUnicode)", shown, k)
 		}
 	}
 	return cfg.FormatDSN(), nil

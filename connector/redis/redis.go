@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/connector/format"
 	"github.com/sluicesql/sluice/connector/lookupcache"
+	"github.com/sluicesql/sluice/connector/redact"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -61,8 +63,17 @@ type Lookuper struct {
 	dec   format.Decoder // string values with a format
 }
 
-// CreateLookup implements connector.LookupFactory.
+// CreateLookup implements connector.LookupFactory. Its errors, and the
+// lookups', quote no password (the option's or the URL's).
 func (Factory) CreateLookup(t connector.Table, env connector.Env) (connector.LookupSource, error) {
+	l, err := newLookuper(t, env)
+	if err != nil {
+		return nil, redact.Error(err, redact.Secrets(t.Options)...)
+	}
+	return l, nil
+}
+
+func newLookuper(t connector.Table, env connector.Env) (*Lookuper, error) {
 	if err := connector.RejectMetadata("redis", t); err != nil {
 		return nil, err
 	}
@@ -140,7 +151,15 @@ func (Factory) CreateLookup(t connector.Table, env connector.Env) (connector.Loo
 		return nil, fmt.Errorf("redis: option '%s': unsupported value '%s' (expected 'hash' or 'string')", optDataType, dt)
 	}
 	l.client = goredis.NewClient(opts)
-	l.Lookuper = lookupcache.NewLookuper(settings, l.fetch, lookupcache.EnvClock(env.Now)).WithBatch(l.fetchBatch, maxBatch)
+	secrets := redact.Secrets(t.Options)
+	fetch := func(ctx context.Context, keyCols []int, key []types.Value, dst [][]types.Value) ([][]types.Value, error) {
+		rows, err := l.fetch(ctx, keyCols, key, dst)
+		return rows, redact.Error(err, secrets...)
+	}
+	fetchBatch := func(ctx context.Context, keyCols []int, keys [][]types.Value, add func(i int, row []types.Value)) error {
+		return redact.Error(l.fetchBatch(ctx, keyCols, keys, add), secrets...)
+	}
+	l.Lookuper = lookupcache.NewLookuper(settings, fetch, lookupcache.EnvClock(env.Now)).WithBatch(fetchBatch, maxBatch)
 	return l, nil
 }
 
@@ -154,7 +173,11 @@ func clientOptions(o connector.Options) (*goredis.Options, error) {
 		}
 		var err error
 		if opts, err = goredis.ParseURL(u); err != nil {
-			return nil, fmt.Errorf("redis: option '%s': %w", optURL, err)
+			var uerr *url.Error
+			if errors.As(err, &uerr) {
+				err = uerr.Err // not the URL again
+			}
+			return nil, fmt.Errorf("redis: option '%s' = '%s': %w", optURL, redact.URL(u), err)
 		}
 	} else {
 		host, err := o.Required(optHost)

@@ -239,3 +239,23 @@ func TestBatch(t *testing.T) {
 		t.Errorf("a server gone: %v", err)
 	}
 }
+
+// TestSecretsMasked: no error quotes the password of the URL or of the
+// option.
+func TestSecretsMasked(t *testing.T) {
+	const pw = "hunter2-pw"
+	for _, u := range []string{"redis://u:" + pw + "@127.0.0.1:port/0", "redis://:" + pw + "@127.0.0.1:6379/db7", "http://u:" + pw + "@h"} {
+		_, err := New().CreateLookup(connector.Table{Name: "d", Schema: schema, Options: connector.Options{"connector": "redis", "url": u}}, env(nil))
+		if err == nil || strings.Contains(err.Error(), pw) {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+	mr := miniredis.RunT(t)
+	mr.RequireAuth("right-password")
+	l := open(t, schema, []string{"tenant", "id"}, connector.Options{"connector": "redis", "host": mr.Host(), "port": mr.Port(),
+		"password": pw, "lookup.max-retries": "0"}, env(nil))
+	_, err := l.Lookup(context.Background(), []int{0, 1}, []types.Value{types.StringValue("a"), types.BigIntValue(1)}, nil)
+	if err == nil || strings.Contains(err.Error(), pw) {
+		t.Errorf("wrong password: %v", err)
+	}
+}

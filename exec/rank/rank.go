@@ -48,6 +48,10 @@ type Config struct {
 	Partition []int
 	Order     []SortKey
 	Limit     int
+	// First, if above 1, is the lowest number emitted: rows numbered
+	// First to Limit are (rn BETWEEN First AND Limit, as Flink's rank
+	// range). A row that moves across First enters (+I) or leaves (-D).
+	First int
 	// Types are the input's column types.
 	Types []types.Type
 	// KeepAll keeps every row (an updating input).
@@ -91,6 +95,9 @@ type Operator struct {
 	out    *types.Batch
 	keyBuf []byte
 	encBuf []byte
+	// before is the number of the -U row held back, with a First, until
+	// its +U says whether the row stays in the range.
+	before int
 
 	ttl ttl
 }
@@ -99,6 +106,9 @@ type Operator struct {
 func New(cfg Config) (*Operator, error) {
 	if cfg.Limit < 1 {
 		return nil, errors.New("rank: the row number needs a bound (N >= 1)")
+	}
+	if cfg.First > cfg.Limit {
+		return nil, fmt.Errorf("rank: the lowest number emitted (%d) is above the highest (%d)", cfg.First, cfg.Limit)
 	}
 	c, err := rowcodec.New(cfg.Types)
 	if err != nil {
@@ -204,6 +214,36 @@ func Compare(order []SortKey, a, b []types.Value) int {
 }
 
 func (o *Operator) emit(kind types.RowKind, vals []types.Value, num int) {
+	if o.cfg.First > 1 {
+		// Rows numbered below First are not emitted: a row that moves
+		// across it enters or leaves. A -U is always followed by the +U of
+		// the same row.
+		switch kind {
+		case types.UpdateBefore:
+			o.before = num
+			return
+		case types.UpdateAfter:
+			was, is := o.before >= o.cfg.First, num >= o.cfg.First
+			switch {
+			case was && is:
+				o.write(types.UpdateBefore, vals, o.before)
+				o.write(types.UpdateAfter, vals, num)
+			case was:
+				o.write(types.Delete, vals, o.before)
+			case is:
+				o.write(types.Insert, vals, num)
+			}
+			return
+		}
+		if num < o.cfg.First {
+			return
+		}
+	}
+	o.write(kind, vals, num)
+}
+
+// write appends an output row: vals and its number.
+func (o *Operator) write(kind types.RowKind, vals []types.Value, num int) {
 	if o.cfg.NoNumbers {
 		if kind == types.UpdateBefore || kind == types.UpdateAfter {
 			return // a move within the top N

@@ -48,7 +48,8 @@ func format(vals []types.Value) string {
 // descending (NULLs last) then s, applies its changelog, and compares the
 // result with sorting the final input: the same rows at the same numbers,
 // up to rows that tie on every ORDER BY column; with ROW_NUMBER, RANK and
-// DENSE_RANK. Half of the runs
+// DENSE_RANK, from the first number or (a third of the runs) from a later
+// one (rn BETWEEN first AND n). Half of the runs
 // checkpoint and go on in a restored operator.
 func TestAgainstSorting(t *testing.T) {
 	for seed := range uint64(72) {
@@ -57,11 +58,15 @@ func TestAgainstSorting(t *testing.T) {
 		keepAll := seed%2 == 1
 		noNumbers := seed%8 >= 4
 		typ := Type(seed / 8 % 3)
-		t.Run(fmt.Sprintf("seed%d-%s-n%d-retract%v-numbers%v", seed, typ, n, keepAll, !noNumbers), func(t *testing.T) {
+		first := 1 // rn BETWEEN first AND n
+		if seed%3 == 2 {
+			first = 1 + rng.IntN(n)
+		}
+		t.Run(fmt.Sprintf("seed%d-%s-n%d-from%d-retract%v-numbers%v", seed, typ, n, first, keepAll, !noNumbers), func(t *testing.T) {
 			st := state.NewMemory()
 			open := func() (*Operator, *collect) {
 				out := &collect{}
-				o, err := New(Config{ID: "r", Partition: []int{0}, Limit: n, Types: cols, KeepAll: keepAll, NoNumbers: noNumbers, Type: typ,
+				o, err := New(Config{ID: "r", Partition: []int{0}, Limit: n, First: first, Types: cols, KeepAll: keepAll, NoNumbers: noNumbers, Type: typ,
 					Order: []SortKey{{Col: 1, Desc: true, NullsFirst: false}, {Col: 2}}, Next: out})
 				if err != nil {
 					t.Fatal(err)
@@ -135,6 +140,9 @@ func TestAgainstSorting(t *testing.T) {
 					}
 					if num > n {
 						break
+					}
+					if num < first {
+						continue
 					}
 					shown := int64(num)
 					if noNumbers {
@@ -223,5 +231,43 @@ func TestSequenceRank(t *testing.T) {
 		"-D[1, 7, c, 1] -U[1, 6, d, 2] +U[1, 6, d, 1] +I[1, 5, a, 2] +I[1, 5, b, 2]"
 	if got := strings.Join(out.rows, " "); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+// TestSequenceFirst pins the changelog of rn BETWEEN 2 AND 3: a row that
+// moves past the first number enters, one pushed below it leaves.
+func TestSequenceFirst(t *testing.T) {
+	for _, noNumbers := range []bool{false, true} {
+		out := &collect{}
+		o, err := New(Config{Partition: []int{0}, Limit: 3, First: 2, Types: cols, KeepAll: true, NoNumbers: noNumbers,
+			Order: []SortKey{{Col: 1, Desc: true}}, Next: out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Open(&exec.Context{}); err != nil {
+			t.Fatal(err)
+		}
+		feed := func(kind types.RowKind, v int64, s string) {
+			b := types.NewBatch(1, 3)
+			vals := b.AddRow(kind, types.Origin{Part: -1}, 3)
+			vals[0], vals[1], vals[2] = types.IntValue(types.KindInt, 1), types.IntValue(types.KindInt, v), types.StringValue(s)
+			if err := o.Process(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		feed(types.Insert, 5, "a") // a@1: not shown
+		feed(types.Insert, 7, "b") // b@1, a@2: a enters
+		feed(types.Insert, 6, "c") // c@2, a@3: a moves
+		feed(types.Insert, 8, "d") // d@1, b@2 enters, c@3, a leaves
+		feed(types.Delete, 8, "d") // b@1 leaves, c@2, a@3 comes back
+		want := "+I[1, 5, a, 2] -U[1, 5, a, 2] +U[1, 5, a, 3] +I[1, 6, c, 2] " +
+			"-D[1, 5, a, 3] -U[1, 6, c, 2] +U[1, 6, c, 3] +I[1, 7, b, 2] " +
+			"-D[1, 7, b, 2] -U[1, 6, c, 3] +U[1, 6, c, 2] +I[1, 5, a, 3]"
+		if noNumbers {
+			want = "+I[1, 5, a, 0] +I[1, 6, c, 0] -D[1, 5, a, 0] +I[1, 7, b, 0] -D[1, 7, b, 0] +I[1, 5, a, 0]"
+		}
+		if got := strings.Join(out.rows, " "); got != want {
+			t.Errorf("numbers %v:\ngot  %s\nwant %s", !noNumbers, got, want)
+		}
 	}
 }

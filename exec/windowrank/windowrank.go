@@ -40,6 +40,9 @@ type Config struct {
 	Type rank.Type
 	// Limit is N: rows numbered up to N are emitted.
 	Limit int
+	// First, if above 1, is the lowest number emitted (rn BETWEEN First
+	// AND Limit).
+	First int
 	// LaterFirst ranks, of rows that tie, the later arrival first (keep
 	// the last row: deduplication ordered by time descending).
 	LaterFirst bool
@@ -453,6 +456,9 @@ func (o *Operator) emit(p *part) error {
 			num = i + 1
 		default:
 			num++
+		}
+		if num < o.cfg.First {
+			continue
 		}
 		vals := o.out.AddRow(types.Insert, types.NoOrigin, o.width+1)
 		copy(vals, row)

@@ -272,7 +272,9 @@ func pushFilterIntoJoin(o *Optimizer, n plan.Node) plan.Node {
 }
 
 // rankLimit moves the bound on a Rank's row number from the filter above
-// it into the Rank (`rn <= N`, `rn < N`, `rn = 1`): Top-N.
+// it into the Rank (`rn <= N`, `rn < N`, `rn = N`, `rn BETWEEN M AND N`,
+// with `rn >= M`, `rn > M`): Top-N, from the M-th row on as Flink's rank
+// range.
 func rankLimit(o *Optimizer, n plan.Node) plan.Node {
 	c, ok := n.(*plan.Calc)
 	if !ok || c.Filter == nil {
@@ -282,32 +284,43 @@ func rankLimit(o *Optimizer, n plan.Node) plan.Node {
 	if !ok || r.Limit > 0 {
 		return n
 	}
-	limit, read, nc, ok := takeNumberBound(o, c, r.Out.Len()-1)
+	first, limit, read, nc, ok := takeNumberBound(o, c, r.Out.Len()-1)
 	if !ok {
 		return n
 	}
 	nr := *r
-	nr.Limit, nr.NoNumbers = limit, !read
+	nr.First, nr.Limit, nr.NoNumbers = first, limit, !read
 	nc.Input = &nr
 	return nc
 }
 
 // takeNumberBound splits the filter of c, a Calc over a numbering node
-// whose number is column rn: the tightest bound on the number, whether
+// whose number is column rn: the tightest bounds on the number (the
+// lowest number kept, 1 unless bounded below, and the highest), whether
 // the rest of c (its projections and the other conditions) reads the
 // number, and a copy of c whose filter is the other conditions. ok is
-// false when the filter bounds no number.
-func takeNumberBound(o *Optimizer, c *plan.Calc, rn int) (limit int64, read bool, rest *plan.Calc, ok bool) {
+// false when the filter bounds the number from above by nothing.
+func takeNumberBound(o *Optimizer, c *plan.Calc, rn int) (first, limit int64, read bool, rest *plan.Calc, ok bool) {
 	var keep []expr.Node
+	first = 1
 	for _, e := range expr.Conjuncts(c.Filter) {
-		if l, ok := rowNumberBound(e, rn); ok && (limit == 0 || l < limit) {
-			limit = l
+		lo, hi, ok := rowNumberBounds(e, rn)
+		if !ok {
+			keep = append(keep, e)
 			continue
 		}
-		keep = append(keep, e)
+		first = max(first, lo)
+		if hi > 0 && (limit == 0 || hi < limit) {
+			limit = hi
+		}
 	}
 	if limit <= 0 {
-		return 0, false, nil, false
+		return 0, 0, false, nil, false
+	}
+	if first > limit {
+		// Nothing is kept; a Rank of one row, none of it emitted, is
+		// not worth a special case: keep the bounds in the filter.
+		return 0, 0, false, nil, false
 	}
 	for _, e := range append(append([]expr.Node(nil), c.Projs...), keep...) {
 		for _, col := range expr.Columns(e) {
@@ -322,38 +335,65 @@ func takeNumberBound(o *Optimizer, c *plan.Calc, rn int) (limit int64, read bool
 		} else if f, err := o.Builder.Call("AND", nc.Filter, e); err == nil {
 			nc.Filter = f
 		} else {
-			return 0, false, nil, false
+			return 0, 0, false, nil, false
 		}
 	}
-	return limit, read, &nc, true
+	return first, limit, read, &nc, true
 }
 
-// rowNumberBound reads e as `rn <= N`, `rn < N`, `N >= rn`, `N > rn` or
-// `rn = 1` for column rn, and returns the greatest row number it keeps.
-func rowNumberBound(e expr.Node, rn int) (int64, bool) {
+// rowNumberBounds reads e as a bound on column rn by integer literals:
+// `rn <= N`, `rn < N`, `rn >= M`, `rn > M`, `rn = N` (either way round)
+// or `rn BETWEEN M AND N`. It returns the lowest number kept (1 when e
+// bounds it only from above) and the highest (0 when e bounds it only
+// from below).
+func rowNumberBounds(e expr.Node, rn int) (lo, hi int64, ok bool) {
 	call, ok := e.(*expr.Call)
-	if !ok || len(call.Args) != 2 {
-		return 0, false
+	if !ok {
+		return 0, 0, false
+	}
+	isRN := func(n expr.Node) bool {
+		c, ok := n.(*expr.Column)
+		return ok && c.Index == rn
+	}
+	constant := func(n expr.Node) (int64, bool) {
+		l, ok := n.(*expr.Literal)
+		if !ok || l.V.IsNull() || !l.T.Kind.IsInteger() {
+			return 0, false
+		}
+		return l.V.Int(), true
+	}
+	if call.Name == "BETWEEN" && len(call.Args) == 3 && isRN(call.Args[0]) {
+		m, ok1 := constant(call.Args[1])
+		n, ok2 := constant(call.Args[2])
+		if !ok1 || !ok2 || n < 1 || n < m {
+			return 0, 0, false
+		}
+		return max(m, 1), n, true
+	}
+	if len(call.Args) != 2 {
+		return 0, 0, false
 	}
 	op := call.Name
 	col, lit := call.Args[0], call.Args[1]
-	if _, ok := col.(*expr.Column); !ok {
+	if !isRN(col) {
 		col, lit = lit, col
 		op = map[string]string{">=": "<=", ">": "<", "<=": ">=", "<": ">", "=": "="}[op]
 	}
-	cc, ok := col.(*expr.Column)
-	l, ok2 := lit.(*expr.Literal)
-	if !ok || !ok2 || cc.Index != rn || l.V.IsNull() || !l.T.Kind.IsInteger() {
-		return 0, false
+	v, ok := constant(lit)
+	if !isRN(col) || !ok {
+		return 0, 0, false
 	}
-	v := l.V.Int()
 	switch op {
 	case "<=":
-		return v, v > 0
+		return 1, v, v > 0
 	case "<":
-		return v - 1, v > 1
+		return 1, v - 1, v > 1
 	case "=":
-		return 1, v == 1
+		return v, v, v > 0
+	case ">=":
+		return max(v, 1), 0, true
+	case ">":
+		return max(v+1, 1), 0, true
 	}
-	return 0, false
+	return 0, 0, false
 }

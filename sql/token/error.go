@@ -120,7 +120,15 @@ func (l ErrorList) Err() error {
 // "file:line:col: message", followed by the offending line of src and a caret
 // under the column. Errors that are neither an *Error nor an ErrorList (nor
 // wrap one) are rendered with their Error method.
-func Format(err error, src []byte) string {
+func Format(err error, src []byte) string { return FormatMasked(err, src, nil) }
+
+// FormatMasked is Format with mask, if not nil, applied to every message
+// and every quoted line of src before they are shown (to hide passwords,
+// say); the caret stays under the same text, wherever mask moved it.
+func FormatMasked(err error, src []byte, mask func(string) string) string {
+	if mask == nil {
+		mask = func(s string) string { return s }
+	}
 	if err == nil {
 		return ""
 	}
@@ -139,7 +147,7 @@ func Format(err error, src []byte) string {
 		case errors.As(err, &one):
 			list = ErrorList{one}
 		default:
-			return err.Error()
+			return mask(err.Error())
 		}
 	}
 	var lines []int
@@ -156,15 +164,20 @@ func Format(err error, src []byte) string {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		b.WriteString(e.Error())
+		b.WriteString(mask(e.Error()))
 		if !e.Pos.IsValid() || lines == nil {
 			continue
 		}
 		line := lineOf(src, lines, e.Pos.Line)
+		col := e.Pos.Column
+		if col-1 <= len(line) {
+			col = len(mask(line[:col-1])) + 1
+		}
+		line = mask(line)
 		b.WriteByte('\n')
 		b.WriteString(line)
 		b.WriteByte('\n')
-		for j := 0; j < e.Pos.Column-1 && j < len(line); j++ {
+		for j := 0; j < col-1 && j < len(line); j++ {
 			if line[j] == '\t' {
 				b.WriteByte('\t')
 			} else {

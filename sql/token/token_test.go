@@ -2,6 +2,7 @@ package token
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -134,5 +135,20 @@ func TestFormat(t *testing.T) {
 	}
 	if got := NewError(nil, PosOf(3), "no file").Error(); got != "no file" {
 		t.Errorf("no file: %q", got)
+	}
+}
+
+func TestFormatMasked(t *testing.T) {
+	src := []byte("x 'pw=SECRET' y 'pw=SECRET'")
+	f := NewFile("q.sql", src)
+	mask := func(s string) string { return strings.ReplaceAll(s, "SECRET", "*") }
+	// The caret stays under the second quote, which the mask moved left.
+	err := NewError(f, PosOf(16), "bad SECRET")
+	want := "q.sql:1:17: bad *\nx 'pw=*' y 'pw=*'\n           ^"
+	if got := FormatMasked(err, src, mask); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	if got := FormatMasked(fmt.Errorf("plain SECRET"), src, mask); got != "plain *" {
+		t.Errorf("plain: %q", got)
 	}
 }

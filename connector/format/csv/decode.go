@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sluicesql/sluice/connector/format"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -35,7 +36,7 @@ func NewDecoder(schema types.Schema, o Options) (*Decoder, error) {
 // comment line when 'allow-comments' is set. Line-oriented readers call it
 // before Decode.
 func (d *Decoder) SkipRecord(data []byte) bool {
-	data = trimEOL(data)
+	data = trimEOL(format.TrimBOM(data))
 	return len(data) == 0 || d.o.AllowComments && data[0] == '#'
 }
 
@@ -57,12 +58,14 @@ type field struct {
 	raw        []byte // the field as written (for the null literal)
 }
 
-// Decode implements format.Decoder. A trailing line break is ignored.
+// Decode implements format.Decoder. A trailing line break is ignored, and
+// so is a leading UTF-8 byte order mark (the first line of a file saved by
+// some spreadsheets), as Flink's reader (Jackson) skips it.
 func (d *Decoder) Decode(data []byte, dst []types.Value) error {
 	if len(dst) != len(d.types) {
 		return fmt.Errorf("cannot decode into a row of %d values: the schema has %d columns", len(dst), len(d.types))
 	}
-	d.data, d.recOK, d.rec = trimEOL(data), false, ""
+	d.data, d.recOK, d.rec = trimEOL(format.TrimBOM(data)), false, ""
 	err := d.decode(dst)
 	d.data, d.rec = nil, ""
 	return err

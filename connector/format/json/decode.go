@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sluicesql/sluice/connector/format"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -40,12 +41,14 @@ type pending struct {
 	kind       types.Kind
 }
 
-// Decode implements format.Decoder. data must hold one JSON object.
+// Decode implements format.Decoder. data must hold one JSON object, which
+// a UTF-8 byte order mark may precede (the first line of a file saved by
+// some editors), as Flink's reader (Jackson) allows.
 func (d *Decoder) Decode(data []byte, dst []types.Value) error {
 	if len(dst) != len(d.root.subs) {
 		return fmt.Errorf("cannot decode into a row of %d values: the schema has %d columns", len(dst), len(d.root.subs))
 	}
-	d.s = scanner{data: data}
+	d.s = scanner{data: format.TrimBOM(data)}
 	d.strs, d.pend = d.strs[:0], d.pend[:0]
 	err := d.decode(dst)
 	if err == nil && len(d.pend) > 0 {
@@ -60,6 +63,11 @@ func (d *Decoder) Decode(data []byte, dst []types.Value) error {
 	d.s.data = nil
 	return err
 }
+
+// SkipRecord reports whether data holds no record: white space only. As in
+// Flink, whose reader reads such a line as a missing row, it gives no row;
+// line-oriented readers call it before Decode.
+func (d *Decoder) SkipRecord(data []byte) bool { return format.Blank(data) }
 
 func (d *Decoder) decode(dst []types.Value) error {
 	if d.s.peek() != '{' {

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runCLI runs the command in process with args and stdin, in dir.
+func runCLI(t *testing.T, dir, stdin string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errw bytes.Buffer
+	root := newRoot(strings.NewReader(stdin), &out, &errw)
+	root.SetArgs(append([]string{"--quiet"}, args...))
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	err = root.Execute()
+	return out.String(), errw.String(), err
+}
+
+const listingSQL = `CREATE TABLE bids (price INT, item STRING) WITH ('connector' = 'datagen', 'number-of-rows' = '2');
+SHOW TABLES;
+SHOW FUNCTIONS;
+DESCRIBE bids;
+EXPLAIN SELECT item FROM bids WHERE price > 1;
+`
+
+// checkListings checks what listingSQL shows.
+func checkListings(t *testing.T, how, out string) {
+	t.Helper()
+	for _, want := range []string{"table name\nbids\n", "function name\n", "\nUPPER\n", "price", "TableSourceScan(table=[bids]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%s: the output lacks %q:\n%s", how, want, out)
+		}
+	}
+}
+
+// TestListingsPrinted: SHOW TABLES, SHOW FUNCTIONS, DESCRIBE and EXPLAIN
+// print their text in `sluice run`, `sluice sql FILE`, `sluice sql -e` and
+// the REPL (they printed nothing).
+func TestListingsPrinted(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "job.sql"), []byte(listingSQL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		how   string
+		stdin string
+		args  []string
+	}{
+		{"run", "", []string{"run", "job.sql"}},
+		{"sql FILE", "", []string{"sql", "job.sql"}},
+		{"sql -e", "", []string{"sql", "-e", listingSQL}},
+		{"sql (REPL)", listingSQL, []string{"sql"}},
+	} {
+		out, errw, err := runCLI(t, dir, c.stdin, c.args...)
+		if err != nil {
+			t.Errorf("%s: %v\n%s", c.how, err, errw)
+			continue
+		}
+		checkListings(t, c.how, out)
+	}
+}
+
+// TestREPLSplitsWithTheScanner: a ';' that ends a line inside a string, a
+// quoted identifier or a comment does not end the statement (the REPL cut
+// it there); two statements on one line both run.
+func TestREPLSplitsWithTheScanner(t *testing.T) {
+	in := "SELECT 'a;\nb' AS s;\nSELECT 1 AS `x;\ny`; SELECT /* c;\n */ 2 AS z;\n"
+	out, errw, err := runCLI(t, t.TempDir(), in, "sql")
+	if err != nil || errw != "" {
+		t.Fatalf("%v\nstderr:\n%s", err, errw)
+	}
+	for _, want := range []string{"s\n+I[a;\nb]\n", "x;\ny\n+I[1]\n", "z\n+I[2]\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+}
