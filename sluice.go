@@ -413,8 +413,13 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 		if err != nil {
 			return Result{}, err
 		}
-		if _, err := e.connectors.Lookup(t.Options["connector"]); err != nil {
+		f, err := e.connectors.Lookup(t.Options["connector"])
+		if err != nil {
 			return Result{}, e.positionTableErrorIn(t, fmt.Errorf("table %s: %w", t.Name, err))
+		}
+		if pf, ok := f.(connector.PartitionedFactory); len(s.PartitionedBy) > 0 && !(ok && pf.SupportsPartitions()) {
+			return Result{}, token.NewError(file, s.PartitionedBy[0].Pos(),
+				"table %s is PARTITIONED BY, but connector '%s' does not lay data out by partition (the filesystem connector does)", t.Name, f.Name())
 		}
 		if err := e.catalog.AddTable(t, s.IfNotExists); err != nil {
 			return Result{}, token.NewError(file, s.Name.Pos(), "%s", err.Error())

@@ -35,8 +35,10 @@ type Table struct {
 	Columns    []Column
 	Watermark  *ast.WatermarkDef
 	PrimaryKey []string
-	Options    map[string]string
-	Temporary  bool
+	// PartitionKeys are the columns of PARTITIONED BY.
+	PartitionKeys []string
+	Options       map[string]string
+	Temporary     bool
 	// Decl is the CREATE TABLE statement and File its source, for
 	// positioned errors.
 	Decl *ast.CreateTable

@@ -32,6 +32,10 @@ type Table struct {
 	Metadata []MetadataColumn
 	// PrimaryKey names the primary key columns, if any.
 	PrimaryKey []string
+	// PartitionKeys name the PARTITIONED BY columns, if any (physical
+	// columns). Connectors that do not lay data out by partition
+	// (PartitionedFactory) refuse a table that has some.
+	PartitionKeys []string
 	// Options are the WITH options. Keys are as written (Flink option keys
 	// are case-sensitive).
 	Options Options
@@ -62,6 +66,12 @@ func RejectMetadata(connectorName string, t Table) error {
 			connectorName, t.Metadata[0].Name, t.Metadata[0].Key)
 	}
 	return nil
+}
+
+// PartitionedFactory is a Factory whose tables may be PARTITIONED BY
+// columns (the filesystem connector lays them out as k=v directories).
+type PartitionedFactory interface {
+	SupportsPartitions() bool
 }
 
 // Env is what the engine lends connectors.
@@ -231,6 +241,12 @@ type StatefulSink interface {
 	Restore(ctx context.Context, snapshot []byte, checkpointed bool) error
 	// Snapshot returns the sink's state, after a Prepare.
 	Snapshot() ([]byte, error)
+}
+
+// WatermarkSink is a Sink that hears the watermark of its input (a file
+// sink whose partitions are committed by their time).
+type WatermarkSink interface {
+	SinkWatermark(wm int64)
 }
 
 // SelfCommitting is a Committer that, in a job without checkpoints, wants

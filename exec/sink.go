@@ -66,8 +66,13 @@ func (s *SinkOperator) Process(b *types.Batch) error {
 	return nil
 }
 
-// Watermark implements Operator.
-func (s *SinkOperator) Watermark(int64) error { return nil }
+// Watermark implements Operator: a connector.WatermarkSink hears it.
+func (s *SinkOperator) Watermark(wm int64) error {
+	if ws, ok := s.Sink.(connector.WatermarkSink); ok {
+		ws.SinkWatermark(wm)
+	}
+	return nil
+}
 
 // Finish implements Operator: everything is flushed (prepared, for a sink
 // that commits in two steps: it commits when the job's final state is).

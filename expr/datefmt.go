@@ -557,3 +557,17 @@ func tscanZone(s string) zoneScan {
 	}
 	return zoneScan{off: off, n: n}
 }
+
+// ParseWithPattern parses s with a Java date and time pattern (see the
+// letters above) into microseconds since the epoch of the wall-clock time
+// it reads; fields the pattern lacks are those of 1970-01-01 00:00:00. It
+// is how Flink's partition time extractor reads a partition's time with
+// 'partition.time-extractor.timestamp-formatter'.
+func ParseWithPattern(pattern, s string) (int64, error) {
+	f, err := parseDateFormat(pattern)
+	if err != nil {
+		return 0, err
+	}
+	micros, _, err := f.parse(s)
+	return micros, err
+}

@@ -567,7 +567,8 @@ func (p *Planner) bindScan(at ast.Node, t *catalog.Table) (plan.Node, *scope, er
 	}
 	physScope := scopeOf(t.Name, readRow)
 	scan := &plan.Scan{
-		Table:       connector.Table{Name: t.Name, Schema: phys, Metadata: meta, PrimaryKey: t.PrimaryKey, Options: t.Options},
+		Table: connector.Table{Name: t.Name, Schema: phys, Metadata: meta, PrimaryKey: t.PrimaryKey,
+			PartitionKeys: t.PartitionKeys, Options: t.Options},
 		RowtimeCol:  -1,
 		ProctimeCol: -1,
 		Alias:       t.Name,

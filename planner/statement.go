@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/sluicesql/sluice/catalog"
@@ -42,6 +43,22 @@ func (p *Planner) TableFromDDL(ct *ast.CreateTable) (*catalog.Table, error) {
 			return nil, p.errorf(k, "primary key column '%s' is not a column of the table", k.Name)
 		}
 		t.PrimaryKey = append(t.PrimaryKey, k.Name)
+	}
+	for _, k := range ct.PartitionedBy {
+		i := slices.IndexFunc(ct.Columns, func(c *ast.ColumnDef) bool { return strings.EqualFold(c.Name.Name, k.Name) })
+		switch {
+		case i < 0:
+			names := make([]string, len(ct.Columns))
+			for i, c := range ct.Columns {
+				names[i] = c.Name.Name
+			}
+			return nil, p.errorf(k, "partition column '%s' is not a column of the table%s", k.Name, hint(k.Name, names))
+		case ct.Columns[i].Computed != nil || ct.Columns[i].Metadata:
+			return nil, p.errorf(k, "partition column '%s' must be a physical column, not a computed or metadata one", k.Name)
+		case slices.ContainsFunc(t.PartitionKeys, func(s string) bool { return strings.EqualFold(s, k.Name) }):
+			return nil, p.errorf(k, "partition column '%s' is named twice", k.Name)
+		}
+		t.PartitionKeys = append(t.PartitionKeys, ct.Columns[i].Name.Name)
 	}
 	for _, o := range ct.Options {
 		if _, dup := t.Options[o.Key]; dup {
@@ -156,7 +173,7 @@ func (p *Planner) PlanInsert(ins *ast.Insert, acceptsUpdates SinkAcceptsUpdates)
 	if !identity {
 		q = &plan.Calc{Input: q, Projs: projs, Out: target}
 	}
-	sinkTable := connector.Table{Name: name, Schema: target, PrimaryKey: tbl.PrimaryKey, Options: tbl.Options}
+	sinkTable := connector.Table{Name: name, Schema: target, PrimaryKey: tbl.PrimaryKey, PartitionKeys: tbl.PartitionKeys, Options: tbl.Options}
 	if q.Updating() && (acceptsUpdates == nil || !acceptsUpdates(sinkTable)) {
 		if sc := changelogScan(q); sc != nil {
 			return nil, p.errorf(ins.Table, "table sink '%s' (connector '%s') doesn't support consuming update changes, which are produced by the query: table '%s' is read as a changelog (its format '%s' is a changelog format); write to a sink that takes updates, such as one with a changelog format, or 'print'",

@@ -9,8 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +22,7 @@ import (
 
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/connector/format"
+	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -44,6 +48,17 @@ import (
 //     an exclusive lock on .<name>.lock (another INSERT into it, in this
 //     job or another process, fails).
 //
+// A table PARTITIONED BY columns writes part files into partition
+// directories (see partition.go), an in-progress file per partition; with
+// 'sink.partition-commit.policy.kind' = 'success-file', a partition is
+// committed (an empty _SUCCESS file written in it) once its trigger says so,
+// after the commit of a checkpoint: 'process-time' (the default), once
+// 'sink.partition-commit.delay' has passed since the sink first wrote into
+// it; 'partition-time', once the watermark has passed the partition's time
+// (read from its values by 'partition.time-extractor.*') plus the delay.
+// At the end of the input every partition written is committed. The
+// partitions waiting for their commit are in the sink's state.
+//
 // A job restarted from a checkpoint finishes the commits that checkpoint
 // left pending, cuts its in-progress file back to the length the
 // checkpoint recorded, and removes the in-progress files it wrote after
@@ -52,22 +67,32 @@ import (
 // INSERT INTO does. In a job without checkpoints the sink commits by
 // itself every commitEvery, and at the end of its input.
 
-// writeBufferSize is the sink's write buffer.
+// writeBufferSize is the write buffer of each in-progress file.
 const writeBufferSize = 256 << 10
 
 // commitEvery is how often a sink in a job without checkpoints makes
 // what it wrote visible.
 const commitEvery = time.Second
 
-// Rolling policy options, with Flink's names and defaults.
+// Options of the sink, with Flink's names and defaults.
 const (
-	rollFileSizeOption = "sink.rolling-policy.file-size"
-	rollIntervalOption = "sink.rolling-policy.rollover-interval"
-	rollCheckOption    = "sink.rolling-policy.check-interval"
+	rollFileSizeOption  = "sink.rolling-policy.file-size"
+	rollIntervalOption  = "sink.rolling-policy.rollover-interval"
+	rollCheckOption     = "sink.rolling-policy.check-interval"
+	commitTriggerOption = "sink.partition-commit.trigger"
+	commitDelayOption   = "sink.partition-commit.delay"
+	commitPolicyOption  = "sink.partition-commit.policy.kind"
+	successFileOption   = "sink.partition-commit.success-file.name"
+	watermarkZoneOption = "sink.partition-commit.watermark-time-zone"
+	extractorKindOption = "partition.time-extractor.kind"
+	extractorPattern    = "partition.time-extractor.timestamp-pattern"
+	extractorFormatter  = "partition.time-extractor.timestamp-formatter"
 )
 
 // sinkOptions are the options of a filesystem sink.
-var sinkOptions = []string{rollFileSizeOption, rollIntervalOption, rollCheckOption}
+var sinkOptions = []string{rollFileSizeOption, rollIntervalOption, rollCheckOption,
+	commitTriggerOption, commitDelayOption, commitPolicyOption, successFileOption, watermarkZoneOption,
+	extractorKindOption, extractorPattern, extractorFormatter}
 
 // CreateSink implements connector.SinkFactory.
 func (Factory) CreateSink(t connector.Table, env connector.Env) (connector.Sink, error) {
@@ -75,48 +100,69 @@ func (Factory) CreateSink(t connector.Table, env connector.Env) (connector.Sink,
 	if err != nil {
 		return nil, err
 	}
-	enc, err := c.format.NewEncoder(t.Schema, c.fmtOpts)
+	enc, err := c.format.NewEncoder(c.recordSchema(t), c.fmtOpts)
 	if err != nil {
 		return nil, err
 	}
-	s := &Sink{table: t.Name, fmtName: c.fmtName, enc: enc, changelog: format.IsChangelog(c.format), now: env.Now}
+	s := &Sink{table: t.Name, fmtName: c.fmtName, enc: enc, changelog: format.IsChangelog(c.format), now: env.Now,
+		part: c.part, watermark: math.MinInt64}
 	if s.now == nil {
 		s.now = func() int64 { return time.Now().UnixMicro() }
 	}
-	size, err := t.Options.Bytes(rollFileSizeOption, 128<<20)
-	if err != nil {
+	if c.part != nil {
+		s.record = make([]types.Value, len(c.part.data))
+	}
+	if s.rollSize, err = t.Options.Bytes(rollFileSizeOption, 128<<20); err != nil {
 		return nil, err
 	}
-	if size <= 0 {
+	if s.rollSize <= 0 {
 		return nil, fmt.Errorf("option '%s' must be positive", rollFileSizeOption)
 	}
-	interval, err := t.Options.Duration(rollIntervalOption, 30*time.Minute)
-	if err != nil {
+	if s.rollAfter, err = t.Options.Duration(rollIntervalOption, 30*time.Minute); err != nil {
 		return nil, err
 	}
-	if interval <= 0 {
+	if s.rollAfter <= 0 {
 		return nil, fmt.Errorf("option '%s' must be positive", rollIntervalOption)
 	}
 	if _, err := t.Options.Duration(rollCheckOption, time.Minute); err != nil {
 		return nil, err
 	}
-	s.rollSize, s.rollAfter = size, interval
+	if s.commit, err = parseCommit(t, c.part); err != nil {
+		return nil, err
+	}
 	path := c.path
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+	fi, statErr := os.Stat(path)
+	switch {
+	case statErr == nil && fi.IsDir():
 		s.dir = path
-	} else {
-		if err == nil && !fi.Mode().IsRegular() {
+	case c.part != nil || c.uri || strings.HasSuffix(c.path, "/"):
+		// Flink's layout: the path names a directory, made if missing.
+		if statErr == nil {
+			return nil, fmt.Errorf("cannot write %s: it is a file, and this table's path names a directory "+
+				"(a PARTITIONED BY table, a file: URI or a path ending in /)", c.path)
+		}
+		if parent := filepath.Dir(path); !dirExists(parent) {
+			return nil, fmt.Errorf("cannot write %s: its directory %s does not exist", c.path, parent)
+		}
+		s.dir = path
+	default:
+		if statErr == nil && !fi.Mode().IsRegular() {
 			return nil, fmt.Errorf("cannot write %s: not a regular file or a directory", c.path)
 		}
 		s.dir, s.target = filepath.Dir(path), path
-		if fi, err := os.Stat(s.dir); err != nil || !fi.IsDir() {
+		if !dirExists(s.dir) {
 			return nil, fmt.Errorf("cannot write %s: its directory %s does not exist", c.path, s.dir)
 		}
 	}
 	return s, nil
+}
+
+func dirExists(dir string) bool {
+	fi, err := os.Stat(dir)
+	return err == nil && fi.IsDir()
 }
 
 // Sink writes one formatted record per line, exactly-once with the job's
@@ -131,9 +177,14 @@ type Sink struct {
 	now       func() int64
 	rollSize  int64
 	rollAfter time.Duration
+	// part is the table's partitioning (nil: not PARTITIONED BY); record
+	// is where a row's other columns are gathered to be encoded.
+	part   *partitioning
+	record []types.Value
+	commit *partitionCommit // nil: partitions are not committed
 
 	// dir is the directory written; target, if set, the one output file
-	// in it (else part files go to dir).
+	// in it (else part files go to dir, or its partition directories).
 	dir, target string
 
 	mu sync.Mutex
@@ -141,21 +192,28 @@ type Sink struct {
 	// state; without, nothing resumes its files.
 	checkpointed bool
 	restored     bool
-	id           string // names this sink's files; kept in its state
-	next         int    // the number of its next file
-	cur          *part  // the in-progress file being written, if any
+	id           string           // names this sink's files; kept in its state
+	next         int              // the number of its next file
+	open         map[string]*part // the in-progress file of each partition being written ("": unpartitioned)
 	rolled       []*part
 	prepared     []*part // rolled at a Prepare, made visible at the next Commit
 	// targetLen is how long the output file will be once everything
 	// prepared is committed (one output file only).
 	targetLen int64
-	lock      *os.File
-	closed    bool
-	err       error // a sticky write error
+	// pending are the partitions waiting for their commit, with the
+	// processing time the sink first wrote into them; watermark is the
+	// input's, and prepWatermark the one at the last Prepare.
+	pending       map[string]int64
+	watermark     int64
+	prepWatermark int64
+	lock          *os.File
+	closed        bool
+	err           error // a sticky write error
 }
 
 // part is an in-progress file.
 type part struct {
+	pdir    string // its partition directory, relative to the sink's ("" if none)
 	name    string // its hidden in-progress path
 	final   string // the path it is renamed to (part files)
 	f       *os.File
@@ -168,14 +226,17 @@ type part struct {
 
 // snapshot is the sink's state at a checkpoint.
 type snapshot struct {
-	ID        string      `json:"id"`
-	Next      int         `json:"next"`
-	Cur       *savedPart  `json:"cur,omitempty"`
-	Prepared  []savedPart `json:"prepared,omitempty"`
-	TargetLen int64       `json:"target_len,omitempty"`
+	ID        string           `json:"id"`
+	Next      int              `json:"next"`
+	Open      []savedPart      `json:"open,omitempty"`
+	Prepared  []savedPart      `json:"prepared,omitempty"`
+	TargetLen int64            `json:"target_len,omitempty"`
+	Pending   map[string]int64 `json:"pending_partitions,omitempty"`
+	Watermark int64            `json:"watermark,omitempty"`
 }
 
 type savedPart struct {
+	Dir   string `json:"dir,omitempty"`
 	Name  string `json:"name"`
 	Final string `json:"final,omitempty"`
 	Len   int64  `json:"len"`
@@ -201,6 +262,7 @@ func (s *Sink) Restore(_ context.Context, state []byte, checkpointed bool) error
 		return fmt.Errorf("filesystem sink '%s': restored twice", s.table)
 	}
 	s.restored, s.checkpointed = true, checkpointed
+	s.open, s.pending = map[string]*part{}, map[string]int64{}
 	if s.target != "" {
 		if err := s.takeLock(); err != nil {
 			return err
@@ -228,14 +290,16 @@ func (s *Sink) Restore(_ context.Context, state []byte, checkpointed bool) error
 		return fmt.Errorf("filesystem sink '%s': its saved state is damaged (%v): start the job afresh ('state.start-fresh')", s.table, err)
 	}
 	s.id, s.next, s.targetLen = snap.ID, snap.Next, snap.TargetLen
-	keep := map[string]bool{}
+	s.prepWatermark = snap.Watermark
+	maps.Copy(s.pending, snap.Pending)
 	for _, sp := range snap.Prepared {
-		p := &part{name: sp.Name, final: sp.Final, size: sp.Len, synced: sp.Len, base: sp.Base}
+		p := &part{pdir: sp.Dir, name: sp.Name, final: sp.Final, size: sp.Len, synced: sp.Len, base: sp.Base}
 		if err := s.commitPart(p); err != nil {
 			return err
 		}
 	}
-	if c := snap.Cur; c != nil {
+	keep := map[string]bool{}
+	for _, c := range snap.Open {
 		keep[c.Name] = true
 		f, err := os.OpenFile(c.Name, os.O_WRONLY, 0)
 		if err != nil {
@@ -255,8 +319,11 @@ func (s *Sink) Restore(_ context.Context, state []byte, checkpointed bool) error
 			f.Close()
 			return fmt.Errorf("filesystem sink '%s': cannot resume the in-progress file %s: %w", s.table, c.Name, err)
 		}
-		s.cur = &part{name: c.Name, final: c.Final, f: f, w: bufio.NewWriterSize(f, writeBufferSize),
+		s.open[c.Dir] = &part{pdir: c.Dir, name: c.Name, final: c.Final, f: f, w: bufio.NewWriterSize(f, writeBufferSize),
 			size: c.Len, synced: c.Len, created: s.now()}
+	}
+	if err := s.commitPartitions(false); err != nil {
+		return err
 	}
 	return s.removeStrays(keep)
 }
@@ -264,20 +331,37 @@ func (s *Sink) Restore(_ context.Context, state []byte, checkpointed bool) error
 // removeStrays removes this sink's in-progress files that no checkpoint
 // covers (written after the one restored), but those in keep.
 func (s *Sink) removeStrays(keep map[string]bool) error {
-	entries, err := os.ReadDir(s.dir)
-	if err != nil {
-		return fmt.Errorf("filesystem sink '%s': cannot list %s: %w", s.table, s.dir, err)
-	}
 	prefix := s.inProgressPrefix()
-	for _, e := range entries {
-		name := filepath.Join(s.dir, e.Name())
-		if strings.HasPrefix(e.Name(), prefix) && strings.HasSuffix(e.Name(), ".inprogress") && !keep[name] {
-			if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("filesystem sink '%s': cannot remove %s: %w", s.table, name, err)
+	depth := 0
+	if s.part != nil {
+		depth = len(s.part.keys)
+	}
+	var walk func(dir string, level int) error
+	walk = func(dir string, level int) error {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return fmt.Errorf("filesystem sink '%s': cannot list %s: %w", s.table, dir, err)
+		}
+		for _, e := range entries {
+			name := filepath.Join(dir, e.Name())
+			if e.IsDir() && level < depth {
+				if err := walk(name, level+1); err != nil {
+					return err
+				}
+				continue
+			}
+			if strings.HasPrefix(e.Name(), prefix) && strings.HasSuffix(e.Name(), ".inprogress") && !keep[name] {
+				if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return fmt.Errorf("filesystem sink '%s': cannot remove %s: %w", s.table, name, err)
+				}
 			}
 		}
+		return nil
 	}
-	return nil
+	if !dirExists(s.dir) {
+		return nil
+	}
+	return walk(s.dir, 0)
 }
 
 // inProgressPrefix begins the names of this sink's in-progress files.
@@ -331,29 +415,52 @@ func (s *Sink) Write(_ context.Context, b *types.Batch) error {
 			return fmt.Errorf("filesystem sink '%s' cannot take updates/deletes (got a %s row): format '%s' is append-only; "+
 				"use a changelog format such as 'debezium-json' or make the query append-only", s.table, r.Kind, s.fmtName)
 		}
-		if s.cur == nil {
-			if err := s.open(); err != nil {
+		var pdir string
+		if s.part != nil {
+			var err error
+			if pdir, err = s.part.dir(r.Vals); err != nil {
+				return fmt.Errorf("filesystem sink '%s': %w", s.table, err)
+			}
+			for i, c := range s.part.data {
+				s.record[i] = r.Vals[c]
+			}
+			r.Vals = s.record
+		}
+		p := s.open[pdir]
+		if p == nil {
+			var err error
+			if p, err = s.openPart(pdir); err != nil {
 				return s.fail(err)
 			}
 		}
-		w := s.cur.w
+		if _, ok := s.pending[pdir]; !ok && s.commit != nil {
+			s.pending[pdir] = s.now() // to be committed (again) once complete
+		}
 		// Encode straight into the writer's buffer when it has room.
-		buf, err := s.enc.Encode(w.AvailableBuffer(), r)
+		buf, err := s.enc.Encode(p.w.AvailableBuffer(), r)
 		if err != nil {
 			return fmt.Errorf("filesystem sink '%s': cannot encode row: %w", s.table, err)
 		}
 		buf = append(buf, '\n')
-		if _, err := w.Write(buf); err != nil {
-			return s.fail(fmt.Errorf("cannot write %s: %w", s.cur.name, err))
+		if _, err := p.w.Write(buf); err != nil {
+			return s.fail(fmt.Errorf("cannot write %s: %w", p.name, err))
 		}
-		s.cur.size += int64(len(buf))
-		if s.target == "" && s.cur.size >= s.rollSize {
-			if err := s.roll(); err != nil {
+		p.size += int64(len(buf))
+		if s.target == "" && p.size >= s.rollSize {
+			if err := s.roll(p); err != nil {
 				return s.fail(err)
 			}
 		}
 	}
 	return nil
+}
+
+// SinkWatermark implements connector.WatermarkSink: the partition-time
+// commit trigger compares partitions' times with the watermark.
+func (s *Sink) SinkWatermark(wm int64) {
+	s.mu.Lock()
+	s.watermark = max(s.watermark, wm)
+	s.mu.Unlock()
 }
 
 // fail makes err sticky.
@@ -362,32 +469,35 @@ func (s *Sink) fail(err error) error {
 	return s.err
 }
 
-// open starts a new in-progress file.
-func (s *Sink) open() error {
+// openPart starts a new in-progress file in partition directory pdir.
+func (s *Sink) openPart(pdir string) (*part, error) {
 	n := s.next
 	s.next++
-	p := &part{created: s.now(), base: -1}
+	p := &part{pdir: pdir, created: s.now(), base: -1}
+	dir := filepath.Join(s.dir, filepath.FromSlash(pdir))
 	if s.target != "" {
-		p.name = filepath.Join(s.dir, s.inProgressPrefix()+strconv.Itoa(n)+".inprogress")
+		p.name = filepath.Join(dir, s.inProgressPrefix()+strconv.Itoa(n)+".inprogress")
 	} else {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("cannot create directory %s: %w", dir, err)
+		}
 		final := "part-" + s.id + "-" + strconv.Itoa(n) + "." + s.fmtName
-		p.name = filepath.Join(s.dir, "."+final+".inprogress")
-		p.final = filepath.Join(s.dir, final)
+		p.name = filepath.Join(dir, "."+final+".inprogress")
+		p.final = filepath.Join(dir, final)
 	}
 	f, err := os.OpenFile(p.name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return fmt.Errorf("cannot create an in-progress file: %w", err)
+		return nil, fmt.Errorf("cannot create an in-progress file: %w", err)
 	}
 	p.f, p.w = f, bufio.NewWriterSize(f, writeBufferSize)
-	s.cur = p
-	return nil
+	s.open[pdir] = p
+	return p, nil
 }
 
-// roll ends the current in-progress file: made durable and closed, it is
-// made visible by the commit of the next checkpoint.
-func (s *Sink) roll() error {
-	p := s.cur
-	s.cur = nil
+// roll ends in-progress file p: made durable and closed, it is made
+// visible by the commit of the next checkpoint.
+func (s *Sink) roll(p *part) error {
+	delete(s.open, p.pdir)
 	if err := p.w.Flush(); err != nil {
 		p.f.Close()
 		return fmt.Errorf("cannot write %s: %w", p.name, err)
@@ -405,7 +515,7 @@ func (s *Sink) roll() error {
 }
 
 // Prepare implements connector.Committer: at a checkpoint barrier, the
-// in-progress file is made durable and, when the rolling policy says so
+// in-progress files are made durable and, when the rolling policy says so
 // (or for one output file, always), rolled.
 func (s *Sink) Prepare(context.Context) error { return s.prepare(false) }
 
@@ -420,22 +530,34 @@ func (s *Sink) prepare(end bool) error {
 	if s.err != nil {
 		return s.err
 	}
-	if p := s.cur; p != nil {
+	now := s.now()
+	for _, pdir := range slices.Sorted(maps.Keys(s.open)) {
+		p := s.open[pdir]
 		roll := end || s.target != "" || p.size >= s.rollSize ||
-			time.Duration(s.now()-p.created)*time.Microsecond >= s.rollAfter
-		if roll {
-			if err := s.roll(); err != nil {
+			time.Duration(now-p.created)*time.Microsecond >= s.rollAfter
+		if !roll && s.commit != nil {
+			// A partition whose commit is due is rolled, so that its
+			// rows are visible when its success file is.
+			created, pending := s.pending[pdir]
+			ready, err := s.commit.ready(pdir, created, now, s.watermark)
+			if err != nil {
 				return s.fail(err)
 			}
-		} else {
-			if err := p.w.Flush(); err != nil {
-				return s.fail(fmt.Errorf("cannot write %s: %w", p.name, err))
-			}
-			if err := p.f.Sync(); err != nil {
-				return s.fail(fmt.Errorf("cannot sync %s: %w", p.name, err))
-			}
-			p.synced = p.size
+			roll = pending && ready
 		}
+		if roll {
+			if err := s.roll(p); err != nil {
+				return s.fail(err)
+			}
+			continue
+		}
+		if err := p.w.Flush(); err != nil {
+			return s.fail(fmt.Errorf("cannot write %s: %w", p.name, err))
+		}
+		if err := p.f.Sync(); err != nil {
+			return s.fail(fmt.Errorf("cannot sync %s: %w", p.name, err))
+		}
+		p.synced = p.size
 	}
 	for _, p := range s.rolled {
 		if s.target != "" {
@@ -445,6 +567,10 @@ func (s *Sink) prepare(end bool) error {
 		s.prepared = append(s.prepared, p)
 	}
 	s.rolled = nil
+	s.prepWatermark = s.watermark
+	if end {
+		s.prepWatermark = math.MaxInt64 // every partition is complete
+	}
 	return nil
 }
 
@@ -452,18 +578,22 @@ func (s *Sink) prepare(end bool) error {
 func (s *Sink) Snapshot() ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	snap := snapshot{ID: s.id, Next: s.next, TargetLen: s.targetLen}
-	if p := s.cur; p != nil {
-		snap.Cur = &savedPart{Name: p.name, Final: p.final, Len: p.synced}
+	snap := snapshot{ID: s.id, Next: s.next, TargetLen: s.targetLen, Watermark: s.prepWatermark}
+	if len(s.pending) > 0 {
+		snap.Pending = maps.Clone(s.pending)
+	}
+	for _, pdir := range slices.Sorted(maps.Keys(s.open)) {
+		p := s.open[pdir]
+		snap.Open = append(snap.Open, savedPart{Dir: p.pdir, Name: p.name, Final: p.final, Len: p.synced})
 	}
 	for _, p := range s.prepared {
-		snap.Prepared = append(snap.Prepared, savedPart{Name: p.name, Final: p.final, Len: p.size, Base: p.base})
+		snap.Prepared = append(snap.Prepared, savedPart{Dir: p.pdir, Name: p.name, Final: p.final, Len: p.size, Base: p.base})
 	}
 	return json.Marshal(snap)
 }
 
 // Commit implements connector.Committer: what was prepared becomes
-// visible.
+// visible, and partitions whose trigger says so are committed.
 func (s *Sink) Commit(context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -475,6 +605,38 @@ func (s *Sink) Commit(context.Context) error {
 			return s.fail(err)
 		}
 		s.prepared = s.prepared[1:]
+	}
+	if err := s.commitPartitions(s.prepWatermark == math.MaxInt64); err != nil {
+		return s.fail(err)
+	}
+	return nil
+}
+
+// commitPartitions commits the pending partitions whose trigger says so
+// (every one, with all), once none of their rows waits in an in-progress
+// file.
+func (s *Sink) commitPartitions(all bool) error {
+	if s.commit == nil {
+		return nil
+	}
+	now := s.now()
+	for _, pdir := range slices.Sorted(maps.Keys(s.pending)) {
+		if _, writing := s.open[pdir]; writing {
+			continue // rolled by the Prepare that finds it due
+		}
+		if !all {
+			ok, err := s.commit.ready(pdir, s.pending[pdir], now, s.prepWatermark)
+			if err != nil || !ok {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		if err := s.commit.commit(filepath.Join(s.dir, filepath.FromSlash(pdir))); err != nil {
+			return err
+		}
+		delete(s.pending, pdir)
 	}
 	return nil
 }
@@ -494,7 +656,7 @@ func (s *Sink) commitPart(p *part) error {
 		if err != nil {
 			return fmt.Errorf("filesystem sink '%s': cannot commit %s: %w", s.table, p.name, err)
 		}
-		return syncDir(s.dir)
+		return syncDir(filepath.Dir(p.final))
 	}
 	seg, err := os.Open(p.name)
 	if errors.Is(err, os.ErrNotExist) {
@@ -570,10 +732,8 @@ func (s *Sink) Close() error {
 	}
 	s.closed = true
 	var err error
-	for _, p := range append(append([]*part{s.cur}, s.rolled...), s.prepared...) {
-		if p == nil {
-			continue
-		}
+	all := append(slices.Collect(maps.Values(s.open)), s.rolled...)
+	for _, p := range append(all, s.prepared...) {
 		if p.f != nil {
 			if cerr := p.f.Close(); cerr != nil && err == nil {
 				err = fmt.Errorf("filesystem sink '%s': cannot close %s: %w", s.table, p.name, cerr)
@@ -587,4 +747,138 @@ func (s *Sink) Close() error {
 		s.lock.Close() // releases the lock
 	}
 	return err
+}
+
+// partitionCommit is when and how partitions are committed.
+type partitionCommit struct {
+	partTime    bool // the trigger is partition-time (else process-time)
+	delay       time.Duration
+	successFile string
+	part        *partitioning
+	pattern     string // the extractor's timestamp pattern ("": the first value)
+	formatter   string // the extractor's formatter ("": Flink's lenient default)
+	zone        *time.Location
+}
+
+// parseCommit reads the partition commit options of t: nil when no
+// commit policy is set (as in Flink, partitions are then not committed).
+func parseCommit(t connector.Table, part *partitioning) (*partitionCommit, error) {
+	kinds, ok := t.Options[commitPolicyOption]
+	if !ok {
+		return nil, nil
+	}
+	if part == nil {
+		return nil, fmt.Errorf("option '%s' needs a PARTITIONED BY table", commitPolicyOption)
+	}
+	c := &partitionCommit{part: part, successFile: t.Options.String(successFileOption, "_SUCCESS"),
+		pattern: t.Options[extractorPattern], formatter: t.Options[extractorFormatter], zone: time.UTC}
+	for _, k := range strings.Split(kinds, ",") {
+		switch k = strings.TrimSpace(strings.ToLower(k)); k {
+		case "success-file":
+		case "metastore":
+			return nil, fmt.Errorf("option '%s': 'metastore' needs a Hive metastore, which Sluice has not: use 'success-file'", commitPolicyOption)
+		case "custom":
+			return nil, fmt.Errorf("option '%s': 'custom' policies are Java classes: use 'success-file'", commitPolicyOption)
+		default:
+			return nil, fmt.Errorf("option '%s': unknown policy '%s' (expected success-file)", commitPolicyOption, k)
+		}
+	}
+	if c.successFile == "" || strings.ContainsAny(c.successFile, "/\\") {
+		return nil, fmt.Errorf("option '%s' must be a file name", successFileOption)
+	}
+	switch tr := t.Options.String(commitTriggerOption, "process-time"); tr {
+	case "process-time":
+	case "partition-time":
+		c.partTime = true
+	default:
+		return nil, fmt.Errorf("option '%s': unknown trigger '%s' (expected process-time or partition-time)", commitTriggerOption, tr)
+	}
+	var err error
+	if c.delay, err = t.Options.Duration(commitDelayOption, 0); err != nil {
+		return nil, err
+	}
+	if c.delay < 0 {
+		return nil, fmt.Errorf("option '%s' must not be negative", commitDelayOption)
+	}
+	if k := t.Options.String(extractorKindOption, "default"); k != "default" {
+		return nil, fmt.Errorf("option '%s': only 'default' is supported ('custom' extractors are Java classes)", extractorKindOption)
+	}
+	if z, ok := t.Options[watermarkZoneOption]; ok {
+		if c.zone, err = time.LoadLocation(z); err != nil {
+			return nil, fmt.Errorf("option '%s': unknown time zone '%s'", watermarkZoneOption, z)
+		}
+	}
+	if c.formatter != "" {
+		if _, err := expr.ParseWithPattern(c.formatter, ""); err != nil && strings.Contains(err.Error(), "format '") {
+			return nil, fmt.Errorf("option '%s': %w", extractorFormatter, err)
+		}
+	}
+	return c, nil
+}
+
+// ready reports whether partition pdir, first written at created
+// (processing time), may be committed at processing time now, with the
+// watermark wm: Flink's ProcTimeCommitPredicate and
+// PartitionTimeCommitPredicate.
+func (c *partitionCommit) ready(pdir string, created, now, wm int64) (bool, error) {
+	delay := c.delay.Microseconds()
+	if !c.partTime {
+		return delay == 0 || now > created+delay, nil
+	}
+	if wm == math.MinInt64 {
+		return false, nil
+	}
+	t, err := c.partitionTime(pdir)
+	if err != nil {
+		return false, err
+	}
+	return wm > t+delay, nil
+}
+
+// partitionTime extracts the time of partition pdir, as Flink's default
+// extractor does, as an instant in the watermark's time zone.
+func (c *partitionCommit) partitionTime(pdir string) (int64, error) {
+	var vals []string
+	for _, seg := range strings.Split(pdir, "/") {
+		_, v, _ := strings.Cut(seg, "=")
+		vals = append(vals, unescapePathName(v))
+	}
+	ts := vals[0]
+	if c.pattern != "" {
+		ts = c.pattern
+		for i, k := range c.part.keys {
+			ts = strings.ReplaceAll(ts, "$"+k, vals[i])
+		}
+	}
+	var wall int64
+	var err error
+	if c.formatter != "" {
+		wall, err = expr.ParseWithPattern(c.formatter, ts)
+	} else if wall, err = types.ParseTimestamp(ts); err != nil {
+		var days int64
+		if days, err = types.ParseDate(ts); err == nil {
+			wall = days * 86_400_000_000
+		}
+	}
+	if err != nil {
+		return 0, fmt.Errorf("cannot read the time of partition %s from %q: %w", pdir, ts, err)
+	}
+	return types.LocalToInstant(wall, c.zone), nil
+}
+
+// commit writes the success file of the partition in dir.
+func (c *partitionCommit) commit(dir string) error {
+	name := filepath.Join(dir, c.successFile)
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("cannot commit partition %s: %w", dir, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("cannot commit partition %s: %w", dir, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("cannot commit partition %s: %w", dir, err)
+	}
+	return syncDir(dir)
 }

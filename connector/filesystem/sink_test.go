@@ -2,8 +2,11 @@ package filesystem
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -69,8 +72,8 @@ func (x *txSink) commit() {
 // kill abandons the sink as a killed process does: its descriptors and
 // its lock go, its files stay as they are (buffered bytes are lost).
 func (x *txSink) kill() {
-	for _, p := range append(append([]*part{x.s.cur}, x.s.rolled...), x.s.prepared...) {
-		if p != nil && p.f != nil {
+	for _, p := range append(append(slices.Collect(maps.Values(x.s.open)), x.s.rolled...), x.s.prepared...) {
+		if p.f != nil {
 			p.f.Close()
 		}
 	}
@@ -110,11 +113,11 @@ func visible(t *testing.T, path string) []string {
 			if l == "" {
 				continue
 			}
-			const pre, post = `{"bidtime":null,"price":null,"item":"`, `"}`
-			if !strings.HasPrefix(l, pre) || !strings.HasSuffix(l, post) {
+			var row struct{ Item *string }
+			if err := json.Unmarshal([]byte(l), &row); err != nil || row.Item == nil {
 				t.Fatalf("%s holds a torn or foreign line: %q", f, l)
 			}
-			items = append(items, l[len(pre):len(l)-len(post)])
+			items = append(items, *row.Item)
 		}
 	}
 	sort.Strings(items)
@@ -258,5 +261,112 @@ func TestSinkRollingPolicy(t *testing.T) {
 	s.checkpoint()
 	s.commit()
 	expect(t, "past the rollover interval", visible(t, dir), "a", "b", "c", "d")
+	s.s.Close()
+}
+
+// partitionedSink is a sink of a table PARTITIONED BY (dt, hr), whose
+// records hold item.
+func partitionedSink(t *testing.T, dir string, opts connector.Options) *txSink {
+	t.Helper()
+	opts["connector"], opts["path"], opts["format"] = "filesystem", dir, "json"
+	schema := types.NewSchema(
+		types.Column{Name: "item", Type: types.String},
+		types.Column{Name: "dt", Type: types.String},
+		types.Column{Name: "hr", Type: types.String},
+	)
+	s, err := New().CreateSink(connector.Table{Name: "out", Schema: schema, PartitionKeys: []string{"dt", "hr"}, Options: opts}, env(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.(*Sink).Restore(context.Background(), nil, true); err != nil {
+		t.Fatal(err)
+	}
+	return &txSink{t, s.(*Sink)}
+}
+
+func (x *txSink) writeAt(item, dt, hr string) {
+	x.t.Helper()
+	b := types.NewBatch(1, 3)
+	vals := b.AddRow(types.Insert, types.NoOrigin, 3)
+	vals[0], vals[1], vals[2] = types.StringValue(item), types.StringValue(dt), types.StringValue(hr)
+	if err := x.s.Write(context.Background(), b); err != nil {
+		x.t.Fatal(err)
+	}
+}
+
+func exists(path string) bool { _, err := os.Stat(path); return err == nil }
+
+// With the partition-time trigger, a partition is committed at the
+// commit of the first checkpoint whose watermark is past its time plus the
+// delay: its in-progress file rolled at that checkpoint (so that its rows
+// are visible with the success file), the others left alone.
+func TestPartitionTimeCommit(t *testing.T) {
+	dir := t.TempDir()
+	s := partitionedSink(t, dir, connector.Options{
+		"sink.partition-commit.trigger": "partition-time", "sink.partition-commit.delay": "1 h",
+		"partition.time-extractor.timestamp-pattern": "$dt $hr:00:00",
+		"sink.partition-commit.policy.kind":          "success-file",
+		"sink.rolling-policy.rollover-interval":      "1 d"})
+	s.writeAt("a", "2024-01-01", "10")
+	s.writeAt("b", "2024-01-01", "11")
+	at := func(hhmm string) int64 {
+		ts, err := types.ParseTimestamp("2024-01-01 " + hhmm + ":00")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ts
+	}
+	s.s.SinkWatermark(at("10:59"))
+	s.checkpoint()
+	s.commit()
+	h10, h11 := filepath.Join(dir, "dt=2024-01-01", "hr=10"), filepath.Join(dir, "dt=2024-01-01", "hr=11")
+	if exists(filepath.Join(h10, "_SUCCESS")) || len(visible(t, h10)) != 0 {
+		t.Fatal("hr=10 committed before the watermark passed 11:00")
+	}
+	s.s.SinkWatermark(at("11:30"))
+	s.checkpoint()
+	s.commit()
+	if !exists(filepath.Join(h10, "_SUCCESS")) {
+		t.Fatal("hr=10 not committed after the watermark passed 11:00")
+	}
+	expect(t, "hr=10", visible(t, h10), "a")
+	if exists(filepath.Join(h11, "_SUCCESS")) || len(visible(t, h11)) != 0 {
+		t.Fatal("hr=11 committed before the watermark passed 12:00")
+	}
+	// A late row for hr=10: committed again once its file is.
+	s.writeAt("late", "2024-01-01", "10")
+	os.Remove(filepath.Join(h10, "_SUCCESS"))
+	s.checkpoint()
+	s.commit()
+	if !exists(filepath.Join(h10, "_SUCCESS")) {
+		t.Fatal("hr=10 not committed again after a late row")
+	}
+	expect(t, "hr=10 with the late row", visible(t, h10), "a", "late")
+	s.s.Close()
+}
+
+// With the process-time trigger and a delay, a partition is committed
+// once the delay has passed since the sink first wrote into it.
+func TestProcessTimeCommit(t *testing.T) {
+	dir := t.TempDir()
+	s := partitionedSink(t, dir, connector.Options{"sink.partition-commit.delay": "10 min",
+		"sink.partition-commit.policy.kind": "success-file"})
+	now := int64(0)
+	s.s.now = func() int64 { return now }
+	s.writeAt("a", "d", "1")
+	success := filepath.Join(dir, "dt=d", "hr=1", "_SUCCESS")
+	now += 5 * 60e6
+	s.checkpoint()
+	s.commit()
+	if exists(success) {
+		t.Fatal("committed before its delay")
+	}
+	now += 6 * 60e6
+	s.checkpoint()
+	s.commit()
+	if !exists(success) {
+		t.Fatal("not committed after its delay")
+	}
+	expect(t, "committed", visible(t, filepath.Join(dir, "dt=d", "hr=1")), "a")
 	s.s.Close()
 }

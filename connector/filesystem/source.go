@@ -31,6 +31,10 @@ func New() Factory { return Factory{} }
 // Name implements connector.Factory.
 func (Factory) Name() string { return "filesystem" }
 
+// SupportsPartitions implements connector.PartitionedFactory: a table
+// PARTITIONED BY columns is laid out as k=v directories.
+func (Factory) SupportsPartitions() bool { return true }
+
 // ProducesChangelog implements connector.ChangelogSource: a table whose
 // format is a changelog format (debezium-json, ...) reads as a changelog.
 func (Factory) ProducesChangelog(t connector.Table, env connector.Env) bool {
@@ -45,10 +49,15 @@ func (Factory) AcceptsChangelog(t connector.Table, env connector.Env) bool {
 
 // config is what sources and sinks share: the path and the format.
 type config struct {
-	path    string
+	path string
+	// uri: the path was written as a file: URI (Flink's way), which names
+	// a directory.
+	uri     bool
 	fmtName string
 	format  format.Factory
 	fmtOpts map[string]string
+	// part is the table's partitioning (nil: not PARTITIONED BY).
+	part *partitioning
 }
 
 func parseConfig(t connector.Table, env connector.Env) (config, error) {
@@ -60,10 +69,16 @@ func parseConfig(t connector.Table, env connector.Env) (config, error) {
 	if c.path, err = t.Options.Required("path"); err != nil {
 		return c, err
 	}
+	if c.path, c.uri, err = localPath(c.path); err != nil {
+		return c, err
+	}
+	if c.part, err = newPartitioning(t); err != nil {
+		return c, err
+	}
 	if c.fmtName, err = t.Options.Required("format"); err != nil {
 		return c, err
 	}
-	known := append([]string{"connector", "path", "format", maxOpenOption}, connector.ErrorPolicyOptions()...)
+	known := append([]string{"connector", "path", "format", maxOpenOption, defaultNameOption}, connector.ErrorPolicyOptions()...)
 	known = append(known, lookupOptions...)
 	known = append(known, sinkOptions...)
 	if err := t.Options.CheckKnown("filesystem", known, c.fmtName+"."); err != nil {
@@ -76,7 +91,19 @@ func parseConfig(t connector.Table, env connector.Env) (config, error) {
 		return c, err
 	}
 	c.fmtOpts = t.Options.WithPrefix(c.fmtName + ".")
+	if c.part != nil && format.IsChangelog(c.format) {
+		return c, fmt.Errorf("a PARTITIONED BY table cannot have changelog format '%s'", c.fmtName)
+	}
 	return c, nil
+}
+
+// recordSchema is the schema of the records in t's files: without the
+// partition columns, which live in the directories' names.
+func (c config) recordSchema(t connector.Table) types.Schema {
+	if c.part == nil {
+		return t.Schema
+	}
+	return c.part.dataSchema(t.Schema)
 }
 
 // readBufferSize is the read buffer of each partition; lines longer than
@@ -94,11 +121,27 @@ func (Factory) CreateSource(t connector.Table, env connector.Env) (connector.Sou
 		return nil, err
 	}
 	// Build one decoder now so that bad format options fail early.
-	if _, err := c.format.NewDecoder(t.Schema, c.fmtOpts); err != nil {
+	if _, err := c.format.NewDecoder(c.recordSchema(t), c.fmtOpts); err != nil {
 		return nil, err
 	}
-	files, err := listFiles(c.path)
-	if err != nil {
+	var files []string
+	var partVals [][]types.Value
+	if c.part != nil {
+		if fi, err := os.Stat(c.path); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("cannot read path: a PARTITIONED BY table's path must be a directory: %s", c.path)
+		}
+		if files, err = listPartitioned(c.path, len(c.part.keys)); err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			rel, _ := filepath.Rel(c.path, filepath.Dir(f))
+			vals, err := c.part.values(rel)
+			if err != nil {
+				return nil, err
+			}
+			partVals = append(partVals, vals)
+		}
+	} else if files, err = listFiles(c.path); err != nil {
 		return nil, err
 	}
 	policy, err := connector.NewErrorPolicy(t, c.fmtName)
@@ -116,7 +159,7 @@ func (Factory) CreateSource(t connector.Table, env connector.Env) (connector.Sou
 	if len(files) == 1 && files[0] == c.path {
 		root = filepath.Dir(c.path)
 	}
-	return &Source{cfg: c, table: t, root: root, files: files, policy: policy, maxOpen: int(maxOpen)}, nil
+	return &Source{cfg: c, table: t, root: root, files: files, partVals: partVals, policy: policy, maxOpen: int(maxOpen)}, nil
 }
 
 // maxOpenOption bounds the files of a directory read at once; the others
@@ -162,10 +205,12 @@ type Source struct {
 	cfg   config
 	table connector.Table
 	// root is the directory files are named relative to.
-	root    string
-	files   []string
-	policy  *connector.ErrorPolicy
-	maxOpen int
+	root  string
+	files []string
+	// partVals are the partition values of each file (PARTITIONED BY).
+	partVals [][]types.Value
+	policy   *connector.ErrorPolicy
+	maxOpen  int
 
 	mu   sync.Mutex
 	open int // open readers; the policy's dead-letter file closes with the last
@@ -282,7 +327,7 @@ func (s *Source) Open(_ context.Context, p int) (connector.Reader, error) {
 	if p < 0 || p >= len(s.files) {
 		return nil, fmt.Errorf("filesystem: partition %d out of range [0, %d)", p, len(s.files))
 	}
-	dec, err := s.cfg.format.NewDecoder(s.table.Schema, s.cfg.fmtOpts)
+	dec, err := s.cfg.format.NewDecoder(s.cfg.recordSchema(s.table), s.cfg.fmtOpts)
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +340,7 @@ func (s *Source) Open(_ context.Context, p int) (connector.Reader, error) {
 	s.mu.Unlock()
 	r := &Reader{
 		src:       s,
-		part:      int32(p),
+		partition: int32(p),
 		name:      s.files[p],
 		f:         f,
 		br:        bufio.NewReaderSize(f, readBufferSize),
@@ -306,6 +351,11 @@ func (s *Source) Open(_ context.Context, p int) (connector.Reader, error) {
 	if cd, ok := dec.(format.ChangelogDecoder); ok {
 		r.changelog = connector.NewChangelogRows(cd, r.width, r.width)
 	}
+	if s.cfg.part != nil {
+		r.part = s.cfg.part
+		r.partVals = s.partVals[p]
+		r.record = make([]types.Value, len(s.cfg.part.data))
+	}
 	r.skipper, _ = dec.(interface{ SkipRecord([]byte) bool })
 	r.joiner, _ = dec.(interface{ Incomplete([]byte) bool })
 	return r, nil
@@ -314,7 +364,7 @@ func (s *Source) Open(_ context.Context, p int) (connector.Reader, error) {
 // Reader reads one file.
 type Reader struct {
 	src       *Source
-	part      int32
+	partition int32
 	name      string
 	f         *os.File
 	br        *bufio.Reader
@@ -327,6 +377,11 @@ type Reader struct {
 	// any number of rows whose origins number the rows of the line (see
 	// connector.ChangelogOffset).
 	changelog *connector.ChangelogRows
+	// part, for a PARTITIONED BY table, places the decoded record
+	// (record) and the file's partition values (partVals) in the row.
+	part     *partitioning
+	partVals []types.Value
+	record   []types.Value
 
 	line    int64 // lines read so far
 	long    []byte
@@ -420,13 +475,26 @@ func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
 		}
 		if r.changelog != nil {
 			before := len(b.Rows)
-			if _, err = r.changelog.Decode(b, line, r.part, first); err == nil {
+			if _, err = r.changelog.Decode(b, line, r.partition, first); err == nil {
 				n += len(b.Rows) - before
 				continue
 			}
 		} else {
-			vals := b.AddRow(types.Insert, types.Origin{Part: r.part, Offset: first}, r.width)
-			if err = r.dec.Decode(line, vals); err != nil {
+			vals := b.AddRow(types.Insert, types.Origin{Part: r.partition, Offset: first}, r.width)
+			if r.part == nil {
+				err = r.dec.Decode(line, vals)
+			} else {
+				clear(r.record)
+				if err = r.dec.Decode(line, r.record); err == nil {
+					for i, c := range r.part.data {
+						vals[c] = r.record[i]
+					}
+					for i, c := range r.part.cols {
+						vals[c] = r.partVals[i]
+					}
+				}
+			}
+			if err != nil {
 				b.Rows = b.Rows[:len(b.Rows)-1]
 				clear(vals)
 			}
