@@ -170,3 +170,15 @@ func (f *faults) listener() *pebble.EventListener {
 		},
 	}
 }
+
+// size formats a number of bytes for a message.
+func size(n uint64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	default:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+}

@@ -359,7 +359,7 @@ func (b *Backend) roomFor(n int) error {
 		return nil // where the space is unknown, Pebble's writes will tell
 	}
 	return &Error{Dir: b.dir, Err: syscall.ENOSPC, todo: todoSpace,
-		what: fmt.Sprintf("no space left on device (%d KiB free, a checkpoint of %d KiB to write and %d KiB to keep free)", du.AvailBytes>>10, n>>10, minFree>>10)}
+		what: fmt.Sprintf("no space left on device (%s free, a checkpoint of %s to write and %s to keep free)", size(du.AvailBytes), size(uint64(n)), size(minFree))}
 }
 
 // fail records err, a failure of Pebble's, as the backend's fault, and
