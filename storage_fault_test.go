@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -170,10 +171,7 @@ func TestStateDirFull(t *testing.T) {
 	if err := os.Mkdir(disk, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mount("tmpfs", disk, "tmpfs", 0, "size=24m"); err != nil {
-		t.Skipf("cannot mount a tmpfs: %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(disk, 0) })
+	mountTmpfs(t, disk, "24m")
 	stateDir := filepath.Join(disk, "state")
 	filler := filepath.Join(disk, "filler")
 	writeFile(t, dir, "in.jsonl", keyLines("a", 30, 3))
@@ -235,4 +233,15 @@ func fillDisk(t *testing.T, path string) {
 			return
 		}
 	}
+}
+
+// mountTmpfs mounts a tmpfs of the given size at dir, unmounted when the
+// test ends, or skips the test where that cannot be done (it takes the
+// privilege to mount, and Linux).
+func mountTmpfs(t *testing.T, dir, size string) {
+	t.Helper()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -120,10 +121,7 @@ func TestStateDirFullExits(t *testing.T) {
 	if err := os.Mkdir(stateDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mount("tmpfs", stateDir, "tmpfs", 0, "size=24m"); err != nil {
-		t.Skipf("cannot mount a tmpfs: %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(stateDir, 0) })
+	mountTmpfs(t, stateDir, "24m")
 	stateCase(t, dir)
 	f, err := os.Create(filepath.Join(stateDir, "filler"))
 	if err != nil {
@@ -139,4 +137,15 @@ func TestStateDirFullExits(t *testing.T) {
 	}
 	f.Close()
 	wantFailed(t, e2eRun(t, dir, "run", "job.sql"), "no space left on device", "free space")
+}
+
+// mountTmpfs mounts a tmpfs of the given size at dir, unmounted when the
+// test ends, or skips the test where that cannot be done (it takes the
+// privilege to mount, and Linux).
+func mountTmpfs(t *testing.T, dir, size string) {
+	t.Helper()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
 }

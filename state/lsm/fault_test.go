@@ -3,6 +3,7 @@ package lsm
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -289,15 +290,17 @@ func TestNoMarkerYet(t *testing.T) {
 
 // fullFS is the real filesystem, on which writes (of files whose names
 // match, all if match is nil) fail with ENOSPC while full is set, as on a
-// full disk. With frees, removing a file (the reserve) frees the disk.
+// full disk (or with errno, if set). With frees, removing a file (the
+// reserve) frees the disk.
 type fullFS struct {
 	vfs.FS
 	full  atomic.Bool
 	frees bool
 	match func(name string) bool
+	errno syscall.Errno
 }
 
-func newFullFS() *fullFS { return &fullFS{FS: vfs.Default} }
+func newFullFS() *fullFS { return &fullFS{FS: vfs.Default, errno: syscall.ENOSPC} }
 
 func (fs *fullFS) wrap(name string, f vfs.File, err error) (vfs.File, error) {
 	if err != nil || (fs.match != nil && !fs.match(name)) {
@@ -337,7 +340,7 @@ type fullFile struct {
 }
 
 func (f *fullFile) enospc() error {
-	return &os.PathError{Op: "write", Path: f.name, Err: syscall.ENOSPC}
+	return &os.PathError{Op: "write", Path: f.name, Err: f.fs.errno}
 }
 
 func (f *fullFile) Write(p []byte) (int, error) {
@@ -431,6 +434,23 @@ func TestDiskFullNoReserve(t *testing.T) {
 	checkResumes(t, dir, "job", 2)
 }
 
+// A write that fails otherwise (a disk error) fails the commit with the
+// system's error, naming the file.
+func TestWriteError(t *testing.T) {
+	dir := t.TempDir()
+	fs := newFullFS()
+	fs.errno = syscall.EIO
+	b := mustOpen(t, Options{FS: fs}, dir)
+	commitCheckpoints(t, b, "job", 1, 3)
+	fs.full.Store(true)
+	err := tryCheckpoints(b, "job", 3, 4, 50)
+	wantError(t, "commit on a failing disk", err, dir, ".log", "input/output error", "check the disk")
+	wantError(t, "commit after the fault", b.Commit("job", nil), "input/output error")
+	fs.full.Store(false)
+	b.Close()
+	checkResumes(t, dir, "job", 2)
+}
+
 // A flush that fails for want of space (in Pebble's background) fails the
 // next call.
 func TestDiskFullFlush(t *testing.T) {
@@ -480,10 +500,7 @@ func TestDiskFullLargeCheckpoint(t *testing.T) {
 // mount one; skipped without).
 func TestDiskFullTmpfs(t *testing.T) {
 	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=24m"); err != nil {
-		t.Skipf("cannot mount a tmpfs: %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, 0) })
+	mountTmpfs(t, dir, "24m")
 	state := filepath.Join(dir, "state")
 	b := mustOpen(t, Options{}, state)
 	commitCheckpoints(t, b, "job", 1, 3)
@@ -528,4 +545,15 @@ func fill(t *testing.T, path string) {
 			return
 		}
 	}
+}
+
+// mountTmpfs mounts a tmpfs of the given size at dir, unmounted when the
+// test ends, or skips the test where that cannot be done (it takes the
+// privilege to mount, and Linux).
+func mountTmpfs(t *testing.T, dir, size string) {
+	t.Helper()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -45,10 +46,7 @@ func TestStorageFaults(t *testing.T) {
 		if err := os.Mkdir(disk, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := syscall.Mount("tmpfs", disk, "tmpfs", 0, "size=32m"); err != nil {
-			t.Skipf("cannot mount a tmpfs: %v", err)
-		}
-		t.Cleanup(func() { syscall.Unmount(disk, 0) })
+		mountTmpfs(t, disk, "32m")
 		job := faultJob(t, d, in, filepath.Join(disk, "state"))
 		out := filepath.Join(d, "out.jsonl")
 		p := startJob(t, bin, job, filepath.Join(d, "run-1.log"))
@@ -257,4 +255,15 @@ func (pebbleQuiet) Infof(string, ...any)  {}
 func (pebbleQuiet) Errorf(string, ...any) {}
 func (pebbleQuiet) Fatalf(f string, a ...any) {
 	panic("pebble: " + f)
+}
+
+// mountTmpfs mounts a tmpfs of the given size at dir, unmounted when the
+// test ends, or skips the test where that cannot be done (it takes the
+// privilege to mount, and Linux).
+func mountTmpfs(t *testing.T, dir, size string) {
+	t.Helper()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
 }
