@@ -156,6 +156,11 @@ func checkLoss(t *testing.T, dir string, wants ...string) {
 	b := mustOpen(t, Options{}, dir)
 	_, err := b.Positions("a")
 	wantError(t, "positions of a", err, append(wants, dir, "state.start-fresh")...)
+	mustClose(t, b)
+	// Refused again, though nothing was committed in between.
+	b = mustOpen(t, Options{}, dir)
+	_, err = b.Positions("a")
+	wantError(t, "positions of a, reopened", err, "state.start-fresh")
 	_, err = b.Store("a/agg/0")
 	wantError(t, "store of a", err, "state.start-fresh")
 	// A job never seen here is refused too: its first checkpoints may

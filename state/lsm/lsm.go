@@ -139,11 +139,6 @@ func (b *Backend) open(reservePath string, size int64) error {
 	switch {
 	case !found && b.seq == 0:
 		// A new directory, or one of a version without markers.
-		b.marker, err = createMarker(b.fs, b.dir, path, 0)
-		if err != nil {
-			return fmt.Errorf("cannot write %s: %w", path, err)
-		}
-		return nil
 	case !found:
 		b.lose(max(b.seq, b.loss), fmt.Errorf("state directory %s: its checkpoint marker %s is missing or unreadable, "+
 			"so whether the store holds its last checkpoint (%d) cannot be checked: the directory may be incomplete (a partial copy?)",
@@ -153,8 +148,15 @@ func (b *Backend) open(reservePath string, size int64) error {
 			"its write-ahead log (the *.log files) is missing or was cut short",
 			b.dir, path, mark, b.seq))
 	}
-	b.marker, err = openMarker(b.fs, path)
-	if err != nil {
+	if !found {
+		// After a loss, the marker is ahead of the store until the next
+		// commit: if none comes, the loss is found again.
+		if b.marker, err = createMarker(b.fs, b.dir, path, b.seq); err != nil {
+			return fmt.Errorf("cannot write %s: %w", path, err)
+		}
+		return nil
+	}
+	if b.marker, err = openMarker(b.fs, path); err != nil {
 		return fmt.Errorf("cannot open %s: %w", path, err)
 	}
 	return nil
