@@ -25,7 +25,12 @@ import (
 // its checkpoint into the store (key 'c', in the same batch), and, once
 // Pebble has synced the batch, into this file. On Open the store must hold
 // at least the marker's checkpoint; if it holds fewer, checkpoints were
-// lost, and the jobs are refused (see Backend.Store).
+// lost, and the jobs are refused (see Backend.Store). None of Pebble's
+// options does this: the tail of the newest log may be torn by a crash,
+// and Pebble reads it up to the tear by design; ErrorIfNotExists concerns
+// the MANIFEST only; WALFailover moves the log to another directory when
+// the disk is slow; and DisableWAL would make every checkpoint a flush to
+// a table file.
 //
 // The file has two slots of 16 bytes (checkpoint number, CRC-32C, padding);
 // checkpoint n goes to slot n%2, written in place and synced with
@@ -33,7 +38,8 @@ import (
 // since the file never grows. A write torn by a crash spoils one slot only,
 // and the other still holds the checkpoint before, which the store has
 // (the marker is written after Pebble's sync, so it can lag the store by
-// one checkpoint, never lead it).
+// one checkpoint; it leads it only after a loss, until the commit that
+// records the loss in the store).
 const MarkerFile = "sluice-checkpoint"
 
 const (
