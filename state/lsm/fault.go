@@ -33,8 +33,13 @@ import (
 //     being switched. Commit recovers such a panic (only one whose value is
 //     a storage error; any other is a bug and goes on), and the database
 //     is then abandoned, not closed: Pebble's commit pipeline is left
-//     locked. The reserve (ReserveFile) makes this path rare: on a full
-//     disk, the write is retried once the reserve is freed.
+//     locked. But the panic of a commit that switches logs unwinds through
+//     a deferred unlock of a mutex Pebble had released, which ends the
+//     process beyond any recover (a large checkpoint, written as a batch
+//     of its own, always switches logs). So writes are kept from failing
+//     there: Commit refuses a checkpoint the disk has no room for (minFree),
+//     and at the first ENOSPC the reserve (ReserveFile) is freed and the
+//     write retried.
 
 // faults holds the first storage fault of a backend, and whether the disk
 // filled up. It is set from Pebble's goroutines and read by every call, so
