@@ -237,7 +237,14 @@ func (e *Engine) localBackend(cfg map[string]string) (state.Backend, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if b, ok := e.durable[dir]; ok {
-		return b, nil
+		if b.Err() == nil {
+			return b, nil
+		}
+		// A store that met a storage fault is of no further use (the job
+		// that met it failed with the fault): the next job opens the
+		// directory again, once the fault is dealt with.
+		b.Close()
+		delete(e.durable, dir)
 	}
 	b, err := lsm.Open(dir)
 	if err != nil {
