@@ -617,9 +617,9 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	cfg := e.Config()
 	par := 1
 	if v, ok := cfg["parallelism.default"]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("parallelism.default must be a positive integer, got %q", v)
+		n, err := parseParallelism(v)
+		if err != nil {
+			return nil, err
 		}
 		par = n
 	}
@@ -895,12 +895,23 @@ func miniBatchOptions(cfg map[string]string) (physical.MiniBatch, error) {
 	return mb, nil
 }
 
+// parseParallelism reads 'parallelism.default': an integer from 1 to
+// exec.MaxParallelism.
+func parseParallelism(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > exec.MaxParallelism {
+		return 0, fmt.Errorf("parallelism.default must be an integer between 1 and %d (the tasks of each keyed stage), got '%s'",
+			exec.MaxParallelism, v)
+	}
+	return n, nil
+}
+
 // checkSetting validates the SET options Sluice interprets.
 func checkSetting(key, value string) error {
 	switch key {
 	case "parallelism.default":
-		if n, err := strconv.Atoi(value); err != nil || n < 1 {
-			return fmt.Errorf("parallelism.default must be a positive integer, got '%s'", value)
+		if _, err := parseParallelism(value); err != nil {
+			return err
 		}
 	case "table.exec.source.idle-timeout":
 		if _, err := connector.ParseDuration(value); err != nil {

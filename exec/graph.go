@@ -12,6 +12,17 @@ import (
 	"github.com/sluicesql/sluice/state"
 )
 
+// MaxParallelism is the most tasks a stage that is not a source may have
+// ('parallelism.default'). Every task is a goroutine with an inbox, and
+// between two keyed stages every upstream task has an output to every
+// downstream task, and every inbox tracks the watermark of every upstream
+// task: memory grows with the square of the parallelism (about 100 bytes a
+// pair: 100 MiB between two stages of 1024 tasks), and so does the
+// traffic of every watermark and barrier. More tasks than cores gain
+// nothing in one process; Flink's own default upper bound on key groups
+// is 128.
+const MaxParallelism = 1024
+
 // Stage is one stage of a running job: a source read partition by partition,
 // or a set of parallel tasks fed through inboxes. Stages are cut where rows
 // must be re-keyed.
@@ -143,6 +154,11 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 		opts.Now = func() int64 { return time.Now().UnixMicro() }
 	}
 
+	for _, s := range g.Stages {
+		if s.Source == nil && s.Parallelism > MaxParallelism {
+			return fmt.Errorf("stage %s: parallelism %d is above the maximum of %d", s.Name, s.Parallelism, MaxParallelism)
+		}
+	}
 	stages, liveInputs := g.live()
 	if len(stages) == 0 {
 		return nil // nothing assigned to this process
@@ -181,7 +197,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 				inputOf = append(inputOf, inputIdx[in])
 			}
 		}
-		for i := 0; i < s.tasks(); i++ {
+		for range s.tasks() {
 			ib := NewInbox(senders[s], capacity)
 			ib.inputOf = inputOf
 			inboxes[s] = append(inboxes[s], ib)
