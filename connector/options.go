@@ -2,6 +2,7 @@ package connector
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -120,7 +121,11 @@ func ParseDuration(s string) (time.Duration, error) {
 	default:
 		return 0, fmt.Errorf("cannot parse duration %q: unknown unit %q", s, unit)
 	}
-	return time.Duration(f * float64(mult)), nil
+	ns := f * float64(mult)
+	if ns >= math.MaxInt64 {
+		return 0, fmt.Errorf("cannot parse duration %q: longer than 106751 days (about 292 years), the longest there is", s)
+	}
+	return time.Duration(ns), nil
 }
 
 // WithPrefix returns the options whose key starts with prefix, with the
