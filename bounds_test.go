@@ -40,3 +40,23 @@ INSERT INTO out SELECT k, COUNT(*) FROM src GROUP BY k;`
 		t.Fatalf("a job started with parallelism.default = %s: got %v, want an error naming the option and its maximum", tooMany, err)
 	}
 }
+
+// A generated source's partitions and rate are bounded; the error is
+// positioned at the option.
+func TestGeneratedSourceBounds(t *testing.T) {
+	for _, tc := range []struct{ with, want string }{
+		{`'connector' = 'datagen', 'number-of-rows' = '10', 'partitions' = '65536'`,
+			"test.sql:2:91: table src: option 'partitions' must be between 1 and 1024, got 65536"},
+		{`'connector' = 'datagen', 'rows-per-second' = '1e30'`,
+			"test.sql:2:66: table src: option 'rows-per-second' must be a number of rows per second above 0 and at most 1e12, got '1e30'"},
+		{`'connector' = 'nexmark', 'events.num' = '10', 'partitions' = '65536'`,
+			"test.sql:2:87: table src: option 'partitions' must be between 1 and 1024, got 65536"},
+	} {
+		_, err := runSQL(t, nil, t.TempDir(), `
+CREATE TABLE src (event_type INT) WITH (`+tc.with+`);
+SELECT * FROM src;`)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", tc.with, err, tc.want)
+		}
+	}
+}
