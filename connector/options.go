@@ -128,6 +128,56 @@ func ParseDuration(s string) (time.Duration, error) {
 	return time.Duration(ns), nil
 }
 
+// MemorySize returns the option as a number of bytes (ParseMemorySize),
+// or def.
+func (o Options) MemorySize(key string, def int64) (int64, error) {
+	v, ok := o[key]
+	if !ok {
+		return def, nil
+	}
+	n, err := ParseMemorySize(v)
+	if err != nil {
+		return 0, fmt.Errorf("option '%s': %w", key, err)
+	}
+	return n, nil
+}
+
+// ParseMemorySize parses a size in Flink's notation: a whole number with
+// an optional unit (b, kb, mb, gb, tb, or k, m, g, t; powers of 1024).
+func ParseMemorySize(v string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(v))
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	var mult int64
+	switch strings.TrimSpace(t[i:]) {
+	case "", "b", "bytes":
+		mult = 1
+	case "k", "kb", "kib":
+		mult = 1 << 10
+	case "m", "mb", "mib":
+		mult = 1 << 20
+	case "g", "gb", "gib":
+		mult = 1 << 30
+	case "t", "tb", "tib":
+		mult = 1 << 40
+	default:
+		return 0, fmt.Errorf("cannot parse %q as a size (e.g. '64 mb')", v)
+	}
+	if i == 0 {
+		return 0, fmt.Errorf("cannot parse %q as a size (e.g. '64 mb')", v)
+	}
+	var n int64
+	for _, c := range t[:i] {
+		n = n*10 + int64(c-'0')
+		if n > 1<<62/mult {
+			return 0, fmt.Errorf("size %q is too large", v)
+		}
+	}
+	return n * mult, nil
+}
+
 // WithPrefix returns the options whose key starts with prefix, with the
 // prefix removed (e.g. "json." for format options).
 func (o Options) WithPrefix(prefix string) Options {

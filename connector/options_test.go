@@ -28,3 +28,21 @@ func TestParseDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestParseMemorySize(t *testing.T) {
+	for in, want := range map[string]int64{
+		"0": 0, "19": 19, "19 b": 19, "64 mb": 64 << 20, "64mb": 64 << 20, "1 k": 1 << 10, "2 GB": 2 << 30, "3 tb": 3 << 40,
+	} {
+		if got, err := connector.ParseMemorySize(in); err != nil || got != want {
+			t.Errorf("ParseMemorySize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"": "cannot parse", "mb": "cannot parse", "12 parsecs": "cannot parse", "-1": "cannot parse", "1.5 gb": "cannot parse",
+		"99999999999 gb": "too large",
+	} {
+		if _, err := connector.ParseMemorySize(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseMemorySize(%q): %v, want %q", in, err, want)
+		}
+	}
+}
