@@ -73,8 +73,8 @@ func TestMaxResponseSize(t *testing.T) {
 	}
 
 	for v, want := range map[string]string{
-		"0":         "option 'max-response-size' must be a positive size (e.g. '256 mb'), got '0'",
-		"lots":      "option 'max-response-size': cannot parse \"lots\" as a size",
+		"0":           "option 'max-response-size' must be a positive size (e.g. '256 mb'), got '0'",
+		"lots":        "option 'max-response-size': cannot parse \"lots\" as a size",
 		"10000000 tb": "option 'max-response-size': size \"10000000 tb\" is too large",
 	} {
 		if _, err := create(t, connector.Options{"url": srv.URL + "/small", "max-response-size": v}); err == nil || !strings.Contains(err.Error(), want) {
