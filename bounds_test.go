@@ -60,3 +60,77 @@ SELECT * FROM src;`)
 		}
 	}
 }
+
+// TestStateSizeReported: the keys that unbounded operators hold (GROUP BY,
+// regular joins, Top-N, deduplication) are counted in the job's metrics
+// with an estimate of their bytes; the job's summary line shows them, and
+// a job whose state passes 'table.exec.state.warn-size' is warned about,
+// once, with a word on table.exec.state.ttl.
+func TestStateSizeReported(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&b, "{\"k\":%d,\"v\":%d}\n", i%2000, i)
+	}
+	writeFile(t, dir, "in.jsonl", b.String())
+	const ddl = `
+CREATE TABLE t (k INT, v INT) WITH ('connector' = 'filesystem', 'path' = '$DIR/in.jsonl', 'format' = 'json');
+CREATE TABLE u (k INT, v INT) WITH ('connector' = 'filesystem', 'path' = '$DIR/in.jsonl', 'format' = 'json');
+CREATE TABLE out (k INT, n BIGINT) WITH ('connector' = 'blackhole');
+`
+	for _, tc := range []struct {
+		name, query string
+		keys        int64
+	}{
+		{"GROUP BY", `INSERT INTO out SELECT k, COUNT(*) FROM t GROUP BY k;`, 2000},
+		{"join", `INSERT INTO out SELECT t.k, CAST(u.v AS BIGINT) FROM t JOIN u ON t.k = u.k;`, 4000},
+		{"Top-N", `INSERT INTO out SELECT k, CAST(v AS BIGINT) FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn FROM t) WHERE rn <= 1;`, 2000},
+		{"deduplication", `INSERT INTO out SELECT k, CAST(v AS BIGINT) FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY g ORDER BY v) AS rn FROM (SELECT k, v, v % 1000 AS g FROM t)) WHERE rn = 1;`, 1000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.ReplaceAll("SET 'table.exec.state.warn-size' = '10 kb';"+ddl+tc.query, "$DIR", dir)
+			const warning = "past 'table.exec.state.warn-size' (10 KiB)"
+			var log syncBuffer
+			e, err := sluice.Open(sluice.Options{Stdout: io.Discard, Log: &log})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			results, err := e.Exec(context.Background(), "test.sql", []byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			j := results[len(results)-1].Job
+			if err := j.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			keys, bytes := j.Metrics.State()
+			if keys != tc.keys || bytes < 10*keys {
+				t.Fatalf("state: %d keys, %d bytes; want %d keys and an estimate of their bytes", keys, bytes, tc.keys)
+			}
+			if out := log.String(); strings.Count(out, warning) != 1 || !strings.Contains(out, "table.exec.state.ttl") {
+				t.Errorf("log %q: want one warning saying %q and naming table.exec.state.ttl", out, warning)
+			}
+
+			// Run prints the summary.
+			var log2 syncBuffer
+			e2, err := sluice.Open(sluice.Options{Stdout: io.Discard, Log: &log2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e2.Close()
+			if err := e2.Run(context.Background(), "test.sql", []byte(src)); err != nil {
+				t.Fatal(err)
+			}
+			out := log2.String()
+			if want := fmt.Sprintf("; state: %d keys, about ", tc.keys); !strings.Contains(out, want) {
+				t.Errorf("summary %q does not contain %q", out, want)
+			}
+			if n := strings.Count(out, warning); n != 1 {
+				t.Errorf("log %q: %d warnings, want 1", out, n)
+			}
+		})
+	}
+}

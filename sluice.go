@@ -102,12 +102,35 @@ type Engine struct {
 	// dims are the dimension tables of lookup joins, shared by the jobs
 	// that declare the same table.
 	dims *dim.Registry
+	// log writes to Options.Log; nil without one.
+	log *logger
+}
+
+// logger writes lines to Options.Log, for the jobs and the reloads of
+// dimension tables that log from their own goroutines.
+type logger struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// printf writes a line; a nil logger discards it.
+func (l *logger) printf(format string, args ...any) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.w, format+"\n", args...)
 }
 
 // Open returns a new engine with the built-in connectors, formats and
 // functions.
 func Open(opts Options) (*Engine, error) {
 	opts.EnsureDefaults()
+	var log *logger
+	if opts.Log != nil {
+		log = &logger{w: opts.Log}
+	}
 	e := &Engine{
 		opts:       opts,
 		catalog:    catalog.New(),
@@ -116,7 +139,8 @@ func Open(opts Options) (*Engine, error) {
 		funcs:      expr.NewRegistry(),
 		aggs:       agg.NewRegistry(),
 		config:     map[string]string{},
-		dims:       dimensions(opts),
+		dims:       dimensions(opts, log),
+		log:        log,
 	}
 	for k, v := range opts.Config {
 		e.config[k] = v
@@ -135,20 +159,14 @@ func Open(opts Options) (*Engine, error) {
 }
 
 // dimensions returns the registry of dimension tables opts asks for, or a
-// new one whose failed reloads opts.Log hears of.
-func dimensions(opts Options) *dim.Registry {
+// new one whose failed reloads log hears of.
+func dimensions(opts Options, log *logger) *dim.Registry {
 	if opts.Dimensions != nil {
 		return opts.Dimensions
 	}
 	dopts := dim.Options{SpillDir: opts.DimensionSpillDir}
-	if opts.Log != nil {
-		var mu sync.Mutex // reloads fail on their own goroutines
-		log := opts.Log
-		dopts.Logf = func(format string, args ...any) {
-			mu.Lock()
-			defer mu.Unlock()
-			fmt.Fprintf(log, format+"\n", args...)
-		}
+	if log != nil {
+		dopts.Logf = log.printf
 	}
 	return dim.NewRegistry(dopts)
 }
@@ -635,6 +653,10 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	if err != nil {
 		return nil, err
 	}
+	warnAt, err := stateWarnSize(cfg)
+	if err != nil {
+		return nil, err
+	}
 	env := physical.Env{
 		StateTTL:    ttl,
 		MiniBatch:   miniBatch,
@@ -691,8 +713,10 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	go func() {
 		defer close(j.done)
 		defer cancel()
+		unwatch := e.watchState(j, warnAt)
 		err := g.Run(jctx, exec.RunOptions{State: backend, Metrics: j.Metrics, Now: now, Stop: j.stop,
 			CheckpointInterval: interval})
+		unwatch()
 		if errors.Is(err, context.Canceled) {
 			err = nil
 		}
@@ -702,6 +726,93 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		j.err = err
 	}()
 	return j, nil
+}
+
+// defaultStateWarnSize is the default of 'table.exec.state.warn-size'.
+const defaultStateWarnSize = 1 << 30
+
+// stateWarnSize returns 'table.exec.state.warn-size' in bytes: 0 warns
+// never.
+func stateWarnSize(cfg map[string]string) (int64, error) {
+	v, ok := cfg["table.exec.state.warn-size"]
+	if !ok {
+		return defaultStateWarnSize, nil
+	}
+	n, err := connector.ParseMemorySize(v)
+	if err != nil {
+		return 0, fmt.Errorf("table.exec.state.warn-size: %w", err)
+	}
+	return n, nil
+}
+
+// watchState warns, once, when the state of j's unbounded operators
+// passes warnAt bytes: it looks every second while the job runs, and once
+// more when the returned function is called (at its end).
+func (e *Engine) watchState(j *Job, warnAt int64) (unwatch func()) {
+	if e.log == nil || warnAt <= 0 {
+		return func() {}
+	}
+	warned := false
+	check := func() {
+		keys, bytes := j.Metrics.State()
+		if warned || bytes < warnAt {
+			return
+		}
+		warned = true
+		byKind := j.Metrics.StateByKind()
+		kinds := make([]string, 0, len(byKind))
+		for k := range byKind {
+			kinds = append(kinds, k)
+		}
+		sort.Strings(kinds)
+		var parts []string
+		for _, k := range kinds {
+			if s := byKind[k]; s[0] > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d keys", k, s[0]))
+			}
+		}
+		e.log.printf("job %s: warning: its state holds %d keys (%s), about %s, past 'table.exec.state.warn-size' (%s); "+
+			"it grows with every new key: set 'table.exec.state.ttl' to let keys not updated for that long expire, "+
+			"or raise the threshold ('0' turns this warning off)",
+			j.Name, keys, strings.Join(parts, ", "), formatBytes(bytes), formatBytes(warnAt))
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				check()
+			case <-stop:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-done
+		check()
+	}
+}
+
+// formatBytes renders a size in bytes in binary units: whole when exact
+// ("10 KiB"), else with a decimal ("1.3 MiB").
+func formatBytes(n int64) string {
+	units := []string{"KiB", "MiB", "GiB", "TiB"}
+	if n < 1<<10 {
+		return fmt.Sprintf("%d B", n)
+	}
+	u, f := 0, float64(n)/(1<<10)
+	for u+1 < len(units) && f >= 1<<10 {
+		u++
+		f /= 1 << 10
+	}
+	if f == float64(int64(f)) {
+		return fmt.Sprintf("%d %s", int64(f), units[u])
+	}
+	return fmt.Sprintf("%.1f %s", f, units[u])
 }
 
 // checkpointInterval returns 'execution.checkpointing.interval', or def.
@@ -777,10 +888,14 @@ func (e *Engine) Run(ctx context.Context, filename string, src []byte) error {
 	var first error
 	for _, j := range jobs {
 		err := j.Wait()
-		if e.opts.Log != nil {
+		if e.log != nil {
 			m := j.Metrics
-			fmt.Fprintf(e.opts.Log, "job %s: %d rows read, %d rows written, %d late rows dropped, %d malformed records skipped\n",
-				j.Name, m.RowsIn.Load(), m.RowsOut.Load(), m.LateRows.Load(), m.SkippedRecs.Load())
+			var state string
+			if keys, bytes := m.State(); keys > 0 || bytes > 0 {
+				state = fmt.Sprintf("; state: %d keys, about %s", keys, formatBytes(bytes))
+			}
+			e.log.printf("job %s: %d rows read, %d rows written, %d late rows dropped, %d malformed records skipped%s",
+				j.Name, m.RowsIn.Load(), m.RowsOut.Load(), m.LateRows.Load(), m.SkippedRecs.Load(), state)
 			if n := m.Lookups.Load(); n > 0 {
 				// The cache and the round trips are those of on-demand
 				// tables; a job whose tables are all loaded in full has
@@ -789,7 +904,7 @@ func (e *Engine) Run(ctx context.Context, filename string, src []byte) error {
 				if h, mi, f := m.LookupCacheHits.Load(), m.LookupCacheMisses.Load(), m.LookupFetches.Load(); h+mi+f > 0 {
 					ondemand = fmt.Sprintf("; cache: %d hits, %d misses; %d round trips", h, mi, f)
 				}
-				fmt.Fprintf(e.opts.Log, "job %s: %d keys looked up in dimension tables, %d found%s\n", j.Name, n, m.LookupHits.Load(), ondemand)
+				e.log.printf("job %s: %d keys looked up in dimension tables, %d found%s", j.Name, n, m.LookupHits.Load(), ondemand)
 			}
 		}
 		if err != nil && first == nil {
@@ -929,6 +1044,10 @@ func checkSetting(key, value string) error {
 	case "table.exec.mini-batch.size":
 		if n, err := strconv.ParseInt(value, 10, 64); err != nil || n == 0 || n < -1 {
 			return fmt.Errorf("table.exec.mini-batch.size must be a positive number of rows (or -1: no bound), got '%s'", value)
+		}
+	case "table.exec.state.warn-size":
+		if _, err := connector.ParseMemorySize(value); err != nil {
+			return fmt.Errorf("table.exec.state.warn-size: %w", err)
 		}
 	case "table.local-time-zone":
 		if _, err := time.LoadLocation(value); err != nil {

@@ -203,3 +203,22 @@ func BenchmarkInboxWatermarks(b *testing.B) {
 		})
 	}
 }
+
+// The job's state is the sum of its operators' gauges; a nil Metrics
+// hands out gauges that ignore what they are set to.
+func TestMetricsStateGauges(t *testing.T) {
+	var m exec.Metrics
+	a, b, c := m.StateGauge("GROUP BY"), m.StateGauge("GROUP BY"), m.StateGauge("join")
+	a.Set(10, 1000)
+	b.Set(5, 500)
+	c.Set(2, 300)
+	a.Set(11, 1100)
+	if keys, bytes := m.State(); keys != 18 || bytes != 1900 {
+		t.Fatalf("State() = %d, %d; want 18, 1900", keys, bytes)
+	}
+	if got := fmt.Sprint(m.StateByKind()); got != "map[GROUP BY:[16 1600] join:[2 300]]" {
+		t.Fatalf("StateByKind() = %s", got)
+	}
+	var none *exec.Metrics
+	none.StateGauge("join").Set(1, 1)
+}

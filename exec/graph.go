@@ -163,6 +163,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 	if len(stages) == 0 {
 		return nil // nothing assigned to this process
 	}
+	opts.Metrics.dropStateGauges() // the state is this run's
 
 	// Who consumes each stage, and at which sender index each upstream task
 	// writes into the consumer's inboxes.
