@@ -134,3 +134,29 @@ CREATE TABLE out (k INT, n BIGINT) WITH ('connector' = 'blackhole');
 		})
 	}
 }
+
+// TestRunStopsBetweenStatements: once Run's context is done (Ctrl-C,
+// SIGTERM), the statements not executed yet are not: no job starts after
+// a stop.
+func TestRunStopsBetweenStatements(t *testing.T) {
+	var out syncBuffer
+	e, err := sluice.Open(sluice.Options{Stdout: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err = e.Run(ctx, "test.sql", []byte(`SET 'parallelism.default' = '2';
+CREATE TABLE src (k INT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');
+SELECT * FROM src;`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg := e.Config(); len(cfg) != 0 || out.String() != "" {
+		t.Fatalf("a stopped Run executed statements: config %v, output %q", cfg, out.String())
+	}
+	if _, err := e.Exec(ctx, "test.sql", []byte(`SET 'parallelism.default' = '2';`)); err != context.Canceled {
+		t.Fatalf("Exec with a done context: %v, want %v", err, context.Canceled)
+	}
+}

@@ -381,21 +381,36 @@ type Result struct {
 // at once; every INSERT, statement set or SELECT starts a job, returned in
 // the results. Exec does not wait for jobs. Errors are *token.Error or
 // token.ErrorList values positioned in src (use FormatError to render them).
+// Once ctx is done, no further statement is executed (ctx.Err() is
+// returned); cancelling ctx cancels the jobs started.
 func (e *Engine) Exec(ctx context.Context, filename string, src []byte) ([]Result, error) {
+	results, stopped, err := e.exec(ctx, ctx, filename, src)
+	if stopped && err == nil {
+		err = ctx.Err()
+	}
+	return results, err
+}
+
+// exec executes the statements of src, with jobs under ctx, until stop is
+// done: it then executes no further statement and reports that it
+// stopped.
+func (e *Engine) exec(ctx, stop context.Context, filename string, src []byte) (results []Result, stopped bool, err error) {
 	stmts, err := parser.ParseFile(filename, src)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	file := token.NewFile(filename, src)
-	var results []Result
 	for _, st := range stmts {
+		if stop.Err() != nil {
+			return results, true, nil
+		}
 		r, err := e.execStmt(ctx, file, st)
 		if err != nil {
-			return results, err
+			return results, false, err
 		}
 		results = append(results, r)
 	}
-	return results, nil
+	return results, false, nil
 }
 
 // FormatError renders an error from Exec with the offending source line and
@@ -858,9 +873,10 @@ func (e *Engine) positionTableErrorIn(t *catalog.Table, err error) error {
 }
 
 // Run executes src and waits for every job it started to end. Stop the
-// jobs gracefully by cancelling ctx.
+// jobs gracefully by cancelling ctx: the statements not executed yet are
+// not, and the jobs stop reading and flush.
 func (e *Engine) Run(ctx context.Context, filename string, src []byte) error {
-	results, err := e.Exec(context.WithoutCancel(ctx), filename, src)
+	results, _, err := e.exec(context.WithoutCancel(ctx), ctx, filename, src)
 	var jobs []*Job
 	for _, r := range results {
 		if r.Job != nil {

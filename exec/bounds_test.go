@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/sluicesql/sluice/connector/memory"
@@ -221,4 +222,56 @@ func TestMetricsStateGauges(t *testing.T) {
 	}
 	var none *exec.Metrics
 	none.StateGauge("join").Set(1, 1)
+}
+
+// A job stopped before its tasks run builds none of them: stopping is
+// not held up by building a large graph.
+func TestGraphStoppedBeforeStartBuildsNothing(t *testing.T) {
+	var built atomic.Int64
+	source := &exec.Stage{Name: "src", Source: memory.NewUnbounded(1),
+		Build: func(task int, out exec.Output) (*exec.Chain, error) { built.Add(1); return &exec.Chain{Head: out}, nil }}
+	keyed := &exec.Stage{Name: "keyed", Inputs: []*exec.Stage{source}, Parallelism: exec.MaxParallelism, KeyBy: []int{0},
+		Build: func(task int, out exec.Output) (*exec.Chain, error) { built.Add(1); return &exec.Chain{Head: out}, nil }}
+	stop := make(chan struct{})
+	close(stop)
+	if err := (&exec.Graph{Stages: []*exec.Stage{source, keyed}}).Run(context.Background(), exec.RunOptions{Stop: stop}); err != nil {
+		t.Fatal(err)
+	}
+	if n := built.Load(); n != 0 {
+		t.Fatalf("%d tasks were built after the stop", n)
+	}
+}
+
+// blockingOpen is an operator whose Open waits for its context, as the
+// load of a dimension table from a service that does not answer does.
+type blockingOpen struct {
+	exec.Discard
+	opening chan struct{}
+}
+
+func (b *blockingOpen) Open(ctx *exec.Context) error {
+	close(b.opening)
+	<-ctx.Ctx.Done()
+	return ctx.Ctx.Err()
+}
+
+// A stop while the tasks open (a dimension table loading) cancels the
+// opening and ends the job without an error: no row was read, so there
+// is nothing to flush.
+func TestGraphStoppedWhileOpening(t *testing.T) {
+	op := &blockingOpen{opening: make(chan struct{})}
+	source := &exec.Stage{Name: "src", Source: memory.NewUnbounded(1),
+		Build: func(task int, out exec.Output) (*exec.Chain, error) { return &exec.Chain{Head: out}, nil }}
+	sink := &exec.Stage{Name: "sink", Inputs: []*exec.Stage{source}, Parallelism: 1,
+		Build: func(int, exec.Output) (*exec.Chain, error) { return &exec.Chain{Head: op}, nil }}
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- (&exec.Graph{Stages: []*exec.Stage{source, sink}}).Run(context.Background(), exec.RunOptions{Stop: stop})
+	}()
+	<-op.opening
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatalf("a job stopped while opening: %v, want no error", err)
+	}
 }

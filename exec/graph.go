@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -236,12 +237,37 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 		}
 	}
 
+	// A stop before the tasks run, while they are built and opened (a
+	// large graph, the load of a dimension table, a connection), cancels
+	// that work: no row was read, so there is nothing to flush. Once they
+	// run, a stop is graceful (sources stop, sinks flush).
+	var early struct {
+		sync.Mutex
+		running bool
+	}
+	if opts.Stop != nil {
+		go func() {
+			select {
+			case <-opts.Stop:
+				early.Lock()
+				if !early.running {
+					cancel(errStoppedEarly)
+				}
+				early.Unlock()
+			case <-ctx.Done():
+			}
+		}()
+	}
+
 	// finished is closed once every task ended.
 	finished := make(chan struct{})
 
 	var tasks []*task
 	for _, s := range stages {
 		for i, part := range s.parts() {
+			if stopping() || ctx.Err() != nil {
+				return stoppedEarly(ctx)
+			}
 			var out Output = Discard{}
 			if consumer[s] == nil && s.Output != nil {
 				o, err := s.Output(part)
@@ -407,6 +433,10 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 	var opened []*task
 	var err error
 	for _, t := range tasks {
+		if ctx.Err() != nil {
+			err = context.Cause(ctx)
+			break
+		}
 		octx := &Context{Ctx: ctx, Task: t.index, State: opts.State, Now: opts.Now, Metrics: opts.Metrics,
 			Stopping: stopping}
 		if err = t.chain.Head.Open(octx); err != nil {
@@ -414,6 +444,15 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 			break
 		}
 		opened = append(opened, t)
+	}
+	early.Lock()
+	early.running = err == nil && ctx.Err() == nil
+	early.Unlock()
+	if err == nil && !early.running {
+		err = context.Cause(ctx)
+	}
+	if errors.Is(context.Cause(ctx), errStoppedEarly) {
+		err = errStoppedEarly
 	}
 	if err == nil {
 		var wg sync.WaitGroup
@@ -477,5 +516,21 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 			err = cerr
 		}
 	}
+	if errors.Is(err, errStoppedEarly) {
+		return nil
+	}
 	return err
+}
+
+// errStoppedEarly is the cause of the cancellation of a graph stopped
+// before its tasks ran.
+var errStoppedEarly = errors.New("stopped before the job started")
+
+// stoppedEarly returns nil when ctx was cancelled (or the graph stopped)
+// before the tasks ran, else ctx's cause.
+func stoppedEarly(ctx context.Context) error {
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, errStoppedEarly) {
+		return err
+	}
+	return nil
 }
