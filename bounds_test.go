@@ -160,3 +160,27 @@ SELECT * FROM src;`))
 		t.Fatalf("Exec with a done context: %v, want %v", err, context.Canceled)
 	}
 }
+
+// TestCheckpointIntervalBounded: as in Flink, a checkpoint interval under
+// 10 ms is refused (checkpoints back to back, each synced to disk).
+func TestCheckpointIntervalBounded(t *testing.T) {
+	const want = "execution.checkpointing.interval must be at least 10 ms (as in Flink), got '1 ns'"
+	_, err := runSQL(t, nil, t.TempDir(), `SET 'execution.checkpointing.interval' = '1 ns';`)
+	if err == nil || !strings.Contains(err.Error(), "test.sql:1:1: "+want) {
+		t.Errorf("SET: got %v, want %q", err, want)
+	}
+	e, err := sluice.Open(sluice.Options{Stdout: io.Discard, Config: map[string]string{"execution.checkpointing.interval": "1 ns"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	err = e.Run(context.Background(), "test.sql", []byte(`
+CREATE TABLE src (k INT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');
+SELECT * FROM src;`))
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a job started with it: got %v, want %q", err, want)
+	}
+	if _, err := runSQL(t, nil, t.TempDir(), `SET 'execution.checkpointing.interval' = '10 ms';`); err != nil {
+		t.Errorf("10 ms: %v", err)
+	}
+}

@@ -836,9 +836,22 @@ func checkpointInterval(cfg map[string]string, def time.Duration) (time.Duration
 	if !ok {
 		return def, nil
 	}
+	return parseCheckpointInterval(v)
+}
+
+// minCheckpointInterval is Flink's smallest checkpoint interval.
+const minCheckpointInterval = 10 * time.Millisecond
+
+// parseCheckpointInterval reads 'execution.checkpointing.interval': 0 (or
+// less) turns checkpoints off; else it must be at least 10 ms, as in
+// Flink: checkpoints back to back would each sync the state to disk.
+func parseCheckpointInterval(v string) (time.Duration, error) {
 	d, err := connector.ParseDuration(v)
 	if err != nil {
 		return 0, fmt.Errorf("execution.checkpointing.interval: %w", err)
+	}
+	if d > 0 && d < minCheckpointInterval {
+		return 0, fmt.Errorf("execution.checkpointing.interval must be at least 10 ms (as in Flink), got '%s'", v)
 	}
 	return d, nil
 }
@@ -1048,7 +1061,11 @@ func checkSetting(key, value string) error {
 		if _, err := connector.ParseDuration(value); err != nil {
 			return fmt.Errorf("table.exec.source.idle-timeout: %w", err)
 		}
-	case "execution.checkpointing.interval", "table.exec.state.ttl", "table.exec.mini-batch.allow-latency",
+	case "execution.checkpointing.interval":
+		if _, err := parseCheckpointInterval(value); err != nil {
+			return err
+		}
+	case "table.exec.state.ttl", "table.exec.mini-batch.allow-latency",
 		"cluster.session-timeout", "cluster.rebalance-timeout", "cluster.transaction-timeout":
 		if _, err := connector.ParseDuration(value); err != nil {
 			return fmt.Errorf("%s: %w", key, err)
