@@ -171,7 +171,9 @@ func (o *operator) Open(ctx *exec.Context) error {
 		return err
 	}
 	o.reportState()
-	o.out = types.NewBatch(outBatchRows, o.width)
+	// The output batch grows as results come (its memory is then kept):
+	// a task that emits little takes little, whatever the parallelism.
+	o.out = types.NewBatch(0, 0)
 	return o.cfg.Next.Open(ctx)
 }
 
