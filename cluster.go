@@ -224,10 +224,13 @@ func (e *Engine) startCluster(ctx context.Context, id, name string, env physical
 		default:
 		}
 	}()
+	warnAt, _ := stateWarnSize(cfg) // checked by start
 	go func() {
 		defer close(j.done)
 		defer cancel()
+		unwatch := e.watchState(j, warnAt)
 		err := cj.loop(jctx)
+		unwatch()
 		member.Close() // leaves the group: the others take the partitions over
 		if static {
 			// A static member does not leave by closing; say it, so that

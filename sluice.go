@@ -388,21 +388,36 @@ type Result struct {
 // at once; every INSERT, statement set or SELECT starts a job, returned in
 // the results. Exec does not wait for jobs. Errors are *token.Error or
 // token.ErrorList values positioned in src (use FormatError to render them).
+// Once ctx is done, no further statement is executed (ctx.Err() is
+// returned); cancelling ctx cancels the jobs started.
 func (e *Engine) Exec(ctx context.Context, filename string, src []byte) ([]Result, error) {
+	results, stopped, err := e.exec(ctx, ctx, filename, src)
+	if stopped && err == nil {
+		err = ctx.Err()
+	}
+	return results, err
+}
+
+// exec executes the statements of src, with jobs under ctx, until stop is
+// done: it then executes no further statement and reports that it
+// stopped.
+func (e *Engine) exec(ctx, stop context.Context, filename string, src []byte) (results []Result, stopped bool, err error) {
 	stmts, err := parser.ParseFile(filename, src)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	file := token.NewFile(filename, src)
-	var results []Result
 	for _, st := range stmts {
+		if stop.Err() != nil {
+			return results, true, nil
+		}
 		r, err := e.execStmt(ctx, file, st)
 		if err != nil {
-			return results, err
+			return results, false, err
 		}
 		results = append(results, r)
 	}
-	return results, nil
+	return results, false, nil
 }
 
 // FormatError renders an error from Exec with the offending source line and
@@ -685,9 +700,9 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	e.mu.Unlock()
 	par := 1
 	if v, ok := cfg["parallelism.default"]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("parallelism.default must be a positive integer, got %q", v)
+		n, err := parseParallelism(v)
+		if err != nil {
+			return nil, err
 		}
 		par = n
 	}
@@ -704,6 +719,10 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		return nil, err
 	}
 	dropNulls, err := notNullEnforcer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	warnAt, err := stateWarnSize(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -773,8 +792,10 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	go func() {
 		defer close(j.done)
 		defer cancel()
+		unwatch := e.watchState(j, warnAt)
 		err := g.Run(jctx, exec.RunOptions{Job: name, State: backend, Metrics: j.Metrics, Now: now, Stop: j.stop,
 			CheckpointInterval: interval, StartFresh: fresh})
+		unwatch()
 		if errors.Is(err, context.Canceled) {
 			err = nil
 		}
@@ -824,15 +845,115 @@ func (e *Engine) explainMismatch(err error, cfg map[string]string) error {
 		"or discard the saved state and start from scratch with SET 'state.start-fresh' = 'true'", err, where, me.Job)
 }
 
+// defaultStateWarnSize is the default of 'table.exec.state.warn-size'.
+const defaultStateWarnSize = 1 << 30
+
+// stateWarnSize returns 'table.exec.state.warn-size' in bytes: 0 warns
+// never.
+func stateWarnSize(cfg map[string]string) (int64, error) {
+	v, ok := cfg["table.exec.state.warn-size"]
+	if !ok {
+		return defaultStateWarnSize, nil
+	}
+	n, err := connector.ParseMemorySize(v)
+	if err != nil {
+		return 0, fmt.Errorf("table.exec.state.warn-size: %w", err)
+	}
+	return n, nil
+}
+
+// watchState warns, once, when the state of j's unbounded operators
+// passes warnAt bytes: it looks every second while the job runs, and once
+// more when the returned function is called (at its end).
+func (e *Engine) watchState(j *Job, warnAt int64) (unwatch func()) {
+	if e.logf == nil || warnAt <= 0 {
+		return func() {}
+	}
+	warned := false
+	check := func() {
+		keys, bytes := j.Metrics.State()
+		if warned || bytes < warnAt {
+			return
+		}
+		warned = true
+		byKind := j.Metrics.StateByKind()
+		kinds := make([]string, 0, len(byKind))
+		for k := range byKind {
+			kinds = append(kinds, k)
+		}
+		sort.Strings(kinds)
+		var parts []string
+		for _, k := range kinds {
+			if s := byKind[k]; s[0] > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d keys", k, s[0]))
+			}
+		}
+		e.logf("job %s: warning: its state holds %d keys (%s), about %s, past 'table.exec.state.warn-size' (%s); "+
+			"it grows with every new key: set 'table.exec.state.ttl' to let keys not updated for that long expire, "+
+			"or raise the threshold ('0' turns this warning off)",
+			j.Name, keys, strings.Join(parts, ", "), formatBytes(bytes), formatBytes(warnAt))
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				check()
+			case <-stop:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-done
+		check()
+	}
+}
+
+// formatBytes renders a size in bytes in binary units: whole when exact
+// ("10 KiB"), else with a decimal ("1.3 MiB").
+func formatBytes(n int64) string {
+	units := []string{"KiB", "MiB", "GiB", "TiB"}
+	if n < 1<<10 {
+		return fmt.Sprintf("%d B", n)
+	}
+	u, f := 0, float64(n)/(1<<10)
+	for u+1 < len(units) && f >= 1<<10 {
+		u++
+		f /= 1 << 10
+	}
+	if f == float64(int64(f)) {
+		return fmt.Sprintf("%d %s", int64(f), units[u])
+	}
+	return fmt.Sprintf("%.1f %s", f, units[u])
+}
+
 // checkpointInterval returns 'execution.checkpointing.interval', or def.
 func checkpointInterval(cfg map[string]string, def time.Duration) (time.Duration, error) {
 	v, ok := cfg["execution.checkpointing.interval"]
 	if !ok {
 		return def, nil
 	}
+	return parseCheckpointInterval(v)
+}
+
+// minCheckpointInterval is Flink's smallest checkpoint interval.
+const minCheckpointInterval = 10 * time.Millisecond
+
+// parseCheckpointInterval reads 'execution.checkpointing.interval': 0 (or
+// less) turns checkpoints off; else it must be at least 10 ms, as in
+// Flink: checkpoints back to back would each sync the state to disk.
+func parseCheckpointInterval(v string) (time.Duration, error) {
 	d, err := connector.ParseDuration(v)
 	if err != nil {
 		return 0, fmt.Errorf("execution.checkpointing.interval: %w", err)
+	}
+	if d > 0 && d < minCheckpointInterval {
+		return 0, fmt.Errorf("execution.checkpointing.interval must be at least 10 ms (as in Flink), got '%s'", v)
 	}
 	return d, nil
 }
@@ -1013,8 +1134,12 @@ func (e *Engine) waitJobs(jobs []*Job) error {
 		err := j.Wait()
 		if e.logf != nil {
 			m := j.Metrics
-			e.logf("job %s: %d rows read, %d rows written, %d late rows dropped, %d malformed records skipped",
-				j.Name, m.RowsIn.Load(), m.RowsOut.Load(), m.LateRows.Load(), m.SkippedRecs.Load())
+			var state string
+			if keys, bytes := m.State(); keys > 0 || bytes > 0 {
+				state = fmt.Sprintf("; state: %d keys, about %s", keys, formatBytes(bytes))
+			}
+			e.logf("job %s: %d rows read, %d rows written, %d late rows dropped, %d malformed records skipped%s",
+				j.Name, m.RowsIn.Load(), m.RowsOut.Load(), m.LateRows.Load(), m.SkippedRecs.Load(), state)
 			if n := m.NullRowsDropped.Load(); n > 0 {
 				e.logf("job %s: %d rows dropped for a NULL in a NOT NULL column of a sink ('table.exec.sink.not-null-enforcer' = 'DROP')", j.Name, n)
 			}
@@ -1134,18 +1259,33 @@ func miniBatchOptions(cfg map[string]string, where func(key string) string) (phy
 	return mb, nil
 }
 
+// parseParallelism reads 'parallelism.default': an integer from 1 to
+// exec.MaxParallelism.
+func parseParallelism(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > exec.MaxParallelism {
+		return 0, fmt.Errorf("parallelism.default must be an integer between 1 and %d (the tasks of each keyed stage), got '%s'",
+			exec.MaxParallelism, v)
+	}
+	return n, nil
+}
+
 // checkSetting validates the SET options Sluice interprets.
 func checkSetting(key, value string) error {
 	switch key {
 	case "parallelism.default":
-		if n, err := strconv.Atoi(value); err != nil || n < 1 {
-			return fmt.Errorf("parallelism.default must be a positive integer, got '%s'", value)
+		if _, err := parseParallelism(value); err != nil {
+			return err
 		}
 	case "table.exec.source.idle-timeout":
 		if _, err := connector.ParseDuration(value); err != nil {
 			return fmt.Errorf("table.exec.source.idle-timeout: %w", err)
 		}
-	case "execution.checkpointing.interval", "table.exec.state.ttl", "table.exec.mini-batch.allow-latency",
+	case "execution.checkpointing.interval":
+		if _, err := parseCheckpointInterval(value); err != nil {
+			return err
+		}
+	case "table.exec.state.ttl", "table.exec.mini-batch.allow-latency",
 		"cluster.session-timeout", "cluster.rebalance-timeout", "cluster.transaction-timeout":
 		if _, err := connector.ParseDuration(value); err != nil {
 			return fmt.Errorf("%s: %w", key, err)
@@ -1161,6 +1301,10 @@ func checkSetting(key, value string) error {
 	case "table.exec.mini-batch.size":
 		if n, err := strconv.ParseInt(value, 10, 64); err != nil || n == 0 || n < -1 {
 			return fmt.Errorf("table.exec.mini-batch.size must be a positive number of rows (or -1: no bound), got '%s'", value)
+		}
+	case "table.exec.state.warn-size":
+		if _, err := connector.ParseMemorySize(value); err != nil {
+			return fmt.Errorf("table.exec.state.warn-size: %w", err)
 		}
 	case "table.local-time-zone":
 		if _, err := time.LoadLocation(value); err != nil {

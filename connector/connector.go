@@ -129,6 +129,12 @@ type SinkFactory interface {
 	CreateSink(t Table, env Env) (Sink, error)
 }
 
+// MaxPartitions is the most partitions a source whose partitions are an
+// option (datagen, nexmark) may have. Each partition is a task of the job
+// with an output to every task of the next stage, as many as
+// exec.MaxParallelism allows for those.
+const MaxPartitions = 1024
+
 // Source is a table being read. It is split into partitions, each read by
 // its own Reader; watermarks are tracked per partition.
 type Source interface {

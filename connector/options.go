@@ -125,54 +125,61 @@ func ParseDuration(s string) (time.Duration, error) {
 	default:
 		return 0, fmt.Errorf("cannot parse duration %q: unknown unit %q", s, unit)
 	}
-	return time.Duration(f * float64(mult)), nil
+	ns := f * float64(mult)
+	if ns >= math.MaxInt64 {
+		return 0, fmt.Errorf("cannot parse duration %q: longer than 106751 days (about 292 years), the longest there is", s)
+	}
+	return time.Duration(ns), nil
 }
 
-// Bytes returns the option as a memory size or def, in Flink's notation:
-// a number of bytes followed by an optional unit (b, k or kb, m or mb, g
-// or gb, t or tb; powers of 1024; case and spaces do not matter).
-func (o Options) Bytes(key string, def int64) (int64, error) {
+// MemorySize returns the option as a number of bytes (ParseMemorySize),
+// or def.
+func (o Options) MemorySize(key string, def int64) (int64, error) {
 	v, ok := o[key]
 	if !ok {
 		return def, nil
 	}
-	n, err := ParseBytes(v)
+	n, err := ParseMemorySize(v)
 	if err != nil {
 		return 0, fmt.Errorf("option '%s': %w", key, err)
 	}
 	return n, nil
 }
 
-// ParseBytes parses a memory size in Flink's notation (see Options.Bytes).
-func ParseBytes(s string) (int64, error) {
-	t := strings.TrimSpace(strings.ToLower(s))
+// ParseMemorySize parses a size in Flink's notation: a whole number with
+// an optional unit (b, kb, mb, gb, tb, or k, m, g, t; powers of 1024).
+func ParseMemorySize(v string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(v))
 	i := 0
 	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
 		i++
 	}
-	num, unit := t[:i], strings.TrimSpace(t[i:])
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("cannot parse memory size %q", s)
-	}
-	var shift uint
-	switch unit {
+	var mult int64
+	switch strings.TrimSpace(t[i:]) {
 	case "", "b", "bytes":
-	case "k", "kb", "kibibytes":
-		shift = 10
-	case "m", "mb", "mebibytes":
-		shift = 20
-	case "g", "gb", "gibibytes":
-		shift = 30
-	case "t", "tb", "tebibytes":
-		shift = 40
+		mult = 1
+	case "k", "kb", "kib":
+		mult = 1 << 10
+	case "m", "mb", "mib":
+		mult = 1 << 20
+	case "g", "gb", "gib":
+		mult = 1 << 30
+	case "t", "tb", "tib":
+		mult = 1 << 40
 	default:
-		return 0, fmt.Errorf("cannot parse memory size %q: unknown unit %q (use b, kb, mb, gb or tb)", s, unit)
+		return 0, fmt.Errorf("cannot parse %q as a size (e.g. '64 mb')", v)
 	}
-	if n > math.MaxInt64>>shift {
-		return 0, fmt.Errorf("memory size %q is too large", s)
+	if i == 0 {
+		return 0, fmt.Errorf("cannot parse %q as a size (e.g. '64 mb')", v)
 	}
-	return n << shift, nil
+	var n int64
+	for _, c := range t[:i] {
+		n = n*10 + int64(c-'0')
+		if n > 1<<62/mult {
+			return 0, fmt.Errorf("size %q is too large", v)
+		}
+	}
+	return n * mult, nil
 }
 
 // WithPrefix returns the options whose key starts with prefix, with the

@@ -161,20 +161,41 @@ type inboxTask struct {
 func (in *Inbox) run(ctx context.Context, t inboxTask) error {
 	next := t.chain.Head
 	tail := t.out
+	// The combined watermark is the minimum over the active senders (not
+	// idle, not finished): the tree holds each sender's watermark, or
+	// MaxWatermark while it is idle or finished, so that a message costs
+	// O(log senders) rather than a pass over all of them.
 	wms := make([]int64, in.senders)
 	idle := make([]bool, in.senders)
 	done := make([]bool, in.senders)
 	for i := range wms {
 		wms[i] = MinWatermark
 	}
+	tree := newMinTree(in.senders, MinWatermark)
+	active := in.senders // senders neither idle nor finished
+	setIdle := func(i int, v bool) {
+		if idle[i] == v {
+			return
+		}
+		idle[i] = v
+		if v {
+			active--
+			tree.set(i, MaxWatermark)
+		} else {
+			active++
+			tree.set(i, wms[i])
+		}
+	}
 	finished := 0
 	outWM := MinWatermark
-	allIdle := false
+	allIdle := false  // downstream was told that this task is idle
+	idleSeen := false // every unfinished sender was idle after the last message
 
 	// Barrier alignment: once sender i delivered barrier `aligning`, its
 	// later messages wait in held[i] until every unfinished sender has.
 	aligning := int64(0)
 	arrived := make([]bool, in.senders)
+	var arrivedList []int // the senders that delivered the barrier, in order
 	held := make([][]message, in.senders)
 	var backlog []message
 
@@ -185,14 +206,10 @@ func (in *Inbox) run(ctx context.Context, t inboxTask) error {
 		tickC = ticker.C
 	}
 
-	alignedNow := func() bool {
-		for i := range arrived {
-			if !arrived[i] && !done[i] {
-				return false
-			}
-		}
-		return true
-	}
+	// A sender that delivered the barrier has not finished (its finish is
+	// held), so the barrier is aligned once those that did and those that
+	// finished are all the senders.
+	alignedNow := func() bool { return len(arrivedList)+finished == in.senders }
 	completeBarrier := func() error {
 		if err := t.chain.snapshot(aligning); err != nil {
 			return err
@@ -207,11 +224,12 @@ func (in *Inbox) run(ctx context.Context, t inboxTask) error {
 			return err
 		}
 		aligning = 0
-		for i := range arrived {
+		for _, i := range arrivedList {
 			arrived[i] = false
 			backlog = append(backlog, held[i]...)
 			held[i] = nil
 		}
+		arrivedList = arrivedList[:0]
 		return nil
 	}
 
@@ -244,6 +262,7 @@ func (in *Inbox) run(ctx context.Context, t inboxTask) error {
 		case msgBarrier:
 			aligning = m.wm
 			arrived[m.sender] = true
+			arrivedList = append(arrivedList, m.sender)
 			if alignedNow() {
 				if err := completeBarrier(); err != nil {
 					return err
@@ -251,9 +270,7 @@ func (in *Inbox) run(ctx context.Context, t inboxTask) error {
 			}
 			continue
 		case msgBatch:
-			if idle[m.sender] {
-				idle[m.sender] = false
-			}
+			setIdle(m.sender, false)
 			if allIdle && tail != nil {
 				allIdle = false
 				if err := tail.SetIdle(false); err != nil {
@@ -273,13 +290,17 @@ func (in *Inbox) run(ctx context.Context, t inboxTask) error {
 			}
 			continue
 		case msgWatermark:
-			wms[m.sender] = max(wms[m.sender], m.wm)
-			idle[m.sender] = false
+			setIdle(m.sender, false)
+			if m.wm > wms[m.sender] {
+				wms[m.sender] = m.wm
+				tree.set(m.sender, m.wm)
+			}
 		case msgIdle:
-			idle[m.sender] = true
+			setIdle(m.sender, true)
 		case msgActive:
-			idle[m.sender] = false
+			setIdle(m.sender, false)
 		case msgFinish:
+			setIdle(m.sender, true) // out of the minimum
 			done[m.sender] = true
 			wms[m.sender] = MaxWatermark
 			finished++
@@ -289,34 +310,32 @@ func (in *Inbox) run(ctx context.Context, t inboxTask) error {
 				}
 			}
 			if t.stopping != nil && t.stopping() {
+				idleSeen = false
 				continue // a stop: the watermark stays where it is
 			}
 		}
 		// Combined watermark: the minimum over active senders. Finished
 		// senders count as MaxWatermark; idle ones are left out.
-		combined, active := MaxWatermark, 0
-		for i := range wms {
-			if done[i] || idle[i] {
-				continue
-			}
-			active++
-			combined = min(combined, wms[i])
-		}
 		if active == 0 && finished < in.senders {
 			// Everyone unfinished is idle. As Flink's watermark valve does,
 			// advance to the largest watermark any of them reached (nothing
 			// older can arrive before one of them resumes, and a resuming
-			// sender's older rows are late), then tell downstream.
-			highest := MinWatermark
-			for i := range wms {
-				if !done[i] {
-					highest = max(highest, wms[i])
+			// sender's older rows are late), then tell downstream. Only a
+			// watermark or data makes a sender active again, so the largest
+			// is computed once per spell of idleness.
+			if !idleSeen {
+				idleSeen = true
+				highest := MinWatermark
+				for i := range wms {
+					if !done[i] {
+						highest = max(highest, wms[i])
+					}
 				}
-			}
-			if highest > outWM {
-				outWM = highest
-				if err := next.Watermark(outWM); err != nil {
-					return err
+				if highest > outWM {
+					outWM = highest
+					if err := next.Watermark(outWM); err != nil {
+						return err
+					}
 				}
 			}
 			if !allIdle && tail != nil {
@@ -327,13 +346,14 @@ func (in *Inbox) run(ctx context.Context, t inboxTask) error {
 			}
 			continue
 		}
+		idleSeen = false
 		if allIdle && tail != nil {
 			allIdle = false
 			if err := tail.SetIdle(false); err != nil {
 				return err
 			}
 		}
-		if combined > outWM {
+		if combined := tree.min(); combined > outWM {
 			outWM = combined
 			if err := next.Watermark(outWM); err != nil {
 				return err
@@ -349,6 +369,33 @@ func (in *Inbox) run(ctx context.Context, t inboxTask) error {
 	return nil
 }
 
+// minTree keeps the minimum of n values under updates of one value in
+// O(log n): leaves at [n, 2n), each inner node the minimum of its two
+// children, the root (node 1) the minimum of all.
+type minTree []int64
+
+func newMinTree(n int, v int64) minTree {
+	t := make(minTree, 2*n)
+	for i := range t {
+		t[i] = v
+	}
+	return t
+}
+
+func (t minTree) set(i int, v int64) {
+	n := len(t) / 2
+	i += n
+	t[i] = v
+	for i > 1 {
+		i /= 2
+		t[i] = min(t[2*i], t[2*i+1])
+	}
+}
+
+// min returns the minimum of all values (MaxWatermark when all senders
+// are idle or finished).
+func (t minTree) min() int64 { return t[1] }
+
 // HashExchange routes each row to one of several outputs by the hash of its
 // key columns, so that all rows of a key meet in the same downstream task.
 // Watermarks, idleness and the end of input go to every output.
@@ -362,10 +409,10 @@ type HashExchange struct {
 
 // Open implements Operator.
 func (h *HashExchange) Open(ctx *Context) error {
+	// A part's batch is made when a row first goes to its output: an
+	// exchange between two keyed stages has as many outputs as there are
+	// downstream tasks, once per upstream task.
 	h.parts = make([]*types.Batch, len(h.Outputs))
-	for i := range h.parts {
-		h.parts[i] = types.NewBatch(64, 8)
-	}
 	for _, o := range h.Outputs {
 		if err := o.Open(ctx); err != nil {
 			return err
@@ -383,10 +430,13 @@ func (h *HashExchange) Process(b *types.Batch) error {
 			h.buf = types.AppendKey(h.buf, r.Vals[k])
 		}
 		p := fnv64(h.buf) % n
+		if h.parts[p] == nil {
+			h.parts[p] = &types.Batch{} // rows only: their values alias b
+		}
 		h.parts[p].Rows = append(h.parts[p].Rows, r) // values alias b: sent before return
 	}
 	for i, p := range h.parts {
-		if len(p.Rows) == 0 {
+		if p == nil || len(p.Rows) == 0 {
 			continue
 		}
 		err := h.Outputs[i].Process(p)

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -11,6 +12,17 @@ import (
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/state"
 )
+
+// MaxParallelism is the most tasks a stage that is not a source may have
+// ('parallelism.default'). Every task is a goroutine with an inbox, and
+// between two keyed stages every upstream task has an output to every
+// downstream task, and every inbox tracks the watermark of every upstream
+// task: memory grows with the square of the parallelism (about 100 bytes a
+// pair: 100 MiB between two stages of 1024 tasks), and so does the
+// traffic of every watermark and barrier. More tasks than cores gain
+// nothing in one process; Flink's own default upper bound on key groups
+// is 128.
+const MaxParallelism = 1024
 
 // Stage is one stage of a running job: a source read partition by partition,
 // or a set of parallel tasks fed through inboxes. Stages are cut where rows
@@ -163,10 +175,16 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 		opts.Now = func() int64 { return time.Now().UnixMicro() }
 	}
 
+	for _, s := range g.Stages {
+		if s.Source == nil && s.Parallelism > MaxParallelism {
+			return fmt.Errorf("stage %s: parallelism %d is above the maximum of %d", s.Name, s.Parallelism, MaxParallelism)
+		}
+	}
 	stages, liveInputs := g.live()
 	if len(stages) == 0 {
 		return nil // nothing assigned to this process
 	}
+	opts.Metrics.dropStateGauges() // the state is this run's
 
 	// Who consumes each stage, and at which sender index each upstream task
 	// writes into the consumer's inboxes.
@@ -201,7 +219,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 				inputOf = append(inputOf, inputIdx[in])
 			}
 		}
-		for i := 0; i < s.tasks(); i++ {
+		for range s.tasks() {
 			ib := NewInbox(senders[s], capacity)
 			ib.inputOf = inputOf
 			inboxes[s] = append(inboxes[s], ib)
@@ -239,6 +257,28 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 		}
 	}
 
+	// A stop before the tasks run, while they are built and opened (a
+	// large graph, the load of a dimension table, a connection), cancels
+	// that work: no row was read, so there is nothing to flush. Once they
+	// run, a stop is graceful (sources stop, sinks flush).
+	var early struct {
+		sync.Mutex
+		running bool
+	}
+	if opts.Stop != nil {
+		go func() {
+			select {
+			case <-opts.Stop:
+				early.Lock()
+				if !early.running {
+					cancel(errStoppedEarly)
+				}
+				early.Unlock()
+			case <-ctx.Done():
+			}
+		}()
+	}
+
 	// finished is closed once every task ended.
 	finished := make(chan struct{})
 
@@ -255,6 +295,9 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 	var tasks []*task
 	for _, s := range stages {
 		for i, part := range s.parts() {
+			if stopping() || ctx.Err() != nil {
+				return stoppedEarly(ctx)
+			}
 			var out Output = Discard{}
 			if consumer[s] == nil && s.Output != nil {
 				o, err := s.Output(part)
@@ -420,6 +463,10 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 	// Open every chain before any data flows.
 	var opened []*task
 	for _, t := range tasks {
+		if ctx.Err() != nil {
+			err = context.Cause(ctx)
+			break
+		}
 		octx := &Context{Ctx: ctx, Task: t.index, State: opts.State, Now: opts.Now, Metrics: opts.Metrics,
 			Stopping: stopping, Checkpoints: coord != nil}
 		if err = t.chain.Head.Open(octx); err != nil {
@@ -427,6 +474,15 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 			break
 		}
 		opened = append(opened, t)
+	}
+	early.Lock()
+	early.running = err == nil && ctx.Err() == nil
+	early.Unlock()
+	if err == nil && !early.running {
+		err = context.Cause(ctx)
+	}
+	if errors.Is(context.Cause(ctx), errStoppedEarly) {
+		err = errStoppedEarly
 	}
 	if err == nil {
 		var wg sync.WaitGroup
@@ -490,5 +546,21 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 			err = cerr
 		}
 	}
+	if errors.Is(err, errStoppedEarly) {
+		return nil
+	}
 	return err
+}
+
+// errStoppedEarly is the cause of the cancellation of a graph stopped
+// before its tasks ran.
+var errStoppedEarly = errors.New("stopped before the job started")
+
+// stoppedEarly returns nil when ctx was cancelled (or the graph stopped)
+// before the tasks ran, else ctx's cause.
+func stoppedEarly(ctx context.Context) error {
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, errStoppedEarly) {
+		return err
+	}
+	return nil
 }

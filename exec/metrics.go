@@ -1,6 +1,9 @@
 package exec
 
-import "sync/atomic"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Metrics are a job's counters. All fields are safe for concurrent use.
 type Metrics struct {
@@ -20,6 +23,9 @@ type Metrics struct {
 	LookupCacheHits, LookupCacheMisses atomic.Int64
 	// Round trips to the systems of on-demand dimension tables.
 	LookupFetches atomic.Int64
+
+	mu     sync.Mutex
+	gauges []*StateGauge
 }
 
 // Replayed counts a row dropped as a replay; m may be nil.
@@ -27,4 +33,72 @@ func (m *Metrics) Replayed() {
 	if m != nil {
 		m.ReplayRows.Add(1)
 	}
+}
+
+// StateGauge is the size of the state one operator task holds in memory:
+// its keys and an estimate of their bytes. The task sets it (between
+// batches) as its state changes; the job's Metrics sum the gauges.
+// Operators whose state the watermark or the TTL keeps bounded need none:
+// those that grow with their keys have one (GROUP BY, regular joins, Top-N
+// and deduplication, ChangelogNormalize).
+type StateGauge struct {
+	kind        string
+	keys, bytes atomic.Int64
+}
+
+// Set sets the task's keys and estimated bytes. A nil gauge ignores it.
+func (g *StateGauge) Set(keys, bytes int64) {
+	if g != nil {
+		g.keys.Store(keys)
+		g.bytes.Store(bytes)
+	}
+}
+
+// StateGauge returns a new gauge of the state of an operator task of the
+// given kind (e.g. "GROUP BY"), counted in the job's state. A nil Metrics
+// returns nil, which ignores what it is set to.
+func (m *Metrics) StateGauge(kind string) *StateGauge {
+	if m == nil {
+		return nil
+	}
+	g := &StateGauge{kind: kind}
+	m.mu.Lock()
+	m.gauges = append(m.gauges, g)
+	m.mu.Unlock()
+	return g
+}
+
+// dropStateGauges forgets the gauges of an earlier run of the job's graph
+// (cluster mode runs it again on every assignment); m may be nil.
+func (m *Metrics) dropStateGauges() {
+	if m != nil {
+		m.mu.Lock()
+		m.gauges = nil
+		m.mu.Unlock()
+	}
+}
+
+// State returns the keys held in memory by the job's operators whose
+// state grows with their keys, and an estimate of their bytes. After the
+// job has ended it is what they held at the end.
+func (m *Metrics) State() (keys, bytes int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, g := range m.gauges {
+		keys += g.keys.Load()
+		bytes += g.bytes.Load()
+	}
+	return keys, bytes
+}
+
+// StateByKind returns State per kind of operator.
+func (m *Metrics) StateByKind() map[string][2]int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string][2]int64{}
+	for _, g := range m.gauges {
+		s := out[g.kind]
+		out[g.kind] = [2]int64{s[0] + g.keys.Load(), s[1] + g.bytes.Load()}
+	}
+	return out
 }

@@ -124,6 +124,9 @@ func Build(env Env, sinks ...*plan.Sink) (*exec.Graph, error) {
 	if env.Parallelism < 1 {
 		env.Parallelism = 1
 	}
+	if env.Parallelism > exec.MaxParallelism {
+		return nil, fmt.Errorf("parallelism %d is above the maximum of %d", env.Parallelism, exec.MaxParallelism)
+	}
 	if env.Dims == nil {
 		env.Dims = dim.NewRegistry(dim.Options{})
 	}

@@ -12,9 +12,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -35,6 +35,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	var sets []string
 	var quiet bool
 	var spillDir string
+	var stopTimeout time.Duration
 	root := &cobra.Command{
 		Use:           "sluice",
 		Short:         "Sluice runs Flink SQL streaming jobs from one binary",
@@ -46,6 +47,8 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.PersistentFlags().BoolVarP(&quiet, "quiet", "q", false, "do not print job summaries on standard error")
 	root.PersistentFlags().StringArrayVarP(&sets, "set", "D", nil, "set a configuration option, key=value (like SET 'key' = 'value')")
 	root.PersistentFlags().StringVar(&spillDir, "dimension-spill-dir", "", "memory-map dimension tables from files in this directory (for tables larger than memory)")
+	root.PersistentFlags().DurationVar(&stopTimeout, "stop-timeout", defaultStopTimeout,
+		"after Ctrl-C or SIGTERM, how long the jobs may take to stop gracefully before the process exits at once")
 
 	open := func() (*sluice.Engine, error) {
 		cfg := map[string]string{}
@@ -87,9 +90,14 @@ every INSERT (or statement set) starts a job, and a SELECT prints its rows.
 When all inputs are bounded, the jobs end once the inputs are exhausted: the
 watermark advances to the end of time, every open window fires and sinks
 flush. Jobs over unbounded inputs run until interrupted (Ctrl-C or SIGTERM),
-which stops reading, flushes the sinks and exits cleanly.`,
+which stops reading, flushes the sinks and exits cleanly. If they have not
+stopped --stop-timeout after the signal, or on a second signal, the process
+exits at once with status 128 + the signal's number (130 for Ctrl-C, 143 for
+SIGTERM); a job run again then resumes from its last checkpoint.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, release := stopOnSignals(context.Background(), stderr, stopTimeout, os.Interrupt, syscall.SIGTERM)
+			defer release()
 			src, err := os.ReadFile(args[0])
 			if err != nil {
 				return report(err, nil)
@@ -99,8 +107,6 @@ which stops reading, flushes the sinks and exits cleanly.`,
 				return report(err, nil)
 			}
 			defer e.Close()
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
 			return report(e.Run(ctx, args[0], src), src)
 		},
 	}
@@ -134,16 +140,22 @@ which stops reading, flushes the sinks and exits cleanly.`,
 		Short: "Run SQL statements from the terminal, a file or -e, printing results",
 		Long: `Sql reads statements separated by ';' from standard input (or runs FILE,
 or the -e text) and executes each as it is complete. A SELECT prints its rows
-as they are produced; Ctrl-C stops the running query.`,
+as they are produced; Ctrl-C stops the running query (a second Ctrl-C exits),
+SIGTERM stops it and exits.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// From the terminal, Ctrl-C is the running query's (see repl).
+			sigs := []os.Signal{syscall.SIGTERM}
+			if execute != "" || len(args) == 1 {
+				sigs = append(sigs, os.Interrupt)
+			}
+			ctx, release := stopOnSignals(context.Background(), stderr, stopTimeout, sigs...)
+			defer release()
 			e, err := open()
 			if err != nil {
 				return report(err, nil)
 			}
 			defer e.Close()
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
 			if execute != "" {
 				return report(e.Run(ctx, "<sql>", []byte(execute)), []byte(execute))
 			}
@@ -154,7 +166,7 @@ as they are produced; Ctrl-C stops the running query.`,
 				}
 				return report(e.Run(ctx, args[0], src), src)
 			}
-			return repl(ctx, e, stdin, stdout, stderr)
+			return repl(ctx, e, stdin, stdout, stderr, stopTimeout)
 		},
 	}
 	sqlCmd.Flags().StringVarP(&execute, "execute", "e", "", "statements to run")
@@ -176,9 +188,24 @@ as they are produced; Ctrl-C stops the running query.`,
 // scanner finds where a statement ends, so that a ';' inside a string, a
 // quoted identifier, a comment or a statement set ends nothing. It prints
 // what the statements show and waits for their jobs (Engine.Run).
-func repl(ctx context.Context, e *sluice.Engine, in io.Reader, out, errw io.Writer) error {
+// Ctrl-C stops the running statement, as SIGTERM does a job (see
+// stopOnSignals); at the prompt it exits. A cancelled ctx ends the loop.
+func repl(ctx context.Context, e *sluice.Engine, in io.Reader, out, errw io.Writer, stopTimeout time.Duration) error {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	// Lines are read on a goroutine of their own, so that SIGTERM ends
+	// the loop while it waits for one.
+	lines := make(chan []byte)
+	go func() {
+		defer close(lines)
+		for sc.Scan() {
+			select {
+			case lines <- append([]byte(nil), sc.Bytes()...):
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 	var buf []byte
 	prompt := func() {
 		if len(bytes.TrimSpace(buf)) == 0 {
@@ -188,26 +215,36 @@ func repl(ctx context.Context, e *sluice.Engine, in io.Reader, out, errw io.Writ
 		}
 	}
 	prompt()
-	for sc.Scan() {
-		buf = append(append(buf, sc.Bytes()...), '\n')
+	for {
+		var line []byte
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				fmt.Fprintln(out)
+				if err := sc.Err(); err != nil && !errors.Is(err, io.EOF) {
+					return err
+				}
+				return nil
+			}
+			line = l
+		case <-ctx.Done():
+			fmt.Fprintln(out)
+			return nil
+		}
+		buf = append(append(buf, line...), '\n')
 		if n := parser.CompleteStatements(buf); n > 0 {
 			src := append([]byte(nil), bytes.TrimSpace(buf[:n])...)
 			buf = append(buf[:0], buf[n:]...)
 			if len(bytes.TrimSpace(buf)) == 0 {
 				buf = buf[:0]
 			}
-			qctx, cancel := signal.NotifyContext(ctx, os.Interrupt)
+			qctx, release := stopOnSignals(ctx, errw, stopTimeout, os.Interrupt)
 			err := e.Run(qctx, "<stdin>", src)
-			cancel()
+			release()
 			if err != nil {
 				fmt.Fprintln(errw, sluice.FormatError(err, src))
 			}
 		}
 		prompt()
 	}
-	fmt.Fprintln(out)
-	if err := sc.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return err
-	}
-	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/internal/pace"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -41,19 +42,23 @@ func (Factory) CreateSource(t connector.Table, env connector.Env) (connector.Sou
 	if s.now == nil {
 		s.now = func() int64 { return time.Now().UnixMicro() }
 	}
+	if err := s.checkRowBytes(t.Schema); err != nil {
+		return nil, err
+	}
 	rps, err := t.Options.Float("rows-per-second", 10000)
 	if err != nil {
 		return nil, err
 	}
-	if !(rps > 0) {
-		return nil, fmt.Errorf("option 'rows-per-second' must be positive, got %v", rps)
+	if !(rps > 0 && rps <= pace.MaxRate) {
+		return nil, fmt.Errorf("option 'rows-per-second' must be a number of rows per second above 0 and at most 1e12, got '%s'",
+			t.Options["rows-per-second"])
 	}
 	parts, err := t.Options.Int("partitions", 1)
 	if err != nil {
 		return nil, err
 	}
-	if parts < 1 || parts > 1<<16 {
-		return nil, fmt.Errorf("option 'partitions' must be between 1 and 65536, got %d", parts)
+	if parts < 1 || parts > connector.MaxPartitions {
+		return nil, fmt.Errorf("option 'partitions' must be between 1 and %d, got %d", connector.MaxPartitions, parts)
 	}
 	s.parts = int(parts)
 	s.rate = rps / float64(parts)
@@ -80,16 +85,50 @@ func (Factory) CreateSource(t connector.Table, env connector.Env) (connector.Sou
 	return s, nil
 }
 
+// maxRowBytes bounds the memory a generated row may take (by the
+// generators' estimate), and maxReadBytes that of the rows of one read.
+const (
+	maxRowBytes  = 16 << 20
+	maxReadBytes = 16 << 20
+)
+
+// checkRowBytes refuses lengths that let a row take more than maxRowBytes,
+// naming the column that takes the most.
+func (s *Source) checkRowBytes(schema types.Schema) error {
+	s.rowBytes = rowOverhead
+	big := 0
+	for i, g := range s.gens {
+		s.rowBytes = satAdd(s.rowBytes, g.size())
+		if g.size() > s.gens[big].size() {
+			big = i
+		}
+	}
+	if s.rowBytes <= maxRowBytes {
+		return nil
+	}
+	name := schema.Columns[big].Name
+	return fmt.Errorf("the options of column %s ('fields.%s.*') let a generated row take up to %s; at most 16 MiB is allowed: lower their lengths",
+		name, name, formatBytes(s.rowBytes))
+}
+
+func formatBytes(n int64) string {
+	if n >= 1<<40 {
+		return "more than 1 TiB"
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
 // Source is a datagen table.
 type Source struct {
-	gens   []generator
-	width  int
-	parts  int
-	rate   float64 // rows per second per partition
-	total  int64   // rows over all partitions; -1: unbounded
-	seed   uint64
-	seeded bool
-	now    func() int64
+	gens     []generator
+	rowBytes int64 // the most a row may take
+	width    int
+	parts    int
+	rate     float64 // rows per second per partition
+	total    int64   // rows over all partitions; -1: unbounded
+	seed     uint64
+	seeded   bool
+	now      func() int64
 }
 
 // Partitions implements connector.Source.
@@ -107,7 +146,8 @@ func (s *Source) Open(_ context.Context, p int) (connector.Reader, error) {
 	if !s.seeded {
 		seed = rand.Uint64()
 	}
-	r := &Reader{src: s, part: int32(p), rng: rand.New(rand.NewPCG(seed, uint64(p))), end: -1}
+	r := &Reader{src: s, part: int32(p), rng: rand.New(rand.NewPCG(seed, uint64(p))), end: -1,
+		pace: pace.Pacer{Rate: s.rate}}
 	if s.total >= 0 {
 		// Partition p owns global rows [p*total/parts, (p+1)*total/parts).
 		r.next = mulDiv(s.total, int64(p), int64(s.parts))
@@ -129,47 +169,27 @@ type Reader struct {
 	next    int64 // global index of the next row
 	end     int64 // -1: unbounded
 	emitted int64
-	start   time.Time
+	pace    pace.Pacer
 }
 
-// maxWait bounds how long Read waits for the rate limit before returning
-// no rows, as the Reader contract asks.
-const maxWait = 100 * time.Millisecond
-
-// Read implements connector.Reader.
-func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
+// Read implements connector.Reader. It reads at most as many rows as fit
+// in maxReadBytes, as many as the rate lets through now; when none is due
+// it waits for the next one, at most pace.MaxWait, before returning.
+func (r *Reader) Read(ctx context.Context, b *types.Batch, limit int) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if r.end >= 0 && r.next >= r.end {
 		return io.EOF
 	}
-	if r.start.IsZero() {
-		r.start = time.Now()
-	}
-	n := int64(max)
+	n := max(min(int64(limit), maxReadBytes/r.src.rowBytes), 1)
 	if r.end >= 0 {
 		n = min(n, r.end-r.next)
 	}
-	allowed := r.allowed()
-	if allowed <= 0 {
-		// Sleep until the next row is due, but not longer than maxWait.
-		due := r.start.Add(time.Duration(float64(r.emitted) / r.src.rate * float64(time.Second)))
-		wait := min(time.Until(due), maxWait)
-		if wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return ctx.Err()
-			case <-t.C:
-			}
-		}
-		if allowed = r.allowed(); allowed <= 0 {
-			return nil
-		}
+	n, err := r.pace.Take(ctx, n)
+	if err != nil {
+		return err
 	}
-	n = min(n, allowed)
 	now := r.src.now()
 	for range n {
 		r.emitted++
@@ -180,13 +200,6 @@ func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
 		r.next++
 	}
 	return nil
-}
-
-// allowed returns how many rows the rate limit lets through now: the first
-// row at once, then rate rows per second.
-func (r *Reader) allowed() int64 {
-	due := int64(time.Since(r.start).Seconds()*r.src.rate) + 1
-	return due - r.emitted
 }
 
 // Close implements connector.Reader.

@@ -277,7 +277,6 @@ func TestOptionErrors(t *testing.T) {
 		{connector.Options{"fields.x.max": "1e10"}, `cannot parse "1e10" as an integer`},
 		{connector.Options{"fields.x.max": "10000000000"}, `does not fit in INT`},
 		{connector.Options{"fields.x.null-rate": "2"}, `must be between 0 and 1`},
-		{connector.Options{"rows-per-second": "0"}, `must be positive`},
 		{connector.Options{"number-of-rows": "-1"}, `must not be negative`},
 	} {
 		tc.opts["connector"] = "datagen"

@@ -18,6 +18,32 @@ type generator interface {
 	// gen returns the value for the row of global index idx; now is
 	// processing time in microseconds.
 	gen(r *rand.Rand, idx int64, now int64) types.Value
+	// size returns the most bytes a value may take, roughly: the Value
+	// and what it points to.
+	size() int64
+}
+
+// Sizes for the estimates of generator.size: a types.Value, and a row
+// (types.Row) besides its values.
+const (
+	valueBytes  = 48
+	rowOverhead = 48
+)
+
+// satAdd and satMul add and multiply non-negative sizes, saturating at
+// math.MaxInt64 (nested lengths multiply).
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+func satMul(a, b int64) int64 {
+	if a != 0 && b > math.MaxInt64/a {
+		return math.MaxInt64
+	}
+	return a * b
 }
 
 // builder turns a table's options into generators, collecting the option
@@ -112,6 +138,8 @@ type sequenceGen struct {
 	start int64
 }
 
+func (g *sequenceGen) size() int64 { return valueBytes + 48 } // a string of digits, or a big decimal
+
 func (g *sequenceGen) gen(_ *rand.Rand, idx int64, _ int64) types.Value {
 	v := g.start + idx
 	switch {
@@ -149,6 +177,8 @@ type nullable struct {
 	g    generator
 	rate float64
 }
+
+func (g *nullable) size() int64 { return g.g.size() }
 
 func (g *nullable) gen(r *rand.Rand, idx int64, now int64) types.Value {
 	if r.Float64() < g.rate {
@@ -342,6 +372,8 @@ func precisionUnit(t types.Type) int64 {
 
 type boolGen struct{}
 
+func (boolGen) size() int64 { return valueBytes }
+
 func (boolGen) gen(r *rand.Rand, _ int64, _ int64) types.Value {
 	return types.BoolValue(r.Uint64()&1 == 1)
 }
@@ -351,6 +383,8 @@ type intGen struct {
 	min  int64
 	span uint64 // max - min
 }
+
+func (g *intGen) size() int64 { return valueBytes }
 
 func (g *intGen) gen(r *rand.Rand, _ int64, _ int64) types.Value {
 	var off uint64
@@ -367,6 +401,8 @@ type floatGen struct {
 	min, max float64
 }
 
+func (g *floatGen) size() int64 { return valueBytes }
+
 func (g *floatGen) gen(r *rand.Rand, _ int64, _ int64) types.Value {
 	u := r.Float64()
 	f := g.min*(1-u) + g.max*u // no overflow for wide ranges
@@ -382,6 +418,8 @@ type decimalGen struct {
 	span  uint64
 }
 
+func (g *decimalGen) size() int64 { return valueBytes }
+
 func (g *decimalGen) gen(r *rand.Rand, _ int64, _ int64) types.Value {
 	return types.DecimalValue(g.min+int64(r.Uint64N(g.span+1)), g.scale)
 }
@@ -392,6 +430,8 @@ type stringGen struct {
 	varLen bool
 	binary bool
 }
+
+func (g *stringGen) size() int64 { return valueBytes + int64(g.n) }
 
 const hexDigits = "0123456789abcdef"
 
@@ -421,6 +461,8 @@ type timeGen struct {
 	past int64 // microseconds
 	unit int64 // truncation unit, microseconds
 }
+
+func (g *timeGen) size() int64 { return valueBytes }
 
 const microsPerDay = int64(24 * time.Hour / time.Microsecond)
 
@@ -457,6 +499,8 @@ type arrayGen struct {
 	elem generator
 }
 
+func (g *arrayGen) size() int64 { return satAdd(valueBytes, satMul(int64(g.n), g.elem.size())) }
+
 func (g *arrayGen) gen(r *rand.Rand, idx int64, now int64) types.Value {
 	e := make([]types.Value, g.n)
 	for i := range e {
@@ -471,6 +515,12 @@ func (g *arrayGen) gen(r *rand.Rand, idx int64, now int64) types.Value {
 type mapGen struct {
 	n        int
 	key, val generator
+}
+
+// size counts the keys twice: the map keeps them, and their encodings
+// are kept while it is built.
+func (g *mapGen) size() int64 {
+	return satAdd(2*valueBytes, satMul(int64(g.n), satAdd(satMul(2, g.key.size()), g.val.size())))
 }
 
 func (g *mapGen) gen(r *rand.Rand, idx int64, now int64) types.Value {
@@ -492,6 +542,14 @@ func (g *mapGen) gen(r *rand.Rand, idx int64, now int64) types.Value {
 
 type rowGen struct {
 	fields []generator
+}
+
+func (g *rowGen) size() int64 {
+	n := int64(valueBytes)
+	for _, f := range g.fields {
+		n = satAdd(n, f.size())
+	}
+	return n
 }
 
 func (g *rowGen) gen(r *rand.Rand, idx int64, now int64) types.Value {

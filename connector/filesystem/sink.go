@@ -112,7 +112,7 @@ func (Factory) CreateSink(t connector.Table, env connector.Env) (connector.Sink,
 	if c.part != nil {
 		s.record = make([]types.Value, len(c.part.data))
 	}
-	if s.rollSize, err = t.Options.Bytes(rollFileSizeOption, 128<<20); err != nil {
+	if s.rollSize, err = t.Options.MemorySize(rollFileSizeOption, 128<<20); err != nil {
 		return nil, err
 	}
 	if s.rollSize <= 0 {

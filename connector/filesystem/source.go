@@ -512,10 +512,14 @@ func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
 }
 
 // join appends following lines to line while the format says the record
-// goes on (a quoted field holding a line break).
+// goes on (a quoted field holding a line break). A format that can tell
+// from each new line alone (Continues, after the Incomplete that found
+// line incomplete) is not asked about the whole record again after every
+// line, which is quadratic in the lines a stray quote swallows.
 func (r *Reader) join(line []byte) ([]byte, error) {
 	rec := append([]byte(nil), line...)
-	for r.joiner.Incomplete(rec) && len(rec) < maxRecord {
+	cont, incremental := r.joiner.(interface{ Continues(line []byte) bool })
+	for more := true; more && len(rec) < maxRecord; {
 		next, err := r.readLine()
 		if err == io.EOF {
 			break // the decoder reports the unterminated field
@@ -525,6 +529,11 @@ func (r *Reader) join(line []byte) ([]byte, error) {
 		}
 		rec = append(rec, '\n')
 		rec = append(rec, next...)
+		if incremental {
+			more = cont.Continues(next)
+		} else {
+			more = r.joiner.Incomplete(rec)
+		}
 	}
 	return rec, nil
 }

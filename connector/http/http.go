@@ -36,8 +36,12 @@ const (
 	optURL          = "url"
 	optFormat       = "format"
 	optTimeout      = "timeout"
+	optMaxSize      = "max-response-size"
 	optHeaderPrefix = "http.header."
 )
+
+// defaultMaxSize is the default of 'max-response-size'.
+const defaultMaxSize = 256 << 20
 
 // Source loads a table from a JSON array served over HTTP (a
 // connector.FullSource).
@@ -53,6 +57,7 @@ type Source struct {
 	fmtOpts  map[string]string
 	policy   *connector.ErrorPolicy
 	reload   time.Duration
+	maxSize  int64 // bytes a response may have
 	identity string
 }
 
@@ -69,7 +74,7 @@ func newSource(t connector.Table, env connector.Env) (*Source, error) {
 	if err := connector.RejectMetadata("http", t); err != nil {
 		return nil, err
 	}
-	known := append([]string{"connector", optURL, optFormat, optTimeout,
+	known := append([]string{"connector", optURL, optFormat, optTimeout, optMaxSize,
 		lookupcache.OptCache, lookupcache.OptReloadInterval, lookupcache.OptPeriodicReload, lookupcache.OptRefreshInterval},
 		connector.ErrorPolicyOptions()...)
 	if err := t.Options.CheckKnown("http", known, optHeaderPrefix, "json."); err != nil {
@@ -114,6 +119,12 @@ func newSource(t connector.Table, env connector.Env) (*Source, error) {
 		return nil, err
 	}
 	s.client = &http.Client{Timeout: timeout}
+	if s.maxSize, err = t.Options.MemorySize(optMaxSize, defaultMaxSize); err != nil {
+		return nil, err
+	}
+	if s.maxSize <= 0 {
+		return nil, fmt.Errorf("option '%s' must be a positive size (e.g. '256 mb'), got '%s'", optMaxSize, t.Options[optMaxSize])
+	}
 	for k, v := range t.Options.WithPrefix(optHeaderPrefix) {
 		if k == "" {
 			return nil, fmt.Errorf("http: option '%s' names no header", optHeaderPrefix)
@@ -188,7 +199,23 @@ func (s *Source) load(ctx context.Context, emit func(row []types.Value) error) e
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
 		return fmt.Errorf("http table %s: GET %s: %s: %s", s.name, s.shown, resp.Status, bytes.TrimSpace(body))
 	}
-	jd := json.NewDecoder(resp.Body)
+	if resp.ContentLength > s.maxSize {
+		return fmt.Errorf("http table %s: GET %s: the response is %d bytes, larger than '%s' (%s)",
+			s.name, s.url, resp.ContentLength, optMaxSize, formatSize(s.maxSize))
+	}
+	if err := s.decode(&sizeLimit{r: resp.Body, left: s.maxSize}, dec, emit); err != nil {
+		if errors.Is(err, errTooLarge) {
+			return fmt.Errorf("http table %s: GET %s: the response is larger than '%s' (%s): raise it, or serve less",
+				s.name, s.url, optMaxSize, formatSize(s.maxSize))
+		}
+		return err
+	}
+	return nil
+}
+
+// decode emits the rows of a response body.
+func (s *Source) decode(body io.Reader, dec format.Decoder, emit func(row []types.Value) error) error {
+	jd := json.NewDecoder(body)
 	tok, err := jd.Token()
 	if err != nil {
 		return fmt.Errorf("http table %s: GET %s: cannot read the response: %w", s.name, s.shown, err)
@@ -218,6 +245,44 @@ func (s *Source) load(ctx context.Context, emit func(row []types.Value) error) e
 		return fmt.Errorf("http table %s: GET %s: cannot read the response: %w", s.name, s.shown, err)
 	}
 	return nil
+}
+
+// errTooLarge is the error of a body read past its limit.
+var errTooLarge = errors.New("response too large")
+
+// sizeLimit reads r until more than left bytes would have been read,
+// then fails with errTooLarge: it reads at most one byte past the limit.
+type sizeLimit struct {
+	r    io.Reader
+	left int64
+}
+
+func (l *sizeLimit) Read(p []byte) (int, error) {
+	if l.left < 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > l.left+1 {
+		p = p[:l.left+1]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	if l.left < 0 {
+		return n - 1, errTooLarge // the byte past the limit is not handed on
+	}
+	return n, err
+}
+
+// formatSize renders a size in bytes in the largest unit that divides it.
+func formatSize(n int64) string {
+	for _, u := range []struct {
+		shift int
+		name  string
+	}{{40, "TiB"}, {30, "GiB"}, {20, "MiB"}, {10, "KiB"}} {
+		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+			return fmt.Sprintf("%d %s", n>>u.shift, u.name)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // ReloadInterval implements connector.FullSource.

@@ -35,9 +35,9 @@ type properties struct {
 func parseProperties(p map[string]string) (properties, error) {
 	out := properties{readCommitted: true, autoReset: "earliest", acks: "all", idempotence: true, apiTimeout: time.Minute}
 	ms := func(key string) (time.Duration, error) {
-		n, err := strconv.ParseInt(strings.TrimSpace(p[key]), 10, 64)
+		n, err := strconv.ParseInt(strings.TrimSpace(p[key]), 10, 32) // an int, as in Kafka's clients
 		if err != nil || n < 0 {
-			return 0, fmt.Errorf("option 'properties.%s': cannot parse %q as milliseconds", key, p[key])
+			return 0, fmt.Errorf("option 'properties.%s': cannot parse %q as milliseconds from 0 to 2147483647", key, p[key])
 		}
 		return time.Duration(n) * time.Millisecond, nil
 	}

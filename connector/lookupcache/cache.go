@@ -213,43 +213,17 @@ func (c *Cache) moveToFront(e *entry) {
 const (
 	entryOverhead = int64(unsafe.Sizeof(entry{})) + 48 // + map slot and key header
 	sliceHeader   = int64(unsafe.Sizeof([]types.Value(nil)))
-	valueSize     = int64(unsafe.Sizeof(types.Value{}))
 )
 
 func entrySize(key string, rows [][]types.Value) int64 {
 	n := entryOverhead + int64(len(key)) + int64(cap(rows))*sliceHeader
 	for _, r := range rows {
-		n += int64(cap(r)) * valueSize
+		n += int64(cap(r)) * types.ValueSize
 		for _, v := range r {
-			n += valueExtra(v)
+			n += v.HeapSize()
 		}
 	}
 	return n
-}
-
-// valueExtra is what a value holds outside its own struct.
-func valueExtra(v types.Value) int64 {
-	switch k := v.Kind(); {
-	case k.IsString() || k.IsBinary():
-		return int64(len(v.Str()))
-	case k == types.KindDecimal && v.IsBigDecimal():
-		return 64
-	case k == types.KindArray || k == types.KindMultiset || k == types.KindRow:
-		e := v.Elems()
-		n := sliceHeader + int64(len(e))*valueSize
-		for _, x := range e {
-			n += valueExtra(x)
-		}
-		return n
-	case k == types.KindMap:
-		m := v.Map()
-		n := 2*sliceHeader + int64(len(m.Keys)+len(m.Values))*valueSize
-		for i := range m.Keys {
-			n += valueExtra(m.Keys[i]) + valueExtra(m.Values[i])
-		}
-		return n
-	}
-	return 0
 }
 
 // AppendKey appends to dst the cache key of a lookup: the key columns

@@ -115,7 +115,7 @@ func ParseOptions(o connector.Options) (Settings, error) {
 	if c.MaxRows, err = nonNegInt(o, OptMaxRows, c.MaxRows); err != nil {
 		return s, err
 	}
-	if c.MaxBytes, err = byteSize(o, OptMaxBytes); err != nil {
+	if c.MaxBytes, err = o.MemorySize(OptMaxBytes, 0); err != nil {
 		return s, err
 	}
 	if c.ExpireAfterWrite, err = nonNegDuration(o, optLegacyTTL, 0); err != nil {
@@ -162,43 +162,4 @@ func nonNegDuration(o connector.Options, key string, def time.Duration) (time.Du
 		err = fmt.Errorf("option '%s' must not be negative", key)
 	}
 	return d, err
-}
-
-// byteSize parses a size in bytes: a number with an optional unit (b, kb,
-// mb, gb; or Flink's k, m, g; powers of 1024).
-func byteSize(o connector.Options, key string) (int64, error) {
-	v, ok := o[key]
-	if !ok {
-		return 0, nil
-	}
-	t := strings.ToLower(strings.TrimSpace(v))
-	i := 0
-	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
-		i++
-	}
-	unit := strings.TrimSpace(t[i:])
-	var mult int64
-	switch unit {
-	case "", "b", "bytes":
-		mult = 1
-	case "k", "kb", "kib":
-		mult = 1 << 10
-	case "m", "mb", "mib":
-		mult = 1 << 20
-	case "g", "gb", "gib":
-		mult = 1 << 30
-	default:
-		return 0, fmt.Errorf("option '%s': cannot parse %q as a size (e.g. '64 mb')", key, v)
-	}
-	var n int64
-	if i == 0 {
-		return 0, fmt.Errorf("option '%s': cannot parse %q as a size (e.g. '64 mb')", key, v)
-	}
-	for _, c := range t[:i] {
-		n = n*10 + int64(c-'0')
-		if n > 1<<62/mult {
-			return 0, fmt.Errorf("option '%s': size %q is too large", key, v)
-		}
-	}
-	return n * mult, nil
 }

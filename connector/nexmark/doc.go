@@ -24,14 +24,17 @@
 // Table options:
 //
 //	'events.num'        total events; the source is bounded when set
-//	'first-event.rate'  events per second of event time (default 10000):
-//	                    event n happens at base-time + n / rate
+//	'first-event.rate'  events per second of event time (default 10000,
+//	                    above 0 and at most 1e12): event n happens at
+//	                    base-time + n / rate
 //	'base-time'         time of the first event, 'yyyy-MM-dd HH:mm:ss'
 //	                    (default: when the job starts)
 //	'rows-per-second'   (Sluice) wall-clock rate limit of the whole table
-//	                    (default: none, as fast as the job reads)
+//	                    (default 0: none, as fast as the job reads; at
+//	                    most 1e12)
 //	'seed'              (Sluice) seed of the random choices (default 0)
-//	'partitions'        (Sluice) number of partitions (default 1)
+//	'partitions'        (Sluice) number of partitions (default 1, at most
+//	                    1024)
 //
 // The model: of every 50 events, 1 is a new person, 3 are new auctions and
 // 46 are bids. IDs count up from 1000 (categories from 10, five of them).

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/internal/pace"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -58,8 +59,9 @@ func (Factory) CreateSource(t connector.Table, env connector.Env) (connector.Sou
 	if err != nil {
 		return nil, err
 	}
-	if !(rate > 0) || rate > 1e12 {
-		return nil, fmt.Errorf("option 'first-event.rate' must be a positive number of events per second, got %v", rate)
+	if !(rate > 0 && rate <= pace.MaxRate) {
+		return nil, fmt.Errorf("option 'first-event.rate' must be a number of events per second above 0 and at most 1e12, got '%s'",
+			o["first-event.rate"])
 	}
 	s.delay = 1e6 / rate
 	if v, ok := o["base-time"]; ok {
@@ -76,8 +78,9 @@ func (Factory) CreateSource(t connector.Table, env connector.Env) (connector.Sou
 	if s.rps, err = o.Float("rows-per-second", 0); err != nil {
 		return nil, err
 	}
-	if s.rps < 0 {
-		return nil, fmt.Errorf("option 'rows-per-second' must not be negative, got %v", s.rps)
+	if !(s.rps >= 0 && s.rps <= pace.MaxRate) {
+		return nil, fmt.Errorf("option 'rows-per-second' must be 0 (no limit) or a number of rows per second above 0 and at most 1e12, got '%s'",
+			o["rows-per-second"])
 	}
 	seed, err := o.Int("seed", 0)
 	if err != nil {
@@ -88,8 +91,8 @@ func (Factory) CreateSource(t connector.Table, env connector.Env) (connector.Sou
 	if err != nil {
 		return nil, err
 	}
-	if parts < 1 || parts > 1<<16 {
-		return nil, fmt.Errorf("option 'partitions' must be between 1 and 65536, got %d", parts)
+	if parts < 1 || parts > connector.MaxPartitions {
+		return nil, fmt.Errorf("option 'partitions' must be between 1 and %d, got %d", connector.MaxPartitions, parts)
 	}
 	s.parts = int(parts)
 	return s, nil
@@ -197,7 +200,7 @@ func (s *Source) OpenAfter(_ context.Context, p int, offset int64) (connector.Re
 	if offset < 0 {
 		offset = 0
 	}
-	r := &Reader{src: s, part: p, done: offset, end: -1}
+	r := &Reader{src: s, part: p, done: offset, end: -1, pace: pace.Pacer{Rate: s.rps / float64(s.parts)}}
 	if s.total >= 0 {
 		// Events p, p+P, ... below total.
 		r.end = 0
@@ -215,14 +218,9 @@ type Reader struct {
 	done int64 // events of the partition read (the last offset)
 	end  int64 // events of the partition; -1: unbounded
 
-	gen     generator
-	start   time.Time
-	emitted int64 // since start, for the rate limit
+	gen  generator
+	pace pace.Pacer // with a rate limit ('rows-per-second')
 }
-
-// maxWait bounds how long Read waits for the rate limit before returning
-// no rows, as the Reader contract asks.
-const maxWait = 100 * time.Millisecond
 
 // Read implements connector.Reader.
 func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
@@ -237,24 +235,10 @@ func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
 		n = min(n, r.end-r.done)
 	}
 	if r.src.rps > 0 {
-		if r.start.IsZero() {
-			r.start = time.Now()
+		var err error
+		if n, err = r.pace.Take(ctx, n); err != nil {
+			return err
 		}
-		rate := r.src.rps / float64(r.src.parts)
-		allowed := int64(time.Since(r.start).Seconds()*rate) + 1 - r.emitted
-		if allowed <= 0 {
-			due := r.start.Add(time.Duration(float64(r.emitted) / rate * float64(time.Second)))
-			t := time.NewTimer(min(time.Until(due), maxWait))
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return ctx.Err()
-			case <-t.C:
-			}
-			return nil
-		}
-		n = min(n, allowed)
-		r.emitted += n
 	}
 	width := len(r.src.cols)
 	// The ROW values of the batch share one backing array.

@@ -192,7 +192,7 @@ func TestSchemaErrors(t *testing.T) {
 	}
 	for opt, want := range map[string]string{
 		"events.num=-1":       "'events.num' must not be negative",
-		"first-event.rate=0":  "'first-event.rate' must be a positive",
+		"first-event.rate=0":  "'first-event.rate' must be a number of events per second above 0",
 		"base-time=yesterday": "expected 'yyyy-MM-dd HH:mm:ss'",
 		"partitions=0":        "'partitions' must be between",
 		"events.nmu=3":        "events.nmu",

@@ -25,6 +25,8 @@
 //   - With Config.TTL a key not updated for the TTL (processing time) is
 //     forgotten without output, as in Flink, and counted in
 //     Metrics.ExpiredKeys; a key with a pending update never expires.
+//   - After each batch (and tick, checkpoint and Finish) the task's
+//     exec.StateGauge holds its keys and an estimate of their bytes.
 //   - Output rows are the key columns (in Config.Keys order) followed by one
 //     value per call, and carry no origin (types.NoOrigin). An output row
 //     stands for many input rows, from any partitions, so no single

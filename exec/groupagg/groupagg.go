@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/agg"
@@ -127,6 +128,11 @@ type operator struct {
 	offsets *state.Offsets
 	metrics *exec.Metrics
 
+	// The size of the groups for the job's metrics: their estimated
+	// bytes, and the gauge they are reported to between batches.
+	stateBytes int64
+	gauge      *exec.StateGauge
+
 	out   *types.Batch
 	width int
 
@@ -160,12 +166,34 @@ func (o *operator) Open(ctx *exec.Context) error {
 	if ctx != nil {
 		o.metrics = ctx.Metrics
 	}
+	o.gauge = o.metrics.StateGauge("GROUP BY")
 	if err := exec.OpenState(ctx, o.cfg.ID, "group aggregate "+o.cfg.ID, &o.store, &o.offsets, o.restore); err != nil {
 		return err
 	}
-	o.out = types.NewBatch(outBatchRows, o.width)
+	o.reportState()
+	// The output batch grows as results come (its memory is then kept):
+	// a task that emits little takes little, whatever the parallelism.
+	o.out = types.NewBatch(0, 0)
 	return o.cfg.Next.Open(ctx)
 }
+
+// Estimates for groupBytes: the struct, its map slot, and per aggregate
+// call an accumulator and a value of the last result.
+const (
+	groupOverhead = int64(unsafe.Sizeof(group{})) + 48
+	accBytes      = 64
+)
+
+// groupBytes estimates the memory of a group: accumulators that keep
+// values (DISTINCT, LISTAGG, MIN and MAX with retractions) are counted at
+// a fixed size.
+func (o *operator) groupBytes(g *group) int64 {
+	return groupOverhead + int64(len(g.key)) + types.ValuesSize(g.keyVals) +
+		int64(len(o.cfg.Calls))*(accBytes+types.ValueSize)
+}
+
+// reportState sets the operator's gauge: the groups and their bytes.
+func (o *operator) reportState() { o.gauge.Set(int64(len(o.groups)), o.stateBytes) }
 
 // Process implements exec.Operator: it folds the batch in, then emits one
 // update per key the batch changed (or, with a mini-batch, once the
@@ -180,6 +208,7 @@ func (o *operator) Process(b *types.Batch) error {
 			return err
 		}
 	}
+	defer o.reportState()
 	if o.cfg.MiniBatchLatency <= 0 {
 		return o.emit()
 	}
@@ -212,6 +241,7 @@ func (o *operator) TickEvery() time.Duration {
 // Tick implements exec.Timed: it emits a mini-batch whose deadline passed
 // and forgets expired keys.
 func (o *operator) Tick() error {
+	defer o.reportState()
 	now := o.now()
 	if o.pending > 0 && now >= o.deadline {
 		if err := o.emit(); err != nil {
@@ -238,6 +268,7 @@ func (o *operator) expire(now int64) {
 			continue // updated since, or gone
 		}
 		delete(o.groups, g.key)
+		o.stateBytes -= o.groupBytes(g)
 		g.removed = true
 		o.removed = append(o.removed, g.key)
 		if o.metrics != nil {
@@ -314,6 +345,7 @@ func (o *operator) newGroup(key string, row []types.Value) *group {
 		g.keyVals[i] = row[k]
 	}
 	o.groups[key] = g
+	o.stateBytes += o.groupBytes(g)
 	return g
 }
 
@@ -334,6 +366,7 @@ func (o *operator) emit() error {
 			}
 			if o.groups[g.key] == g {
 				delete(o.groups, g.key)
+				o.stateBytes -= o.groupBytes(g)
 			}
 			g.removed = true
 			o.removed = append(o.removed, g.key)
@@ -402,6 +435,7 @@ func (o *operator) Watermark(wm int64) error { return o.cfg.Next.Watermark(wm) }
 
 // Finish implements exec.Operator: it emits a pending mini-batch.
 func (o *operator) Finish() error {
+	defer o.reportState()
 	if err := o.emit(); err != nil {
 		return err
 	}

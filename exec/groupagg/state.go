@@ -28,6 +28,7 @@ const stateVersion = 1
 
 // Checkpoint implements Checkpointer.
 func (o *operator) Checkpoint() error {
+	defer o.reportState()
 	// A pending mini-batch goes out before the barrier: the state written
 	// below holds its results as emitted.
 	if err := o.emit(); err != nil {
@@ -175,6 +176,7 @@ func (o *operator) loadGroup(key string, src []byte) error {
 		return errCorrupt
 	}
 	o.groups[key] = g
+	o.stateBytes += o.groupBytes(g)
 	o.written(g, o.now())
 	return nil
 }

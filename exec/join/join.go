@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/types"
@@ -160,6 +161,20 @@ type side struct {
 	buckets map[string]*bucket
 	outer   bool // rows without a match are emitted padded
 	dirty   []string
+	bytes   int64 // estimated memory of the buckets and their rows
+}
+
+// Estimates of the memory of a side's state: a bucket with its map slot,
+// and a row besides its values and identity (with its slot in the bucket).
+const (
+	bucketOverhead = int64(unsafe.Sizeof(bucket{})) + 48
+	entryOverhead  = int64(unsafe.Sizeof(entry{})) + 8
+)
+
+func bucketBytes(key string) int64 { return bucketOverhead + int64(len(key)) }
+
+func entryBytes(e *entry) int64 {
+	return entryOverhead + types.ValuesSize(e.vals) + int64(len(e.enc))
 }
 
 // Operator is a running join.
@@ -176,6 +191,8 @@ type Operator struct {
 	expHead int
 
 	rowBuf []byte
+
+	gauge *exec.StateGauge // the keys (buckets) of both sides and their bytes
 }
 
 // New returns a join operator.
@@ -214,7 +231,17 @@ func (o *Operator) Open(ctx *exec.Context) error {
 	if ctx != nil && ctx.Now != nil {
 		o.now = ctx.Now
 	}
+	if ctx != nil {
+		o.gauge = ctx.Metrics.StateGauge("join")
+	}
+	defer o.reportState()
 	return o.open(ctx, "join", o.restore)
+}
+
+// reportState sets the operator's gauge.
+func (o *Operator) reportState() {
+	l, r := &o.sides[0], &o.sides[1]
+	o.gauge.Set(int64(len(l.buckets)+len(r.buckets)), l.bytes+r.bytes)
 }
 
 // ProcessInput implements exec.MultiInput: input 0 is the left side.
@@ -222,6 +249,7 @@ func (o *Operator) ProcessInput(input int, b *types.Batch) error {
 	if input != 0 && input != 1 {
 		return fmt.Errorf("join: no input %d", input)
 	}
+	defer o.reportState()
 	o.expire()
 	for i := range b.Rows {
 		r := &b.Rows[i]
@@ -316,6 +344,7 @@ func (o *Operator) row(input int, r *types.Row) error {
 		}
 		mine = &bucket{}
 		me.buckets[key] = mine
+		me.bytes += bucketBytes(key)
 	}
 	if !mine.dirty {
 		mine.dirty = true
@@ -327,6 +356,7 @@ func (o *Operator) row(input int, r *types.Row) error {
 			e.count++
 			o.written(e, input, key)
 		} else if e.count--; e.count == 0 {
+			me.bytes -= entryBytes(e)
 			mine.remove(i)
 		} else {
 			o.written(e, input, key)
@@ -336,6 +366,7 @@ func (o *Operator) row(input int, r *types.Row) error {
 	if acc {
 		e := &entry{vals: append([]types.Value(nil), r.Vals...), enc: string(o.rowBuf), count: 1, match: matches}
 		mine.add(e)
+		me.bytes += entryBytes(e)
 		o.written(e, input, key)
 	}
 	return nil
@@ -400,6 +431,7 @@ func (o *Operator) expire() {
 			continue
 		}
 		if i := b.find([]byte(x.e.enc)); i >= 0 && b.rows[i] == x.e {
+			s.bytes -= entryBytes(x.e)
 			b.remove(i)
 			if !b.dirty {
 				b.dirty = true
@@ -426,6 +458,7 @@ func (o *Operator) TickEvery() time.Duration {
 // Tick implements exec.Timed.
 func (o *Operator) Tick() error {
 	o.expire()
+	o.reportState()
 	return nil
 }
 
@@ -433,6 +466,7 @@ func (o *Operator) Tick() error {
 // its rows may expire meanwhile).
 func (o *Operator) Watermark(wm int64) error {
 	o.expire()
+	o.reportState()
 	return o.cfg.Next.Watermark(wm)
 }
 
@@ -451,6 +485,7 @@ func (o *Operator) Checkpoint() error {
 	if o.store == nil {
 		return nil
 	}
+	defer o.reportState()
 	var kbuf, vbuf []byte
 	for si := range o.sides {
 		s := &o.sides[si]
@@ -458,7 +493,10 @@ func (o *Operator) Checkpoint() error {
 			b := s.buckets[key]
 			kbuf = append(append(kbuf[:0], byte(si)), key...)
 			if b == nil || len(b.rows) == 0 {
-				delete(s.buckets, key)
+				if b != nil {
+					delete(s.buckets, key)
+					s.bytes -= bucketBytes(key)
+				}
 				if err := o.store.Delete(kbuf); err != nil {
 					return err
 				}
@@ -530,9 +568,11 @@ func (o *Operator) restore() error {
 			}
 			e.enc = string(enc)
 			b.add(e)
+			s.bytes += entryBytes(e)
 			o.written(e, int(k[0]), string(k[1:]))
 		}
 		s.buckets[string(k[1:])] = b
+		s.bytes += bucketBytes(string(k[1:]))
 		return true
 	})
 	if err != nil {

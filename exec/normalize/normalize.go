@@ -20,6 +20,7 @@ package normalize
 import (
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/state"
@@ -40,6 +41,19 @@ type Config struct {
 type entry struct {
 	vals  []types.Value
 	dirty bool
+	size  int64 // estimated memory, with the key and the map slot
+}
+
+// entryOverhead estimates the memory of an entry besides its values and
+// key: the struct and its map slot.
+const entryOverhead = int64(unsafe.Sizeof(entry{})) + 48
+
+// setSize (re)estimates the memory of e under key and counts the change
+// in the operator's total.
+func (o *Operator) setSize(e *entry, key string) {
+	size := entryOverhead + int64(len(key)) + types.ValuesSize(e.vals)
+	o.bytes += size - e.size
+	e.size = size
 }
 
 // Operator is a running normalizer.
@@ -55,6 +69,11 @@ type Operator struct {
 
 	out    *types.Batch
 	keyBuf []byte
+
+	// The estimated memory of the rows kept, and the gauge that reports
+	// it to the job's metrics.
+	bytes int64
+	gauge *exec.StateGauge
 }
 
 // New returns a normalizer.
@@ -75,9 +94,11 @@ func (o *Operator) Open(ctx *exec.Context) error {
 	if ctx != nil {
 		o.metrics = ctx.Metrics
 	}
+	o.gauge = o.metrics.StateGauge("ChangelogNormalize")
 	if err := exec.OpenState(ctx, o.cfg.ID, "changelog normalize "+o.cfg.ID, &o.store, &o.offsets, o.restore); err != nil {
 		return err
 	}
+	o.gauge.Set(int64(len(o.rows)), o.bytes)
 	return o.cfg.Next.Open(ctx)
 }
 
@@ -96,6 +117,7 @@ func (o *Operator) Process(b *types.Batch) error {
 			}
 		}
 	}
+	o.gauge.Set(int64(len(o.rows)), o.bytes)
 	return o.flush()
 }
 
@@ -114,6 +136,7 @@ func (o *Operator) row(r *types.Row) {
 		}
 		o.emit(types.Delete, e.vals)
 		delete(o.rows, string(o.keyBuf))
+		o.bytes -= e.size
 		if o.store != nil {
 			o.dirty = append(o.dirty, string(o.keyBuf)) // the store forgets it
 		}
@@ -123,12 +146,14 @@ func (o *Operator) row(r *types.Row) {
 	case e == nil:
 		e = &entry{vals: append([]types.Value(nil), r.Vals...)}
 		o.rows[string(o.keyBuf)] = e
+		o.setSize(e, string(o.keyBuf))
 		o.emit(types.Insert, e.vals)
 	case equal(e.vals, r.Vals):
 		return
 	default:
 		o.emit(types.UpdateBefore, e.vals)
 		copy(e.vals, r.Vals)
+		o.setSize(e, string(o.keyBuf))
 		o.emit(types.UpdateAfter, e.vals)
 	}
 	if !e.dirty && o.store != nil {
@@ -211,7 +236,9 @@ func (o *Operator) restore() error {
 			ferr = fmt.Errorf("corrupt row: %v", err)
 			return false
 		}
-		o.rows[string(k)] = &entry{vals: b.Rows[0].Vals}
+		e := &entry{vals: b.Rows[0].Vals}
+		o.rows[string(k)] = e
+		o.setSize(e, string(k))
 		return true
 	})
 	if err != nil {

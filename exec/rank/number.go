@@ -59,6 +59,7 @@ func (o *Operator) insertRanked(p *partition, vals []types.Value) {
 	if o.cfg.KeepAll {
 		e.enc = o.identity(vals)
 	}
+	o.size.kept(e)
 	p.rows = append(p.rows, nil)
 	copy(p.rows[pos+1:], p.rows[pos:])
 	p.rows[pos] = e

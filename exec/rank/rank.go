@@ -99,7 +99,8 @@ type Operator struct {
 	// its +U says whether the row stays in the range.
 	before int
 
-	ttl ttl
+	ttl  ttl
+	size stateSize
 }
 
 // New returns a Top-N operator.
@@ -123,9 +124,11 @@ func (o *Operator) Open(ctx *exec.Context) error {
 	if ctx != nil {
 		o.metrics = ctx.Metrics
 	}
+	o.size.gauge = o.metrics.StateGauge("Top-N")
 	if err := exec.OpenState(ctx, o.cfg.ID, "Top-N "+o.cfg.ID, &o.store, &o.offsets, o.restore); err != nil {
 		return err
 	}
+	o.size.report(len(o.parts))
 	o.ttl.open(o, ctx)
 	return o.cfg.Next.Open(ctx)
 }
@@ -143,6 +146,7 @@ func (o *Operator) Process(b *types.Batch) error {
 		} else {
 			o.retract(r.Vals)
 		}
+		o.size.settle()
 		o.ttl.written(o, r.Vals)
 		if len(o.out.Rows) >= 256 {
 			if err := o.flush(); err != nil {
@@ -150,6 +154,7 @@ func (o *Operator) Process(b *types.Batch) error {
 			}
 		}
 	}
+	o.size.report(len(o.parts))
 	return o.flush()
 }
 
@@ -173,7 +178,9 @@ func (o *Operator) partition(vals []types.Value, create bool) *partition {
 	if p == nil && create {
 		p = &partition{}
 		o.parts[string(o.keyBuf)] = p
+		o.size.addPart(string(o.keyBuf))
 	}
+	o.size.looked(p)
 	return p
 }
 
@@ -272,6 +279,7 @@ func (o *Operator) insert(vals []types.Value) {
 	if o.cfg.KeepAll { // only retractions look rows up
 		e.enc = o.identity(vals)
 	}
+	o.size.kept(e)
 	p.rows = append(p.rows, nil)
 	copy(p.rows[pos+1:], p.rows[pos:])
 	p.rows[pos] = e
@@ -383,6 +391,7 @@ func (o *Operator) Checkpoint() error {
 		p.dirty = false
 		if len(p.rows) == 0 {
 			delete(o.parts, key)
+			o.size.removePart(key, p)
 			if err := o.store.Delete([]byte(key)); err != nil {
 				return err
 			}
@@ -401,6 +410,7 @@ func (o *Operator) Checkpoint() error {
 		}
 	}
 	o.dirty = o.dirty[:0]
+	o.size.report(len(o.parts))
 	return o.store.Checkpoint()
 }
 
@@ -425,11 +435,14 @@ func (o *Operator) restore() error {
 				e.enc = o.identity(r.Vals)
 			}
 			p.rows = append(p.rows, e)
+			o.size.kept(e)
 		}
 		if o.cfg.Type != RowNumber {
 			o.renumber(p, 0, false)
 		}
 		o.parts[string(k)] = p
+		o.size.addPart(string(k))
+		o.size.rows += int64(len(p.rows))
 		return true
 	})
 	if err != nil {

@@ -72,6 +72,7 @@ func (t *ttl) expire(o *Operator) {
 			continue // written since, or gone
 		}
 		delete(o.parts, x.key)
+		o.size.removePart(x.key, x.p)
 		if o.store != nil {
 			t.expired = append(t.expired, x.key)
 		}
@@ -110,5 +111,6 @@ func (o *Operator) TickEvery() time.Duration {
 // Tick implements exec.Timed.
 func (o *Operator) Tick() error {
 	o.ttl.expire(o)
+	o.size.report(len(o.parts))
 	return nil
 }

@@ -21,7 +21,8 @@ type Decoder struct {
 	data  []byte
 	rec   string // the record as a string, made on first use
 	recOK bool
-	buf   []byte // scratch for fields with escapes or doubled quotes
+	buf   []byte     // scratch for fields with escapes or doubled quotes
+	join  recordScan // the scan of Incomplete and Continues
 }
 
 // NewDecoder returns a decoder for rows of schema.
@@ -312,37 +313,64 @@ func (d *Decoder) parse(t types.Type, s string) (types.Value, error) {
 
 // Incomplete reports whether data ends inside a quoted field, so that a
 // line-oriented reader should append the next line (with its line break)
-// before decoding: quoted fields may hold line breaks.
+// before decoding: quoted fields may hold line breaks. It starts a record:
+// Continues goes on from where it leaves off.
 func (d *Decoder) Incomplete(data []byte) bool {
-	o := &d.o
+	d.join = recordScan{fieldStart: true}
+	return d.join.scan(&d.o, data)
+}
+
+// Continues reports whether a record that Incomplete (or Continues) found
+// incomplete still is once a line break and line are appended to it. It
+// looks at line only, so that joining the lines of a record costs their
+// length, not the record's length again for every line.
+func (d *Decoder) Continues(line []byte) bool {
+	d.join.scan(&d.o, []byte{'\n'})
+	return d.join.scan(&d.o, line)
+}
+
+// recordScan is where a scan for the end of a record stands between
+// lines: inside a quoted field or not, at the start of a field or not,
+// and whether the next byte is escaped.
+type recordScan struct {
+	fieldStart, inQuote, escaped bool
+}
+
+// scan goes on over data and reports whether it ends inside a quoted
+// field. A quote that ends data closes the field: what follows it, if
+// anything, is a line break, which is not a quote.
+func (s *recordScan) scan(o *Options, data []byte) bool {
 	if !o.Quoting {
 		return false
 	}
-	fieldStart, inQuote := true, false
 	for i := 0; i < len(data); i++ {
 		c := data[i]
+		if s.escaped {
+			s.escaped = false
+			continue
+		}
 		switch {
-		case inQuote:
+		case s.inQuote:
 			if o.Escaping && c == o.Escape {
-				i++
+				s.escaped = true
 			} else if c == o.Quote {
 				if i+1 < len(data) && data[i+1] == o.Quote {
 					i++
 				} else {
-					inQuote = false
+					s.inQuote = false
 				}
 			}
-		case fieldStart && c == o.Quote:
-			inQuote = true
-			fieldStart = false
+		case s.fieldStart && c == o.Quote:
+			s.inQuote = true
+			s.fieldStart = false
 		case c == o.Delimiter:
-			fieldStart = true
+			s.fieldStart = true
 		default:
-			fieldStart = false
+			s.fieldStart = false
 			if o.Escaping && c == o.Escape {
-				i++
+				s.escaped = true
 			}
 		}
 	}
-	return inQuote
+	return s.inQuote
 }
