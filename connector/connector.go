@@ -240,11 +240,8 @@ type EndPreparer interface {
 // sink's in-progress files), so that a restarted job finishes or undoes it.
 type StatefulSink interface {
 	Committer
-	// Restore is called once, before any write, with what Snapshot
-	// returned at the job's last completed checkpoint (nil when there is
-	// none). checkpointed says whether the job takes checkpoints (else
-	// nothing will resume what the sink leaves unfinished).
-	Restore(ctx context.Context, snapshot []byte, checkpointed bool) error
+	// Restore is called once, before any write.
+	Restore(ctx context.Context, r SinkRestore) error
 	// Snapshot returns the sink's state, after a Prepare.
 	Snapshot() ([]byte, error)
 }
@@ -253,6 +250,20 @@ type StatefulSink interface {
 // sink whose partitions are committed by their time).
 type WatermarkSink interface {
 	SinkWatermark(wm int64)
+}
+
+// SinkRestore is what a StatefulSink restores from.
+type SinkRestore struct {
+	// Owner names the sink's state, the same in every run of the job
+	// ("" when the job keeps no state): what the sink leaves unfinished
+	// under it is the business of later runs of the same owner only.
+	Owner string
+	// Snapshot is what Snapshot returned at the job's last completed
+	// checkpoint (nil when there is none).
+	Snapshot []byte
+	// Checkpointed says whether the job takes checkpoints that keep the
+	// sink's state (else nothing resumes what it leaves unfinished).
+	Checkpointed bool
 }
 
 // SelfCommitting is a Committer that, in a job without checkpoints, wants

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/state"
@@ -104,6 +105,10 @@ func (g *Graph) partitions(opts RunOptions) (map[*Stage][]partition, error) {
 		return nil, fmt.Errorf("cannot read the origin table: %w", err)
 	}
 	seen := map[string]bool{}
+	// The positions of partitions gone or rewritten are forgotten: a
+	// rewritten one's would otherwise be resumed from once its new origin
+	// is committed.
+	var forget []string
 	for _, s := range g.Stages {
 		if s.Source == nil {
 			continue
@@ -143,6 +148,9 @@ func (g *Graph) partitions(opts RunOptions) (map[*Stage][]partition, error) {
 			if next > math.MaxInt32 {
 				return nil, fmt.Errorf("source %s: the job has numbered 2^31 source partitions: start it afresh ('state.start-fresh')", s.Name)
 			}
+			if _, ok := saved[key]; ok {
+				forget = append(forget, ps[p].key)
+			}
 			ps[p].origin, ps[p].fresh = int32(next), true
 			next++
 			v := binary.AppendVarint(nil, int64(ps[p].origin))
@@ -157,6 +165,13 @@ func (g *Graph) partitions(opts RunOptions) (map[*Stage][]partition, error) {
 			if err := st.Delete(append([]byte("p"), k...)); err != nil {
 				return nil, fmt.Errorf("cannot write the origin table: %w", err)
 			}
+			stage, name, _ := strings.Cut(k, "\x00")
+			forget = append(forget, stage+"/"+name)
+		}
+	}
+	if len(forget) > 0 {
+		if err := opts.State.ForgetPositions(forget); err != nil {
+			return nil, fmt.Errorf("cannot forget the positions of files gone: %w", err)
 		}
 	}
 	if err := st.Put([]byte("n"), binary.AppendVarint(nil, next)); err != nil {

@@ -46,7 +46,11 @@ func (s *SinkOperator) Open(ctx *Context) error {
 			snap = v
 		}
 	}
-	if err := ss.Restore(ctx.Ctx, snap, ctx.Checkpoints && s.store != nil); err != nil {
+	r := connector.SinkRestore{Snapshot: snap, Checkpointed: ctx.Checkpoints && s.store != nil}
+	if s.store != nil {
+		r.Owner = s.ID
+	}
+	if err := ss.Restore(ctx.Ctx, r); err != nil {
 		return fmt.Errorf("cannot restore %s: %w", s.Table, err)
 	}
 	return nil

@@ -17,11 +17,14 @@ type Backend interface {
 	// together with the positions job's sources had reached at the same
 	// checkpoint (atomically, for durable backends): after a restart, the
 	// stores hold exactly the state of the input up to those positions.
-	// The keys of job's positions begin with job + "/" (see JobPrefix);
-	// positions replaces them all: a key of job's that it lacks (a file
-	// no longer read) is forgotten. Other jobs' positions are kept. An
-	// empty job stands for every key.
+	// The keys of job's positions begin with job + "/" (see JobPrefix).
+	// Positions merge into those committed before: a key positions lacks
+	// keeps its value (several processes of a cluster commit their own
+	// partitions' into one backend), until it is forgotten.
 	Commit(job string, positions map[string]int64) error
+	// ForgetPositions removes the positions of the given keys (a file no
+	// longer read): durable at the next Commit.
+	ForgetPositions(keys []string) error
 	// Positions returns job's source positions of the last Commit (empty
 	// if there was none): where its sources resume after a restart.
 	Positions(job string) (map[string]int64, error)
@@ -212,17 +215,21 @@ func (m *Memory) Close() error { return nil }
 func (m *Memory) Commit(job string, positions map[string]int64) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	prefix := JobPrefix(job)
-	for k := range m.positions {
-		if strings.HasPrefix(k, prefix) {
-			delete(m.positions, k)
-		}
-	}
 	if m.positions == nil {
 		m.positions = make(map[string]int64, len(positions))
 	}
 	for k, v := range positions {
 		m.positions[k] = v
+	}
+	return nil
+}
+
+// ForgetPositions implements Backend.
+func (m *Memory) ForgetPositions(keys []string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, k := range keys {
+		delete(m.positions, k)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"maps"
 	"math"
@@ -207,6 +208,8 @@ type Sink struct {
 	watermark     int64
 	prepWatermark int64
 	lock          *os.File
+	owner         string   // a hash of the name of the sink's state
+	incarnation   *os.File // the lock of this run (a directory)
 	closed        bool
 	err           error // a sticky write error
 }
@@ -255,25 +258,29 @@ func (s *Sink) Identity() string {
 func (s *Sink) CommitEvery() time.Duration { return commitEvery }
 
 // Restore implements connector.StatefulSink: see the top of this file.
-func (s *Sink) Restore(_ context.Context, state []byte, checkpointed bool) error {
+func (s *Sink) Restore(_ context.Context, r connector.SinkRestore) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.restored {
 		return fmt.Errorf("filesystem sink '%s': restored twice", s.table)
 	}
-	s.restored, s.checkpointed = true, checkpointed
+	s.restored, s.checkpointed = true, r.Checkpointed
 	s.open, s.pending = map[string]*part{}, map[string]int64{}
+	h := fnv.New32a()
+	h.Write([]byte(r.Owner))
+	s.owner = fmt.Sprintf("%08x", h.Sum32())
 	if s.target != "" {
 		if err := s.takeLock(); err != nil {
 			return err
 		}
 	}
+	state := r.Snapshot
 	if state == nil {
 		var id [6]byte
 		if _, err := rand.Read(id[:]); err != nil {
 			return fmt.Errorf("filesystem sink '%s': %w", s.table, err)
 		}
-		s.id = hex.EncodeToString(id[:])
+		s.id = s.owner + "-" + hex.EncodeToString(id[:])
 		if s.target != "" {
 			fi, err := os.Stat(s.target)
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -282,14 +289,21 @@ func (s *Sink) Restore(_ context.Context, state []byte, checkpointed bool) error
 			if err == nil {
 				s.targetLen = fi.Size()
 			}
+		} else if err := s.lockIncarnation(); err != nil {
+			return err
 		}
-		return nil
+		return s.removeStrays(nil)
 	}
 	var snap snapshot
 	if err := json.Unmarshal(state, &snap); err != nil || snap.ID == "" {
 		return fmt.Errorf("filesystem sink '%s': its saved state is damaged (%v): start the job afresh ('state.start-fresh')", s.table, err)
 	}
 	s.id, s.next, s.targetLen = snap.ID, snap.Next, snap.TargetLen
+	if s.target == "" {
+		if err := s.lockIncarnation(); err != nil {
+			return err
+		}
+	}
 	s.prepWatermark = snap.Watermark
 	maps.Copy(s.pending, snap.Pending)
 	for _, sp := range snap.Prepared {
@@ -328,13 +342,38 @@ func (s *Sink) Restore(_ context.Context, state []byte, checkpointed bool) error
 	return s.removeStrays(keep)
 }
 
-// removeStrays removes this sink's in-progress files that no checkpoint
-// covers (written after the one restored), but those in keep.
+// removeStrays removes the in-progress files that no checkpoint of this
+// sink's owner covers, but those in keep: its own written after the
+// checkpoint restored, and those of its owner's earlier runs that died
+// before a checkpoint kept their state (their lock is free: in a
+// directory, each run holds one, lockIncarnation; one output file takes
+// one writer at a time).
 func (s *Sink) removeStrays(keep map[string]bool) error {
-	prefix := s.inProgressPrefix()
+	prefix := s.strayPrefix()
 	depth := 0
 	if s.part != nil {
 		depth = len(s.part.keys)
+	}
+	dead := map[string]bool{} // runs of the owner's whose lock is free
+	isDead := func(id string) bool {
+		if id == s.id || s.target != "" {
+			return true
+		}
+		d, ok := dead[id]
+		if !ok {
+			lock := filepath.Join(s.dir, ".part-"+id+".lock")
+			f, err := os.OpenFile(lock, os.O_RDWR, 0)
+			d = errors.Is(err, os.ErrNotExist)
+			if err == nil {
+				d = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil
+				f.Close()
+				if d {
+					os.Remove(lock)
+				}
+			}
+			dead[id] = d
+		}
+		return d
 	}
 	var walk func(dir string, level int) error
 	walk = func(dir string, level int) error {
@@ -350,10 +389,18 @@ func (s *Sink) removeStrays(keep map[string]bool) error {
 				}
 				continue
 			}
-			if strings.HasPrefix(e.Name(), prefix) && strings.HasSuffix(e.Name(), ".inprogress") && !keep[name] {
-				if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
-					return fmt.Errorf("filesystem sink '%s': cannot remove %s: %w", s.table, name, err)
-				}
+			rest, ok := strings.CutPrefix(e.Name(), prefix)
+			if !ok || !strings.HasSuffix(e.Name(), ".inprogress") || keep[name] {
+				continue
+			}
+			// rest is "<random>-<n>...": the run's ID is the owner's
+			// and the random part.
+			random, _, _ := strings.Cut(rest, "-")
+			if !isDead(s.owner + "-" + random) {
+				continue
+			}
+			if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("filesystem sink '%s': cannot remove %s: %w", s.table, name, err)
 			}
 		}
 		return nil
@@ -364,12 +411,41 @@ func (s *Sink) removeStrays(keep map[string]bool) error {
 	return walk(s.dir, 0)
 }
 
+// strayPrefix begins the names of the in-progress files of this sink's
+// owner, whatever the run.
+func (s *Sink) strayPrefix() string {
+	if s.target != "" {
+		return "." + filepath.Base(s.target) + "." + s.owner + "-"
+	}
+	return ".part-" + s.owner + "-"
+}
+
 // inProgressPrefix begins the names of this sink's in-progress files.
 func (s *Sink) inProgressPrefix() string {
 	if s.target != "" {
 		return "." + filepath.Base(s.target) + "." + s.id + "-"
 	}
 	return ".part-" + s.id + "-"
+}
+
+// lockIncarnation takes the lock that says this run of the sink is alive,
+// held until it closes (or its process dies): a later run of the same
+// owner removes the in-progress files of a run whose lock is free.
+func (s *Sink) lockIncarnation() error {
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return fmt.Errorf("filesystem sink '%s': cannot create directory %s: %w", s.table, s.dir, err)
+	}
+	name := filepath.Join(s.dir, ".part-"+s.id+".lock")
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("filesystem sink '%s': cannot create the lock file %s: %w", s.table, name, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return fmt.Errorf("filesystem sink '%s': %s is locked: another process runs this job with the same state", s.table, name)
+	}
+	s.incarnation = f
+	return nil
 }
 
 // takeLock takes the exclusive lock of the output file, released when
@@ -404,7 +480,7 @@ func (s *Sink) Write(_ context.Context, b *types.Batch) error {
 	}
 	if !s.restored {
 		s.mu.Unlock()
-		err := s.Restore(context.Background(), nil, false)
+		err := s.Restore(context.Background(), connector.SinkRestore{})
 		s.mu.Lock()
 		if err != nil {
 			return err
@@ -745,6 +821,12 @@ func (s *Sink) Close() error {
 	}
 	if s.lock != nil {
 		s.lock.Close() // releases the lock
+	}
+	if f := s.incarnation; f != nil {
+		if !s.checkpointed || len(s.open)+len(s.rolled)+len(s.prepared) == 0 {
+			os.Remove(f.Name()) // no in-progress file of this run is left
+		}
+		f.Close()
 	}
 	return err
 }

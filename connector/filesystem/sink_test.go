@@ -31,7 +31,7 @@ func newTxSink(t *testing.T, path string, snap []byte, opts connector.Options) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.(*Sink).Restore(context.Background(), snap, true); err != nil {
+	if err := s.(*Sink).Restore(context.Background(), connector.SinkRestore{Owner: "job/sink", Snapshot: snap, Checkpointed: true}); err != nil {
 		t.Fatal(err)
 	}
 	return &txSink{t, s.(*Sink)}
@@ -79,6 +79,9 @@ func (x *txSink) kill() {
 	}
 	if x.s.lock != nil {
 		x.s.lock.Close()
+	}
+	if x.s.incarnation != nil {
+		x.s.incarnation.Close()
 	}
 }
 
@@ -232,7 +235,7 @@ func TestSinkOneWriterPerFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = other.(*Sink).Restore(context.Background(), nil, false)
+	err = other.(*Sink).Restore(context.Background(), connector.SinkRestore{})
 	if err == nil || !strings.Contains(err.Error(), "is being written by another INSERT") {
 		t.Fatalf("got %v", err)
 	}
@@ -278,7 +281,7 @@ func partitionedSink(t *testing.T, dir string, opts connector.Options) *txSink {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.(*Sink).Restore(context.Background(), nil, true); err != nil {
+	if err := s.(*Sink).Restore(context.Background(), connector.SinkRestore{Owner: "job/sink", Checkpointed: true}); err != nil {
 		t.Fatal(err)
 	}
 	return &txSink{t, s.(*Sink)}
@@ -369,4 +372,48 @@ func TestProcessTimeCommit(t *testing.T) {
 	}
 	expect(t, "committed", visible(t, filepath.Join(dir, "dt=d", "hr=1")), "a")
 	s.s.Close()
+}
+
+// A run that dies before its first checkpoint leaves in-progress files no
+// state knows of: the next run of the same sink removes them (their run's
+// lock is free); those of a run still alive, or of another sink's, stay.
+func TestSinkRemovesDeadRunsFiles(t *testing.T) {
+	dir := t.TempDir()
+	dead := newTxSink(t, dir, nil, nil)
+	dead.write("lost")
+	dead.s.Prepare(context.Background()) // synced, never committed
+	dead.kill()
+	other := newTxSinkOwned(t, dir, "another/sink")
+	other.write("theirs")
+	other.s.Prepare(context.Background())
+	alive := newTxSink(t, dir, nil, nil) // a concurrent run of the first sink's owner
+	alive.write("alive")
+	alive.s.Prepare(context.Background())
+
+	s := newTxSink(t, dir, nil, nil)
+	left, _ := filepath.Glob(filepath.Join(dir, ".*.inprogress"))
+	if len(left) != 2 {
+		t.Fatalf("in-progress files left: %v (want the live run's and the other sink's)", left)
+	}
+	for _, f := range left {
+		if strings.Contains(f, dead.s.id) {
+			t.Fatalf("the dead run's file %s is left", f)
+		}
+	}
+	s.s.Close()
+	alive.s.Close()
+	other.s.Close()
+}
+
+func newTxSinkOwned(t *testing.T, path, owner string) *txSink {
+	t.Helper()
+	opts := connector.Options{"connector": "filesystem", "path": path, "format": "json"}
+	s, err := New().CreateSink(connector.Table{Name: "out", Schema: bidSchema(), Options: opts}, env(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.(*Sink).Restore(context.Background(), connector.SinkRestore{Owner: owner, Checkpointed: true}); err != nil {
+		t.Fatal(err)
+	}
+	return &txSink{t, s.(*Sink)}
 }

@@ -297,13 +297,6 @@ func (b *Backend) Commit(job string, positions map[string]int64) error {
 	for _, k := range keys {
 		b.cl.Produce(ctx, &kgo.Record{Key: []byte(k), Value: b.data[k], Partition: 0}, nil)
 	}
-	prefix := state.JobPrefix(job)
-	for k := range b.positions {
-		if _, ok := positions[k]; !ok && strings.HasPrefix(k, prefix) {
-			delete(b.positions, k)
-			b.cl.Produce(ctx, &kgo.Record{Key: []byte("p" + k), Partition: 0}, nil) // a tombstone
-		}
-	}
 	for k, v := range positions {
 		b.positions[k] = v
 		b.cl.Produce(ctx, &kgo.Record{Key: []byte("p" + k), Value: binary.AppendVarint(nil, v), Partition: 0}, nil)
@@ -344,6 +337,21 @@ func (b *Backend) Positions(job string) (map[string]int64, error) {
 		}
 	}
 	return out, nil
+}
+
+// ForgetPositions implements state.Backend: the positions become
+// tombstones of the next checkpoint.
+func (b *Backend) ForgetPositions(keys []string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, k := range keys {
+		if _, ok := b.positions[k]; ok {
+			delete(b.positions, k)
+			b.data["p"+k] = nil
+			b.dirty["p"+k] = true
+		}
+	}
+	return nil
 }
 
 // Drop implements state.Backend: the job's entries become tombstones of

@@ -114,3 +114,45 @@ func TestOpenBrokerDown(t *testing.T) {
 		t.Errorf("the job's log does not say at once what is wrong (want %q):\n%s", want, got)
 	}
 }
+
+// The members of a cluster commit the positions of their own partitions
+// into one changelog: a commit merges its positions into the others' and
+// forgets only what it is told to.
+func TestPositionsOfSeveralWriters(t *testing.T) {
+	bs := kafkatest.Start(t, 1)
+	ctx := context.Background()
+	open := func(id string) *Backend {
+		t.Helper()
+		b, err := Open(ctx, Options{Bootstrap: []string{bs}, Topic: "group-state", TransactionalID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	a := open("m0")
+	if err := a.Commit("job", map[string]int64{"job/src/0": 5}); err != nil {
+		t.Fatal(err)
+	}
+	b := open("m1") // restores a's position
+	if err := b.Commit("job", map[string]int64{"job/src/1": 7}); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	b.Close()
+	c := open("m2")
+	if pos, _ := c.Positions("job"); len(pos) != 2 || pos["job/src/0"] != 5 || pos["job/src/1"] != 7 {
+		t.Fatalf("positions %v", pos)
+	}
+	if err := c.ForgetPositions([]string{"job/src/0"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Commit("job", nil); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	d := open("m3")
+	defer d.Close()
+	if pos, _ := d.Positions("job"); len(pos) != 1 || pos["job/src/1"] != 7 {
+		t.Fatalf("positions after forgetting one %v", pos)
+	}
+}

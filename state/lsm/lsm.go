@@ -305,17 +305,6 @@ func (b *Backend) commit(job string, positions map[string]int64) (uint64, error)
 	if err := b.check(); err != nil {
 		return 0, err
 	}
-	old, err := b.positions(b.pending, job)
-	if err != nil {
-		return 0, err
-	}
-	for k := range old {
-		if _, ok := positions[k]; !ok {
-			if err := b.pending.Delete(positionKey(k), nil); err != nil {
-				return 0, fmt.Errorf("lsm: cannot forget position %s: %w", k, err)
-			}
-		}
-	}
 	for k, v := range positions {
 		if err := b.pending.Set(positionKey(k), binary.AppendVarint(nil, v), nil); err != nil {
 			return 0, fmt.Errorf("lsm: cannot record position %s: %w", k, err)
@@ -330,7 +319,7 @@ func (b *Backend) commit(job string, positions map[string]int64) (uint64, error)
 		// later call.
 		return 0, fmt.Errorf("lsm: cannot commit checkpoint: %w", b.fail(err))
 	}
-	err = guard(func() error { return b.pending.Commit(pebble.Sync) })
+	err := guard(func() error { return b.pending.Commit(pebble.Sync) })
 	var p *panicked
 	if errors.As(err, &p) {
 		b.abandoned = true
@@ -410,6 +399,22 @@ func (b *Backend) positions(r reader, job string) (map[string]int64, error) {
 		return nil, fmt.Errorf("lsm: cannot read positions: %w", b.fail(err))
 	}
 	return out, nil
+}
+
+// ForgetPositions implements state.Backend: the positions are deleted in
+// the pending batch.
+func (b *Backend) ForgetPositions(keys []string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.check(); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := b.pending.Delete(positionKey(k), nil); err != nil {
+			return fmt.Errorf("lsm: cannot forget position %s: %w", k, err)
+		}
+	}
+	return nil
 }
 
 // Drop implements state.Backend: the job's entries are deleted in the
