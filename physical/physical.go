@@ -421,6 +421,18 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 			return &exec.Correlate{Func: f, Width: width, Left: left, Next: next}, nil
 		})
 		return p, nil
+	case *plan.Expand:
+		// Stateless: chained into its input's stage, before the exchange
+		// of the aggregation it feeds.
+		p, err := b.build(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		projects, ids, idCol := n.Projects, n.IDs, n.IDCol
+		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
+			return &exec.Expand{Projects: projects, IDs: ids, IDCol: idCol, Next: next}, nil
+		})
+		return p, nil
 	case *plan.WindowTVF:
 		p, err := b.build(n.Input)
 		if err != nil {
