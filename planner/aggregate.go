@@ -113,7 +113,7 @@ func (pa *postAgg) match(b *binder, e ast.Expr) (expr.Node, bool, error) {
 	}
 	// A window bound or a grouped expression, by its bound text.
 	if n, err := p.bindExpr(e, pa.in); err == nil {
-		if i, ok := pa.keys[n.String()]; ok {
+		if i, ok := pa.keys[exprKey(n)]; ok {
 			return pa.column(i), true, nil
 		}
 		if col, ok := n.(*expr.Column); ok {
@@ -147,7 +147,7 @@ func (pa *postAgg) matchLegacy(p *Planner, c *ast.Call, name string) (expr.Node,
 		if err != nil {
 			return nil, true, err
 		}
-		if n.String() != pa.legacy.args[i] {
+		if exprKey(n) != pa.legacy.args[i] {
 			return nil, true, p.errorf(a, "%s must have the same arguments as the GROUP BY %s", name, kind)
 		}
 	}
@@ -179,7 +179,7 @@ func (p *Planner) aggFingerprint(c *ast.Call, in *scope) (string, error) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(n.String())
+		b.WriteString(exprKey(n))
 	}
 	b.WriteByte(')')
 	if c.Filter != nil {
@@ -188,7 +188,7 @@ func (p *Planner) aggFingerprint(c *ast.Call, in *scope) (string, error) {
 			return "", err
 		}
 		b.WriteString(" FILTER ")
-		b.WriteString(n.String())
+		b.WriteString(exprKey(n))
 	}
 	return b.String(), nil
 }
@@ -212,7 +212,7 @@ func (ac *aggCollector) preCol(n expr.Node) int {
 	if c, ok := n.(*expr.Column); ok && ac.columns {
 		return c.Index
 	}
-	s := n.String()
+	s := exprKey(n)
 	if i, ok := ac.preIx[s]; ok {
 		return i
 	}
@@ -421,7 +421,7 @@ func (p *Planner) bindAggregate(sel *ast.Select, in plan.Node, sc *scope) (plan.
 		if col, ok := n.(*expr.Column); ok {
 			name = col.Name
 		}
-		keys = append(keys, key{text: n.String(), pre: ac.preCol(n), name: name, item: i})
+		keys = append(keys, key{text: exprKey(n), pre: ac.preCol(n), name: name, item: i})
 	}
 	if gs == nil {
 		plain.sets = []groupSet{{cols: ^uint64(0)}}
@@ -659,14 +659,14 @@ func (p *Planner) bindLegacyWindow(c *ast.Call, kind string, sc *scope) (*window
 		return nil, p.errorf(c.Args[0], "the first argument of %s must be a time attribute column, but is %s", kind, tn.Type())
 	}
 	w.timeCol = col.Index
-	w.legacy.args = append(w.legacy.args, tn.String())
+	w.legacy.args = append(w.legacy.args, exprKey(tn))
 	var ivs []int64
 	for _, a := range c.Args[1:] {
 		n, err := p.bindExpr(a, sc)
 		if err != nil {
 			return nil, err
 		}
-		w.legacy.args = append(w.legacy.args, n.String())
+		w.legacy.args = append(w.legacy.args, exprKey(n))
 		iv, err := p.intervalValue(a, n)
 		if err != nil {
 			return nil, err
