@@ -279,3 +279,18 @@ GROUP BY window_start, window_end, ROLLUP (k);`, "$BS", bs)
 		}
 	}
 }
+
+// TestGroupingSetsOrderBy: ORDER BY may sort by GROUPING() that the select
+// list leaves out (Flink's testGroupingInOrderByClause).
+func TestGroupingSetsOrderBy(t *testing.T) {
+	dir := t.TempDir()
+	writeBids(t, dir)
+	out, err := runSQL(t, nil, dir, bidsDDL+`
+SELECT supplier_id, COUNT(*) AS c FROM Bid GROUP BY ROLLUP (supplier_id) ORDER BY GROUPING(supplier_id) DESC, supplier_id;`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "supplier_id, c\n+I[null, 6]\n+I[supplier1, 3]\n+I[supplier2, 3]"; strings.TrimSpace(out) != want {
+		t.Fatalf("got\n%s\nwant\n%s", out, want)
+	}
+}
