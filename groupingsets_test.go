@@ -294,3 +294,28 @@ SELECT supplier_id, COUNT(*) AS c FROM Bid GROUP BY ROLLUP (supplier_id) ORDER B
 		t.Fatalf("got\n%s\nwant\n%s", out, want)
 	}
 }
+
+// TestGroupingSetsStateBelongsToTheSets: the expand id means a set only
+// with the sets of its query, so the state of an aggregation of grouping
+// sets is refused to one of other sets over the same columns (ROLLUP and
+// CUBE of a, b group by the same keys and $e, but CUBE's $e = 2, (b), has
+// no groups in ROLLUP's state).
+func TestGroupingSetsStateBelongsToTheSets(t *testing.T) {
+	dir := t.TempDir()
+	stateDir := filepath.Join(dir, "state")
+	writeFile(t, dir, "a.jsonl", "{\"k\":\"x\",\"c\":\"p\"}\n{\"k\":\"y\",\"c\":\"q\"}\n")
+	job := func(sets string) string {
+		return `SET 'state.dir' = '` + stateDir + `';
+SET 'execution.checkpointing.interval' = '50ms';
+CREATE TABLE events (k STRING, c STRING) WITH ('connector' = 'filesystem', 'path' = '$DIR/a.jsonl', 'format' = 'json');
+CREATE TABLE out (k STRING, c STRING, n BIGINT) WITH ('connector' = 'print');
+INSERT INTO out SELECT k, c, COUNT(*) FROM events GROUP BY ` + sets + `;`
+	}
+	if _, err := runSQL(t, nil, dir, job("ROLLUP (k, c)")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := runSQL(t, nil, dir, job("CUBE (k, c)"))
+	if err == nil || !strings.Contains(err.Error(), "Expand(") {
+		t.Fatalf("got %v, want a refusal naming the changed grouping sets", err)
+	}
+}

@@ -190,6 +190,8 @@ func (b *builder) id(kind, label, what string) string {
 
 // computes describes what operator n computes, for its ID: its
 // description and the types of its input columns (its state's layout).
+// An input Expand is described too: the expand id that keys the groups of
+// an aggregation means a grouping set only among the sets of that Expand.
 func computes(n plan.Node) string {
 	var b strings.Builder
 	b.WriteString(n.Describe())
@@ -202,6 +204,9 @@ func computes(n plan.Node) string {
 			b.WriteString(c.Type.String())
 		}
 		b.WriteString(")")
+		if e, ok := in.(*plan.Expand); ok {
+			b.WriteString(" " + e.Describe())
+		}
 	}
 	return b.String()
 }
