@@ -1,6 +1,7 @@
 package sluice_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -137,6 +138,36 @@ SELECT game, COUNT(*) FROM scores GROUP BY game;`,
 		_, err := runSQL(t, nil, dir, c.src)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s\ngot  %v\nwant %q", c.src, err, c.want)
+		}
+	}
+}
+
+// TestGroupByColumnsOfOneName: two columns of one name from the two sides
+// of a join are two keys (and two aggregate arguments), not one.
+func TestGroupByColumnsOfOneName(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "a.jsonl", "{\"id\":1,\"k\":\"x\"}\n{\"id\":2,\"k\":\"y\"}\n{\"id\":3,\"k\":\"y\"}\n")
+	writeFile(t, dir, "b.jsonl", "{\"id\":1,\"k\":\"p\"}\n{\"id\":2,\"k\":\"q\"}\n{\"id\":3,\"k\":\"p\"}\n")
+	ddl := `CREATE TABLE a (id INT, k STRING) WITH ('connector' = 'filesystem', 'path' = '$DIR/a.jsonl', 'format' = 'json');
+CREATE TABLE b (id INT, k STRING) WITH ('connector' = 'filesystem', 'path' = '$DIR/b.jsonl', 'format' = 'json');
+`
+	for _, c := range []struct {
+		query string
+		want  []string
+	}{
+		{"SELECT l.k, r.k, COUNT(*) FROM a l JOIN b r ON l.id = r.id GROUP BY l.k, r.k",
+			[]string{"[x, p, 1]", "[y, p, 1]", "[y, q, 1]"}},
+		{"SELECT r.k, MAX(l.k), MIN(r.k) FROM a l JOIN b r ON l.id = r.id GROUP BY r.k",
+			[]string{"[p, y, p]", "[q, y, q]"}},
+		{"SELECT l.k, r.k, GROUPING(l.k), GROUPING(r.k), COUNT(*) FROM a l JOIN b r ON l.id = r.id GROUP BY ROLLUP (l.k, r.k)",
+			[]string{"[null, null, 1, 1, 3]", "[x, null, 0, 1, 1]", "[x, p, 0, 0, 1]", "[y, null, 0, 1, 2]", "[y, p, 0, 0, 1]", "[y, q, 0, 0, 1]"}},
+	} {
+		out, err := runSQL(t, nil, dir, ddl+c.query+";")
+		if err != nil {
+			t.Fatalf("%s: %v", c.query, err)
+		}
+		if got := finalRows(t, out); !slices.Equal(got, c.want) {
+			t.Errorf("%s\ngot  %q\nwant %q", c.query, got, c.want)
 		}
 	}
 }

@@ -193,6 +193,8 @@ func (b *builder) id(kind, label, what string) string {
 
 // computes describes what operator n computes, for its ID: its
 // description and the types of its input columns (its state's layout).
+// An input Expand is described too: the expand id that keys the groups of
+// an aggregation means a grouping set only among the sets of that Expand.
 func computes(n plan.Node) string {
 	var b strings.Builder
 	b.WriteString(n.Describe())
@@ -205,6 +207,9 @@ func computes(n plan.Node) string {
 			b.WriteString(c.Type.String())
 		}
 		b.WriteString(")")
+		if e, ok := in.(*plan.Expand); ok {
+			b.WriteString(" " + e.Describe())
+		}
 	}
 	return b.String()
 }
@@ -422,6 +427,18 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 				return nil, err
 			}
 			return &exec.Correlate{Func: f, Width: width, Left: left, Next: next}, nil
+		})
+		return p, nil
+	case *plan.Expand:
+		// Stateless: chained into its input's stage, before the exchange
+		// of the aggregation it feeds.
+		p, err := b.build(n.Input)
+		if err != nil {
+			return nil, err
+		}
+		projects, ids, idCol := n.Projects, n.IDs, n.IDCol
+		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
+			return &exec.Expand{Projects: projects, IDs: ids, IDCol: idCol, Next: next}, nil
 		})
 		return p, nil
 	case *plan.WindowTVF:

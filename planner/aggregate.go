@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/sluicesql/sluice/exec/agg"
@@ -32,7 +33,8 @@ func (p *Planner) hasAggregate(sel *ast.Select) bool {
 		}
 		switch n := n.(type) {
 		case *ast.Call:
-			if p.isAggregate(n) {
+			// GROUPING() makes an aggregate query too, as in Calcite.
+			if p.isAggregate(n) || groupingFunc(n) != "" {
 				found = true
 				return false
 			}
@@ -71,6 +73,8 @@ type postAgg struct {
 	out     types.Schema   // the aggregation's output
 	winCols map[string]int // window_start, window_end, window_time → output column
 	legacy  *legacyWindow  // GROUP BY TUMBLE(...) etc.
+	// grouping computes GROUPING() and the like.
+	grouping *grouping
 }
 
 type legacyWindow struct {
@@ -89,6 +93,10 @@ func (pa *postAgg) match(b *binder, e ast.Expr) (expr.Node, bool, error) {
 	p := b.p
 	if c, isCall := e.(*ast.Call); isCall {
 		name := strings.ToUpper(c.Name.Last().Name)
+		if g := groupingFunc(c); g != "" {
+			n, err := pa.grouping.bind(pa, b, c, g)
+			return n, true, err
+		}
 		if p.isAggregate(c) {
 			fp, err := p.aggFingerprint(c, pa.in)
 			if err != nil {
@@ -105,7 +113,7 @@ func (pa *postAgg) match(b *binder, e ast.Expr) (expr.Node, bool, error) {
 	}
 	// A window bound or a grouped expression, by its bound text.
 	if n, err := p.bindExpr(e, pa.in); err == nil {
-		if i, ok := pa.keys[n.String()]; ok {
+		if i, ok := pa.keys[exprKey(n)]; ok {
 			return pa.column(i), true, nil
 		}
 		if col, ok := n.(*expr.Column); ok {
@@ -139,7 +147,7 @@ func (pa *postAgg) matchLegacy(p *Planner, c *ast.Call, name string) (expr.Node,
 		if err != nil {
 			return nil, true, err
 		}
-		if n.String() != pa.legacy.args[i] {
+		if exprKey(n) != pa.legacy.args[i] {
 			return nil, true, p.errorf(a, "%s must have the same arguments as the GROUP BY %s", name, kind)
 		}
 	}
@@ -171,7 +179,7 @@ func (p *Planner) aggFingerprint(c *ast.Call, in *scope) (string, error) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(n.String())
+		b.WriteString(exprKey(n))
 	}
 	b.WriteByte(')')
 	if c.Filter != nil {
@@ -180,7 +188,7 @@ func (p *Planner) aggFingerprint(c *ast.Call, in *scope) (string, error) {
 			return "", err
 		}
 		b.WriteString(" FILTER ")
-		b.WriteString(n.String())
+		b.WriteString(exprKey(n))
 	}
 	return b.String(), nil
 }
@@ -204,7 +212,7 @@ func (ac *aggCollector) preCol(n expr.Node) int {
 	if c, ok := n.(*expr.Column); ok && ac.columns {
 		return c.Index
 	}
-	s := n.String()
+	s := exprKey(n)
 	if i, ok := ac.preIx[s]; ok {
 		return i
 	}
@@ -362,29 +370,50 @@ func (p *Planner) bindAggregate(sel *ast.Select, in plan.Node, sc *scope) (plan.
 		}
 	}
 
+	// The grouping expressions and, with GROUPING SETS, ROLLUP or CUBE,
+	// the grouping sets over them.
+	groupBy := sel.GroupBy
+	var gs *groupSets
+	if hasGroupingSets(sel.GroupBy) {
+		if win != nil && win.legacy != nil {
+			return nil, nil, p.errorf(firstGroupingSet(sel.GroupBy), "GROUPING SETS are currently not supported with a group window function (as in Flink); "+
+				"use a window table function: GROUP BY window_start, window_end, GROUPING SETS (...)")
+		}
+		if gs, err = p.expandGroupBy(sel.GroupBy, sc); err != nil {
+			return nil, nil, err
+		}
+		groupBy = gs.exprs
+	}
+
 	ac := &aggCollector{p: p, in: sc, preIx: map[string]int{}, fps: map[string]int{}}
 	// Keys first in the pre-projection, in GROUP BY order.
 	type key struct {
 		text string
 		pre  int
 		name string
+		item int // index in groupBy
 	}
 	var keys []key
 	winCols := map[string]int{}
-	for i, g := range sel.GroupBy {
-		if _, ok := g.(*ast.GroupingSet); ok {
-			return nil, nil, p.errorf(g, "GROUPING SETS, ROLLUP and CUBE are not supported yet")
-		}
+	winItems := map[string]int{} // grouped window bound → index in groupBy
+	plain := &groupSets{}        // a GROUP BY without grouping sets, for GROUPING()
+	for i, g := range groupBy {
 		if win != nil && win.legacy != nil && i == win.legacyKey {
 			continue
 		}
-		n, err := p.bindExpr(g, sc)
-		if err != nil {
+		var n expr.Node
+		if gs != nil {
+			n = gs.nodes[i]
+		} else if n, err = p.bindExpr(g, sc); err != nil {
 			return nil, nil, err
+		} else {
+			plain.exprs, plain.nodes, plain.keys = append(plain.exprs, g), append(plain.nodes, n), append(plain.keys, exprKey(n))
 		}
 		if win != nil && win.tvf != nil {
 			if col, ok := n.(*expr.Column); ok && col.Index >= len(sc.cols)-3 {
-				winCols[strings.ToLower(sc.cols[col.Index].name)] = -1 // grouped window bound
+				name := strings.ToLower(sc.cols[col.Index].name)
+				winCols[name] = -1 // grouped window bound
+				winItems[name] = i
 				continue
 			}
 		}
@@ -392,7 +421,11 @@ func (p *Planner) bindAggregate(sel *ast.Select, in plan.Node, sc *scope) (plan.
 		if col, ok := n.(*expr.Column); ok {
 			name = col.Name
 		}
-		keys = append(keys, key{text: n.String(), pre: ac.preCol(n), name: name})
+		keys = append(keys, key{text: exprKey(n), pre: ac.preCol(n), name: name, item: i})
+	}
+	if gs == nil {
+		plain.sets = []groupSet{{cols: ^uint64(0)}}
+		gs = plain
 	}
 	for _, it := range sel.Items {
 		if it.Expr != nil {
@@ -452,13 +485,79 @@ func (p *Planner) bindAggregate(sel *ast.Select, in plan.Node, sc *scope) (plan.
 		node = preIn
 	}
 
+	if win != nil && win.tvf != nil && (winCols["window_start"] != -1 || winCols["window_end"] != -1) {
+		return nil, nil, p.errorf(sel, "a window aggregation must GROUP BY both window_start and window_end")
+	}
+
+	// Grouping sets: an Expand emits each row once per set, and the
+	// aggregation groups by the keys and the expand id.
+	idCol := -1
+	if gs.expands() {
+		if win != nil {
+			for _, i := range winItems {
+				if !gs.inAll(i) {
+					return nil, nil, p.errorf(firstGroupingSet(sel.GroupBy), "a window aggregation with grouping sets must group every set by window_start and window_end "+
+						"(and window_time, if grouped): write them beside the sets, GROUP BY window_start, window_end, GROUPING SETS (...); "+
+						"Flink runs this query as an updating aggregation of the window table function's rows, which is not supported")
+				}
+			}
+			for _, pk := range partKeys {
+				for _, k := range keys {
+					if k.pre == pk && !gs.inAll(k.item) {
+						return nil, nil, p.errorf(firstGroupingSet(sel.GroupBy), "a SESSION window with PARTITION BY %s is aggregated with grouping sets only if every set groups by %s",
+							k.name, k.name)
+					}
+				}
+			}
+		}
+		keyCols := make([]int, len(keys))
+		keyItems := make([]int, len(keys))
+		for i, k := range keys {
+			keyCols[i], keyItems[i] = k.pre, k.item
+		}
+		var reads []int
+		for _, c := range ac.calls {
+			reads = append(reads, c.Args...)
+			if c.Filter >= 0 {
+				reads = append(reads, c.Filter)
+			}
+		}
+		if win != nil {
+			reads = append(reads, timeCol)
+		}
+		ex, copies := gs.expandNode(node, keyCols, keyItems, reads)
+		node, idCol = ex, ex.IDCol
+		for i := range ac.calls {
+			c := &ac.calls[i]
+			c.Args = slices.Clone(c.Args)
+			for j, a := range c.Args {
+				if to, ok := copies[a]; ok {
+					c.Args[j] = to
+				}
+			}
+			if to, ok := copies[c.Filter]; ok {
+				c.Filter = to
+			}
+		}
+		if to, ok := copies[timeCol]; ok && win != nil {
+			timeCol = to
+		}
+	}
+
+	aggIn := node.Schema()
 	keyIdx := make([]int, len(keys))
 	out := types.Schema{}
 	pa := &postAgg{in: sc, keys: map[string]int{}, aggs: map[string]int{}}
 	for i, k := range keys {
 		keyIdx[i] = k.pre
 		pa.keys[k.text] = len(out.Columns)
-		out.Columns = append(out.Columns, types.Column{Name: k.name, Type: preSchema.Columns[k.pre].Type.WithoutTimeAttr()})
+		out.Columns = append(out.Columns, types.Column{Name: k.name, Type: aggIn.Columns[k.pre].Type.WithoutTimeAttr()})
+	}
+	pa.grouping = &grouping{g: gs, idCol: -1}
+	if idCol >= 0 {
+		keyIdx = append(keyIdx, idCol)
+		pa.grouping.idCol = len(out.Columns)
+		out.Columns = append(out.Columns, types.Column{Name: aggIn.Columns[idCol].Name, Type: aggIn.Columns[idCol].Type})
 	}
 	if win != nil {
 		ts := types.Timestamp(3).WithNullable(false)
@@ -484,9 +583,6 @@ func (p *Planner) bindAggregate(sel *ast.Select, in plan.Node, sc *scope) (plan.
 	}
 	pa.out = out
 	if win != nil {
-		if win.tvf != nil && (winCols["window_start"] != -1 || winCols["window_end"] != -1) {
-			return nil, nil, p.errorf(sel, "a window aggregation must GROUP BY both window_start and window_end")
-		}
 		if node.Updating() {
 			return nil, nil, p.errorf(sel, "a window aggregation doesn't support consuming update and delete changes, which its input produces%s; window an append-only input",
 				updatingCause(node))
@@ -523,15 +619,24 @@ func (p *Planner) bindAggregate(sel *ast.Select, in plan.Node, sc *scope) (plan.
 }
 
 // groupsByWindow reports whether GROUP BY names window_start or window_end
-// of a window TVF.
+// of a window TVF, also inside GROUPING SETS, ROLLUP or CUBE.
 func (p *Planner) groupsByWindow(groupBy []ast.Expr, sc *scope) bool {
 	for _, g := range groupBy {
-		if c, ok := g.(*ast.ColumnRef); ok {
-			if idx, rest, err := p.resolve(sc, c.Parts); err == nil && len(rest) == 0 && idx >= len(sc.cols)-3 {
+		switch g := g.(type) {
+		case *ast.ColumnRef:
+			if idx, rest, err := p.resolve(sc, g.Parts); err == nil && len(rest) == 0 && idx >= len(sc.cols)-3 {
 				n := strings.ToLower(sc.cols[idx].name)
 				if n == "window_start" || n == "window_end" {
 					return true
 				}
+			}
+		case *ast.GroupingSet:
+			if p.groupsByWindow(g.Items, sc) {
+				return true
+			}
+		case *ast.RowCtor:
+			if p.groupsByWindow(g.Args, sc) {
+				return true
 			}
 		}
 	}
@@ -554,14 +659,14 @@ func (p *Planner) bindLegacyWindow(c *ast.Call, kind string, sc *scope) (*window
 		return nil, p.errorf(c.Args[0], "the first argument of %s must be a time attribute column, but is %s", kind, tn.Type())
 	}
 	w.timeCol = col.Index
-	w.legacy.args = append(w.legacy.args, tn.String())
+	w.legacy.args = append(w.legacy.args, exprKey(tn))
 	var ivs []int64
 	for _, a := range c.Args[1:] {
 		n, err := p.bindExpr(a, sc)
 		if err != nil {
 			return nil, err
 		}
-		w.legacy.args = append(w.legacy.args, n.String())
+		w.legacy.args = append(w.legacy.args, exprKey(n))
 		iv, err := p.intervalValue(a, n)
 		if err != nil {
 			return nil, err

@@ -266,6 +266,9 @@ func (b *binder) bindCall(e *ast.Call) (expr.Node, error) {
 	if p.isAggregate(e) {
 		return nil, p.errorf(e, "aggregate function %s is not allowed here", name)
 	}
+	if g := groupingFunc(e); g != "" {
+		return nil, p.errorf(e, "%s operator may only occur in SELECT, HAVING or ORDER BY clause", g)
+	}
 	if e.Filter != nil || e.Distinct || e.Star {
 		return nil, p.errorf(e, "%s is not an aggregate function: DISTINCT, * and FILTER are not allowed", name)
 	}

@@ -159,7 +159,7 @@ func (p *Planner) bindOrderBy(q *ast.Query, n plan.Node, sc *scope) (plan.Node, 
 
 // readsOutput reports whether an ORDER BY expression is over the select
 // list's columns: every column it names is one of them, and it calls no
-// aggregate or window function. A name two output columns share is an
+// aggregate, GROUPING or window function. A name two output columns share is an
 // error.
 func (p *Planner) readsOutput(e ast.Expr, sc *scope) (bool, error) {
 	over := true
@@ -179,7 +179,7 @@ func (p *Planner) readsOutput(e ast.Expr, sc *scope) (bool, error) {
 			}
 			over = ok
 		case *ast.Call:
-			if p.isAggregate(n) || n.Over != nil || n.OverName != nil {
+			if p.isAggregate(n) || groupingFunc(n) != "" || n.Over != nil || n.OverName != nil {
 				over = false
 			}
 		case *ast.Query, *ast.SubqueryExpr, *ast.Exists:

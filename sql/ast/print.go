@@ -487,7 +487,7 @@ func (p *printer) selectBody(s *Select) {
 	}
 	if s.GroupBy != nil {
 		p.str(" GROUP BY ")
-		p.exprs(s.GroupBy)
+		p.groupingItems(s.GroupBy)
 	}
 	if s.Having != nil {
 		p.str(" HAVING ")
@@ -930,21 +930,27 @@ func (p *printer) expr(x Expr, min int) {
 		p.identList(x.Columns)
 	case *GroupingSet:
 		p.str(x.Kind + " (")
-		for i, it := range x.Items {
-			if i > 0 {
-				p.str(", ")
-			}
-			if r, ok := it.(*RowCtor); ok && len(r.Args) != 1 {
-				p.str("(")
-				p.exprs(r.Args)
-				p.str(")")
-				continue
-			}
-			p.expr(it, precLowest)
-		}
+		p.groupingItems(x.Items)
 		p.str(")")
 	default:
 		p.str("/* unprintable expression */")
+	}
+}
+
+// groupingItems prints the elements of GROUP BY or of a grouping set: a
+// list of expressions (a, b) or the empty set () in parentheses.
+func (p *printer) groupingItems(items []Expr) {
+	for i, it := range items {
+		if i > 0 {
+			p.str(", ")
+		}
+		if r, ok := it.(*RowCtor); ok && len(r.Args) != 1 {
+			p.str("(")
+			p.exprs(r.Args)
+			p.str(")")
+			continue
+		}
+		p.expr(it, precLowest)
 	}
 }
 

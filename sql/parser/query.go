@@ -241,11 +241,15 @@ func (p *parser) parseSelect() *ast.Select {
 }
 
 // parseGroupingElement parses an expression, GROUPING SETS (...),
-// ROLLUP (...) or CUBE (...).
+// ROLLUP (...), CUBE (...) or () (the empty grouping set).
 func (p *parser) parseGroupingElement() ast.Expr {
 	start := p.pos
 	var kind string
 	switch {
+	case p.tok == token.LPAREN && p.peek(1) == token.RPAREN:
+		p.next()
+		p.next()
+		return &ast.RowCtor{Span: p.span(start)}
 	case p.tok == token.GROUPING && p.peek(1) == token.SETS:
 		p.next()
 		kind = "GROUPING SETS"

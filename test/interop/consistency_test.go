@@ -44,6 +44,19 @@ var queries = []string{
 	"SELECT a.k, a.x, a.v FROM a WHERE NOT EXISTS (SELECT * FROM b WHERE b.k = a.k AND b.y > a.x)",
 	"SELECT k, x FROM a WHERE EXISTS (SELECT * FROM b WHERE b.k = a.k) AND v > 1",
 	"SELECT a.k, a.x FROM a WHERE a.v + 1 IN (SELECT b.k FROM b) AND NOT EXISTS (SELECT * FROM b WHERE b.k = a.k AND b.y > a.x)",
+	// Grouping sets over NULL keys: GROUPING tells a NULL of the data
+	// from the NULL of a set that leaves the column out.
+	"SELECT k, x, GROUPING(k), GROUPING(x), COUNT(*), SUM(v), MIN(x) FROM a GROUP BY ROLLUP (k, x)",
+	"SELECT k, x, GROUPING(k, x), COUNT(v), MAX(k) FROM a GROUP BY CUBE (k, x)",
+	"SELECT k, v, x, COUNT(*), COUNT(DISTINCT x) FROM a GROUP BY GROUPING SETS ((k, v), (x), (), (v))",
+	"SELECT x, k, v, GROUPING(v, k), COUNT(*) FROM a GROUP BY x, ROLLUP (k, v) HAVING GROUPING(k) = 1 OR COUNT(*) > 1",
+	"SELECT k, SUM(v) FILTER (WHERE x > 'b'), COUNT(*) FROM a WHERE v > 0 GROUP BY GROUPING SETS ((k), (x), ())",
+	// A set given twice (here by the cross product) gives its rows twice.
+	"SELECT k, x, COUNT(*) FROM a GROUP BY ROLLUP (k), ROLLUP (k, x)",
+	"SELECT k, COUNT(*) FROM a GROUP BY GROUPING SETS ((k), (k), ())",
+	// Grouping sets over an updating input: retractions through every set.
+	"SELECT n, COUNT(*), SUM(k), GROUPING(n) FROM (SELECT k, COUNT(*) AS n FROM a GROUP BY k) g GROUP BY ROLLUP (n)",
+	"SELECT a.k, b.y, COUNT(*) FROM a LEFT JOIN b ON a.k = b.k AND a.x < b.y GROUP BY CUBE (a.k, b.y)",
 }
 
 // windowQueries are window joins, in Sluice over wa and wb (a and b with
@@ -69,6 +82,19 @@ WHERE l.x IN (SELECT y FROM TABLE(TUMBLE(TABLE wb, DESCRIPTOR(ts), INTERVAL '2' 
 WHERE NOT EXISTS (SELECT * FROM TABLE(TUMBLE(TABLE wb, DESCRIPTOR(ts), INTERVAL '2' MINUTES)) r
                   WHERE l.window_start = r.window_start AND l.window_end = r.window_end AND l.k = r.k AND r.y > l.x)`,
 		"SELECT a.k, a.x, a.v FROM a WHERE NOT EXISTS (SELECT * FROM b WHERE a.v / 2 = COALESCE(b.k, 0) / 2 AND a.k = b.k AND b.y > a.x)"},
+	// Window aggregations of grouping sets: PostgreSQL groups by the window
+	// number beside the sets. GROUPING_ID is PostgreSQL's GROUPING of
+	// several arguments.
+	{`SELECT TIMESTAMPDIFF(MINUTE, TIMESTAMP '2020-01-01 00:00:00', window_start) AS w, k, x,
+  GROUPING_ID(k, x), COUNT(*), SUM(v)
+FROM TABLE(TUMBLE(TABLE wa, DESCRIPTOR(ts), INTERVAL '2' MINUTES))
+GROUP BY window_start, window_end, ROLLUP (k, x)`,
+		"SELECT a.v / 2 * 2 AS w, k, x, GROUPING(k, x), COUNT(*), SUM(v) FROM a GROUP BY a.v / 2, ROLLUP (k, x)"},
+	{`SELECT TIMESTAMPDIFF(MINUTE, TIMESTAMP '2020-01-01 00:00:00', window_start) AS w, k, x, MAX(k), COUNT(*)
+FROM TABLE(HOP(TABLE wa, DESCRIPTOR(ts), INTERVAL '1' MINUTES, INTERVAL '2' MINUTES))
+GROUP BY window_start, window_end, CUBE (k, x)`,
+		`SELECT w, k, x, MAX(k), COUNT(*) FROM (SELECT v - 1 AS w, k, x FROM a UNION ALL SELECT v AS w, k, x FROM a) h
+GROUP BY w, CUBE (k, x)`},
 }
 
 // TestConsistencyWithPostgres runs every query over random tables (NULL
