@@ -326,6 +326,12 @@ func (cj *clusterJob) handOff() {
 	}
 }
 
+// txnAborted reports whether err is the broker's refusal of a checkpoint
+// whose transaction it aborted: the producer's epoch moved on.
+func txnAborted(err error) bool {
+	return errors.Is(err, kerr.InvalidProducerEpoch) || errors.Is(err, kerr.ProducerFenced)
+}
+
 // errFenced is a checkpoint the consumer group refused: this member is no
 // longer the one the group gave the partitions to.
 var errFenced = errors.New("the consumer group has moved on without this member")
@@ -478,6 +484,7 @@ func formatAssignment(a map[string][]int32) string {
 // loop runs the graph over each assignment until the job is stopped or a
 // run ends by itself (bounded input) or fails.
 func (cj *clusterJob) loop(ctx context.Context) error {
+	aborted := 0 // runs in a row whose checkpoint the broker aborted
 	for {
 		select {
 		case <-cj.wake:
@@ -522,14 +529,36 @@ func (cj *clusterJob) loop(ctx context.Context) error {
 			// assignment; the aborted checkpoint's work is redone.
 			continue
 		}
+		if txnAborted(err) && !stopping && aborted < maxAbortedRuns {
+			aborted++
+			// The broker aborted the checkpoint's transaction: it stayed
+			// open longer than 'cluster.transaction-timeout' (a long
+			// checkpoint on a busy machine). Nothing of it is visible;
+			// the run starts again from the last checkpoint, if the
+			// group still gives this member its partitions (a process
+			// that took over the member's ID would have had the group
+			// take them away: errFenced).
+			cj.logf("the broker aborted the transaction of a checkpoint, which stayed open longer than 'cluster.transaction-timeout': the run starts again from the last checkpoint")
+			select {
+			case cj.wake <- struct{}{}:
+			default:
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}
+		aborted = 0
 		if ended || stopping {
 			return nil
 		}
 	}
 }
+
+// maxAbortedRuns bounds the runs in a row whose checkpoint the broker
+// aborted: a machine too slow to checkpoint within the transaction
+// timeout fails the job rather than start over forever.
+const maxAbortedRuns = 10
 
 // run runs the graph over one assignment. ended reports that every
 // partition assigned ended (bounded input) rather than being stopped.
