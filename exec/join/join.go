@@ -18,7 +18,10 @@
 // Invariants:
 //   - A key with a NULL column matches nothing (SQL equality); such rows
 //     are not kept, but an outer side's still emits (and retracts) its
-//     padded row.
+//     padded row. Two exceptions: with NullSafe, NULL keys match NULL
+//     keys (IS NOT DISTINCT FROM: INTERSECT and EXCEPT); with NullAware,
+//     the last key pair is that of x NOT IN (SELECT y ...), and a NULL on
+//     either side matches every row of the other with the same other keys.
 //   - Each kept row counts its matches (rows of the other side with the
 //     same key that pass the residual condition), which decides padding.
 //   - Replays (rows whose origin offset the state already holds) are
@@ -66,6 +69,16 @@ type Config struct {
 	// Residual, if set, is the rest of the join condition, over the
 	// output row (left columns, then right ones).
 	Residual func(row []types.Value) (bool, error)
+	// NullSafe makes NULL keys equal to NULL keys (IS NOT DISTINCT FROM),
+	// as INTERSECT and EXCEPT compare rows.
+	NullSafe bool
+	// NullAware makes the last key pair that of x NOT IN (SELECT y ...)
+	// in an ANTI join: two rows match when x = y or either is NULL (the
+	// NOT IN is then false or unknown), Flink's null-aware anti join.
+	// The other keys, if any, compare as usual. A regular join keeps the
+	// rows of each side by all their keys, and lists the buckets under
+	// the other keys (groups) for the rows with a NULL last key.
+	NullAware bool
 	// TTL, if positive, drops a kept row once it has not been written
 	// (inserted, counted again, matched or unmatched) for this long, in
 	// processing time: Flink's table.exec.state.ttl. Nothing is emitted
@@ -104,6 +117,9 @@ type bucket struct {
 	// key), so that an insert or a retraction does not scan them all.
 	index map[string]int
 	dirty bool
+	// prefix is the length of the key's encoding of all keys but the
+	// last (null-aware joins).
+	prefix int
 }
 
 // indexFrom is the number of rows from which a bucket keeps an index.
@@ -160,6 +176,53 @@ type side struct {
 	buckets map[string]*bucket
 	outer   bool // rows without a match are emitted padded
 	dirty   []string
+	// groups lists, for a null-aware join, the keys of the buckets under
+	// each encoding of the other keys (all but the last).
+	groups map[string]*group
+}
+
+// group is the bucket keys of one side that share their other keys, in
+// the order the buckets were made (null-aware joins).
+type group struct {
+	keys []string
+	pos  map[string]int
+}
+
+func (s *side) addToGroup(key string, prefix int) {
+	g := s.groups[key[:prefix]]
+	if g == nil {
+		g = &group{pos: map[string]int{}}
+		s.groups[key[:prefix]] = g
+	}
+	if _, ok := g.pos[key]; !ok {
+		g.pos[key] = len(g.keys)
+		g.keys = append(g.keys, key)
+	}
+}
+
+func (s *side) removeFromGroup(key string, prefix int) {
+	g := s.groups[key[:prefix]]
+	if g == nil {
+		return
+	}
+	i, ok := g.pos[key]
+	if !ok {
+		return
+	}
+	last := len(g.keys) - 1
+	g.keys[i] = g.keys[last]
+	g.pos[g.keys[i]] = i
+	g.keys = g.keys[:last]
+	delete(g.pos, key)
+	if len(g.keys) == 0 {
+		delete(s.groups, key[:prefix])
+	}
+}
+
+// candidate is a bucket of the other side that a row may match.
+type candidate struct {
+	key string
+	b   *bucket
 }
 
 // Operator is a running join.
@@ -176,6 +239,9 @@ type Operator struct {
 	expHead int
 
 	rowBuf []byte
+	cands  []candidate // scratch
+	// nullKey is the encoding of a NULL last key (null-aware joins).
+	nullKey string
 }
 
 // New returns a join operator.
@@ -185,6 +251,9 @@ func New(cfg Config) (*Operator, error) {
 	}
 	if cfg.Kind > Anti {
 		return nil, fmt.Errorf("join: unknown kind %d", cfg.Kind)
+	}
+	if cfg.NullAware && (cfg.Kind != Anti || cfg.NullSafe) {
+		return nil, errors.New("join: only an ANTI join without NULL-safe keys can be null-aware")
 	}
 	o := &Operator{pairs: newPairs(cfg)}
 	for i, typs := range [][]types.Type{cfg.Left, cfg.Right} {
@@ -197,7 +266,11 @@ func New(cfg Config) (*Operator, error) {
 			keys = cfg.RightKeys
 		}
 		o.sides[i] = side{keys: keys, width: len(typs), codec: c, buckets: map[string]*bucket{}}
+		if cfg.NullAware {
+			o.sides[i].groups = map[string]*group{}
+		}
 	}
+	o.nullKey = string(types.AppendKey(nil, types.NullValue))
 	if cfg.Kind == Semi || cfg.Kind == Anti {
 		o.semi = cfg.Kind
 	}
@@ -246,17 +319,16 @@ func (o *Operator) row(input int, r *types.Row) error {
 	if !acc {
 		outKind = types.Delete
 	}
-	key, null := o.key(me.keys, r.Vals)
+	key, prefix, null := o.rowKey(me.keys, r.Vals)
 	var mine *bucket
-	var theirs *bucket
 	if !null {
 		mine = me.buckets[key]
-		theirs = other.buckets[key]
 	}
 
 	// Matches of the row among the other side's rows.
 	matches := 0
-	if theirs != nil {
+	for _, c := range o.candidates(other, key, prefix, null) {
+		theirs := c.b
 		for _, e := range theirs.rows {
 			ok, err := o.residual(input, r.Vals, e.vals)
 			if err != nil {
@@ -266,10 +338,10 @@ func (o *Operator) row(input int, r *types.Row) error {
 				continue
 			}
 			matches += e.count
-			o.written(e, 1-input, key)
+			o.written(e, 1-input, c.key)
 			if o.semi != 0 {
 				if input == 1 {
-					o.semiMatch(e, acc, key)
+					o.semiMatch(e, acc, c.key)
 				}
 				continue
 			}
@@ -291,7 +363,7 @@ func (o *Operator) row(input int, r *types.Row) error {
 			}
 			if !theirs.dirty {
 				theirs.dirty = true
-				other.dirty = append(other.dirty, key)
+				other.dirty = append(other.dirty, c.key)
 			}
 		}
 	}
@@ -314,8 +386,11 @@ func (o *Operator) row(input int, r *types.Row) error {
 		if !acc {
 			return nil // retracting a row never seen: nothing kept
 		}
-		mine = &bucket{}
+		mine = &bucket{prefix: prefix}
 		me.buckets[key] = mine
+		if me.groups != nil {
+			me.addToGroup(key, prefix)
+		}
 	}
 	if !mine.dirty {
 		mine.dirty = true
@@ -339,6 +414,56 @@ func (o *Operator) row(input int, r *types.Row) error {
 		o.written(e, input, key)
 	}
 	return nil
+}
+
+// rowKey returns the key under which a row of a side with key columns
+// keys is kept, the length of its prefix that encodes all keys but the
+// last (the group of a null-aware join), and whether the row matches
+// nothing (a NULL key, unless NULLs match).
+func (o *Operator) rowKey(keys []int, vals []types.Value) (key string, prefix int, null bool) {
+	if !o.cfg.NullAware {
+		key, null = o.key(keys, vals)
+		return key, len(key), null
+	}
+	g, null := o.key(keys[:len(keys)-1], vals)
+	if null {
+		return "", 0, true
+	}
+	o.keyBuf = types.AppendKey(o.keyBuf, vals[keys[len(keys)-1]])
+	return string(o.keyBuf), len(g), false
+}
+
+// candidates returns the buckets of side s whose rows a row kept under
+// key matches by its keys: the bucket of the same key; for a null-aware
+// join also the bucket of a NULL last key in the same group, or every
+// bucket of the group when the row's last key is NULL.
+func (o *Operator) candidates(s *side, key string, prefix int, null bool) []candidate {
+	cands := o.cands[:0]
+	switch {
+	case null:
+	case s.groups == nil:
+		if b := s.buckets[key]; b != nil {
+			cands = append(cands, candidate{key, b})
+		}
+	case key[prefix:] == o.nullKey:
+		if g := s.groups[key[:prefix]]; g != nil {
+			for _, k := range g.keys {
+				if b := s.buckets[k]; b != nil {
+					cands = append(cands, candidate{k, b})
+				}
+			}
+		}
+	default:
+		if b := s.buckets[key]; b != nil {
+			cands = append(cands, candidate{key, b})
+		}
+		nk := key[:prefix] + o.nullKey
+		if b := s.buckets[nk]; b != nil {
+			cands = append(cands, candidate{nk, b})
+		}
+	}
+	o.cands = cands
+	return cands
 }
 
 // semiMatch counts a right row's arrival (acc) or retraction in e, a
@@ -459,6 +584,9 @@ func (o *Operator) Checkpoint() error {
 			kbuf = append(append(kbuf[:0], byte(si)), key...)
 			if b == nil || len(b.rows) == 0 {
 				delete(s.buckets, key)
+				if s.groups != nil && b != nil {
+					s.removeFromGroup(key, b.prefix)
+				}
 				if err := o.store.Delete(kbuf); err != nil {
 					return err
 				}
@@ -532,7 +660,12 @@ func (o *Operator) restore() error {
 			b.add(e)
 			o.written(e, int(k[0]), string(k[1:]))
 		}
-		s.buckets[string(k[1:])] = b
+		key := string(k[1:])
+		s.buckets[key] = b
+		if s.groups != nil && len(b.rows) > 0 {
+			_, b.prefix, _ = o.rowKey(s.keys, b.rows[0].vals)
+			s.addToGroup(key, b.prefix)
+		}
 		return true
 	})
 	if err != nil {
