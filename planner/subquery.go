@@ -138,6 +138,7 @@ func (p *Planner) bindSemiJoin(cond ast.Expr, left plan.Node, lsc *scope) (plan.
 	}
 
 	// IN: x = the subquery's single column, a key.
+	var inKeys [2]int
 	if x != nil {
 		if len(sel.Items) != 1 || sel.Items[0].Star {
 			return nil, p.errorf(q, "the subquery of IN must select exactly one column")
@@ -154,9 +155,11 @@ func (p *Planner) bindSemiJoin(cond ast.Expr, left plan.Node, lsc *scope) (plan.
 		if types.KeyKind(xt.Kind) != types.KeyKind(yt.Kind) {
 			return nil, p.errorf(cond, "IN compares %s with a subquery of %s: CAST one to the other's type", xt.WithNullable(true), yt.WithNullable(true))
 		}
-		if not && (xt.Nullable() || yt.Nullable()) {
-			return nil, p.errorf(cond, "NOT IN with a subquery is supported only between NOT NULL columns (a NULL makes it unknown for every row): use NOT EXISTS")
-		}
+		// x NOT IN (SELECT y ...) is false when some y equals x, and
+		// unknown when x or some y is NULL: a row stays only if no y
+		// matches it that way. Over nullable columns it is Flink's
+		// null-aware ANTI join, whose pair comes after the other keys.
+		j.NullAware = not && (xt.Nullable() || yt.Nullable())
 		var lk, rk int
 		if left, lk = appendColumn(left, xe, "$in"); lk < 0 {
 			return nil, p.errorf(x, "cannot compute the IN operand")
@@ -165,7 +168,10 @@ func (p *Planner) bindSemiJoin(cond ast.Expr, left plan.Node, lsc *scope) (plan.
 		if right, rk = appendColumn(right, ye, "$in"); rk < 0 {
 			return nil, p.errorf(sel.Items[0].Expr, "cannot compute the IN subquery's column")
 		}
-		j.LeftKeys, j.RightKeys = []int{lk}, []int{rk}
+		inKeys = [2]int{lk, rk}
+		if !j.NullAware {
+			j.LeftKeys, j.RightKeys = []int{lk}, []int{rk}
+		}
 		nl = left.Schema().Len()
 	}
 
@@ -225,6 +231,10 @@ func (p *Planner) bindSemiJoin(cond ast.Expr, left plan.Node, lsc *scope) (plan.
 				return nil, err
 			}
 		}
+	}
+	if j.NullAware {
+		j.LeftKeys = append(j.LeftKeys, inKeys[0])
+		j.RightKeys = append(j.RightKeys, inKeys[1])
 	}
 	if filter != nil {
 		right = &plan.Calc{Input: right, Filter: filter, Projs: identity(right.Schema()), Out: right.Schema()}
