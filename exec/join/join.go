@@ -182,10 +182,35 @@ type side struct {
 }
 
 // group is the bucket keys of one side that share their other keys, in
-// the order the buckets were made (null-aware joins).
+// the order the buckets were made, and how many rows they hold, with a
+// NULL last key and in all (null-aware joins; the counts serve the
+// counting joins, which have no TTL: no row leaves without a retraction).
 type group struct {
-	keys []string
-	pos  map[string]int
+	keys        []string
+	pos         map[string]int
+	rows, nulls int
+}
+
+// counted adds d to the rows of the group of key (and to its NULLs when
+// the last key is NULL).
+func (s *side) counted(key string, prefix, d int, nullKey string) {
+	g := s.groups[key[:prefix]]
+	if g == nil {
+		return
+	}
+	g.rows += d
+	if key[prefix:] == nullKey {
+		g.nulls += d
+	}
+}
+
+// groupCounts returns the rows of the group gk, and those with a NULL last
+// key.
+func (s *side) groupCounts(gk string) (rows, nulls int) {
+	if g := s.groups[gk]; g != nil {
+		return g.rows, g.nulls
+	}
+	return 0, 0
 }
 
 func (s *side) addToGroup(key string, prefix int) {
@@ -242,7 +267,25 @@ type Operator struct {
 	cands  []candidate // scratch
 	// nullKey is the encoding of a NULL last key (null-aware joins).
 	nullKey string
+	// counting: a null-aware join without a residual condition or a TTL
+	// matches by counts (nullAwareRow); with either, pair by pair.
+	counting bool
+	// modeSaved says the store holds how this null-aware join counts
+	// matches (modeKey).
+	modeSaved bool
 }
+
+// modeKey is the store key of a null-aware join's way of counting a left
+// row's matches: modeCounting (by the right rows with its very key; the
+// groups' counts give the rest) or modePairs (every matching pair). A
+// run that counts the other way (a TTL set or unset since) recounts them
+// when it restores.
+var modeKey = []byte{2}
+
+const (
+	modePairs    byte = 0
+	modeCounting byte = 1
+)
 
 // New returns a join operator.
 func New(cfg Config) (*Operator, error) {
@@ -271,6 +314,7 @@ func New(cfg Config) (*Operator, error) {
 		}
 	}
 	o.nullKey = string(types.AppendKey(nil, types.NullValue))
+	o.counting = cfg.NullAware && cfg.Residual == nil && cfg.TTL <= 0
 	if cfg.Kind == Semi || cfg.Kind == Anti {
 		o.semi = cfg.Kind
 	}
@@ -315,6 +359,9 @@ func (o *Operator) ProcessInput(input int, b *types.Batch) error {
 func (o *Operator) row(input int, r *types.Row) error {
 	me, other := &o.sides[input], &o.sides[1-input]
 	acc := r.Kind == types.Insert || r.Kind == types.UpdateAfter
+	if o.counting {
+		return o.nullAwareRow(input, r, acc)
+	}
 	outKind := types.Insert
 	if !acc {
 		outKind = types.Delete
@@ -376,15 +423,23 @@ func (o *Operator) row(input int, r *types.Row) error {
 	if null {
 		return nil
 	}
+	o.keep(input, key, prefix, mine, r, acc, matches)
+	return nil
+}
 
-	// Keep (or forget) the row itself.
+// keep keeps (acc) or forgets a row of side input under key, whose bucket
+// is mine (nil when there is none yet), with its matches if it is new. It
+// reports whether the side's rows changed: a retraction of a row that is
+// not kept changes nothing.
+func (o *Operator) keep(input int, key string, prefix int, mine *bucket, r *types.Row, acc bool, matches int) bool {
+	me := &o.sides[input]
 	o.rowBuf = o.rowBuf[:0]
 	for _, v := range r.Vals {
 		o.rowBuf = types.AppendKey(o.rowBuf, v)
 	}
 	if mine == nil {
 		if !acc {
-			return nil // retracting a row never seen: nothing kept
+			return false // retracting a row never seen: nothing kept
 		}
 		mine = &bucket{prefix: prefix}
 		me.buckets[key] = mine
@@ -396,22 +451,145 @@ func (o *Operator) row(input int, r *types.Row) error {
 		mine.dirty = true
 		me.dirty = append(me.dirty, key)
 	}
-	if i := mine.find(o.rowBuf); i >= 0 {
+	i := mine.find(o.rowBuf)
+	switch {
+	case i >= 0 && acc:
 		e := mine.rows[i]
-		if acc {
-			e.count++
-			o.written(e, input, key)
-		} else if e.count--; e.count == 0 {
+		e.count++
+		o.written(e, input, key)
+	case i >= 0:
+		e := mine.rows[i]
+		if e.count--; e.count == 0 {
 			mine.remove(i)
 		} else {
 			o.written(e, input, key)
 		}
-		return nil
-	}
-	if acc {
+	case acc:
 		e := &entry{vals: append([]types.Value(nil), r.Vals...), enc: string(o.rowBuf), count: 1, match: matches}
 		mine.add(e)
 		o.written(e, input, key)
+	default:
+		return false
+	}
+	if me.groups != nil {
+		d := 1
+		if !acc {
+			d = -1
+		}
+		me.counted(key, prefix, d, o.nullKey)
+	}
+	return true
+}
+
+// nullAwareRow folds a row into a null-aware ANTI join without a residual
+// condition or a TTL, by counts rather than by pairs: a left row with last key x
+// has a match when the right rows of its group have x or a NULL, and one
+// with a NULL x when the group has any right row. A left row's match
+// count is that of the right rows with its very key; the group's counts
+// give the rest. So a row costs what a plain join's does, and only a
+// change of whether the group's right side has any row (any NULL) passes
+// over the group's left rows with a NULL (without a match).
+func (o *Operator) nullAwareRow(input int, r *types.Row, acc bool) error {
+	me, left := &o.sides[input], &o.sides[0]
+	kind := types.Insert
+	if !acc {
+		kind = types.Delete
+	}
+	key, prefix, null := o.rowKey(me.keys, r.Vals)
+	if null { // a NULL other key: no match
+		if input == 0 {
+			o.emitLeft(r.Vals, kind, 1)
+		}
+		return nil
+	}
+	gk, isNull := key[:prefix], key[prefix:] == o.nullKey
+	if input == 0 {
+		right := &o.sides[1]
+		rows, nulls := right.groupCounts(gk)
+		matches := 0
+		if isNull {
+			matches = rows
+		} else if b := right.buckets[key]; b != nil {
+			for _, e := range b.rows {
+				matches += e.count
+				o.written(e, 1, key)
+			}
+		}
+		if matches == 0 && nulls == 0 {
+			o.emitLeft(r.Vals, kind, 1)
+		}
+		if isNull {
+			matches = 0 // the group's count stands for it
+		}
+		o.keep(0, key, prefix, left.buckets[key], r, acc, matches)
+		return nil
+	}
+
+	// A right row: it changes the matches of the left rows with its key,
+	// and maybe whether its group has any row, or any NULL.
+	rowsBefore, nullsBefore := me.groupCounts(gk)
+	if !o.keep(1, key, prefix, me.buckets[key], r, acc, 0) {
+		return nil
+	}
+	rows, nulls := me.groupCounts(gk)
+	// kindFor is what a left row without another match does when it
+	// gains (leaves the output) or loses (enters it) its only match.
+	kindFor := func(gained bool) types.RowKind {
+		if gained {
+			return types.Delete
+		}
+		return types.Insert
+	}
+	mark := func(b *bucket, k string) {
+		if !b.dirty {
+			b.dirty = true
+			left.dirty = append(left.dirty, k)
+		}
+	}
+	if !isNull {
+		if b := left.buckets[key]; b != nil {
+			mark(b, key)
+			for _, e := range b.rows {
+				before := e.match
+				if acc {
+					e.match++
+				} else if e.match > 0 {
+					e.match--
+				}
+				o.written(e, 0, key)
+				if nulls == 0 && (before == 0) != (e.match == 0) {
+					o.emitLeft(e.vals, kindFor(e.match > 0), e.count)
+				}
+			}
+		}
+	} else if (nullsBefore == 0) != (nulls == 0) {
+		// The group's first NULL arrived, or its last left: every left
+		// row of the group with no match of its own leaves or enters.
+		if g := left.groups[gk]; g != nil {
+			for _, k := range g.keys {
+				b := left.buckets[k]
+				if b == nil || k == gk+o.nullKey {
+					continue
+				}
+				for _, e := range b.rows {
+					if e.match == 0 {
+						o.emitLeft(e.vals, kindFor(nulls > 0), e.count)
+					}
+				}
+				if err := o.flushIfFull(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if (rowsBefore == 0) != (rows == 0) {
+		// The group's first row arrived, or its last left: the left rows
+		// with a NULL leave or enter.
+		if b := left.buckets[gk+o.nullKey]; b != nil {
+			for _, e := range b.rows {
+				o.emitLeft(e.vals, kindFor(rows > 0), e.count)
+			}
+		}
 	}
 	return nil
 }
@@ -611,12 +789,27 @@ func (o *Operator) Checkpoint() error {
 		}
 		s.dirty = s.dirty[:0]
 	}
+	if o.cfg.NullAware && !o.modeSaved {
+		mode := modePairs
+		if o.counting {
+			mode = modeCounting
+		}
+		if err := o.store.Put(modeKey, []byte{mode}); err != nil {
+			return err
+		}
+		o.modeSaved = true
+	}
 	return o.store.Checkpoint()
 }
 
 func (o *Operator) restore() error {
 	var ferr error
+	stored := -1 // how the stored matches were counted, if null-aware
 	err := o.store.Scan(nil, func(k, v []byte) bool {
+		if string(k) == string(modeKey) && len(v) == 1 {
+			stored = int(v[0])
+			return true
+		}
 		if len(k) < 1 || k[0] > 1 {
 			ferr = fmt.Errorf("corrupt key %q", k)
 			return false
@@ -665,11 +858,67 @@ func (o *Operator) restore() error {
 		if s.groups != nil && len(b.rows) > 0 {
 			_, b.prefix, _ = o.rowKey(s.keys, b.rows[0].vals)
 			s.addToGroup(key, b.prefix)
+			for _, e := range b.rows {
+				s.counted(key, b.prefix, e.count, o.nullKey)
+			}
 		}
 		return true
 	})
 	if err != nil {
 		return err
 	}
-	return ferr
+	if ferr != nil {
+		return ferr
+	}
+	if o.cfg.NullAware && stored >= 0 {
+		o.modeSaved = true
+		if now := o.counting; now != (stored == int(modeCounting)) {
+			o.recount()
+			o.modeSaved = false
+		}
+	}
+	return nil
+}
+
+// recount sets the match count of every left row of a null-aware join
+// without a residual condition the way this run counts them, from the
+// right rows restored: by the rows with its very key (counting), or by
+// every row it matches (pairs).
+func (o *Operator) recount() {
+	left, right := &o.sides[0], &o.sides[1]
+	for key, b := range left.buckets {
+		if len(b.rows) == 0 {
+			continue
+		}
+		gk, isNull := key[:b.prefix], key[b.prefix:] == o.nullKey
+		rows, nulls := right.groupCounts(gk)
+		n := 0
+		switch {
+		case o.counting && isNull:
+		case o.counting:
+			n = bucketRows(right.buckets[key])
+		case isNull:
+			n = rows
+		default:
+			n = bucketRows(right.buckets[key]) + nulls
+		}
+		for _, e := range b.rows {
+			e.match = n
+		}
+		if !b.dirty {
+			b.dirty = true
+			left.dirty = append(left.dirty, key)
+		}
+	}
+}
+
+// bucketRows returns the rows a bucket (maybe nil) holds.
+func bucketRows(b *bucket) int {
+	n := 0
+	if b != nil {
+		for _, e := range b.rows {
+			n += e.count
+		}
+	}
+	return n
 }
