@@ -72,6 +72,10 @@ var queries = []string{
 	"SELECT a.k, a.x FROM a WHERE a.k NOT IN (SELECT b.k FROM b WHERE b.y = a.x AND b.k <> 1)",
 	"SELECT a.k, a.x FROM a WHERE a.k NOT IN (SELECT m.k FROM (SELECT k, COUNT(*) AS n FROM b GROUP BY k) m WHERE m.n > 3)",
 	"SELECT a.k, a.x FROM a WHERE a.x NOT IN (SELECT m.y FROM (SELECT k, MAX(y) AS y FROM b GROUP BY k) m WHERE m.k > 2)",
+	// IN and NOT IN of a set operation.
+	"SELECT a.k, a.x FROM a WHERE a.k IN (SELECT k FROM b WHERE y = 'a' UNION SELECT v FROM a WHERE x = 'b')",
+	"SELECT a.k, a.x FROM a WHERE a.k NOT IN (SELECT k FROM b WHERE k IS NOT NULL INTERSECT SELECT v FROM a)",
+	"SELECT a.k, a.x FROM a WHERE a.v NOT IN (SELECT k FROM b WHERE y < 'c' EXCEPT ALL SELECT k FROM b WHERE y > 'b')",
 	"SELECT a.k, a.x, a.v FROM a WHERE a.k NOT IN (SELECT b.k FROM b WHERE b.y > a.x) AND a.v > 1",
 }
 
