@@ -482,13 +482,13 @@ func (o *Operator) keep(input int, key string, prefix int, mine *bucket, r *type
 }
 
 // nullAwareRow folds a row into a null-aware ANTI join without a residual
-// condition or a TTL, by counts rather than by pairs: a left row with last key x
-// has a match when the right rows of its group have x or a NULL, and one
-// with a NULL x when the group has any right row. A left row's match
-// count is that of the right rows with its very key; the group's counts
-// give the rest. So a row costs what a plain join's does, and only a
-// change of whether the group's right side has any row (any NULL) passes
-// over the group's left rows with a NULL (without a match).
+// condition or a TTL, by counts rather than by pairs: a left row with
+// last key x has a match when the right rows of its group have x or a
+// NULL, and one with a NULL x when the group has any right row. A left
+// row's match count is that of the right rows with its very key; the
+// group's counts give the rest. So a row costs what a plain join's does,
+// and only a change of whether the group's right side has any row (any
+// NULL) passes over the group's left rows with a NULL (without a match).
 func (o *Operator) nullAwareRow(input int, r *types.Row, acc bool) error {
 	me, left := &o.sides[input], &o.sides[0]
 	kind := types.Insert
