@@ -13,35 +13,6 @@ import (
 	"github.com/sluicesql/sluice/internal/kafkatest"
 )
 
-// finalRows applies a printed changelog (+I/+U add a row, -U/-D take one
-// away) and returns the rows left, sorted, without their kinds.
-func finalRows(t *testing.T, printed string) []string {
-	t.Helper()
-	count := map[string]int{}
-	lines := strings.Split(strings.TrimSpace(printed), "\n")
-	for _, l := range lines[1:] {
-		switch l[:2] {
-		case "+I", "+U":
-			count[l[2:]]++
-		case "-U", "-D":
-			count[l[2:]]--
-		default:
-			t.Fatalf("printed %q", l)
-		}
-	}
-	var rows []string
-	for r, n := range count {
-		if n < 0 {
-			t.Fatalf("row %s retracted more often than added", r)
-		}
-		for range n {
-			rows = append(rows, r)
-		}
-	}
-	slices.Sort(rows)
-	return rows
-}
-
 // bidsDDL is the Bid table of Flink's window aggregation documentation.
 const bidsDDL = `
 CREATE TABLE Bid (bidtime TIMESTAMP(3), price DECIMAL(10, 2), item STRING, supplier_id STRING,

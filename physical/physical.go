@@ -575,16 +575,23 @@ func (b *builder) join(n *plan.Join, special plan.Node) (*pipe, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A null-aware join is partitioned by its other keys; without any,
+	// one task holds every row (as Flink's single distribution).
+	lk, rk := n.PartitionKeys()
+	par := b.env.Parallelism
+	if len(lk) == 0 {
+		par = 1
+	}
 	var p *pipe
 	if b.env.Cluster != nil {
-		p, err = b.clusterJoin("join", b.env.Parallelism, n.LeftKeys, n.RightKeys,
+		p, err = b.clusterJoin("join", par, lk, rk,
 			columnTypes(n.Left.Schema()), columnTypes(n.Right.Schema()), left, right)
 		if err != nil {
 			return nil, err
 		}
 	} else {
-		p = b.newStage("join", b.env.Parallelism, nil, left, right)
-		p.stage.InputKeys = [][]int{n.LeftKeys, n.RightKeys}
+		p = b.newStage("join", par, nil, left, right)
+		p.stage.InputKeys = [][]int{lk, rk}
 	}
 	kind := "join"
 	switch special.(type) {
@@ -598,6 +605,7 @@ func (b *builder) join(n *plan.Join, special plan.Node) (*pipe, error) {
 		what = special
 	}
 	cfg := join.Config{ID: b.id(kind, opLabel(what), computes(what)), Kind: join.Kind(n.Kind), LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
+		NullSafe: n.NullSafe, NullAware: n.NullAware,
 		Left: columnTypes(n.Left.Schema()), Right: columnTypes(n.Right.Schema()), TTL: b.env.StateTTL}
 	residual, env := n.Residual, b.env.Expr
 	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {

@@ -20,23 +20,25 @@ func (b *builder) windowJoin(n *plan.WindowJoin) (*pipe, error) {
 	if err != nil {
 		return nil, err
 	}
+	lk, rk := n.PartitionKeys()
 	par := b.env.Parallelism
-	if len(n.LeftKeys) == 0 {
+	if len(lk) == 0 {
 		par = 1
 	}
 	var p *pipe
 	if b.env.Cluster != nil {
-		p, err = b.clusterJoin("window-join", par, n.LeftKeys, n.RightKeys,
+		p, err = b.clusterJoin("window-join", par, lk, rk,
 			columnTypes(n.Left.Schema()), columnTypes(n.Right.Schema()), left, right)
 		if err != nil {
 			return nil, err
 		}
 	} else {
 		p = b.newStage("window-join", par, nil, left, right)
-		p.stage.InputKeys = [][]int{n.LeftKeys, n.RightKeys}
+		p.stage.InputKeys = [][]int{lk, rk}
 	}
 	cfg := join.WindowConfig{
 		Config: join.Config{ID: b.id("window-join", opLabel(n), computes(n)), Kind: join.Kind(n.Kind), LeftKeys: n.LeftKeys, RightKeys: n.RightKeys,
+			NullSafe: n.NullSafe, NullAware: n.NullAware,
 			Left: columnTypes(n.Left.Schema()), Right: columnTypes(n.Right.Schema())},
 		LeftStart: n.LeftStart, LeftEnd: n.LeftEnd, RightStart: n.RightStart, RightEnd: n.RightEnd,
 	}

@@ -534,8 +534,26 @@ type Join struct {
 	Left, Right         Node
 	Kind                JoinKind
 	LeftKeys, RightKeys []int
-	Residual            expr.Node
-	Out                 types.Schema
+	// NullSafe makes the keys compare NULL equal to NULL (IS NOT
+	// DISTINCT FROM): INTERSECT and EXCEPT.
+	NullSafe bool
+	// NullAware makes the last key pair that of x NOT IN (SELECT y ...)
+	// in an ANTI join: rows match when x = y or either is NULL (Flink's
+	// null-aware anti join). The other keys partition the rows.
+	NullAware bool
+	Residual  expr.Node
+	Out       types.Schema
+}
+
+// PartitionKeys returns the keys that partition the rows of each side
+// among tasks: all keys, but the null-aware pair, which a NULL on either
+// side matches whatever the other's value.
+func (j *Join) PartitionKeys() (left, right []int) {
+	if j.NullAware {
+		n := len(j.LeftKeys) - 1
+		return j.LeftKeys[:n], j.RightKeys[:n]
+	}
+	return j.LeftKeys, j.RightKeys
 }
 
 // Schema implements Node.
@@ -556,7 +574,15 @@ func (j *Join) Describe() string {
 	var conds []string
 	ls, rs := j.Left.Schema(), j.Right.Schema()
 	for i := range j.LeftKeys {
-		conds = append(conds, fmt.Sprintf("=(%s, %s)", ls.Columns[j.LeftKeys[i]].Name, rs.Columns[j.RightKeys[i]].Name))
+		l, r := ls.Columns[j.LeftKeys[i]].Name, rs.Columns[j.RightKeys[i]].Name
+		switch {
+		case j.NullSafe:
+			conds = append(conds, fmt.Sprintf("IS NOT DISTINCT FROM(%s, %s)", l, r))
+		case j.NullAware && i == len(j.LeftKeys)-1:
+			conds = append(conds, fmt.Sprintf("OR(IS NULL(%s), IS NULL(%s), =(%s, %s))", l, r, l, r))
+		default:
+			conds = append(conds, fmt.Sprintf("=(%s, %s)", l, r))
+		}
 	}
 	if j.Residual != nil {
 		conds = append(conds, j.Residual.String())

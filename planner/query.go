@@ -235,54 +235,6 @@ func (p *Planner) bindBody(body ast.QueryBody) (plan.Node, *scope, error) {
 	return nil, nil, p.errorf(body, "unsupported query %T", body)
 }
 
-func (p *Planner) bindSetOp(s *ast.SetOp) (plan.Node, *scope, error) {
-	if s.Op != "UNION" {
-		return nil, nil, p.errorf(s, "%s is not supported yet; UNION and UNION ALL are", s.Op)
-	}
-	l, _, err := p.bindBody(s.Left)
-	if err != nil {
-		return nil, nil, err
-	}
-	r, _, err := p.bindBody(s.Right)
-	if err != nil {
-		return nil, nil, err
-	}
-	ls, rs := l.Schema(), r.Schema()
-	if ls.Len() != rs.Len() {
-		return nil, nil, p.errorf(s, "UNION inputs have %d and %d columns", ls.Len(), rs.Len())
-	}
-	out := types.Schema{Columns: make([]types.Column, ls.Len())}
-	for i := range ls.Columns {
-		t, ok := types.CommonType(ls.Columns[i].Type.WithoutTimeAttr(), rs.Columns[i].Type.WithoutTimeAttr())
-		if !ok {
-			return nil, nil, p.errorf(s, "UNION column %d has incompatible types %s and %s", i+1,
-				ls.Columns[i].Type, rs.Columns[i].Type)
-		}
-		if ls.Columns[i].Type.Equal(rs.Columns[i].Type) {
-			t = ls.Columns[i].Type // keep time attributes when both sides agree
-		}
-		out.Columns[i] = types.Column{Name: ls.Columns[i].Name, Type: t}
-	}
-	l, err = p.castTo(s, l, out)
-	if err != nil {
-		return nil, nil, err
-	}
-	r, err = p.castTo(s, r, out)
-	if err != nil {
-		return nil, nil, err
-	}
-	var n plan.Node = &plan.Union{Ins: []plan.Node{l, r}, Out: out}
-	sc := scopeOf("", out)
-	if !s.All {
-		keys := make([]int, out.Len())
-		for i := range keys {
-			keys[i] = i
-		}
-		n = &plan.GroupAggregate{Input: n, Keys: keys, Out: out}
-	}
-	return n, sc, nil
-}
-
 // castTo projects n onto the column types of out, casting where needed.
 func (p *Planner) castTo(at ast.Node, n plan.Node, out types.Schema) (plan.Node, error) {
 	in := n.Schema()

@@ -120,14 +120,47 @@ func (p *Planner) bindSemiJoin(cond ast.Expr, left plan.Node, lsc *scope) (plan.
 	if x != nil {
 		what = "IN"
 	}
+	plain := len(q.With) == 0 && len(q.OrderBy) == 0 && q.Limit == nil && q.Offset == nil
+	var (
+		right plan.Node
+		rsc   *scope
+		err   error
+		// yOf binds the subquery's column of IN.
+		yOf func() (expr.Node, ast.Node, error)
+	)
 	sel, ok := q.Body.(*ast.Select)
-	if !ok || len(q.With) > 0 || len(q.OrderBy) > 0 || q.Limit != nil || q.Offset != nil || sel.From == nil ||
-		len(sel.GroupBy) > 0 || sel.Having != nil || p.hasAggregate(sel) || len(sel.Windows) > 0 {
-		return nil, p.errorf(q, "%s supports a subquery of the form SELECT ... FROM ... [WHERE ...] (no GROUP BY, aggregates, ORDER BY or LIMIT)", what)
-	}
-	right, rsc, err := p.bindFrom(sel.From)
-	if err != nil {
-		return nil, err
+	if so, isSet := q.Body.(*ast.SetOp); isSet && x != nil && plain {
+		// IN of an uncorrelated set operation: its rows, joined on their
+		// one column.
+		if right, rsc, err = p.bindSetOp(so); err != nil {
+			if ref := p.outerRef(so, lsc); ref != nil {
+				return nil, p.errorf(ref, "the inputs of a set operation in IN cannot refer to the enclosing query: %s is one of its columns", ast.Format(ref))
+			}
+			return nil, err
+		}
+		if n := right.Schema().Len(); n != 1 {
+			return nil, p.errorf(q, "the subquery of IN must select exactly one column, but this %s has %d", so.Op, n)
+		}
+		sel = &ast.Select{}
+		yOf = func() (expr.Node, ast.Node, error) {
+			c := right.Schema().Columns[0]
+			return &expr.Column{Index: 0, Name: c.Name, T: c.Type}, q, nil
+		}
+	} else {
+		if !ok || !plain || sel.From == nil ||
+			len(sel.GroupBy) > 0 || sel.Having != nil || p.hasAggregate(sel) || len(sel.Windows) > 0 {
+			return nil, p.errorf(q, "%s supports a subquery of the form SELECT ... FROM ... [WHERE ...] (no GROUP BY, aggregates, ORDER BY or LIMIT), or for IN a set operation of such queries", what)
+		}
+		if right, rsc, err = p.bindFrom(sel.From); err != nil {
+			return nil, err
+		}
+		yOf = func() (expr.Node, ast.Node, error) {
+			if len(sel.Items) != 1 || sel.Items[0].Star {
+				return nil, nil, p.errorf(q, "the subquery of IN must select exactly one column")
+			}
+			ye, err := p.bindExpr(sel.Items[0].Expr, rsc)
+			return ye, sel.Items[0].Expr, err
+		}
 	}
 	// The left rows may be wider than lsc (a column computed for an
 	// earlier IN): pairs put the right columns after all of them.
@@ -138,15 +171,13 @@ func (p *Planner) bindSemiJoin(cond ast.Expr, left plan.Node, lsc *scope) (plan.
 	}
 
 	// IN: x = the subquery's single column, a key.
+	var inKeys [2]int
 	if x != nil {
-		if len(sel.Items) != 1 || sel.Items[0].Star {
-			return nil, p.errorf(q, "the subquery of IN must select exactly one column")
-		}
-		xe, err := p.bindExpr(x, lsc)
+		ye, yAt, err := yOf()
 		if err != nil {
 			return nil, err
 		}
-		ye, err := p.bindExpr(sel.Items[0].Expr, rsc)
+		xe, err := p.bindExpr(x, lsc)
 		if err != nil {
 			return nil, err
 		}
@@ -154,18 +185,23 @@ func (p *Planner) bindSemiJoin(cond ast.Expr, left plan.Node, lsc *scope) (plan.
 		if types.KeyKind(xt.Kind) != types.KeyKind(yt.Kind) {
 			return nil, p.errorf(cond, "IN compares %s with a subquery of %s: CAST one to the other's type", xt.WithNullable(true), yt.WithNullable(true))
 		}
-		if not && (xt.Nullable() || yt.Nullable()) {
-			return nil, p.errorf(cond, "NOT IN with a subquery is supported only between NOT NULL columns (a NULL makes it unknown for every row): use NOT EXISTS")
-		}
+		// x NOT IN (SELECT y ...) is false when some y equals x, and
+		// unknown when x or some y is NULL: a row stays only if no y
+		// matches it that way. Over nullable columns it is Flink's
+		// null-aware ANTI join, whose pair comes after the other keys.
+		j.NullAware = not && (xt.Nullable() || yt.Nullable())
 		var lk, rk int
 		if left, lk = appendColumn(left, xe, "$in"); lk < 0 {
 			return nil, p.errorf(x, "cannot compute the IN operand")
 		}
 		j.Left = left
 		if right, rk = appendColumn(right, ye, "$in"); rk < 0 {
-			return nil, p.errorf(sel.Items[0].Expr, "cannot compute the IN subquery's column")
+			return nil, p.errorf(yAt, "cannot compute the IN subquery's column")
 		}
-		j.LeftKeys, j.RightKeys = []int{lk}, []int{rk}
+		inKeys = [2]int{lk, rk}
+		if !j.NullAware {
+			j.LeftKeys, j.RightKeys = []int{lk}, []int{rk}
+		}
 		nl = left.Schema().Len()
 	}
 
@@ -226,6 +262,10 @@ func (p *Planner) bindSemiJoin(cond ast.Expr, left plan.Node, lsc *scope) (plan.
 			}
 		}
 	}
+	if j.NullAware {
+		j.LeftKeys = append(j.LeftKeys, inKeys[0])
+		j.RightKeys = append(j.RightKeys, inKeys[1])
+	}
 	if filter != nil {
 		right = &plan.Calc{Input: right, Filter: filter, Projs: identity(right.Schema()), Out: right.Schema()}
 	}
@@ -247,6 +287,21 @@ func (p *Planner) bindSemiJoin(cond ast.Expr, left plan.Node, lsc *scope) (plan.
 		return nil, p.errorf(cond, "%s with a subquery needs an equality between a column of the subquery and one of the enclosing query (streams are joined on keys)", what)
 	}
 	return j, nil
+}
+
+// outerRef returns a column reference of the set operation so that names
+// a column of the enclosing query's scope sc with its qualifier, or nil.
+func (p *Planner) outerRef(so *ast.SetOp, sc *scope) *ast.ColumnRef {
+	var found *ast.ColumnRef
+	ast.Inspect(so, func(n ast.Node) bool {
+		if c, ok := n.(*ast.ColumnRef); ok && found == nil && len(c.Parts) >= 2 {
+			if _, ok, _ := p.find(sc, c.Parts[0].Name, c.Parts[1]); ok {
+				found = c
+			}
+		}
+		return found == nil
+	})
+	return found
 }
 
 // appendColumn returns n with the value of e (over n's row) as a last

@@ -77,6 +77,9 @@ func (p *Planner) windowJoin(on ast.Node, j *plan.Join) (*plan.WindowJoin, error
 	}
 	starts, ends := -1, -1
 	for i := range j.LeftKeys {
+		if j.NullAware && i == len(j.LeftKeys)-1 {
+			break // NOT IN's pair: no window bound, and stays last
+		}
 		l, r := j.LeftKeys[i], j.RightKeys[i]
 		switch {
 		case slices.Contains(lw.starts, l) && slices.Contains(rw.starts, r) && starts < 0:

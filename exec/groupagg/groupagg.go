@@ -102,7 +102,7 @@ type group struct {
 	keyVals []types.Value // the key values, for output rows
 	accs    agg.Group
 	rows    int64         // input rows folded in minus rows retracted
-	last    []types.Value // last emitted result; nil before the first
+	last    []types.Value // last emitted result; nil before the first (empty, not nil, without calls)
 	written int64         // processing time (µs) of the last update, with a TTL
 	touched bool          // in operator.touched (changed by this batch)
 	dirty   bool          // in operator.dirty (changed since Checkpoint)
@@ -378,7 +378,9 @@ func (o *operator) emit() error {
 			if err := o.emitRow(types.Insert, g, o.results); err != nil {
 				return err
 			}
-			g.last = append([]types.Value(nil), o.results...)
+			// Not nil even without calls (SELECT DISTINCT, UNION): nil
+			// means "nothing emitted yet".
+			g.last = append(make([]types.Value, 0, len(o.results)), o.results...)
 		case !equalResults(g.last, o.results):
 			if o.out.Len()+2 > outBatchRows { // keep the pair in one batch
 				if err := o.flush(); err != nil {

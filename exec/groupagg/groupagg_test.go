@@ -471,3 +471,42 @@ func TestTTL(t *testing.T) {
 	h3.offset = h.offset + 10
 	expectRows(t, "restored after expiry", h3.batch("+I a 1", "+I b 1"), "+I[a, 1, 1]", "+I[b, 1, 1]")
 }
+
+// SELECT DISTINCT k FROM t (or GROUP BY k without aggregates, or the
+// aggregate of a UNION): a group without calls emits its key once when it
+// gains its first row, whatever the batches, and deletes it when it loses
+// its last, as Flink's GroupAggregate(groupBy=[k], select=[k]) does.
+var distinctOnly = spec{schema: []types.Type{types.String}, keys: []int{0}}
+
+func TestDistinctWithoutCalls(t *testing.T) {
+	runSteps(t, newHarness(t, distinctOnly), []step{
+		{in: []string{"+I a", "+I b", "+I a"}, out: []string{"+I[a]", "+I[b]"}},
+		// A later batch of a known key emits nothing.
+		{in: []string{"+I a"}, out: nil},
+		{in: []string{"+I b", "+I c"}, out: []string{"+I[c]"}},
+		// Retractions: the key goes once its last row does.
+		{in: []string{"-D a"}, out: nil},
+		{in: []string{"-U a", "-D b"}, out: nil},
+		{in: []string{"-D a"}, out: []string{"-D[a]"}},
+		{in: []string{"+I a"}, out: []string{"+I[a]"}},
+	})
+}
+
+func TestDistinctWithoutCallsRestore(t *testing.T) {
+	backend := state.NewMemory()
+	h := newHarnessOn(t, distinctOnly, backend)
+	runSteps(t, h, []step{{in: []string{"+I a @0:1", "+I b @0:2", "+I a @0:3"}, out: []string{"+I[a]", "+I[b]"}}})
+	if err := h.op.(Checkpointer).Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	restored := state.NewMemory()
+	copyStore(t, backend, restored, "job/agg-1")
+	h2 := newHarnessOn(t, distinctOnly, restored)
+	runSteps(t, h2, []step{
+		// Keys emitted before the checkpoint are not emitted again.
+		{in: []string{"+I a @0:4", "+I c @0:5"}, out: []string{"+I[c]"}},
+		{in: []string{"-D b @0:6"}, out: []string{"-D[b]"}},
+		{in: []string{"-D a @0:7", "-D a @0:8"}, out: nil},
+		{in: []string{"-D a @0:9"}, out: []string{"-D[a]"}},
+	})
+}

@@ -84,6 +84,9 @@ func NewInterval(cfg IntervalConfig) (*Interval, error) {
 	if len(cfg.LeftKeys) == 0 || len(cfg.LeftKeys) != len(cfg.RightKeys) {
 		return nil, errors.New("interval join: keys of both sides, as many on each")
 	}
+	if cfg.NullSafe || cfg.NullAware {
+		return nil, errors.New("interval join: keys are compared with SQL equality only")
+	}
 	if cfg.Lower > cfg.Upper {
 		return nil, fmt.Errorf("interval join: lower bound %d above upper bound %d", cfg.Lower, cfg.Upper)
 	}

@@ -18,7 +18,10 @@
 // Invariants:
 //   - A key with a NULL column matches nothing (SQL equality); such rows
 //     are not kept, but an outer side's still emits (and retracts) its
-//     padded row.
+//     padded row. Two exceptions: with NullSafe, NULL keys match NULL
+//     keys (IS NOT DISTINCT FROM: INTERSECT and EXCEPT); with NullAware,
+//     the last key pair is that of x NOT IN (SELECT y ...), and a NULL on
+//     either side matches every row of the other with the same other keys.
 //   - Each kept row counts its matches (rows of the other side with the
 //     same key that pass the residual condition), which decides padding.
 //   - Replays (rows whose origin offset the state already holds) are
@@ -67,6 +70,16 @@ type Config struct {
 	// Residual, if set, is the rest of the join condition, over the
 	// output row (left columns, then right ones).
 	Residual func(row []types.Value) (bool, error)
+	// NullSafe makes NULL keys equal to NULL keys (IS NOT DISTINCT FROM),
+	// as INTERSECT and EXCEPT compare rows.
+	NullSafe bool
+	// NullAware makes the last key pair that of x NOT IN (SELECT y ...)
+	// in an ANTI join: two rows match when x = y or either is NULL (the
+	// NOT IN is then false or unknown), Flink's null-aware anti join.
+	// The other keys, if any, compare as usual. A regular join keeps the
+	// rows of each side by all their keys, and lists the buckets under
+	// the other keys (groups) for the rows with a NULL last key.
+	NullAware bool
 	// TTL, if positive, drops a kept row once it has not been written
 	// (inserted, counted again, matched or unmatched) for this long, in
 	// processing time: Flink's table.exec.state.ttl. Nothing is emitted
@@ -105,6 +118,9 @@ type bucket struct {
 	// key), so that an insert or a retraction does not scan them all.
 	index map[string]int
 	dirty bool
+	// prefix is the length of the key's encoding of all keys but the
+	// last (null-aware joins).
+	prefix int
 }
 
 // indexFrom is the number of rows from which a bucket keeps an index.
@@ -162,6 +178,9 @@ type side struct {
 	outer   bool // rows without a match are emitted padded
 	dirty   []string
 	bytes   int64 // estimated memory of the buckets and their rows
+	// groups lists, for a null-aware join, the keys of the buckets under
+	// each encoding of the other keys (all but the last).
+	groups map[string]*group
 }
 
 // Estimates of the memory of a side's state: a bucket with its map slot,
@@ -175,6 +194,75 @@ func bucketBytes(key string) int64 { return bucketOverhead + int64(len(key)) }
 
 func entryBytes(e *entry) int64 {
 	return entryOverhead + types.ValuesSize(e.vals) + int64(len(e.enc))
+}
+
+// group is the bucket keys of one side that share their other keys, in
+// the order the buckets were made, and how many rows they hold, with a
+// NULL last key and in all (null-aware joins; the counts serve the
+// counting joins, which have no TTL: no row leaves without a retraction).
+type group struct {
+	keys        []string
+	pos         map[string]int
+	rows, nulls int
+}
+
+// counted adds d to the rows of the group of key (and to its NULLs when
+// the last key is NULL).
+func (s *side) counted(key string, prefix, d int, nullKey string) {
+	g := s.groups[key[:prefix]]
+	if g == nil {
+		return
+	}
+	g.rows += d
+	if key[prefix:] == nullKey {
+		g.nulls += d
+	}
+}
+
+// groupCounts returns the rows of the group gk, and those with a NULL last
+// key.
+func (s *side) groupCounts(gk string) (rows, nulls int) {
+	if g := s.groups[gk]; g != nil {
+		return g.rows, g.nulls
+	}
+	return 0, 0
+}
+
+func (s *side) addToGroup(key string, prefix int) {
+	g := s.groups[key[:prefix]]
+	if g == nil {
+		g = &group{pos: map[string]int{}}
+		s.groups[key[:prefix]] = g
+	}
+	if _, ok := g.pos[key]; !ok {
+		g.pos[key] = len(g.keys)
+		g.keys = append(g.keys, key)
+	}
+}
+
+func (s *side) removeFromGroup(key string, prefix int) {
+	g := s.groups[key[:prefix]]
+	if g == nil {
+		return
+	}
+	i, ok := g.pos[key]
+	if !ok {
+		return
+	}
+	last := len(g.keys) - 1
+	g.keys[i] = g.keys[last]
+	g.pos[g.keys[i]] = i
+	g.keys = g.keys[:last]
+	delete(g.pos, key)
+	if len(g.keys) == 0 {
+		delete(s.groups, key[:prefix])
+	}
+}
+
+// candidate is a bucket of the other side that a row may match.
+type candidate struct {
+	key string
+	b   *bucket
 }
 
 // Operator is a running join.
@@ -191,9 +279,30 @@ type Operator struct {
 	expHead int
 
 	rowBuf []byte
+	cands  []candidate // scratch
+	// nullKey is the encoding of a NULL last key (null-aware joins).
+	nullKey string
+	// counting: a null-aware join without a residual condition or a TTL
+	// matches by counts (nullAwareRow); with either, pair by pair.
+	counting bool
+	// modeSaved says the store holds how this null-aware join counts
+	// matches (modeKey).
+	modeSaved bool
 
 	gauge *exec.StateGauge // the keys (buckets) of both sides and their bytes
 }
+
+// modeKey is the store key of a null-aware join's way of counting a left
+// row's matches: modeCounting (by the right rows with its very key; the
+// groups' counts give the rest) or modePairs (every matching pair). A
+// run that counts the other way (a TTL set or unset since) recounts them
+// when it restores.
+var modeKey = []byte{2}
+
+const (
+	modePairs    byte = 0
+	modeCounting byte = 1
+)
 
 // New returns a join operator.
 func New(cfg Config) (*Operator, error) {
@@ -202,6 +311,9 @@ func New(cfg Config) (*Operator, error) {
 	}
 	if cfg.Kind > Anti {
 		return nil, fmt.Errorf("join: unknown kind %d", cfg.Kind)
+	}
+	if cfg.NullAware && (cfg.Kind != Anti || cfg.NullSafe) {
+		return nil, errors.New("join: only an ANTI join without NULL-safe keys can be null-aware")
 	}
 	o := &Operator{pairs: newPairs(cfg)}
 	for i, typs := range [][]types.Type{cfg.Left, cfg.Right} {
@@ -214,7 +326,12 @@ func New(cfg Config) (*Operator, error) {
 			keys = cfg.RightKeys
 		}
 		o.sides[i] = side{keys: keys, width: len(typs), codec: c, buckets: map[string]*bucket{}}
+		if cfg.NullAware {
+			o.sides[i].groups = map[string]*group{}
+		}
 	}
+	o.nullKey = string(types.AppendKey(nil, types.NullValue))
+	o.counting = cfg.NullAware && cfg.Residual == nil && cfg.TTL <= 0
 	if cfg.Kind == Semi || cfg.Kind == Anti {
 		o.semi = cfg.Kind
 	}
@@ -270,21 +387,23 @@ func (o *Operator) ProcessInput(input int, b *types.Batch) error {
 func (o *Operator) row(input int, r *types.Row) error {
 	me, other := &o.sides[input], &o.sides[1-input]
 	acc := r.Kind == types.Insert || r.Kind == types.UpdateAfter
+	if o.counting {
+		return o.nullAwareRow(input, r, acc)
+	}
 	outKind := types.Insert
 	if !acc {
 		outKind = types.Delete
 	}
-	key, null := o.key(me.keys, r.Vals)
+	key, prefix, null := o.rowKey(me.keys, r.Vals)
 	var mine *bucket
-	var theirs *bucket
 	if !null {
 		mine = me.buckets[key]
-		theirs = other.buckets[key]
 	}
 
 	// Matches of the row among the other side's rows.
 	matches := 0
-	if theirs != nil {
+	for _, c := range o.candidates(other, key, prefix, null) {
+		theirs := c.b
 		for _, e := range theirs.rows {
 			ok, err := o.residual(input, r.Vals, e.vals)
 			if err != nil {
@@ -294,10 +413,10 @@ func (o *Operator) row(input int, r *types.Row) error {
 				continue
 			}
 			matches += e.count
-			o.written(e, 1-input, key)
+			o.written(e, 1-input, c.key)
 			if o.semi != 0 {
 				if input == 1 {
-					o.semiMatch(e, acc, key)
+					o.semiMatch(e, acc, c.key)
 				}
 				continue
 			}
@@ -319,7 +438,7 @@ func (o *Operator) row(input int, r *types.Row) error {
 			}
 			if !theirs.dirty {
 				theirs.dirty = true
-				other.dirty = append(other.dirty, key)
+				other.dirty = append(other.dirty, c.key)
 			}
 		}
 	}
@@ -332,44 +451,228 @@ func (o *Operator) row(input int, r *types.Row) error {
 	if null {
 		return nil
 	}
+	o.keep(input, key, prefix, mine, r, acc, matches)
+	return nil
+}
 
-	// Keep (or forget) the row itself.
+// keep keeps (acc) or forgets a row of side input under key, whose bucket
+// is mine (nil when there is none yet), with its matches if it is new. It
+// reports whether the side's rows changed: a retraction of a row that is
+// not kept changes nothing.
+func (o *Operator) keep(input int, key string, prefix int, mine *bucket, r *types.Row, acc bool, matches int) bool {
+	me := &o.sides[input]
 	o.rowBuf = o.rowBuf[:0]
 	for _, v := range r.Vals {
 		o.rowBuf = types.AppendKey(o.rowBuf, v)
 	}
 	if mine == nil {
 		if !acc {
-			return nil // retracting a row never seen: nothing kept
+			return false // retracting a row never seen: nothing kept
 		}
-		mine = &bucket{}
+		mine = &bucket{prefix: prefix}
 		me.buckets[key] = mine
 		me.bytes += bucketBytes(key)
+		if me.groups != nil {
+			me.addToGroup(key, prefix)
+		}
 	}
 	if !mine.dirty {
 		mine.dirty = true
 		me.dirty = append(me.dirty, key)
 	}
-	if i := mine.find(o.rowBuf); i >= 0 {
+	i := mine.find(o.rowBuf)
+	switch {
+	case i >= 0 && acc:
 		e := mine.rows[i]
-		if acc {
-			e.count++
-			o.written(e, input, key)
-		} else if e.count--; e.count == 0 {
+		e.count++
+		o.written(e, input, key)
+	case i >= 0:
+		e := mine.rows[i]
+		if e.count--; e.count == 0 {
 			me.bytes -= entryBytes(e)
 			mine.remove(i)
 		} else {
 			o.written(e, input, key)
 		}
-		return nil
-	}
-	if acc {
+	case acc:
 		e := &entry{vals: append([]types.Value(nil), r.Vals...), enc: string(o.rowBuf), count: 1, match: matches}
 		mine.add(e)
 		me.bytes += entryBytes(e)
 		o.written(e, input, key)
+	default:
+		return false
+	}
+	if me.groups != nil {
+		d := 1
+		if !acc {
+			d = -1
+		}
+		me.counted(key, prefix, d, o.nullKey)
+	}
+	return true
+}
+
+// nullAwareRow folds a row into a null-aware ANTI join without a residual
+// condition or a TTL, by counts rather than by pairs: a left row with
+// last key x has a match when the right rows of its group have x or a
+// NULL, and one with a NULL x when the group has any right row. A left
+// row's match count is that of the right rows with its very key; the
+// group's counts give the rest. So a row costs what a plain join's does,
+// and only a change of whether the group's right side has any row (any
+// NULL) passes over the group's left rows with a NULL (without a match).
+func (o *Operator) nullAwareRow(input int, r *types.Row, acc bool) error {
+	me, left := &o.sides[input], &o.sides[0]
+	kind := types.Insert
+	if !acc {
+		kind = types.Delete
+	}
+	key, prefix, null := o.rowKey(me.keys, r.Vals)
+	if null { // a NULL other key: no match
+		if input == 0 {
+			o.emitLeft(r.Vals, kind, 1)
+		}
+		return nil
+	}
+	gk, isNull := key[:prefix], key[prefix:] == o.nullKey
+	if input == 0 {
+		right := &o.sides[1]
+		rows, nulls := right.groupCounts(gk)
+		matches := 0
+		if isNull {
+			matches = rows
+		} else if b := right.buckets[key]; b != nil {
+			for _, e := range b.rows {
+				matches += e.count
+				o.written(e, 1, key)
+			}
+		}
+		if matches == 0 && nulls == 0 {
+			o.emitLeft(r.Vals, kind, 1)
+		}
+		if isNull {
+			matches = 0 // the group's count stands for it
+		}
+		o.keep(0, key, prefix, left.buckets[key], r, acc, matches)
+		return nil
+	}
+
+	// A right row: it changes the matches of the left rows with its key,
+	// and maybe whether its group has any row, or any NULL.
+	rowsBefore, nullsBefore := me.groupCounts(gk)
+	if !o.keep(1, key, prefix, me.buckets[key], r, acc, 0) {
+		return nil
+	}
+	rows, nulls := me.groupCounts(gk)
+	// kindFor is what a left row without another match does when it
+	// gains (leaves the output) or loses (enters it) its only match.
+	kindFor := func(gained bool) types.RowKind {
+		if gained {
+			return types.Delete
+		}
+		return types.Insert
+	}
+	mark := func(b *bucket, k string) {
+		if !b.dirty {
+			b.dirty = true
+			left.dirty = append(left.dirty, k)
+		}
+	}
+	if !isNull {
+		if b := left.buckets[key]; b != nil {
+			mark(b, key)
+			for _, e := range b.rows {
+				before := e.match
+				if acc {
+					e.match++
+				} else if e.match > 0 {
+					e.match--
+				}
+				o.written(e, 0, key)
+				if nulls == 0 && (before == 0) != (e.match == 0) {
+					o.emitLeft(e.vals, kindFor(e.match > 0), e.count)
+				}
+			}
+		}
+	} else if (nullsBefore == 0) != (nulls == 0) {
+		// The group's first NULL arrived, or its last left: every left
+		// row of the group with no match of its own leaves or enters.
+		if g := left.groups[gk]; g != nil {
+			for _, k := range g.keys {
+				b := left.buckets[k]
+				if b == nil || k == gk+o.nullKey {
+					continue
+				}
+				for _, e := range b.rows {
+					if e.match == 0 {
+						o.emitLeft(e.vals, kindFor(nulls > 0), e.count)
+					}
+				}
+				if err := o.flushIfFull(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if (rowsBefore == 0) != (rows == 0) {
+		// The group's first row arrived, or its last left: the left rows
+		// with a NULL leave or enter.
+		if b := left.buckets[gk+o.nullKey]; b != nil {
+			for _, e := range b.rows {
+				o.emitLeft(e.vals, kindFor(rows > 0), e.count)
+			}
+		}
 	}
 	return nil
+}
+
+// rowKey returns the key under which a row of a side with key columns
+// keys is kept, the length of its prefix that encodes all keys but the
+// last (the group of a null-aware join), and whether the row matches
+// nothing (a NULL key, unless NULLs match).
+func (o *Operator) rowKey(keys []int, vals []types.Value) (key string, prefix int, null bool) {
+	if !o.cfg.NullAware {
+		key, null = o.key(keys, vals)
+		return key, len(key), null
+	}
+	g, null := o.key(keys[:len(keys)-1], vals)
+	if null {
+		return "", 0, true
+	}
+	o.keyBuf = types.AppendKey(o.keyBuf, vals[keys[len(keys)-1]])
+	return string(o.keyBuf), len(g), false
+}
+
+// candidates returns the buckets of side s whose rows a row kept under
+// key matches by its keys: the bucket of the same key; for a null-aware
+// join also the bucket of a NULL last key in the same group, or every
+// bucket of the group when the row's last key is NULL.
+func (o *Operator) candidates(s *side, key string, prefix int, null bool) []candidate {
+	cands := o.cands[:0]
+	switch {
+	case null:
+	case s.groups == nil:
+		if b := s.buckets[key]; b != nil {
+			cands = append(cands, candidate{key, b})
+		}
+	case key[prefix:] == o.nullKey:
+		if g := s.groups[key[:prefix]]; g != nil {
+			for _, k := range g.keys {
+				if b := s.buckets[k]; b != nil {
+					cands = append(cands, candidate{k, b})
+				}
+			}
+		}
+	default:
+		if b := s.buckets[key]; b != nil {
+			cands = append(cands, candidate{key, b})
+		}
+		nk := key[:prefix] + o.nullKey
+		if b := s.buckets[nk]; b != nil {
+			cands = append(cands, candidate{nk, b})
+		}
+	}
+	o.cands = cands
+	return cands
 }
 
 // semiMatch counts a right row's arrival (acc) or retraction in e, a
@@ -493,9 +796,12 @@ func (o *Operator) Checkpoint() error {
 			b := s.buckets[key]
 			kbuf = append(append(kbuf[:0], byte(si)), key...)
 			if b == nil || len(b.rows) == 0 {
+				delete(s.buckets, key)
 				if b != nil {
-					delete(s.buckets, key)
 					s.bytes -= bucketBytes(key)
+				}
+				if s.groups != nil && b != nil {
+					s.removeFromGroup(key, b.prefix)
 				}
 				if err := o.store.Delete(kbuf); err != nil {
 					return err
@@ -521,12 +827,27 @@ func (o *Operator) Checkpoint() error {
 		}
 		s.dirty = s.dirty[:0]
 	}
+	if o.cfg.NullAware && !o.modeSaved {
+		mode := modePairs
+		if o.counting {
+			mode = modeCounting
+		}
+		if err := o.store.Put(modeKey, []byte{mode}); err != nil {
+			return err
+		}
+		o.modeSaved = true
+	}
 	return o.store.Checkpoint()
 }
 
 func (o *Operator) restore() error {
 	var ferr error
+	stored := -1 // how the stored matches were counted, if null-aware
 	err := o.store.Scan(nil, func(k, v []byte) bool {
+		if string(k) == string(modeKey) && len(v) == 1 {
+			stored = int(v[0])
+			return true
+		}
 		if len(k) < 1 || k[0] > 1 {
 			ferr = fmt.Errorf("corrupt key %q", k)
 			return false
@@ -571,12 +892,73 @@ func (o *Operator) restore() error {
 			s.bytes += entryBytes(e)
 			o.written(e, int(k[0]), string(k[1:]))
 		}
-		s.buckets[string(k[1:])] = b
-		s.bytes += bucketBytes(string(k[1:]))
+		key := string(k[1:])
+		s.buckets[key] = b
+		s.bytes += bucketBytes(key)
+		if s.groups != nil && len(b.rows) > 0 {
+			_, b.prefix, _ = o.rowKey(s.keys, b.rows[0].vals)
+			s.addToGroup(key, b.prefix)
+			for _, e := range b.rows {
+				s.counted(key, b.prefix, e.count, o.nullKey)
+			}
+		}
 		return true
 	})
 	if err != nil {
 		return err
 	}
-	return ferr
+	if ferr != nil {
+		return ferr
+	}
+	if o.cfg.NullAware && stored >= 0 {
+		o.modeSaved = true
+		if now := o.counting; now != (stored == int(modeCounting)) {
+			o.recount()
+			o.modeSaved = false
+		}
+	}
+	return nil
+}
+
+// recount sets the match count of every left row of a null-aware join
+// without a residual condition the way this run counts them, from the
+// right rows restored: by the rows with its very key (counting), or by
+// every row it matches (pairs).
+func (o *Operator) recount() {
+	left, right := &o.sides[0], &o.sides[1]
+	for key, b := range left.buckets {
+		if len(b.rows) == 0 {
+			continue
+		}
+		gk, isNull := key[:b.prefix], key[b.prefix:] == o.nullKey
+		rows, nulls := right.groupCounts(gk)
+		n := 0
+		switch {
+		case o.counting && isNull:
+		case o.counting:
+			n = bucketRows(right.buckets[key])
+		case isNull:
+			n = rows
+		default:
+			n = bucketRows(right.buckets[key]) + nulls
+		}
+		for _, e := range b.rows {
+			e.match = n
+		}
+		if !b.dirty {
+			b.dirty = true
+			left.dirty = append(left.dirty, key)
+		}
+	}
+}
+
+// bucketRows returns the rows a bucket (maybe nil) holds.
+func bucketRows(b *bucket) int {
+	n := 0
+	if b != nil {
+		for _, e := range b.rows {
+			n += e.count
+		}
+	}
+	return n
 }

@@ -74,11 +74,12 @@ func (p *pairs) flush() error {
 }
 
 // key returns the encoded join key of a row (its columns keys), and
-// whether a key column is NULL (a NULL key matches nothing).
+// whether a key column is NULL (a NULL key matches nothing, unless the
+// keys are NULL-safe).
 func (p *pairs) key(keys []int, vals []types.Value) (string, bool) {
 	p.keyBuf = p.keyBuf[:0]
 	for _, k := range keys {
-		if vals[k].IsNull() {
+		if vals[k].IsNull() && !p.cfg.NullSafe {
 			return "", true
 		}
 		p.keyBuf = types.AppendKey(p.keyBuf, vals[k])

@@ -109,6 +109,9 @@ func NewTemporal(cfg TemporalConfig) (*Temporal, error) {
 	if len(cfg.LeftKeys) == 0 || len(cfg.LeftKeys) != len(cfg.RightKeys) {
 		return nil, errors.New("temporal join: keys of both sides, as many on each")
 	}
+	if cfg.NullSafe || cfg.NullAware {
+		return nil, errors.New("temporal join: keys are compared with SQL equality only")
+	}
 	if cfg.Kind != Inner && cfg.Kind != Left {
 		return nil, errors.New("temporal join: only INNER and LEFT joins")
 	}

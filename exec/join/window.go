@@ -37,7 +37,9 @@ type WindowConfig struct {
 //   - A row of a window that has fired is late: dropped and counted in
 //     Metrics.LateRows. The watermark is kept in the checkpoint, so a
 //     restored operator fires no window twice.
-//   - A key with a NULL column matches nothing.
+//   - A key with a NULL column matches nothing, unless the keys are
+//     NULL-safe; a null-aware join's last key pair matches when equal or
+//     when either is NULL (its rows are hashed by the other keys).
 //   - Checkpoints are incremental: the rows buffered since the last one, a
 //     record per window and side; a fired window's records are deleted.
 type Window struct {
@@ -61,6 +63,7 @@ type Window struct {
 
 type wside struct {
 	keys       []int
+	na         int // the null-aware key column, or -1
 	start, end int
 	width      int
 	codec      *rowcodec.Codec
@@ -110,6 +113,9 @@ func NewWindow(cfg WindowConfig) (*Window, error) {
 	if cfg.Kind > Anti {
 		return nil, fmt.Errorf("window join: unknown kind %d", cfg.Kind)
 	}
+	if cfg.NullAware && (cfg.Kind != Anti || cfg.NullSafe || len(cfg.LeftKeys) == 0) {
+		return nil, errors.New("window join: only an ANTI join with keys, not NULL-safe, can be null-aware")
+	}
 	o := &Window{pairs: newPairs(cfg.Config), windows: map[wkey]*wwin{}, wm: exec.MinWatermark,
 		seed: maphash.MakeSeed(), head: map[uint64]int32{}}
 	for i, typs := range [][]types.Type{cfg.Left, cfg.Right} {
@@ -117,11 +123,15 @@ func NewWindow(cfg WindowConfig) (*Window, error) {
 		if err != nil {
 			return nil, fmt.Errorf("window join: %w", err)
 		}
-		s := wside{width: len(typs), codec: c}
+		s := wside{width: len(typs), codec: c, na: -1}
 		if i == 0 {
 			s.keys, s.start, s.end = cfg.LeftKeys, cfg.LeftStart, cfg.LeftEnd
 		} else {
 			s.keys, s.start, s.end = cfg.RightKeys, cfg.RightStart, cfg.RightEnd
+		}
+		if cfg.NullAware {
+			n := len(s.keys)
+			s.keys, s.na = s.keys[:n-1], s.keys[n-1]
 		}
 		if s.start < 0 || s.start >= s.width || s.end < 0 || s.end >= s.width {
 			return nil, fmt.Errorf("window join: side %d has no window columns %d, %d", i, s.start, s.end)
@@ -182,7 +192,7 @@ func (o *Window) add(input int, k wkey, vals []types.Value) {
 	sp := [2]int32{int32(from), 0}
 	for _, kc := range o.sides[input].keys {
 		v := vals[kc]
-		if v.IsNull() {
+		if v.IsNull() && !o.cfg.NullSafe {
 			rows.keys = rows.keys[:from]
 			sp[0] = -1
 			break
@@ -299,6 +309,12 @@ func (o *Window) join(w *wwin) error {
 					continue
 				}
 				rv := r.vals[int(j)*rw : (int(j)+1)*rw]
+				if la := o.sides[0].na; la >= 0 {
+					x, y := lv[la], rv[o.sides[1].na]
+					if !x.IsNull() && !y.IsNull() && !types.Equal(x, y) {
+						continue
+					}
+				}
 				pass, err := o.residual(0, lv, rv)
 				if err != nil {
 					return err

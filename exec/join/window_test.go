@@ -36,9 +36,19 @@ func (c *wcollect) Process(b *types.Batch) error {
 
 func newWindowJoin(t *testing.T, kind Kind, residual func([]types.Value) (bool, error), ctx *exec.Context) (*Window, *wcollect) {
 	t.Helper()
+	return newWindowJoinMode(t, kind, residual, ctx, plainKeys)
+}
+
+func newWindowJoinMode(t *testing.T, kind Kind, residual func([]types.Value) (bool, error), ctx *exec.Context, m keyMode) (*Window, *wcollect) {
+	t.Helper()
 	out := &wcollect{}
-	o, err := NewWindow(WindowConfig{Config: Config{ID: "wj", Kind: kind, LeftKeys: []int{0}, RightKeys: []int{0},
-		Left: windowed, Right: windowed, Residual: residual, Next: out}, LeftStart: 2, LeftEnd: 3, RightStart: 2, RightEnd: 3})
+	keys := []int{0}
+	if m == nullAwareCorr {
+		keys = []int{1, 0}
+	}
+	o, err := NewWindow(WindowConfig{Config: Config{ID: "wj", Kind: kind, LeftKeys: keys, RightKeys: keys,
+		Left: windowed, Right: windowed, Residual: residual, NullSafe: m == nullSafeKeys, NullAware: m >= nullAwareKeys,
+		Next: out}, LeftStart: 2, LeftEnd: 3, RightStart: 2, RightEnd: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,15 +155,31 @@ func TestWindowJoinKinds(t *testing.T) {
 // the checkpoint and replay the input from before it: the replays must be
 // dropped and the output must be the same.
 func TestWindowJoinAgainstNestedLoops(t *testing.T) {
-	const size = 10000
 	for seed := range uint64(60) {
+		windowJoinAgainstNestedLoops(t, seed, Kind(seed%6), plainKeys)
+	}
+}
+
+// TestWindowJoinNullKeysAgainstNestedLoops does the same with the keys of
+// INTERSECT and EXCEPT and those of NOT IN (see
+// TestNullKeysAgainstNestedLoops).
+func TestWindowJoinNullKeysAgainstNestedLoops(t *testing.T) {
+	for seed := range uint64(12) {
+		windowJoinAgainstNestedLoops(t, seed, Kind(seed%6), nullSafeKeys)
+		windowJoinAgainstNestedLoops(t, seed, Anti, nullAwareKeys)
+		windowJoinAgainstNestedLoops(t, seed, Anti, nullAwareCorr)
+	}
+}
+
+func windowJoinAgainstNestedLoops(t *testing.T, seed uint64, kind Kind, mode keyMode) {
+	const size = 10000
+	{
 		rng := rand.New(rand.NewPCG(seed, 13))
-		kind := Kind(seed % 6)
 		var residual func([]types.Value) (bool, error)
 		if seed%12 >= 6 {
 			residual = func(r []types.Value) (bool, error) { return r[1].Str() <= r[5].Str(), nil }
 		}
-		t.Run(fmt.Sprintf("%s-%d", kind, seed), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s-%s-%d", mode, kind, seed), func(t *testing.T) {
 			type row struct {
 				k          int
 				v          string
@@ -207,7 +233,7 @@ func TestWindowJoinAgainstNestedLoops(t *testing.T) {
 			matched := [2]map[int]bool{{}, {}}
 			for i, l := range kept[0] {
 				for j, r := range kept[1] {
-					if l.k < 0 || l.k != r.k || l.start != r.start || residual != nil && !(l.v <= r.v) {
+					if !mode.matches(l.k, l.v, r.k, r.v) || l.start != r.start || residual != nil && !(l.v <= r.v) {
 						continue
 					}
 					matched[0][i], matched[1][j] = true, true
@@ -239,7 +265,7 @@ func TestWindowJoinAgainstNestedLoops(t *testing.T) {
 			}
 			defer func() { st.Close() }()
 			m := &exec.Metrics{}
-			o, out := newWindowJoin(t, kind, residual, &exec.Context{State: st, Metrics: m})
+			o, out := newWindowJoinMode(t, kind, residual, &exec.Context{State: st, Metrics: m}, mode)
 			feed := func(o *Window, e event) {
 				if e.side < 0 {
 					if err := o.Watermark(e.wm); err != nil {
@@ -271,7 +297,7 @@ func TestWindowJoinAgainstNestedLoops(t *testing.T) {
 						t.Fatal(err)
 					}
 					m = &exec.Metrics{}
-					o, out = newWindowJoin(t, kind, residual, &exec.Context{State: st, Metrics: m})
+					o, out = newWindowJoinMode(t, kind, residual, &exec.Context{State: st, Metrics: m}, mode)
 					// Replay from before the checkpoint.
 					for _, e := range events[i-30 : i] {
 						feed(o, e)

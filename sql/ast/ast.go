@@ -339,6 +339,7 @@ type SelectItem struct {
 // SetOp is left UNION|INTERSECT|EXCEPT [ALL] right.
 type SetOp struct {
 	Op          string // "UNION", "INTERSECT" or "EXCEPT"
+	OpPos       token.Pos
 	All         bool
 	Left, Right QueryBody
 }

@@ -231,6 +231,9 @@ func TestErrorMessages(t *testing.T) {
 		{"SELECT a, , b FROM t", "1:11: expected expression, found ','"},
 		{"SELECT CAST(a AS VARCHR) FROM t", `1:18: expected type, found 'VARCHR' (did you mean "VARCHAR"?)`},
 		{"SELECT a FROM select", "1:15: expected table name, found reserved keyword 'select' (quote it as `select` to use it as a name)"},
+		// MINUS is reserved, as in Flink, and refused as a set operator.
+		{"SELECT a FROM t MINUS SELECT a FROM u", "1:17: MINUS is not allowed under the current SQL conformance level, as in Flink: use EXCEPT"},
+		{"SELECT minus FROM t", "1:8: expected expression, found reserved keyword 'minus' (quote it as `minus` to use it as a name)"},
 	} {
 		_, err := ParseStatement(tc.src)
 		if err == nil {

@@ -72,12 +72,18 @@ func (p *parser) parseCTE() *ast.CTE {
 // EXCEPT; all are left-associative.
 func (p *parser) parseSetExpr() ast.QueryBody {
 	x := p.parseSetTerm()
-	for p.tok == token.UNION || p.tok == token.EXCEPT {
-		op := p.tok.String()
+	for p.tok == token.UNION || p.tok == token.EXCEPT || p.tok == token.MINUS {
+		op, pos := p.tok.String(), p.pos
+		if p.tok == token.MINUS {
+			// Flink's SQL conformance does not allow MINUS; it stays a
+			// reserved word.
+			p.error(pos, "MINUS is not allowed under the current SQL conformance level, as in Flink: use EXCEPT")
+			op = "EXCEPT"
+		}
 		p.next()
 		all := p.parseSetQuantifier()
 		y := p.parseSetTerm()
-		x = &ast.SetOp{Op: op, All: all, Left: x, Right: y}
+		x = &ast.SetOp{Op: op, OpPos: pos, All: all, Left: x, Right: y}
 	}
 	return x
 }
@@ -85,10 +91,11 @@ func (p *parser) parseSetExpr() ast.QueryBody {
 func (p *parser) parseSetTerm() ast.QueryBody {
 	x := p.parseSetPrimary()
 	for p.tok == token.INTERSECT {
+		pos := p.pos
 		p.next()
 		all := p.parseSetQuantifier()
 		y := p.parseSetPrimary()
-		x = &ast.SetOp{Op: "INTERSECT", All: all, Left: x, Right: y}
+		x = &ast.SetOp{Op: "INTERSECT", OpPos: pos, All: all, Left: x, Right: y}
 	}
 	return x
 }

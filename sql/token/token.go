@@ -96,6 +96,7 @@ const (
 	LOCALTIME
 	LOCALTIMESTAMP
 	MAP
+	MINUS
 	MULTISET
 	NATURAL
 	NOT
@@ -270,6 +271,7 @@ var tokens = [...]string{
 	LOCALTIME:         "LOCALTIME",
 	LOCALTIMESTAMP:    "LOCALTIMESTAMP",
 	MAP:               "MAP",
+	MINUS:             "MINUS",
 	MULTISET:          "MULTISET",
 	NATURAL:           "NATURAL",
 	NOT:               "NOT",

@@ -57,6 +57,39 @@ var queries = []string{
 	// Grouping sets over an updating input: retractions through every set.
 	"SELECT n, COUNT(*), SUM(k), GROUPING(n) FROM (SELECT k, COUNT(*) AS n FROM a GROUP BY k) g GROUP BY ROLLUP (n)",
 	"SELECT a.k, b.y, COUNT(*) FROM a LEFT JOIN b ON a.k = b.k AND a.x < b.y GROUP BY CUBE (a.k, b.y)",
+	// Set operations: NULL keys and duplicate rows on both sides.
+	"SELECT k, x FROM a UNION SELECT k, y FROM b",
+	"SELECT k FROM a UNION SELECT k FROM b UNION ALL SELECT v FROM a",
+	"SELECT k FROM a UNION ALL SELECT k FROM b UNION SELECT v FROM a",
+	"SELECT k, x FROM a INTERSECT SELECT k, y FROM b",
+	"SELECT k, x FROM a INTERSECT ALL SELECT k, y FROM b",
+	"SELECT k, x FROM a EXCEPT SELECT k, y FROM b",
+	"SELECT k, x FROM a EXCEPT ALL SELECT k, y FROM b",
+	"SELECT k FROM b EXCEPT ALL SELECT k FROM a",
+	"SELECT k FROM a EXCEPT SELECT k FROM b INTERSECT SELECT v FROM a",
+	"SELECT x, COUNT(*) FROM (SELECT k, x FROM a INTERSECT ALL SELECT k, y FROM b) t GROUP BY x",
+	// ... over updating inputs (GROUP BYs): retractions on both sides.
+	"SELECT k, COUNT(*) FROM a GROUP BY k EXCEPT SELECT k, COUNT(*) FROM b GROUP BY k",
+	"SELECT k, MAX(x) FROM a GROUP BY k INTERSECT ALL SELECT k, MIN(y) FROM b GROUP BY k",
+	"SELECT x, COUNT(*) FROM a GROUP BY x EXCEPT ALL SELECT y, COUNT(*) FROM b GROUP BY y",
+	"SELECT k FROM (SELECT k, COUNT(*) AS n FROM a GROUP BY k) t WHERE n > 3 UNION SELECT k FROM b WHERE y = 'a'",
+	// NOT IN, null-aware: a NULL in the subquery leaves no row, a NULL on
+	// the left no row when the subquery has any.
+	"SELECT a.k, a.x FROM a WHERE a.k NOT IN (SELECT b.k FROM b)",
+	"SELECT a.k, a.x FROM a WHERE a.k NOT IN (SELECT b.k FROM b WHERE b.k IS NOT NULL AND b.k < 4)",
+	"SELECT a.k, a.x, a.v FROM a WHERE a.v NOT IN (SELECT b.k FROM b WHERE b.y = 'a' AND (b.k IS NULL OR b.k > 3))",
+	"SELECT a.k, a.x, a.v FROM a WHERE a.k NOT IN (SELECT b.k FROM b WHERE b.y = 'b' OR b.k > 5)",
+	"SELECT a.k, a.x, a.v FROM a WHERE a.v NOT IN (SELECT b.k FROM b WHERE b.y = a.x)",
+	"SELECT a.k, a.x, a.v FROM a WHERE a.v NOT IN (SELECT b.k FROM b WHERE b.k IS NOT NULL AND b.y = a.x AND b.k < 3)",
+	"SELECT a.k, a.x FROM a WHERE a.k NOT IN (SELECT b.k FROM b WHERE b.y = 'zz')",
+	"SELECT a.k, a.x FROM a WHERE a.k NOT IN (SELECT b.k FROM b WHERE b.y = a.x AND b.k <> 1)",
+	"SELECT a.k, a.x FROM a WHERE a.k NOT IN (SELECT m.k FROM (SELECT k, COUNT(*) AS n FROM b GROUP BY k) m WHERE m.n > 3)",
+	"SELECT a.k, a.x FROM a WHERE a.x NOT IN (SELECT m.y FROM (SELECT k, MAX(y) AS y FROM b GROUP BY k) m WHERE m.k > 2)",
+	// IN and NOT IN of a set operation.
+	"SELECT a.k, a.x FROM a WHERE a.k IN (SELECT k FROM b WHERE y = 'a' UNION SELECT v FROM a WHERE x = 'b')",
+	"SELECT a.k, a.x FROM a WHERE a.k NOT IN (SELECT k FROM b WHERE k IS NOT NULL INTERSECT SELECT v FROM a)",
+	"SELECT a.k, a.x FROM a WHERE a.v NOT IN (SELECT k FROM b WHERE y < 'c' EXCEPT ALL SELECT k FROM b WHERE y > 'b')",
+	"SELECT a.k, a.x, a.v FROM a WHERE a.k NOT IN (SELECT b.k FROM b WHERE b.y > a.x) AND a.v > 1",
 }
 
 // windowQueries are window joins, in Sluice over wa and wb (a and b with
@@ -95,6 +128,12 @@ FROM TABLE(HOP(TABLE wa, DESCRIPTOR(ts), INTERVAL '1' MINUTES, INTERVAL '2' MINU
 GROUP BY window_start, window_end, CUBE (k, x)`,
 		`SELECT w, k, x, MAX(k), COUNT(*) FROM (SELECT v - 1 AS w, k, x FROM a UNION ALL SELECT v AS w, k, x FROM a) h
 GROUP BY w, CUBE (k, x)`},
+	// NOT IN per window, null-aware: a window whose right rows have a
+	// NULL k keeps none of its left rows.
+	{`SELECT l.k, l.x, l.v FROM TABLE(TUMBLE(TABLE wa, DESCRIPTOR(ts), INTERVAL '2' MINUTES)) l
+WHERE l.k NOT IN (SELECT r.k FROM TABLE(TUMBLE(TABLE wb, DESCRIPTOR(ts), INTERVAL '2' MINUTES)) r
+                  WHERE l.window_start = r.window_start AND l.window_end = r.window_end AND r.y <> 'c')`,
+		"SELECT a.k, a.x, a.v FROM a WHERE a.k NOT IN (SELECT b.k FROM b WHERE a.v / 2 = COALESCE(b.k, 0) / 2 AND b.y <> 'c')"},
 }
 
 // TestConsistencyWithPostgres runs every query over random tables (NULL
