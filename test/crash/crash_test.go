@@ -283,6 +283,10 @@ func runClusterJob(t *testing.T, j crashJob, bin, dir, bs string, in []event, rn
 	start := func(m, run int) *proc {
 		log := filepath.Join(dir, fmt.Sprintf("cluster-%s-m%d-%d.log", j.name, m, run))
 		return startProc(t, log, bin, "run",
+			// A member stopped at the end hands over and commits a large
+			// state: on a busy machine that takes longer than the
+			// default.
+			"--stop-timeout", "3m",
 			"-D", "cluster.group-id="+group,
 			"-D", fmt.Sprintf("cluster.instance-id=m%d", m),
 			"-D", "cluster.session-timeout=6s", // the broker's least
