@@ -176,8 +176,11 @@ CREATE TABLE events (id BIGINT, k STRING, v BIGINT) WITH ('connector' = 'filesys
 					kills++
 				case sig == syscall.SIGTERM && r.ok():
 					terms++ // stopped: its last checkpoint committed
-				case sig == syscall.SIGTERM && r.err != nil && strings.Contains(r.err.Error(), "signal terminated"):
-					kills++ // it came before the process handled signals: as good as a kill
+				case sig == syscall.SIGTERM && (r.err != nil && strings.Contains(r.err.Error(), "signal terminated") || r.code == 143):
+					// It came before the process handled signals, or the
+					// stop took longer than --stop-timeout: as good as a
+					// kill.
+					kills++
 				case r.ok():
 					// It ended by itself as the signal came.
 				default:
