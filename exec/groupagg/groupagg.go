@@ -378,7 +378,9 @@ func (o *operator) emit() error {
 			if err := o.emitRow(types.Insert, g, o.results); err != nil {
 				return err
 			}
-			g.last = append([]types.Value(nil), o.results...)
+			// Never nil, also without calls (SELECT DISTINCT): nil
+			// means nothing was emitted yet.
+			g.last = append(make([]types.Value, 0, len(o.results)), o.results...)
 		case !equalResults(g.last, o.results):
 			if o.out.Len()+2 > outBatchRows { // keep the pair in one batch
 				if err := o.flush(); err != nil {
