@@ -100,6 +100,19 @@ ON a.ws = b.ws AND a.we = b.we AND a.cnt >= b.maxn`, []string{
 			"[2020-04-15 08:10:00.000, supplier2, 2]",
 			"[2020-04-15 08:15:00.000, supplier2, 1]",
 		}},
+		// A window Top-N of a window join's rows (their window is the
+		// sides'), as in Flink: the best pair of bids of a supplier in each
+		// 10-minute window.
+		{"top-n over a window join", `SELECT window_start, item, item2 FROM (
+  SELECT a.window_start, a.item, b.item AS item2,
+    ROW_NUMBER() OVER (PARTITION BY a.window_start, a.window_end ORDER BY a.price DESC, b.price DESC) AS rn
+  FROM TABLE(TUMBLE(TABLE Bid, DESCRIPTOR(bidtime), INTERVAL '10' MINUTES)) a
+  JOIN TABLE(TUMBLE(TABLE Bid, DESCRIPTOR(bidtime), INTERVAL '10' MINUTES)) b
+    ON a.window_start = b.window_start AND a.window_end = b.window_end AND a.supplier_id = b.supplier_id
+) WHERE rn = 1`, []string{
+			"[2020-04-15 08:00:00.000, D, D]",
+			"[2020-04-15 08:10:00.000, F, F]",
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, err := runSQL(t, nil, dir, "SET 'parallelism.default' = '2';"+bidsDDL+supplierHops+c.query+";")
