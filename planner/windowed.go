@@ -20,9 +20,13 @@ type windowProps struct {
 	// tvf says the rows are a window TVF's: an input row in each of its
 	// windows, not yet aggregated.
 	tvf bool
-	// proctime says the windows are of processing time.
-	proctime bool
+	// timeType is the type of window_time where the window was made, a
+	// time attribute: processing time or event time.
+	timeType types.Type
 }
+
+// proctime says the windows are of processing time.
+func (wp windowProps) proctime() bool { return wp.timeType.TimeAttr == types.ProcTime }
 
 // windowPropsOf returns the window properties of n's rows when n is a
 // window TVF, a window aggregation, a window Top-N or a window join, or a
@@ -33,11 +37,11 @@ func windowPropsOf(n plan.Node) (wp windowProps, ok bool) {
 	case *plan.WindowTVF:
 		w := x.Input.Schema().Len()
 		return windowProps{spec: x.Spec, starts: []int{w}, ends: []int{w + 1}, times: []int{w + 2}, tvf: true,
-			proctime: x.Out.Columns[w+2].Type.TimeAttr == types.ProcTime}, true
+			timeType: x.Out.Columns[w+2].Type}, true
 	case *plan.WindowAggregate:
 		k := len(x.Keys)
 		return windowProps{spec: x.Spec, starts: []int{k}, ends: []int{k + 1}, times: []int{k + 2},
-			proctime: x.Out.Columns[k+2].Type.TimeAttr == types.ProcTime}, true
+			timeType: x.Out.Columns[k+2].Type}, true
 	case *plan.WindowRank:
 		return windowPropsOf(x.Input)
 	case *plan.WindowJoin:
@@ -46,8 +50,8 @@ func windowPropsOf(n plan.Node) (wp windowProps, ok bool) {
 		nl := x.Left.Schema().Len()
 		lp, _ := windowPropsOf(x.Left)
 		rp, _ := windowPropsOf(x.Right)
-		left := windowProps{spec: x.Spec, starts: []int{x.LeftStart}, ends: []int{x.LeftEnd}, times: lp.times, proctime: lp.proctime}
-		right := windowProps{spec: x.Spec, starts: []int{nl + x.RightStart}, ends: []int{nl + x.RightEnd}, proctime: rp.proctime}
+		left := windowProps{spec: x.Spec, starts: []int{x.LeftStart}, ends: []int{x.LeftEnd}, times: lp.times, timeType: lp.timeType}
+		right := windowProps{spec: x.Spec, starts: []int{nl + x.RightStart}, ends: []int{nl + x.RightEnd}, timeType: rp.timeType}
 		for _, t := range rp.times {
 			right.times = append(right.times, nl+t)
 		}
@@ -67,7 +71,7 @@ func windowPropsOf(n plan.Node) (wp windowProps, ok bool) {
 		if !ok {
 			return in, false
 		}
-		out := windowProps{spec: in.spec, tvf: in.tvf, proctime: in.proctime}
+		out := windowProps{spec: in.spec, tvf: in.tvf, timeType: in.timeType}
 		for i, p := range x.Projs {
 			if c, ok := p.(*expr.Column); ok {
 				switch {
@@ -90,7 +94,7 @@ func windowPropsOf(n plan.Node) (wp windowProps, ok bool) {
 // window-attached windowing takes event-time windows, and processing-time
 // ones straight from a window TVF (whose rows are each in their windows
 // still).
-func (wp windowProps) attaches() bool { return !wp.proctime || wp.tvf }
+func (wp windowProps) attaches() bool { return !wp.proctime() || wp.tvf }
 
 // attachedDistinct returns the window aggregation of the windows that the
 // rows of in carry, grouped by the input columns keys besides the bounds,
@@ -130,16 +134,12 @@ func attachedDistinct(in plan.Node) plan.Node {
 }
 
 // attachedWindowColumns are window_start, window_end and window_time of a
-// window aggregation of rows with these window properties.
+// window aggregation of rows with these window properties: window_time is
+// of the type of the windows' own, a time attribute.
 func attachedWindowColumns(wp windowProps) []types.Column {
 	ts := types.Timestamp(3).WithNullable(false)
-	wt := ts
-	wt.TimeAttr = types.RowTime
-	if wp.proctime {
-		wt = types.TimestampLTZ(3).WithNullable(false)
-		wt.TimeAttr = types.ProcTime
-	}
-	return []types.Column{{Name: "window_start", Type: ts}, {Name: "window_end", Type: ts}, {Name: "window_time", Type: wt}}
+	return []types.Column{{Name: "window_start", Type: ts}, {Name: "window_end", Type: ts},
+		{Name: "window_time", Type: wp.timeType.WithNullable(false)}}
 }
 
 // attachedGroup is a GROUP BY that groups rows that carry their window by
