@@ -9,7 +9,9 @@ package sluice_test
 // configurations that must not change the result: parallelism 1, 2 and 4,
 // the rows in one file or split over several files of a directory
 // (several source partitions) or over two tables combined with UNION ALL,
-// and another session time zone. Every run's output, as a sorted multiset
+// and another session time zone; and cascaded window aggregations (a
+// GROUP BY of the window bounds of a window aggregation's rows). Every
+// run's output, as a sorted multiset
 // of lines after applying any changelog, must equal both the first run's
 // and the result of a naive computation in plain Go that assigns every row
 // to its windows and aggregates with exact integer arithmetic. Window
@@ -117,7 +119,11 @@ type mmQuery struct {
 	where bool
 	// having keeps the groups of more than one row.
 	having bool
-	aggs   []mmAgg
+	// cascade aggregates the rows of the window aggregation by key
+	// (COUNT(*) AS c) by their window_start and window_end: per window,
+	// COUNT(*), SUM(c), MAX(c); aggs is unused.
+	cascade bool
+	aggs    []mmAgg
 }
 
 var (
@@ -185,6 +191,8 @@ func genInput(seed int64, rows, minRows, maxRows int) *mmInput {
 		{name: "legacy_tumble_k", win: legacyTumble, byKey: true, legacy: true, aggs: aggsByKey},
 		{name: "legacy_hop_all", win: legacyHop, legacy: true, aggs: aggsAll},
 		{name: "legacy_session_k", win: legacySession, byKey: true, legacy: true, aggs: aggsByKey},
+		{name: "cascade_hop", win: hop, byKey: true, cascade: true},
+		{name: "cascade_session", win: session, byKey: true, cascade: true},
 	}
 
 	// Event times: t advances by a random step (sometimes 0, sometimes a
@@ -372,6 +380,10 @@ var aggSQL = map[mmAgg]string{
 func (in *mmInput) sinkDDL(q mmQuery) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CREATE TABLE %s (window_start TIMESTAMP(3), window_end TIMESTAMP(3)", q.name)
+	if q.cascade {
+		fmt.Fprintf(&b, ", keys BIGINT, total BIGINT, most BIGINT) WITH ('connector' = 'print', 'print-identifier' = '%s');\n", q.name)
+		return b.String()
+	}
 	if q.byKey {
 		b.WriteString(", k STRING")
 	}
@@ -428,6 +440,13 @@ func (q mmQuery) sql() string {
 	}
 	if q.where {
 		from = "(SELECT * FROM " + from + " WHERE v >= 0)"
+	}
+	if q.cascade {
+		b.Reset()
+		fmt.Fprintf(&b, "INSERT INTO %s SELECT window_start, window_end, COUNT(*), SUM(c), MAX(c) FROM (\n", q.name)
+		fmt.Fprintf(&b, "  SELECT k, window_start, window_end, COUNT(*) AS c FROM %s GROUP BY k, window_start, window_end\n", from)
+		b.WriteString(") GROUP BY window_start, window_end;\n")
+		return b.String()
 	}
 	fmt.Fprintf(&b, " FROM %s GROUP BY ", from)
 	if q.legacy {
@@ -653,6 +672,25 @@ func (in *mmInput) expected(q mmQuery) []string {
 		}
 	}
 	lines := make([]string, 0, len(groups))
+	if q.cascade {
+		type cascade struct{ keys, total, most int64 }
+		windows := map[[2]int64]*cascade{}
+		for k, g := range groups {
+			w := windows[[2]int64{k.start, k.end}]
+			if w == nil {
+				w = &cascade{}
+				windows[[2]int64{k.start, k.end}] = w
+			}
+			w.keys++
+			w.total += g.count
+			w.most = max(w.most, g.count)
+		}
+		for k, w := range windows {
+			lines = append(lines, fmt.Sprintf("%s> +I[%s, %s, %d, %d, %d]", q.name, fmtTS(k[0]), fmtTS(k[1]), w.keys, w.total, w.most))
+		}
+		sort.Strings(lines)
+		return lines
+	}
 	for k, g := range groups {
 		if q.having && g.count <= 1 {
 			continue

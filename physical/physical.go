@@ -482,8 +482,8 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 		for i := range calls {
 			calls[i].AppendOnly = true
 		}
-		cfg := window.AggregateConfig{ID: b.id("window-agg", opLabel(n), computes(n)), Spec: n.Spec, TimeCol: n.TimeCol, Keys: n.Keys,
-			PartitionKeys: n.PartitionKeys, Calls: calls}
+		cfg := window.AggregateConfig{ID: b.id("window-agg", opLabel(n), computes(n)), Spec: n.Spec, TimeCol: n.TimeCol,
+			Attached: n.Attached, StartCol: n.StartCol, EndCol: n.EndCol, Keys: n.Keys, PartitionKeys: n.PartitionKeys, Calls: calls}
 		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
 			c := cfg
 			c.ID = fmt.Sprintf("%s/%d", cfg.ID, task)

@@ -188,14 +188,22 @@ func (w *WindowTVF) Describe() string {
 // WindowAggregate aggregates rows per key and event-time window, emitting
 // each window's rows once when the watermark passes its end. Output: the
 // keys, window_start, window_end, window_time, then one column per call.
+//
+// Attached is a cascaded window aggregation, Flink's window-attached
+// windowing: the input's rows carry their window (the rows of a window
+// aggregation, a window Top-N or a window join) in the columns StartCol
+// and EndCol, and each row counts in that window; TimeCol is -1 and Spec
+// is the input's window.
 type WindowAggregate struct {
-	Input         Node
-	Spec          window.Spec
-	TimeCol       int
-	Keys          []int
-	PartitionKeys []int
-	Calls         []agg.Call
-	Out           types.Schema
+	Input            Node
+	Spec             window.Spec
+	TimeCol          int
+	Attached         bool
+	StartCol, EndCol int
+	Keys             []int
+	PartitionKeys    []int
+	Calls            []agg.Call
+	Out              types.Schema
 }
 
 // Schema implements Node.
@@ -210,6 +218,11 @@ func (w *WindowAggregate) Updating() bool { return false }
 // Describe implements Node.
 func (w *WindowAggregate) Describe() string {
 	in := w.Input.Schema()
+	if w.Attached {
+		kind, params, _ := strings.Cut(w.Spec.String(), "(")
+		return fmt.Sprintf("WindowAggregate(groupBy=[%s], window=[%s(win_start=[%s], win_end=[%s], %s], select=[%s])",
+			colNames(in, w.Keys), kind, in.Columns[w.StartCol].Name, in.Columns[w.EndCol].Name, params, callNames(in, w.Calls))
+	}
 	return fmt.Sprintf("WindowAggregate(groupBy=[%s], window=[%s], time_col=[%s], select=[%s])",
 		colNames(in, w.Keys), w.Spec, in.Columns[w.TimeCol].Name, callNames(in, w.Calls))
 }

@@ -397,17 +397,31 @@ func (p *Planner) bindAggregate(sel *ast.Select, in plan.Node, sc *scope) (plan.
 	winCols := map[string]int{}
 	winItems := map[string]int{} // grouped window bound → index in groupBy
 	plain := &groupSets{}        // a GROUP BY without grouping sets, for GROUPING()
+	nodes := make([]expr.Node, len(groupBy))
 	for i, g := range groupBy {
-		if win != nil && win.legacy != nil && i == win.legacyKey {
-			continue
+		switch {
+		case win != nil && win.legacy != nil && i == win.legacyKey:
+		case gs != nil:
+			nodes[i] = gs.nodes[i]
+		default:
+			if nodes[i], err = p.bindExpr(g, sc); err != nil {
+				return nil, nil, err
+			}
+			plain.exprs, plain.nodes, plain.keys = append(plain.exprs, g), append(plain.nodes, nodes[i]), append(plain.keys, exprKey(nodes[i]))
 		}
-		var n expr.Node
-		if gs != nil {
-			n = gs.nodes[i]
-		} else if n, err = p.bindExpr(g, sc); err != nil {
-			return nil, nil, err
-		} else {
-			plain.exprs, plain.nodes, plain.keys = append(plain.exprs, g), append(plain.nodes, n), append(plain.keys, exprKey(n))
+	}
+	// A GROUP BY of the window_start and window_end of rows that carry
+	// their window is a window aggregation of those windows.
+	var att *attachedGroup
+	if win == nil {
+		att = attachedGrouping(in, nodes, gs)
+	}
+	for i, n := range nodes {
+		if n == nil {
+			continue // the legacy window
+		}
+		if att != nil && att.bound(ac, i, n) {
+			continue
 		}
 		if win != nil && win.tvf != nil {
 			if col, ok := n.(*expr.Column); ok && col.Index >= len(sc.cols)-3 {
@@ -479,6 +493,9 @@ func (p *Planner) bindAggregate(sel *ast.Select, in plan.Node, sc *scope) (plan.
 	}
 	for _, k := range keys {
 		preSchema.Columns[k.pre].Name = k.name
+	}
+	if att != nil {
+		preSchema.Columns[att.start].Name, preSchema.Columns[att.end].Name = att.startName, att.endName
 	}
 	node = &plan.Calc{Input: preIn, Filter: where, Projs: ac.pre, Out: preSchema}
 	if c := node.(*plan.Calc); c.IsIdentity() {
@@ -559,6 +576,12 @@ func (p *Planner) bindAggregate(sel *ast.Select, in plan.Node, sc *scope) (plan.
 		pa.grouping.idCol = len(out.Columns)
 		out.Columns = append(out.Columns, types.Column{Name: aggIn.Columns[idCol].Name, Type: aggIn.Columns[idCol].Type})
 	}
+	if att != nil {
+		for text, b := range att.texts {
+			pa.keys[text] = len(out.Columns) + b
+		}
+		out.Columns = append(out.Columns, attachedWindowColumns(att.wp)...)
+	}
 	if win != nil {
 		ts := types.Timestamp(3).WithNullable(false)
 		wt := ts
@@ -589,6 +612,9 @@ func (p *Planner) bindAggregate(sel *ast.Select, in plan.Node, sc *scope) (plan.
 		}
 		node = &plan.WindowAggregate{Input: node, Spec: win.spec, TimeCol: timeCol, Keys: keyIdx,
 			PartitionKeys: partKeys, Calls: ac.calls, Out: out}
+	} else if att != nil {
+		node = &plan.WindowAggregate{Input: node, Spec: att.wp.spec, TimeCol: -1, Attached: true, StartCol: att.start, EndCol: att.end,
+			Keys: keyIdx, Calls: ac.calls, Out: out}
 	} else {
 		node = &plan.GroupAggregate{Input: node, Keys: keyIdx, Calls: ac.calls, Out: out}
 	}

@@ -661,7 +661,12 @@ func (p *Planner) bindSelect(sel *ast.Select) (plan.Node, *scope, error) {
 	return n, selectScope(n, names), nil
 }
 
+// distinct plans SELECT DISTINCT over n: a GROUP BY of all its columns,
+// which is a window aggregation when n's rows carry their window.
 func distinct(n plan.Node) plan.Node {
+	if w := attachedDistinct(n); w != nil {
+		return w
+	}
 	s := n.Schema()
 	keys := make([]int, s.Len())
 	out := types.Schema{Columns: make([]types.Column, s.Len())}

@@ -4,65 +4,9 @@ import (
 	"slices"
 
 	"github.com/sluicesql/sluice/exec/window"
-	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/plan"
 	"github.com/sluicesql/sluice/sql/ast"
 )
-
-// windowed is the window of a relation: the window its rows were assigned
-// to (a window TVF) or aggregated in (a window aggregation), and the
-// columns that hold its bounds (an inner window join has two of each).
-type windowed struct {
-	spec         window.Spec
-	starts, ends []int
-}
-
-// windowOf returns the window of n's rows: n is a window TVF, a window
-// aggregation or a window join, or a Calc over one that keeps window_start
-// and window_end as columns.
-func windowOf(n plan.Node) (windowed, bool) {
-	switch x := n.(type) {
-	case *plan.WindowTVF:
-		w := x.Out.Len()
-		return windowed{spec: x.Spec, starts: []int{w - 3}, ends: []int{w - 2}}, true
-	case *plan.WindowAggregate:
-		k := len(x.Keys)
-		return windowed{spec: x.Spec, starts: []int{k}, ends: []int{k + 1}}, true
-	case *plan.WindowJoin:
-		// Another window join, as in Flink: its rows are in the window of
-		// a side that is never padded (none for a FULL join).
-		nl := x.Left.Schema().Len()
-		left := windowed{spec: x.Spec, starts: []int{x.LeftStart}, ends: []int{x.LeftEnd}}
-		switch x.Kind {
-		case plan.InnerJoin:
-			left.starts = append(left.starts, nl+x.RightStart)
-			left.ends = append(left.ends, nl+x.RightEnd)
-			return left, true
-		case plan.LeftJoin, plan.SemiJoin, plan.AntiJoin:
-			return left, true
-		case plan.RightJoin:
-			return windowed{spec: x.Spec, starts: []int{nl + x.RightStart}, ends: []int{nl + x.RightEnd}}, true
-		}
-	case *plan.Calc:
-		in, ok := windowOf(x.Input)
-		if !ok {
-			return windowed{}, false
-		}
-		out := windowed{spec: in.spec}
-		for i, p := range x.Projs {
-			if c, ok := p.(*expr.Column); ok {
-				switch {
-				case slices.Contains(in.starts, c.Index):
-					out.starts = append(out.starts, i)
-				case slices.Contains(in.ends, c.Index):
-					out.ends = append(out.ends, i)
-				}
-			}
-		}
-		return out, len(out.starts) > 0 && len(out.ends) > 0
-	}
-	return windowed{}, false
-}
 
 // windowJoin recognizes a window join: two windowed inputs whose join keys
 // pair their window_start columns and their window_end columns. It takes
@@ -70,8 +14,8 @@ func windowOf(n plan.Node) (windowed, bool) {
 // be filled in), or nil for another kind of join. It refuses a join that
 // pairs only one of the bounds, and windows that differ.
 func (p *Planner) windowJoin(on ast.Node, j *plan.Join) (*plan.WindowJoin, error) {
-	lw, lok := windowOf(j.Left)
-	rw, rok := windowOf(j.Right)
+	lw, lok := windowPropsOf(j.Left)
+	rw, rok := windowPropsOf(j.Right)
 	if !lok || !rok {
 		return nil, nil
 	}

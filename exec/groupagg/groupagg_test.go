@@ -510,3 +510,30 @@ func TestDistinctWithoutCallsRestore(t *testing.T) {
 		{in: []string{"-D a @0:9"}, out: []string{"-D[a]"}},
 	})
 }
+
+// TestDistinct: a GROUP BY without aggregate calls (SELECT DISTINCT) emits
+// a key once, when its first row comes, however many batches bring more;
+// -D when its last row is retracted; and so again after a restore.
+func TestDistinct(t *testing.T) {
+	backend := state.NewMemory()
+	s := spec{schema: []types.Type{types.String}, keys: []int{0}}
+	h := newHarnessOn(t, s, backend)
+	runSteps(t, h, []step{
+		{in: []string{"+I a", "+I b"}, out: []string{"+I[a]", "+I[b]"}},
+		{in: []string{"+I a"}, out: nil},
+		{in: []string{"-D a"}, out: nil},
+		{in: []string{"-D a"}, out: []string{"-D[a]"}},
+		{in: []string{"+I a"}, out: []string{"+I[a]"}},
+	})
+	if err := h.op.(Checkpointer).Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	restored := state.NewMemory()
+	copyStore(t, backend, restored, "job/agg-1")
+	h2 := newHarnessOn(t, s, restored)
+	h2.offset = h.offset
+	runSteps(t, h2, []step{
+		{in: []string{"+I a", "+I b"}, out: nil},
+		{in: []string{"-D b", "-D b"}, out: []string{"-D[b]"}},
+	})
+}

@@ -21,8 +21,16 @@ type AggregateConfig struct {
 	// Spec is the window TVF.
 	Spec Spec
 	// TimeCol is the input column holding the event time (a TIMESTAMP or
-	// TIMESTAMP_LTZ value, microseconds since the epoch).
+	// TIMESTAMP_LTZ value, microseconds since the epoch); -1 when
+	// Attached.
 	TimeCol int
+	// Attached aggregates rows that carry their window, as Flink's
+	// window-attached windowing: each row counts in the window
+	// [row[StartCol], row[EndCol]) (TIMESTAMP values) and in no other, so
+	// that Spec only describes the windows. The rows of a window
+	// aggregation, a window Top-N or a window join carry theirs.
+	Attached         bool
+	StartCol, EndCol int
 	// Keys are the input columns of the grouping key, in output order.
 	Keys []int
 	// PartitionKeys are the SESSION ... PARTITION BY columns (input
@@ -49,7 +57,14 @@ func NewAggregate(cfg AggregateConfig) (exec.Operator, error) {
 	if cfg.Next == nil {
 		return nil, fmt.Errorf("cannot build %s: no downstream operator", name)
 	}
-	if cfg.TimeCol < 0 {
+	switch {
+	case cfg.Attached && (cfg.StartCol < 0 || cfg.EndCol < 0):
+		return nil, fmt.Errorf("cannot build %s: negative window bound column %d or %d", name, cfg.StartCol, cfg.EndCol)
+	case cfg.Attached && cfg.TimeCol >= 0:
+		return nil, fmt.Errorf("cannot build %s: rows that carry their window are not assigned one by time column %d", name, cfg.TimeCol)
+	case cfg.Attached && cfg.PartitionKeys != nil:
+		return nil, fmt.Errorf("cannot build %s: rows that carry their window take no partition keys", name)
+	case !cfg.Attached && cfg.TimeCol < 0:
 		return nil, fmt.Errorf("cannot build %s: negative time column %d", name, cfg.TimeCol)
 	}
 	for _, k := range cfg.Keys {
@@ -84,6 +99,9 @@ func NewAggregate(cfg AggregateConfig) (exec.Operator, error) {
 		cfg.Calls[i].AppendOnly = true
 	}
 	b := newAggBase(cfg, name)
+	if cfg.Attached {
+		return newAttachedAggregate(b), nil
+	}
 	if cfg.Spec.Kind == Session {
 		return newSessionAggregate(b), nil
 	}
@@ -161,7 +179,14 @@ type aggBase struct {
 	sorted  []*entry
 	live    int // entries handed out and not released
 
-	// Checkpoint bookkeeping (see also slicingAggregate and sessionSet).
+	// Checkpoint bookkeeping (see also sessionSet). track is set while
+	// every entry changed since the last Checkpoint is listed in dirty
+	// (once: its dirty flag is set); without it the next Checkpoint
+	// writes every live entry. It starts unset, so that a job that never
+	// checkpoints keeps no list, and is given up when the list outgrows
+	// dirtyLimit(live). Sessions keep their entries in their own records.
+	track   bool
+	dirty   []*entry
 	removed []storedEntry // stored entries released or moved since the last Checkpoint
 	meta    metaState     // the meta record last written or restored
 	fp      []byte        // the operator's fingerprint, kept in the meta record
@@ -172,6 +197,9 @@ type aggBase struct {
 
 func newAggBase(cfg AggregateConfig, name string) aggBase {
 	maxCol := cfg.TimeCol
+	if cfg.Attached {
+		maxCol = max(cfg.StartCol, cfg.EndCol)
+	}
 	for _, k := range cfg.Keys {
 		maxCol = max(maxCol, k)
 	}
@@ -213,7 +241,8 @@ func (b *aggBase) attach(ctx *exec.Context) error {
 }
 
 // admit checks an input row and reports whether to fold it in, and its
-// event time. Replays are dropped and counted here.
+// event time (0 when rows carry their window). Replays are dropped and
+// counted here.
 func (b *aggBase) admit(r *types.Row) (t int64, ok bool, err error) {
 	if len(r.Vals) <= b.maxCol {
 		return 0, false, fmt.Errorf("%s: cannot read column %d of a row of %d columns", b.name, b.maxCol, len(r.Vals))
@@ -224,6 +253,9 @@ func (b *aggBase) admit(r *types.Row) (t int64, ok bool, err error) {
 	if !b.offsets.Admit(r.Origin.Part, r.Origin.Offset) {
 		b.metrics.Replayed()
 		return 0, false, nil
+	}
+	if b.timeCol < 0 {
+		return 0, true, nil
 	}
 	tv := r.Vals[b.timeCol]
 	if tv.IsNull() {

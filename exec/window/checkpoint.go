@@ -19,6 +19,7 @@ import (
 const (
 	metaKey    = 'm' // the meta record
 	sliceKey   = 's' // a slice's entry: 's' + time(slice end) + encoded key
+	windowKey  = 'w' // an attached window's entry: 'w' + time(end) + time(start) + encoded key
 	cumKey     = 'c' // a CUMULATE window's running entry: 'c' + time(start) + encoded key
 	sessionKey = 'x' // a session of a session aggregate: 'x' + uint64(id)
 	rowKey     = 'r' // a row buffered by the SESSION assigner: 'r' + uint64(seq)
@@ -30,6 +31,7 @@ var errCorrupt = errors.New("corrupt window state")
 
 var (
 	_ exec.Checkpointer = (*slicingAggregate)(nil)
+	_ exec.Checkpointer = (*attachedAggregate)(nil)
 	_ exec.Checkpointer = (*sessionAggregate)(nil)
 	_ exec.Checkpointer = (*sessionAssign)(nil)
 )
@@ -66,6 +68,9 @@ func aggFingerprint(cfg AggregateConfig) []byte {
 	fp := append([]byte("agg"), specFingerprint(cfg.Spec)...)
 	fp = binary.AppendUvarint(fp, uint64(len(cfg.Keys)))
 	fp = binary.AppendUvarint(fp, uint64(len(cfg.PartitionKeys)))
+	if cfg.Attached {
+		fp = append(fp, "attached"...)
+	}
 	for _, c := range cfg.Calls {
 		fp = binary.AppendUvarint(fp, uint64(len(c.Func.Name())))
 		fp = append(fp, c.Func.Name()...)
@@ -246,7 +251,7 @@ func (b *aggBase) restoreMeta() (ok bool, err error) {
 }
 
 // touch lists e as changed since the last checkpoint.
-func (op *slicingAggregate) touch(e *entry) {
+func (op *aggBase) touch(e *entry) {
 	if len(op.dirty) >= dirtyLimit(op.live) {
 		clear(op.dirty)
 		op.dirty, op.track = op.dirty[:0], false
@@ -317,7 +322,7 @@ func (op *slicingAggregate) checkpoint() error {
 	return op.endCheckpoint(0)
 }
 
-func (op *slicingAggregate) putEntry(e *entry) error {
+func (op *aggBase) putEntry(e *entry) error {
 	op.enc = op.appendEntry(append(op.enc[:0], stateVersion), e)
 	if err := op.store.Put(op.entryKey(e.home, e.key), op.enc); err != nil {
 		return err

@@ -1,7 +1,10 @@
 // Package window runs Flink's window table-valued functions on event time:
 // TUMBLE, HOP, CUMULATE and SESSION, on their own (NewAssign) and fused with
 // the window aggregation that groups by window_start and window_end
-// (NewAggregate).
+// (NewAggregate). NewAggregate also aggregates rows that carry their
+// window already (AggregateConfig.Attached: a cascaded window aggregation,
+// over the rows of a window aggregation, Top-N or join): each row counts
+// in the window its window_start and window_end columns give.
 //
 // Times are TIMESTAMP values, int64 microseconds since the epoch. A window
 // [start, end) ends with the instant end - 1 ms, its window_time, as in
@@ -11,9 +14,9 @@
 //
 // Invariants:
 //   - Window aggregates are incremental: a row updates one accumulator
-//     group, that of its (slice, key) or (session, key); rows are never
-//     buffered. HOP and CUMULATE windows are assembled from slices when
-//     they fire.
+//     group, that of its (slice, key), (session, key) or, for rows that
+//     carry their window, (window, key); rows are never buffered. HOP and
+//     CUMULATE windows are assembled from slices when they fire.
 //   - A window's result is emitted once, as an insert, when it fires.
 //     Windows that fire on one watermark are emitted by end, then start,
 //     then encoded key, so output order is deterministic.
@@ -76,6 +79,9 @@
 //	m                        meta: fingerprint, fired-up-to mark, counter
 //	s time(slice end) key    TUMBLE/HOP/CUMULATE: a slice's accumulators of
 //	                         one grouping key (key as types.AppendKey)
+//	w time(end) time(start) key
+//	                         rows that carry their window: a window's
+//	                         accumulators of one grouping key
 //	c time(window start) key CUMULATE: a window's running accumulators
 //	x id                     SESSION aggregate: one session: start, end,
 //	                         partition key and its entries

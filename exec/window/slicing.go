@@ -46,14 +46,6 @@ type slicingAggregate struct {
 	fires  []int64 // scratch: window ends to fire
 	cfires []cumFire
 	merged map[string]*entry // scratch: a HOP window's merged entries
-
-	// Checkpoint bookkeeping. track is set while every entry changed
-	// since the last Checkpoint is listed in dirty (once: its dirty flag
-	// is set); without it the next Checkpoint writes every live entry.
-	// It starts unset, so that a job that never checkpoints keeps no
-	// list, and is given up when the list outgrows dirtyLimit(live).
-	track bool
-	dirty []*entry
 }
 
 // slice is the accumulators of one slice, by encoded key.

@@ -1,0 +1,19 @@
+-- A GROUP BY of only the window_start of a window aggregation's rows is no
+-- window aggregation, in Flink neither: its result updates, and an
+-- append-only sink refuses it.
+CREATE TABLE bids (
+  bidtime TIMESTAMP(3),
+  price DECIMAL(10, 2),
+  item STRING,
+  supplier_id STRING,
+  WATERMARK FOR bidtime AS bidtime - INTERVAL '5' SECOND
+) WITH ('connector' = 'filesystem', 'path' = 'bids.jsonl', 'format' = 'json');
+CREATE TABLE firsts (ws TIMESTAMP(3), top BIGINT)
+WITH ('connector' = 'filesystem', 'path' = 'firsts.jsonl', 'format' = 'json');
+
+INSERT INTO firsts
+SELECT ws, MAX(cnt) FROM (
+  SELECT supplier_id, window_start AS ws, window_end AS we, COUNT(*) AS cnt
+  FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(bidtime), INTERVAL '10' MINUTES))
+  GROUP BY supplier_id, window_start, window_end
+) GROUP BY ws;
