@@ -24,7 +24,7 @@ import (
 // its state, and keep them in a table there: by source stage and
 // partition name (a file's path; a partition's index for sources whose
 // partitions do not come and go), with the partition's version (for a
-// file, its inode and the hash of its first bytes) to tell a rewritten
+// file, the length and hash of its first 4 KiB) to tell a rewritten
 // partition from one that grew. Entries of partitions that are gone are
 // forgotten; the counter never goes back, so a number is never given
 // twice. In cluster mode every member must agree on the numbers without
