@@ -21,6 +21,7 @@ import (
 	"github.com/sluicesql/sluice/connector/redact"
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/kshuffle"
+	"github.com/sluicesql/sluice/internal/config"
 	"github.com/sluicesql/sluice/physical"
 	"github.com/sluicesql/sluice/plan"
 	"github.com/sluicesql/sluice/state/kafkalog"
@@ -89,11 +90,11 @@ func shuffleTopic(group, id string) string {
 // startCluster starts job name as a member of its consumer group.
 func (e *Engine) startCluster(ctx context.Context, id, name string, env physical.Env, cfg map[string]string,
 	interval time.Duration, before func(), sinks []*plan.Sink) (*Job, error) {
-	group := cfg["cluster.group-id"]
-	if cfg["state.backend"] != "kafka" {
+	group := cfg[config.ClusterGroupID]
+	if cfg[config.StateBackend] != "kafka" {
 		return nil, errors.New("cluster mode ('cluster.group-id') keeps the state in Kafka: set 'state.backend' = 'kafka' and 'state.kafka.bootstrap.servers'")
 	}
-	bs := cfg["state.kafka.bootstrap.servers"]
+	bs := cfg[config.StateKafkaBootstrapServers]
 	if bs == "" {
 		return nil, errors.New("'state.backend' = 'kafka' needs 'state.kafka.bootstrap.servers'")
 	}
@@ -104,7 +105,7 @@ func (e *Engine) startCluster(ctx context.Context, id, name string, env physical
 	// same 'cluster.instance-id' fences its dead predecessor's open
 	// transaction at once; without one, readers wait for the broker to
 	// time it out ('cluster.transaction-timeout').
-	instance, static := cfg["cluster.instance-id"], cfg["cluster.instance-id"] != ""
+	instance, static := cfg[config.ClusterInstanceID], cfg[config.ClusterInstanceID] != ""
 	if !static {
 		suffix := make([]byte, 6)
 		if _, err := rand.Read(suffix); err != nil {
@@ -114,7 +115,7 @@ func (e *Engine) startCluster(ctx context.Context, id, name string, env physical
 	}
 	cj := &clusterJob{e: e, name: name, group: group, brokers: strings.Split(bs, ","), env: env, sinks: sinks,
 		cfg: cfg, interval: interval, shuffle: map[string]int{}, wake: make(chan struct{}, 1), topicIDs: map[string][16]byte{},
-		txnID: cmpOr(cfg["state.kafka.transactional-id"], "sluice-"+group) + "-" + instance}
+		txnID: cmpOr(cfg[config.StateKafkaTransactionalID], "sluice-"+group) + "-" + instance}
 
 	// A first build over every partition checks the plan and names the
 	// topics the member subscribes to.
@@ -171,8 +172,8 @@ func (e *Engine) startCluster(ctx context.Context, id, name string, env physical
 		kgo.ConsumeTopics(cj.topics...),
 		kgo.Balancers(kgo.StickyBalancer()),
 		kgo.DisableAutoCommit(),
-		kgo.SessionTimeout(durationOption(cfg, "cluster.session-timeout", 10*time.Second)),
-		kgo.RebalanceTimeout(durationOption(cfg, "cluster.rebalance-timeout", 60*time.Second)),
+		kgo.SessionTimeout(durationOption(cfg, config.ClusterSessionTimeout, 10*time.Second)),
+		kgo.RebalanceTimeout(durationOption(cfg, config.ClusterRebalanceTimeout, 60*time.Second)),
 		kgo.FetchMaxBytes(1 << 10),
 		kgo.OnPartitionsAssigned(cj.onAssigned),
 		kgo.OnPartitionsRevoked(cj.onRevoked),
@@ -224,7 +225,7 @@ func (e *Engine) startCluster(ctx context.Context, id, name string, env physical
 		default:
 		}
 	}()
-	warnAt, _ := stateWarnSize(cfg) // checked by start
+	warnAt, _ := config.WarnSize(cfg) // checked by start
 	go func() {
 		defer close(j.done)
 		defer cancel()
@@ -570,10 +571,10 @@ func (cj *clusterJob) run(ctx context.Context, run *clusterRun, assigned map[str
 	resume := map[string]func(int64) int64{}
 	backend, err := kafkalog.Open(ctx, kafkalog.Options{
 		Bootstrap:          cj.brokers,
-		Topic:              cmpOr(cj.cfg["state.kafka.topic"], "sluice-state-"+cj.group),
+		Topic:              cmpOr(cj.cfg[config.StateKafkaTopic], "sluice-state-"+cj.group),
 		TransactionalID:    cj.txnID,
 		ManualPartitions:   func(topic string) bool { _, ok := cj.shuffle[topic]; return ok },
-		TransactionTimeout: durationOption(cj.cfg, "cluster.transaction-timeout", 60*time.Second),
+		TransactionTimeout: durationOption(cj.cfg, config.ClusterTransactionTimeout, 60*time.Second),
 		Logf:               cj.e.logf,
 		BeforeCommit: func(ctx context.Context, cl *kgo.Client, pos map[string]int64) error {
 			return cj.commitOffsets(ctx, cl, positions, resume, pos)

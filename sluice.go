@@ -12,7 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,6 +31,7 @@ import (
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/agg"
 	"github.com/sluicesql/sluice/expr"
+	"github.com/sluicesql/sluice/internal/config"
 	"github.com/sluicesql/sluice/physical"
 	"github.com/sluicesql/sluice/plan"
 	"github.com/sluicesql/sluice/plan/optimizer"
@@ -127,8 +130,11 @@ func Open(opts Options) (*Engine, error) {
 	}
 	e.logf = logf(opts.Log, e.secrets)
 	e.dims = dimensions(opts, e.logf)
-	for k, v := range opts.Config {
-		e.config[k] = v
+	for _, k := range slices.Sorted(maps.Keys(opts.Config)) {
+		e.config[k] = opts.Config[k]
+		if msg := config.Unknown(k, "sluice -D or Options.Config"); msg != "" {
+			e.log("warning: %s", msg)
+		}
 	}
 	for _, f := range builtin.Connectors() {
 		if err := e.connectors.Register(f); err != nil {
@@ -141,6 +147,13 @@ func Open(opts Options) (*Engine, error) {
 		}
 	}
 	return e, nil
+}
+
+// log writes a line to the engine's log, if it has one.
+func (e *Engine) log(format string, args ...any) {
+	if e.logf != nil {
+		e.logf(format, args...)
+	}
 }
 
 // dimensions returns the registry of dimension tables opts asks for, or a
@@ -195,17 +208,17 @@ func (e *Engine) Close() error {
 // directory (shared by the engine's jobs); else the engine's State.
 func (e *Engine) jobBackend(ctx context.Context, job string, cfg map[string]string) (state.Backend, func() error, error) {
 	nop := func() error { return nil }
-	switch kind := cfg["state.backend"]; kind {
+	switch kind := cfg[config.StateBackend]; kind {
 	case "", "memory", "local":
 	case "kafka":
-		bs := cfg["state.kafka.bootstrap.servers"]
+		bs := cfg[config.StateKafkaBootstrapServers]
 		if bs == "" {
 			return nil, nil, errors.New("'state.backend' = 'kafka' needs 'state.kafka.bootstrap.servers'")
 		}
 		o := kafkalog.Options{
 			Bootstrap:       strings.Split(bs, ","),
-			Topic:           cmpOr(cfg["state.kafka.topic"], "sluice-state-"+job),
-			TransactionalID: cmpOr(cfg["state.kafka.transactional-id"], "sluice-"+job),
+			Topic:           cmpOr(cfg[config.StateKafkaTopic], "sluice-state-"+job),
+			TransactionalID: cmpOr(cfg[config.StateKafkaTransactionalID], "sluice-"+job),
 			Logf:            e.logf,
 		}
 		b, err := kafkalog.Open(ctx, o)
@@ -230,7 +243,7 @@ func cmpOr(a, b string) string {
 // localBackend returns the local LSM store in the session's 'state.dir' if
 // set, else the engine's State.
 func (e *Engine) localBackend(cfg map[string]string) (state.Backend, error) {
-	dir := cfg["state.dir"]
+	dir := cfg[config.StateDir]
 	if dir == "" {
 		return e.opts.State, nil
 	}
@@ -291,6 +304,7 @@ func (e *Engine) planner(file *token.File) *planner.Planner {
 	p.SourceUpserts = e.sourceUpserts
 	p.SourceLookup = e.sourceLookup
 	p.LookupConnectors = e.lookupConnectors
+	p.Notify = func(at token.Position, msg string) { e.log("%s: warning: %s", at, msg) }
 	return p
 }
 
@@ -477,8 +491,13 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 		if s.Key == "" {
 			return Result{Message: e.formatConfig()}, nil
 		}
-		if err := checkSetting(s.Key, s.Value); err != nil {
+		if err := config.Check(s.Key, s.Value); err != nil {
 			return Result{}, token.NewError(file, s.Pos(), "%s", err.Error())
+		}
+		// Flink passes keys it does not know through; a misspelt one
+		// would then change nothing without a word.
+		if msg := config.Unknown(s.Key, ""); msg != "" {
+			e.log("%s: warning: %s", file.Position(s.Pos()), msg)
 		}
 		e.mu.Lock()
 		e.config[s.Key] = s.Value
@@ -686,7 +705,7 @@ func (e *Engine) Explain(filename string, src []byte) (string, error) {
 func (e *Engine) start(ctx context.Context, name string, before func(), sinks ...*plan.Sink) (*Job, error) {
 	id := strconv.FormatInt(e.nextID.Add(1), 10)
 	cfg := e.Config()
-	if n := cfg["pipeline.name"]; n != "" {
+	if n := cfg[config.PipelineName]; n != "" {
 		name = n
 	}
 	e.mu.Lock()
@@ -699,30 +718,27 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	}
 	e.mu.Unlock()
 	par := 1
-	if v, ok := cfg["parallelism.default"]; ok {
-		n, err := parseParallelism(v)
+	if v, ok := cfg[config.ParallelismDefault]; ok {
+		n, err := config.Parallelism(v)
 		if err != nil {
 			return nil, err
 		}
 		par = n
 	}
 	now := func() int64 { return e.opts.Now().UnixMicro() }
-	var ttl time.Duration
-	if v, ok := cfg["table.exec.state.ttl"]; ok {
-		var err error
-		if ttl, err = connector.ParseDuration(v); err != nil {
-			return nil, fmt.Errorf("table.exec.state.ttl: %w", err)
-		}
+	ttl, err := config.Duration(cfg, config.StateTTL)
+	if err != nil {
+		return nil, err
 	}
 	miniBatch, err := miniBatchOptions(cfg, e.setWhere)
 	if err != nil {
 		return nil, err
 	}
-	dropNulls, err := notNullEnforcer(cfg)
+	dropNulls, err := config.DropNullRows(cfg)
 	if err != nil {
 		return nil, err
 	}
-	warnAt, err := stateWarnSize(cfg)
+	warnAt, err := config.WarnSize(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -737,15 +753,16 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		Parallelism:  par,
 		Dims:         e.dims,
 	}
-	if tz, ok := cfg["table.local-time-zone"]; ok {
-		loc, err := time.LoadLocation(tz)
+	if tz, ok := cfg[config.LocalTimeZone]; ok {
+		loc, err := config.Location(tz)
 		if err != nil {
-			return nil, fmt.Errorf("table.local-time-zone: %w", err)
+			return nil, err
 		}
 		env.Expr.Location = loc
+		env.ConnEnv.Location = loc
 	}
-	if cfg["cluster.group-id"] != "" {
-		interval, err := checkpointInterval(cfg, time.Second)
+	if cfg[config.ClusterGroupID] != "" {
+		interval, err := config.CheckpointInterval(cfg, time.Second)
 		if err != nil {
 			return nil, err
 		}
@@ -768,18 +785,18 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		before()
 	}
 	var def time.Duration
-	if _, ok := backend.(*kafkalog.Backend); ok || cfg["state.dir"] != "" {
+	if _, ok := backend.(*kafkalog.Backend); ok || cfg[config.StateDir] != "" {
 		// Durable state is only worth its name with checkpoints: without
 		// them nothing would be committed, and a job run again would
 		// start over (and double what a sink received).
-		def = defaultCheckpointInterval
+		def = config.DefaultCheckpointInterval
 	}
-	interval, err := checkpointInterval(cfg, def)
+	interval, err := config.CheckpointInterval(cfg, def)
 	if err != nil {
 		closeBackend()
 		return nil, err
 	}
-	fresh, err := startFresh(cfg)
+	fresh, err := config.StartFresh(cfg)
 	if err != nil {
 		closeBackend()
 		return nil, err
@@ -808,24 +825,6 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	return j, nil
 }
 
-// defaultCheckpointInterval is how often a job whose state is durable
-// ('state.dir', or state in Kafka) takes checkpoints unless
-// 'execution.checkpointing.interval' says otherwise.
-const defaultCheckpointInterval = time.Second
-
-// startFresh reads 'state.start-fresh'.
-func startFresh(cfg map[string]string) (bool, error) {
-	v, ok := cfg["state.start-fresh"]
-	if !ok {
-		return false, nil
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, fmt.Errorf("state.start-fresh must be 'true' or 'false', got '%s'", v)
-	}
-	return b, nil
-}
-
 // explainMismatch adds to a job refused over another job's state where
 // that state is and what to do.
 func (e *Engine) explainMismatch(err error, cfg map[string]string) error {
@@ -835,31 +834,14 @@ func (e *Engine) explainMismatch(err error, cfg map[string]string) error {
 	}
 	where := "the engine's state"
 	switch {
-	case cfg["state.backend"] == "kafka":
+	case cfg[config.StateBackend] == "kafka":
 		where = "the state in Kafka"
-	case cfg["state.dir"] != "":
-		where = fmt.Sprintf("state.dir '%s'", cfg["state.dir"])
+	case cfg[config.StateDir] != "":
+		where = fmt.Sprintf("state.dir '%s'", cfg[config.StateDir])
 	}
 	return fmt.Errorf("%w\nThe state in %s was saved under the same job name (%s). "+
 		"Give this job a name of its own with SET 'pipeline.name' = '...', "+
 		"or discard the saved state and start from scratch with SET 'state.start-fresh' = 'true'", err, where, me.Job)
-}
-
-// defaultStateWarnSize is the default of 'table.exec.state.warn-size'.
-const defaultStateWarnSize = 1 << 30
-
-// stateWarnSize returns 'table.exec.state.warn-size' in bytes: 0 warns
-// never.
-func stateWarnSize(cfg map[string]string) (int64, error) {
-	v, ok := cfg["table.exec.state.warn-size"]
-	if !ok {
-		return defaultStateWarnSize, nil
-	}
-	n, err := connector.ParseMemorySize(v)
-	if err != nil {
-		return 0, fmt.Errorf("table.exec.state.warn-size: %w", err)
-	}
-	return n, nil
 }
 
 // watchState warns, once, when the state of j's unbounded operators
@@ -932,32 +914,6 @@ func formatBytes(n int64) string {
 	return fmt.Sprintf("%.1f %s", f, units[u])
 }
 
-// checkpointInterval returns 'execution.checkpointing.interval', or def.
-func checkpointInterval(cfg map[string]string, def time.Duration) (time.Duration, error) {
-	v, ok := cfg["execution.checkpointing.interval"]
-	if !ok {
-		return def, nil
-	}
-	return parseCheckpointInterval(v)
-}
-
-// minCheckpointInterval is Flink's smallest checkpoint interval.
-const minCheckpointInterval = 10 * time.Millisecond
-
-// parseCheckpointInterval reads 'execution.checkpointing.interval': 0 (or
-// less) turns checkpoints off; else it must be at least 10 ms, as in
-// Flink: checkpoints back to back would each sync the state to disk.
-func parseCheckpointInterval(v string) (time.Duration, error) {
-	d, err := connector.ParseDuration(v)
-	if err != nil {
-		return 0, fmt.Errorf("execution.checkpointing.interval: %w", err)
-	}
-	if d > 0 && d < minCheckpointInterval {
-		return 0, fmt.Errorf("execution.checkpointing.interval must be at least 10 ms (as in Flink), got '%s'", v)
-	}
-	return d, nil
-}
-
 // positionTableError turns a connector error about a declared table into an
 // error positioned in that table's CREATE TABLE: at the option it names,
 // or at the table's name.
@@ -982,6 +938,17 @@ func (e *Engine) positionTableErrorIn(t *catalog.Table, err error) error {
 		if strings.Contains(msg, "'"+o.Key+"'") && o.Key != "connector" ||
 			o.Key == "connector" && strings.Contains(msg, "connector '"+o.Value+"'") {
 			pos = o.Pos()
+			break
+		}
+		// A legacy option, named in the message as the option it was
+		// read as.
+		for now, legacy := range t.Legacy {
+			if legacy == o.Key && (strings.Contains(msg, "'"+now+"'") && now != "connector" ||
+				now == "connector" && strings.Contains(msg, "connector '"+o.Value+"'")) {
+				pos = o.Pos()
+			}
+		}
+		if pos != t.Decl.Name.Pos() {
 			break
 		}
 	}
@@ -1230,107 +1197,31 @@ func listing(header string, names []string) string {
 // option was set, for messages.
 func miniBatchOptions(cfg map[string]string, where func(key string) string) (physical.MiniBatch, error) {
 	var mb physical.MiniBatch
-	on, _ := strconv.ParseBool(cfg["table.exec.mini-batch.enabled"])
+	on, _ := strconv.ParseBool(cfg[config.MiniBatchEnabled])
 	if !on {
 		return mb, nil
 	}
-	v, ok := cfg["table.exec.mini-batch.allow-latency"]
+	v, ok := cfg[config.MiniBatchAllowLatency]
 	if !ok {
-		return mb, fmt.Errorf("table.exec.mini-batch.enabled is true%s: set 'table.exec.mini-batch.allow-latency' too (e.g. '1 s')",
-			where("table.exec.mini-batch.enabled"))
+		return mb, fmt.Errorf("%s is true%s: set '%s' too (e.g. '1 s')",
+			config.MiniBatchEnabled, where(config.MiniBatchEnabled), config.MiniBatchAllowLatency)
 	}
 	d, err := connector.ParseDuration(v)
 	if err != nil {
-		return mb, fmt.Errorf("table.exec.mini-batch.allow-latency%s: %w", where("table.exec.mini-batch.allow-latency"), err)
+		return mb, fmt.Errorf("%s%s: %w", config.MiniBatchAllowLatency, where(config.MiniBatchAllowLatency), err)
 	}
 	if d <= 0 {
-		return mb, fmt.Errorf("table.exec.mini-batch.allow-latency%s must be positive, got '%s'", where("table.exec.mini-batch.allow-latency"), v)
+		return mb, fmt.Errorf("%s%s must be positive, got '%s'", config.MiniBatchAllowLatency, where(config.MiniBatchAllowLatency), v)
 	}
 	mb.Latency = d
-	if v, ok := cfg["table.exec.mini-batch.size"]; ok {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n == 0 || n < -1 {
-			return mb, fmt.Errorf("table.exec.mini-batch.size must be a positive number of rows (or -1: no bound), got '%s'", v)
+	if v, ok := cfg[config.MiniBatchSize]; ok {
+		n, err := config.MiniBatchRows(v)
+		if err != nil {
+			return mb, err
 		}
 		if n > 0 {
 			mb.Size = int(min(n, 1<<30))
 		}
 	}
 	return mb, nil
-}
-
-// parseParallelism reads 'parallelism.default': an integer from 1 to
-// exec.MaxParallelism.
-func parseParallelism(v string) (int, error) {
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > exec.MaxParallelism {
-		return 0, fmt.Errorf("parallelism.default must be an integer between 1 and %d (the tasks of each keyed stage), got '%s'",
-			exec.MaxParallelism, v)
-	}
-	return n, nil
-}
-
-// checkSetting validates the SET options Sluice interprets.
-func checkSetting(key, value string) error {
-	switch key {
-	case "parallelism.default":
-		if _, err := parseParallelism(value); err != nil {
-			return err
-		}
-	case "table.exec.source.idle-timeout":
-		if _, err := connector.ParseDuration(value); err != nil {
-			return fmt.Errorf("table.exec.source.idle-timeout: %w", err)
-		}
-	case "execution.checkpointing.interval":
-		if _, err := parseCheckpointInterval(value); err != nil {
-			return err
-		}
-	case "table.exec.state.ttl", "table.exec.mini-batch.allow-latency",
-		"cluster.session-timeout", "cluster.rebalance-timeout", "cluster.transaction-timeout":
-		if _, err := connector.ParseDuration(value); err != nil {
-			return fmt.Errorf("%s: %w", key, err)
-		}
-	case "state.start-fresh":
-		if _, err := strconv.ParseBool(value); err != nil {
-			return fmt.Errorf("state.start-fresh must be 'true' or 'false', got '%s'", value)
-		}
-	case "table.exec.mini-batch.enabled":
-		if _, err := strconv.ParseBool(value); err != nil {
-			return fmt.Errorf("table.exec.mini-batch.enabled must be 'true' or 'false', got '%s'", value)
-		}
-	case "table.exec.mini-batch.size":
-		if n, err := strconv.ParseInt(value, 10, 64); err != nil || n == 0 || n < -1 {
-			return fmt.Errorf("table.exec.mini-batch.size must be a positive number of rows (or -1: no bound), got '%s'", value)
-		}
-	case "table.exec.state.warn-size":
-		if _, err := connector.ParseMemorySize(value); err != nil {
-			return fmt.Errorf("table.exec.state.warn-size: %w", err)
-		}
-	case "table.local-time-zone":
-		if _, err := time.LoadLocation(value); err != nil {
-			return fmt.Errorf("table.local-time-zone: unknown time zone '%s'", value)
-		}
-	case "table.exec.sink.not-null-enforcer":
-		if _, err := notNullEnforcer(map[string]string{key: value}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// notNullEnforcer reads 'table.exec.sink.not-null-enforcer': whether a
-// sink drops a row with a NULL in a NOT NULL column (DROP) rather than
-// failing the job (ERROR, the default), as in Flink.
-func notNullEnforcer(cfg map[string]string) (drop bool, err error) {
-	v, ok := cfg["table.exec.sink.not-null-enforcer"]
-	if !ok {
-		return false, nil
-	}
-	switch strings.ToUpper(strings.TrimSpace(v)) {
-	case "ERROR":
-		return false, nil
-	case "DROP":
-		return true, nil
-	}
-	return false, fmt.Errorf("table.exec.sink.not-null-enforcer must be 'ERROR' or 'DROP', got '%s'", v)
 }

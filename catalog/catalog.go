@@ -43,6 +43,10 @@ type Table struct {
 	// positioned errors.
 	Decl *ast.CreateTable
 	File *token.File
+	// Legacy maps the options Flink's legacy options were read as to
+	// the legacy ones written (path → connector.path), for positioned
+	// errors.
+	Legacy map[string]string
 }
 
 // Physical returns the physical columns: what the connector reads and writes.

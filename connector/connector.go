@@ -82,6 +82,10 @@ type Env struct {
 	Stdout io.Writer
 	// Now returns processing time in microseconds since the epoch.
 	Now func() int64
+	// Location is the session time zone ('table.local-time-zone'), in
+	// which the print connector shows TIMESTAMP_LTZ values, as Flink
+	// represents them as strings; nil is UTC.
+	Location *time.Location
 	// KafkaTxn, when the job's state lives in Kafka, is the *kgo.Client
 	// whose open transaction each checkpoint commits: exactly-once Kafka
 	// sinks write into it, so that output, state and positions commit

@@ -354,9 +354,14 @@ func (b *builder) sink(s *plan.Sink) error {
 	}
 	name := s.Table.Name
 	if enforcer != nil {
-		cols, names, drop := enforcer.NotNull, enforcer.Names, b.env.DropNullRows
+		var lengths []exec.LengthColumn
+		for _, lc := range append(append([]plan.LengthColumn(nil), enforcer.Chars...), enforcer.Binaries...) {
+			lengths = append(lengths, exec.LengthColumn{Col: lc.Col, Name: lc.Name, Type: lc.Type})
+		}
+		cols, names, drop, trim := enforcer.NotNull, enforcer.Names, b.env.DropNullRows, enforcer.Length == plan.LengthTrimPad
 		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
-			return &exec.NotNullEnforcer{Table: name, Cols: cols, Names: names, Drop: drop, Next: next}, nil
+			return &exec.ConstraintEnforcer{Table: name, NotNull: cols, Names: names, Drop: drop,
+				Lengths: lengths, Trim: trim, Next: next}, nil
 		})
 	}
 	var id string
@@ -456,7 +461,8 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 				return nil, err
 			}
 		}
-		cfg := window.AssignConfig{Spec: n.Spec, TimeCol: n.TimeCol, PartitionKeys: n.PartitionKeys, ID: b.id("window", opLabel(n), computes(n))}
+		cfg := window.AssignConfig{Spec: n.Spec, TimeCol: n.TimeCol, PartitionKeys: n.PartitionKeys, ID: b.id("window", opLabel(n), computes(n)),
+			Zone: b.env.Expr.Location}
 		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
 			c := cfg
 			c.ID = fmt.Sprintf("%s/%d", cfg.ID, task)
@@ -483,7 +489,8 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 			calls[i].AppendOnly = true
 		}
 		cfg := window.AggregateConfig{ID: b.id("window-agg", opLabel(n), computes(n)), Spec: n.Spec, TimeCol: n.TimeCol,
-			Attached: n.Attached, StartCol: n.StartCol, EndCol: n.EndCol, Keys: n.Keys, PartitionKeys: n.PartitionKeys, Calls: calls}
+			Attached: n.Attached, StartCol: n.StartCol, EndCol: n.EndCol, Keys: n.Keys, PartitionKeys: n.PartitionKeys, Calls: calls,
+			Zone: b.env.Expr.Location}
 		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
 			c := cfg
 			c.ID = fmt.Sprintf("%s/%d", cfg.ID, task)

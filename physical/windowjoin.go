@@ -42,6 +42,9 @@ func (b *builder) windowJoin(n *plan.WindowJoin) (*pipe, error) {
 			Left: columnTypes(n.Left.Schema()), Right: columnTypes(n.Right.Schema())},
 		LeftStart: n.LeftStart, LeftEnd: n.LeftEnd, RightStart: n.RightStart, RightEnd: n.RightEnd,
 	}
+	if n.Spec.LTZ {
+		cfg.Zone = b.env.Expr.Location
+	}
 	residual, env := n.Residual, b.env.Expr
 	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
 		c := cfg

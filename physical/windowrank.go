@@ -34,6 +34,9 @@ func (b *builder) windowRank(n *plan.WindowRank) (*pipe, error) {
 	}
 	cfg := windowrank.Config{Start: n.Start, End: n.End, Partition: n.Partition, Type: rankType(n.Type),
 		Limit: int(n.Limit), First: int(n.First), LaterFirst: n.KeepLast(), Types: columnTypes(n.Input.Schema())}
+	if n.Spec.LTZ {
+		cfg.Zone = b.env.Expr.Location
+	}
 	for _, k := range n.Order {
 		cfg.Order = append(cfg.Order, rank.SortKey{Col: k.Col, Desc: k.Desc, NullsFirst: k.NullsFirst})
 	}

@@ -28,6 +28,13 @@ type Node interface {
 	WithInputs(ins []Node) Node
 }
 
+// SQL is where an operator comes from in the SQL text, for messages: the
+// construct it is planned for and its position.
+type SQL struct {
+	What string // "GROUP BY", "SELECT DISTINCT", "LEFT JOIN", ...
+	At   token.Position
+}
+
 // Scan reads a table. Its output is the table's full row: physical columns
 // first as the connector produces them, then computed columns.
 type Scan struct {
@@ -234,6 +241,9 @@ type GroupAggregate struct {
 	Keys  []int
 	Calls []agg.Call
 	Out   types.Schema
+	// SQL is the construct the aggregation is planned for (GROUP BY,
+	// SELECT DISTINCT, UNION, an aggregate call), for messages.
+	SQL SQL
 }
 
 // Schema implements Node.
@@ -321,15 +331,47 @@ func (s *Sort) Describe() string {
 }
 
 // ConstraintEnforcer checks the rows on their way into a sink against the
-// sink's NOT NULL columns: a NULL in one of them fails the job, or with
-// 'table.exec.sink.not-null-enforcer' = 'DROP' drops the row (Flink's
-// ConstraintEnforcer with its NotNullEnforcer).
+// sink's column types, as Flink's ConstraintEnforcer does: a NULL in a
+// NOT NULL column fails the job, or with
+// 'table.exec.sink.not-null-enforcer' = 'DROP' drops the row (its
+// NotNullEnforcer); with 'table.exec.sink.type-length-enforcer' set to
+// TRIM_PAD or ERROR, the values of CHAR(n), VARCHAR(n), BINARY(n) and
+// VARBINARY(n) columns are cut and padded to their length, or a value of
+// another length fails the job (its LengthEnforcer). Under the default,
+// IGNORE, values keep the length the query gave them.
 type ConstraintEnforcer struct {
 	Input Node
 	// NotNull are the indexes of the NOT NULL columns, Names their names
 	// in the sink.
 	NotNull []int
 	Names   []string
+	// Length says what to do with values of another length than their
+	// column's; Chars and Binaries are the columns it applies to.
+	Length   LengthEnforcer
+	Chars    []LengthColumn
+	Binaries []LengthColumn
+}
+
+// LengthEnforcer is a value of 'table.exec.sink.type-length-enforcer'.
+type LengthEnforcer uint8
+
+// The values of 'table.exec.sink.type-length-enforcer'.
+const (
+	// LengthIgnore leaves values as they are (Flink's default).
+	LengthIgnore LengthEnforcer = iota
+	// LengthTrimPad cuts longer values to the column's length, and pads
+	// shorter CHAR values with spaces and BINARY values with zero bytes.
+	LengthTrimPad
+	// LengthError fails the job on a value longer than its column's
+	// length, or shorter than a CHAR or BINARY column's.
+	LengthError
+)
+
+// LengthColumn is a sink column whose length a LengthEnforcer applies.
+type LengthColumn struct {
+	Col  int
+	Name string
+	Type types.Type
 }
 
 // Schema implements Node.
@@ -341,9 +383,25 @@ func (c *ConstraintEnforcer) Inputs() []Node { return []Node{c.Input} }
 // Updating implements Node.
 func (c *ConstraintEnforcer) Updating() bool { return c.Input.Updating() }
 
-// Describe implements Node, as Flink's execution plan names the operator.
+// Describe implements Node, as Flink's execution plan names the operator:
+// its NOT NULL columns, then the string columns whose length it enforces,
+// then the binary ones.
 func (c *ConstraintEnforcer) Describe() string {
-	return fmt.Sprintf("ConstraintEnforcer[NotNullEnforcer(fields=[%s])]", strings.Join(c.Names, ", "))
+	var parts []string
+	if len(c.NotNull) > 0 {
+		parts = append(parts, fmt.Sprintf("NotNullEnforcer(fields=[%s])", strings.Join(c.Names, ", ")))
+	}
+	for _, cols := range [][]LengthColumn{c.Chars, c.Binaries} {
+		if len(cols) == 0 {
+			continue
+		}
+		names := make([]string, len(cols))
+		for i, lc := range cols {
+			names[i] = lc.Name
+		}
+		parts = append(parts, fmt.Sprintf("LengthEnforcer(fields=[%s])", strings.Join(names, ", ")))
+	}
+	return "ConstraintEnforcer[" + strings.Join(parts, ", ") + "]"
 }
 
 // WithInputs implements Node.
@@ -556,6 +614,9 @@ type Join struct {
 	NullAware bool
 	Residual  expr.Node
 	Out       types.Schema
+	// SQL is the construct the join is planned for (LEFT JOIN, NOT
+	// EXISTS, ...), for messages.
+	SQL SQL
 }
 
 // PartitionKeys returns the keys that partition the rows of each side

@@ -25,17 +25,21 @@ func (p *Planner) isAggregate(c *ast.Call) bool {
 }
 
 // hasAggregate reports whether the select list or HAVING calls an aggregate.
-func (p *Planner) hasAggregate(sel *ast.Select) bool {
-	found := false
+func (p *Planner) hasAggregate(sel *ast.Select) bool { return p.firstAggregate(sel) != nil }
+
+// firstAggregate returns the first aggregate call (or GROUPING()) of the
+// select list or HAVING, or nil.
+func (p *Planner) firstAggregate(sel *ast.Select) *ast.Call {
+	var found *ast.Call
 	visit := func(n ast.Node) bool {
-		if found {
+		if found != nil {
 			return false
 		}
 		switch n := n.(type) {
 		case *ast.Call:
 			// GROUPING() makes an aggregate query too, as in Calcite.
 			if p.isAggregate(n) || groupingFunc(n) != "" {
-				found = true
+				found = n
 				return false
 			}
 		case *ast.Query, *ast.SubqueryExpr, *ast.Exists:
@@ -584,12 +588,7 @@ func (p *Planner) bindAggregate(sel *ast.Select, in plan.Node, sc *scope) (plan.
 	}
 	if win != nil {
 		ts := types.Timestamp(3).WithNullable(false)
-		wt := ts
-		wt.TimeAttr = types.RowTime
-		if sc.cols[win.timeCol].typ.TimeAttr == types.ProcTime {
-			wt = types.TimestampLTZ(3).WithNullable(false)
-			wt.TimeAttr = types.ProcTime
-		}
+		wt := windowTimeType(sc.cols[win.timeCol].typ)
 		pa.winCols = map[string]int{}
 		for _, wc := range []struct {
 			name string
@@ -616,7 +615,7 @@ func (p *Planner) bindAggregate(sel *ast.Select, in plan.Node, sc *scope) (plan.
 		node = &plan.WindowAggregate{Input: node, Spec: att.wp.spec, TimeCol: -1, Attached: true, StartCol: att.start, EndCol: att.end,
 			Keys: keyIdx, Calls: ac.calls, Out: out}
 	} else {
-		node = &plan.GroupAggregate{Input: node, Keys: keyIdx, Calls: ac.calls, Out: out}
+		node = &plan.GroupAggregate{Input: node, Keys: keyIdx, Calls: ac.calls, Out: out, SQL: p.aggregateSQL(sel)}
 	}
 
 	b := &binder{p: p, sc: scopeOf("", out), post: pa}
@@ -639,7 +638,7 @@ func (p *Planner) bindAggregate(sel *ast.Select, in plan.Node, sc *scope) (plan.
 		res = node
 	}
 	if sel.Distinct {
-		res = distinct(res)
+		res = distinct(res, p.sqlAt("SELECT DISTINCT", sel.DistinctPos))
 	}
 	return res, selectScope(res, names), nil
 }
@@ -710,6 +709,7 @@ func (p *Planner) bindLegacyWindow(c *ast.Call, kind string, sc *scope) (*window
 	case "SESSION":
 		w.spec = window.Spec{Kind: window.Session, Gap: ivs[0]}
 	}
+	w.spec.LTZ = tn.Type().Kind == types.KindTimestampLTZ
 	if err := w.spec.Validate(); err != nil {
 		return nil, p.errorf(c, "%s", err.Error())
 	}
@@ -828,6 +828,7 @@ func (p *Planner) bindTableFunc(t *ast.TableFunc) (plan.Node, *scope, error) {
 	case "SESSION":
 		spec = window.Spec{Kind: window.Session, Gap: vals["GAP"]}
 	}
+	spec.LTZ = sc.cols[timeCol].typ.Kind == types.KindTimestampLTZ
 	if err := spec.Validate(); err != nil {
 		return nil, nil, p.errorf(t, "%s", err.Error())
 	}
@@ -848,12 +849,7 @@ func (p *Planner) bindTableFunc(t *ast.TableFunc) (plan.Node, *scope, error) {
 	}
 	out := types.Schema{Columns: append([]types.Column(nil), in.Schema().Columns...)}
 	ts := types.Timestamp(3).WithNullable(false)
-	wt := ts
-	wt.TimeAttr = types.RowTime
-	if sc.cols[timeCol].typ.TimeAttr == types.ProcTime {
-		wt = types.TimestampLTZ(3).WithNullable(false)
-		wt.TimeAttr = types.ProcTime
-	}
+	wt := windowTimeType(sc.cols[timeCol].typ)
 	out.Columns = append(out.Columns, types.Column{Name: "window_start", Type: ts},
 		types.Column{Name: "window_end", Type: ts}, types.Column{Name: "window_time", Type: wt})
 	if in.Updating() {
@@ -870,6 +866,24 @@ func (p *Planner) bindTableFunc(t *ast.TableFunc) (plan.Node, *scope, error) {
 		return p.alias(node, outScope, q, nil, t.ColumnAliases)
 	}
 	return node, outScope, nil
+}
+
+// windowTimeType is the type of the window_time of windows over the time
+// attribute of type t, as in Flink: TIMESTAMP(3) *ROWTIME* over a
+// TIMESTAMP rowtime, TIMESTAMP_LTZ(3) with t's time attribute over a
+// TIMESTAMP_LTZ one (a rowtime, or PROCTIME()). window_start and
+// window_end are TIMESTAMP(3) either way: wall-clock times in the session
+// time zone.
+func windowTimeType(t types.Type) types.Type {
+	wt := types.Timestamp(3).WithNullable(false)
+	if t.Kind == types.KindTimestampLTZ {
+		wt = types.TimestampLTZ(3).WithNullable(false)
+	}
+	wt.TimeAttr = types.RowTime
+	if t.TimeAttr == types.ProcTime {
+		wt.TimeAttr = types.ProcTime
+	}
+	return wt
 }
 
 func itoa(i int) string {

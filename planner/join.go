@@ -49,7 +49,7 @@ func (p *Planner) bindJoin(j *ast.Join) (plan.Node, *scope, error) {
 		return nil, nil, err
 	}
 
-	n := &plan.Join{Left: left, Right: right, Kind: kind}
+	n := &plan.Join{Left: left, Right: right, Kind: kind, SQL: p.sqlAt(j.Kind+" JOIN", j.JoinPos)}
 	rest, err := p.joinKeys(n, j.On, cond, on, nl)
 	if err != nil {
 		return nil, nil, err

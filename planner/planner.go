@@ -2,13 +2,13 @@ package planner
 
 import (
 	"strings"
-	"time"
 
 	"github.com/sluicesql/sluice/catalog"
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/exec/agg"
 	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/internal/suggest"
+	"github.com/sluicesql/sluice/plan"
 	"github.com/sluicesql/sluice/sql/ast"
 	"github.com/sluicesql/sluice/sql/token"
 	"github.com/sluicesql/sluice/types"
@@ -37,6 +37,9 @@ type Planner struct {
 	SourceLookup func(t connector.Table) bool
 	// LookupConnectors lists the connectors that can, for messages.
 	LookupConnectors func() []string
+	// Notify, if set, hears of what deserves a warning but is no error:
+	// a deprecated option read as another, at its position.
+	Notify func(at token.Position, msg string)
 
 	builder *expr.Builder
 	// ctes are the WITH names in scope, innermost last.
@@ -63,6 +66,27 @@ func New(cat *catalog.Catalog, funcs *expr.Registry, aggs *agg.Registry, config 
 	return &Planner{Catalog: cat, Funcs: funcs, Aggs: aggs, Config: config, File: file, builder: expr.NewBuilder(funcs)}
 }
 
+// sqlAt names the construct what written at pos, for messages.
+func (p *Planner) sqlAt(what string, pos token.Pos) plan.SQL {
+	s := plan.SQL{What: what}
+	if p.File != nil && pos.IsValid() {
+		s.At = p.File.Position(pos)
+	}
+	return s
+}
+
+// aggregateSQL names what an aggregation of sel is planned for: its GROUP
+// BY, or its first aggregate call.
+func (p *Planner) aggregateSQL(sel *ast.Select) plan.SQL {
+	if sel.GroupByPos.IsValid() {
+		return p.sqlAt("GROUP BY", sel.GroupByPos)
+	}
+	if c := p.firstAggregate(sel); c != nil {
+		return p.sqlAt(ast.Format(c), c.Pos())
+	}
+	return p.sqlAt("GROUP BY", sel.Pos())
+}
+
 // errorf returns a positioned error at n.
 func (p *Planner) errorf(n ast.Node, format string, args ...any) error {
 	pos := token.NoPos
@@ -81,15 +105,6 @@ func (p *Planner) wrap(n ast.Node, err error) error {
 		return err
 	}
 	return p.errorf(n, "%s", err.Error())
-}
-
-// idleTimeout returns the session's source idle timeout.
-func (p *Planner) configDuration(key string) (time.Duration, error) {
-	v, ok := p.Config[key]
-	if !ok || v == "" || v == "0" {
-		return 0, nil
-	}
-	return connector.ParseDuration(v)
 }
 
 // ---------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import (
 	"github.com/sluicesql/sluice/catalog"
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/expr"
+	"github.com/sluicesql/sluice/internal/config"
 	"github.com/sluicesql/sluice/plan"
 	"github.com/sluicesql/sluice/sql/ast"
 	"github.com/sluicesql/sluice/types"
@@ -587,8 +588,8 @@ func (p *Planner) bindScan(at ast.Node, t *catalog.Table) (plan.Node, *scope, er
 		return nil, nil, p.errorf(t.Decl, "table '%s': %v", t.Name, err)
 	}
 	if idle == 0 {
-		if idle, err = p.configDuration("table.exec.source.idle-timeout"); err != nil {
-			return nil, nil, p.errorf(at, "table.exec.source.idle-timeout: %v", err)
+		if idle, err = config.Duration(p.Config, config.SourceIdleTimeout); err != nil {
+			return nil, nil, p.errorf(at, "%v", err)
 		}
 	}
 	scan.IdleTimeoutMillis = idle.Milliseconds()
@@ -656,14 +657,15 @@ func (p *Planner) bindSelect(sel *ast.Select) (plan.Node, *scope, error) {
 		n = in
 	}
 	if sel.Distinct {
-		n = distinct(n)
+		n = distinct(n, p.sqlAt("SELECT DISTINCT", sel.DistinctPos))
 	}
 	return n, selectScope(n, names), nil
 }
 
-// distinct plans SELECT DISTINCT over n: a GROUP BY of all its columns,
-// which is a window aggregation when n's rows carry their window.
-func distinct(n plan.Node) plan.Node {
+// distinct plans the duplicate removal of n's rows, for the construct
+// at: a GROUP BY of all its columns, which is a window aggregation when
+// n's rows carry their window.
+func distinct(n plan.Node, at plan.SQL) plan.Node {
 	if w := attachedDistinct(n); w != nil {
 		return w
 	}
@@ -674,7 +676,7 @@ func distinct(n plan.Node) plan.Node {
 		keys[i] = i
 		out.Columns[i] = types.Column{Name: c.Name, Type: c.Type.WithoutTimeAttr()}
 	}
-	return &plan.GroupAggregate{Input: n, Keys: keys, Out: out}
+	return &plan.GroupAggregate{Input: n, Keys: keys, Out: out, SQL: at}
 }
 
 func (p *Planner) bindCondition(e ast.Expr, sc *scope, clause string) (expr.Node, error) {

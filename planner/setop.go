@@ -58,7 +58,7 @@ func (p *Planner) bindSetOp(s *ast.SetOp) (plan.Node, *scope, error) {
 	case s.Op == "UNION" && s.All:
 		n = &plan.Union{Ins: ins, Out: out}
 	case s.Op == "UNION":
-		n = distinct(&plan.Union{Ins: ins, Out: out})
+		n = distinct(&plan.Union{Ins: ins, Out: out}, p.sqlAt("UNION", s.OpPos))
 	case s.All:
 		n, err = p.setOpAll(s, ins[0], ins[1], out)
 		if err != nil {
@@ -73,7 +73,8 @@ func (p *Planner) bindSetOp(s *ast.SetOp) (plan.Node, *scope, error) {
 			j.LeftKeys = append(j.LeftKeys, i)
 			j.RightKeys = append(j.RightKeys, i)
 		}
-		n = distinct(j)
+		j.SQL = p.sqlAt(s.Op, s.OpPos)
+		n = distinct(j, p.sqlAt(s.Op, s.OpPos))
 	}
 	return n, scopeOf("", n.Schema()), nil
 }
@@ -177,7 +178,7 @@ func (p *Planner) setOpAll(s *ast.SetOp, l, r plan.Node, out types.Schema) (plan
 		sides[0].Schema().Columns[width:]...)}}
 
 	// 2. Per distinct row, COUNT each side's marker, or SUM the markers.
-	g := &plan.GroupAggregate{Input: union, Out: withoutTimeAttrs(out)}
+	g := &plan.GroupAggregate{Input: union, Out: withoutTimeAttrs(out), SQL: p.sqlAt(s.Op+" ALL", s.OpPos)}
 	for i := range width {
 		g.Keys = append(g.Keys, i)
 	}

@@ -1,14 +1,18 @@
 package planner
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/sluicesql/sluice/catalog"
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/expr"
+	"github.com/sluicesql/sluice/internal/config"
 	"github.com/sluicesql/sluice/plan"
+	"github.com/sluicesql/sluice/plan/optimizer"
 	"github.com/sluicesql/sluice/sql/ast"
+	"github.com/sluicesql/sluice/sql/token"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -66,6 +70,9 @@ func (p *Planner) TableFromDDL(ct *ast.CreateTable) (*catalog.Table, error) {
 		}
 		t.Options[o.Key] = o.Value
 	}
+	if err := p.translateLegacy(ct, t); err != nil {
+		return nil, err
+	}
 	if _, ok := t.Options["connector"]; !ok {
 		return nil, p.errorf(ct.Name, "table '%s' needs a 'connector' option in its WITH clause", t.Name)
 	}
@@ -75,6 +82,47 @@ func (p *Planner) TableFromDDL(ct *ast.CreateTable) (*catalog.Table, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// translateLegacy reads Flink's legacy table options of t ('connector.type',
+// 'connector.path', 'format.type', ...) as today's, before any connector
+// sees them, with a deprecation notice for each (Planner.Notify).
+func (p *Planner) translateLegacy(ct *ast.CreateTable, t *catalog.Table) error {
+	at := func(key string) ast.Node {
+		for _, o := range ct.Options {
+			if o.Key == key {
+				return o
+			}
+		}
+		return ct.Name
+	}
+	opts, notes, err := connector.TranslateLegacy(t.Options)
+	if err != nil {
+		key := ""
+		if _, rest, ok := strings.Cut(err.Error(), "option '"); ok {
+			key, _, _ = strings.Cut(rest, "'")
+		}
+		return p.errorf(at(key), "%s", err.Error())
+	}
+	t.Options = opts
+	// In the order the options are written.
+	slices.SortStableFunc(notes, func(a, b connector.Legacy) int {
+		return int(at(a.Key).Pos()) - int(at(b.Key).Pos())
+	})
+	for _, n := range notes {
+		msg := fmt.Sprintf("option '%s' is deprecated (a legacy Flink table option): it has no effect", n.Key)
+		if n.Now != "" {
+			msg = fmt.Sprintf("option '%s' is deprecated (a legacy Flink table option): it is read as '%s'", n.Key, n.Now)
+			if t.Legacy == nil {
+				t.Legacy = map[string]string{}
+			}
+			t.Legacy[n.Now] = n.Key
+		}
+		if p.Notify != nil {
+			p.Notify(p.File.Position(at(n.Key).Pos()), msg)
+		}
+	}
+	return nil
 }
 
 // ViewFromDDL converts CREATE VIEW into a catalog view after checking that
@@ -141,6 +189,7 @@ func (p *Planner) PlanInsert(ins *ast.Insert, acceptsUpdates SinkAcceptsUpdates)
 	}
 	qs := q.Schema()
 	projs := make([]expr.Node, target.Len())
+	out := types.Schema{Columns: slices.Clone(target.Columns)}
 	identity := true
 	for ti, qi := range order {
 		want := target.Columns[ti].Type
@@ -157,6 +206,18 @@ func (p *Planner) PlanInsert(ins *ast.Insert, acceptsUpdates SinkAcceptsUpdates)
 			identity = false
 		}
 		got := qs.Columns[qi].Type
+		if keepsLength(got, want) {
+			// A string or binary value is written as the query computed
+			// it, whatever the column's length: Flink leaves the length to
+			// the sink's ConstraintEnforcer
+			// ('table.exec.sink.type-length-enforcer'), and only an
+			// explicit CAST cuts or pads. The value keeps its type on
+			// the way (the ConstraintEnforcer and the sink know the
+			// column's).
+			projs[ti] = n
+			out.Columns[ti].Type = got.WithoutTimeAttr()
+			continue
+		}
 		if !got.SameKind(want) {
 			if !types.Assignable(got.WithoutTimeAttr(), want) {
 				return nil, p.errorf(ins.Query, "column %d ('%s') of the query is %s, which cannot be written to column '%s' %s of '%s'",
@@ -171,16 +232,11 @@ func (p *Planner) PlanInsert(ins *ast.Insert, acceptsUpdates SinkAcceptsUpdates)
 		projs[ti] = n
 	}
 	if !identity {
-		q = &plan.Calc{Input: q, Projs: projs, Out: target}
+		q = &plan.Calc{Input: q, Projs: projs, Out: out}
 	}
 	sinkTable := connector.Table{Name: name, Schema: target, PrimaryKey: tbl.PrimaryKey, PartitionKeys: tbl.PartitionKeys, Options: tbl.Options}
 	if q.Updating() && (acceptsUpdates == nil || !acceptsUpdates(sinkTable)) {
-		if sc := changelogScan(q); sc != nil {
-			return nil, p.errorf(ins.Table, "table sink '%s' (connector '%s') doesn't support consuming update changes, which are produced by the query: table '%s' is read as a changelog (its format '%s' is a changelog format); write to a sink that takes updates, such as one with a changelog format, or 'print'",
-				name, tbl.Options["connector"], sc.Table.Name, cmpOr(sc.Table.Options["format"], sc.Table.Options["value.format"]))
-		}
-		return nil, p.errorf(ins.Table, "table sink '%s' (connector '%s') doesn't support consuming update changes, which are produced by the query (a non-windowed GROUP BY, DISTINCT, UNION, or an outer join or a join of updating inputs); use a window aggregation, an inner join of append-only inputs, or a sink that takes updates such as 'print'",
-			name, tbl.Options["connector"])
+		return nil, p.updatingSinkError(ins, name, tbl.Options["connector"], q)
 	}
 	// Flink checks every NOT NULL column of the sink, whatever the query's
 	// types say.
@@ -191,10 +247,120 @@ func (p *Planner) PlanInsert(ins *ast.Insert, acceptsUpdates SinkAcceptsUpdates)
 			notNull, names = append(notNull, i), append(names, c.Name)
 		}
 	}
-	if len(notNull) > 0 {
-		q = &plan.ConstraintEnforcer{Input: q, NotNull: notNull, Names: names}
+	enforcer := &plan.ConstraintEnforcer{Input: q, NotNull: notNull, Names: names}
+	enforcer.Length, err = config.TypeLengthEnforcer(p.Config)
+	if err != nil {
+		return nil, p.errorf(ins, "%s", err.Error())
+	}
+	if enforcer.Length != plan.LengthIgnore {
+		enforcer.Chars, enforcer.Binaries = lengthColumns(target)
+	}
+	if len(notNull) > 0 || len(enforcer.Chars) > 0 || len(enforcer.Binaries) > 0 {
+		q = enforcer
 	}
 	return &plan.Sink{Input: q, Table: sinkTable}, nil
+}
+
+// keepsLength reports whether a value of type got is written into a sink
+// column of type want as it is: both are strings (CHAR or VARCHAR) or both
+// binary strings (BINARY or VARBINARY), of any length.
+func keepsLength(got, want types.Type) bool {
+	g, w := got.Kind, want.Kind
+	return g.IsString() && w.IsString() || g.IsBinary() && w.IsBinary()
+}
+
+// lengthColumns returns the columns of a sink whose length Flink's
+// LengthEnforcer applies: CHAR(n) and VARCHAR(n), then BINARY(n) and
+// VARBINARY(n), of a length below the largest (a STRING has none to
+// apply).
+func lengthColumns(s types.Schema) (chars, binaries []plan.LengthColumn) {
+	for i, c := range s.Columns {
+		t := c.Type
+		if t.Precision >= types.MaxLength {
+			continue
+		}
+		lc := plan.LengthColumn{Col: i, Name: c.Name, Type: t}
+		switch {
+		case t.Kind.IsString():
+			chars = append(chars, lc)
+		case t.Kind.IsBinary():
+			binaries = append(binaries, lc)
+		}
+	}
+	return chars, binaries
+}
+
+// updatingSinkError is the error for an updating query q into sink name,
+// which takes inserts only. As Flink's, it names the node that produces
+// the update changes: the first one below the sink that turns an
+// append-only input into an updating output (a GroupAggregate, an outer
+// join, a Rank, the scan of a changelog), positioned at the construct it
+// is planned for (the GROUP BY, the LEFT JOIN, the ROW_NUMBER ...), with
+// what to do about it.
+func (p *Planner) updatingSinkError(ins *ast.Insert, name, connector string, q plan.Node) error {
+	// Described as EXPLAIN shows them: a Rank with its bound from the
+	// enclosing filter, say.
+	n := firstUpdating(optimizer.New(p.builder).Optimize(q))
+	sink := fmt.Sprintf("table sink '%s' (connector '%s') doesn't support consuming update changes which is produced by node %s",
+		name, connector, n.Describe())
+	const takesUpdates = "a sink that takes updates ('print', 'upsert-kafka', or a changelog format such as 'debezium-json')"
+	var at plan.SQL
+	var advice string
+	switch x := n.(type) {
+	case *plan.Scan:
+		if x.Upsert {
+			return p.errorf(ins.Table, "%s: table '%s' is read as an upsert stream (connector '%s'), whose rows update earlier ones of the same key; write to %s",
+				sink, x.Table.Name, x.Table.Options["connector"], takesUpdates)
+		}
+		return p.errorf(ins.Table, "%s: table '%s' is read as a changelog (its format '%s' is a changelog format); write to %s",
+			sink, x.Table.Name, cmpOr(x.Table.Options["format"], x.Table.Options["value.format"]), takesUpdates)
+	case *plan.GroupAggregate:
+		at = x.SQL
+		switch {
+		case x.SQL.What == "UNION":
+			advice = "UNION removes duplicates by aggregating every row it has seen, updating its result; use UNION ALL, or write to " + takesUpdates
+		case x.SQL.What == "SELECT DISTINCT":
+			advice = "DISTINCT over an unbounded input updates its result as rows arrive; deduplicate per window " +
+				"(GROUP BY window_start, window_end, ... over a window table function), or write to " + takesUpdates
+		default:
+			advice = "an aggregation that is not windowed updates its results as rows arrive; aggregate per window " +
+				"(GROUP BY window_start, window_end, ... over a window table function), whose results are final, or write to " + takesUpdates
+		}
+	case *plan.Join:
+		at = x.SQL
+		advice = fmt.Sprintf("%s emits a row padded with NULLs and retracts it when a match arrives; use an inner join, "+
+			"an interval join (bound one side's time attribute by the other's in ON) or a window join, or write to %s", x.SQL.What, takesUpdates)
+		if x.Kind == plan.AntiJoin {
+			advice = fmt.Sprintf("%s retracts a row when a match for it arrives; use a window join, or write to %s", x.SQL.What, takesUpdates)
+		}
+	case *plan.Rank:
+		at = plan.SQL{What: x.Type.String() + "()", At: x.At}
+		advice = "a Top-N (or a deduplication that keeps the last row) updates its result as rows arrive; keep the first row " +
+			"(ORDER BY the time attribute ASC and rownum = 1), rank per window (PARTITION BY window_start, window_end), or write to " + takesUpdates
+	}
+	msg := sink
+	if at.What != "" {
+		msg += " (" + at.What + ")"
+	}
+	if advice == "" {
+		advice = "write to " + takesUpdates
+	}
+	if at.At.IsValid() {
+		return &token.Error{Pos: at.At, Msg: msg + "; " + advice}
+	}
+	return p.errorf(ins.Table, "%s; %s", msg, advice)
+}
+
+// firstUpdating returns the node of n's tree that makes n updating: the
+// first one, going down through updating inputs, whose inputs are all
+// append-only (n itself, or a leaf: the scan of a changelog).
+func firstUpdating(n plan.Node) plan.Node {
+	for _, in := range n.Inputs() {
+		if in.Updating() {
+			return firstUpdating(in)
+		}
+	}
+	return n
 }
 
 // changelogScan returns the scan of a changelog source that makes n

@@ -165,9 +165,10 @@ func (p *Planner) bindSemiJoin(cond ast.Expr, left plan.Node, lsc *scope) (plan.
 	// The left rows may be wider than lsc (a column computed for an
 	// earlier IN): pairs put the right columns after all of them.
 	nl := left.Schema().Len()
-	j := &plan.Join{Left: left, Kind: plan.SemiJoin}
+	j := &plan.Join{Left: left, Kind: plan.SemiJoin, SQL: p.sqlAt(what, cond.Pos())}
 	if not {
 		j.Kind = plan.AntiJoin
+		j.SQL.What = "NOT " + what
 	}
 
 	// IN: x = the subquery's single column, a key.

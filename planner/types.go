@@ -38,16 +38,20 @@ func (p *Planner) convertType(t *ast.TypeExpr) (types.Type, error) {
 			return out, p.errorf(t, "DECIMAL scale must be between 0 and the precision %d, got %d", prec, scale)
 		}
 		out = types.Decimal(prec, scale)
+	// Without a length, CHAR and BINARY are CHAR(1) and BINARY(1), and
+	// VARCHAR and VARBINARY have the largest length, the same as STRING
+	// and BYTES: Flink SQL's defaults (its type system's default
+	// precision), not the SQL standard's 1.
 	case "CHAR":
 		out = types.Char(param(0, 1))
 	case "VARCHAR":
-		out = types.VarChar(param(0, 1))
+		out = types.VarChar(param(0, types.MaxLength))
 	case "STRING":
 		out = types.String
 	case "BINARY":
 		out = types.Type{Kind: types.KindBinary, Precision: param(0, 1)}
 	case "VARBINARY":
-		out = types.Type{Kind: types.KindVarBinary, Precision: param(0, 1)}
+		out = types.Type{Kind: types.KindVarBinary, Precision: param(0, types.MaxLength)}
 	case "BYTES":
 		out = types.Bytes
 	case "DATE":
@@ -102,6 +106,12 @@ func (p *Planner) convertType(t *ast.TypeExpr) (types.Type, error) {
 		out = types.RowOf(fields...)
 	default:
 		return out, p.errorf(t, "unknown type '%s'", t.Name)
+	}
+	switch t.Name {
+	case "CHAR", "VARCHAR", "BINARY", "VARBINARY":
+		if out.Precision < 1 {
+			return out, p.errorf(t, "%s length must be between 1 and %d, got %d", t.Name, types.MaxLength, out.Precision)
+		}
 	}
 	if (t.Name == "TIMESTAMP" || t.Name == "TIMESTAMP_LTZ" || t.Name == "TIME") && out.Precision > 9 {
 		return out, p.errorf(t, "%s precision must be between 0 and 9, got %d", t.Name, out.Precision)

@@ -44,6 +44,12 @@ func (p *Planner) windowJoin(on ast.Node, j *plan.Join) (*plan.WindowJoin, error
 			has, lacks)
 	}
 	if lw.spec != rw.spec {
+		if l, r := lw.spec, rw.spec; l.LTZ != r.LTZ {
+			l.LTZ, r.LTZ = false, false
+			if l == r {
+				return nil, p.errorf(on, "a window join needs the same window on both sides, but one side's windows are over a TIMESTAMP_LTZ time attribute (aligned in the session time zone) and the other's over a TIMESTAMP one: declare both time attributes with the same type")
+			}
+		}
 		return nil, p.errorf(on, "a window join needs the same window on both sides, but the left input has %s and the right one %s",
 			lw.spec, rw.spec)
 	}

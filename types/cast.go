@@ -427,6 +427,29 @@ func castToDecimal(v Value, to Type) (Value, error) {
 	return NullValue, castError(v, Type{Kind: v.kind}, to, "unsupported conversion")
 }
 
+// FitLength applies the length of t, a CHAR(n), VARCHAR(n), BINARY(n) or
+// VARBINARY(n), to the string or binary value v, as CAST does: a longer
+// value is cut to n, a shorter CHAR value padded with spaces and a shorter
+// BINARY value with zero bytes. The result has t's kind; NULL stays NULL.
+func FitLength(v Value, t Type) Value {
+	if v.kind == KindNull {
+		return v
+	}
+	if t.Kind.IsBinary() {
+		return fitBinary(v.s, t)
+	}
+	return fitString(v.s, t)
+}
+
+// Length returns the length of a string value in characters and that of a
+// binary value in bytes.
+func Length(v Value) int {
+	if v.kind.IsBinary() {
+		return len(v.s)
+	}
+	return utf8.RuneCountInString(v.s)
+}
+
 // fitString applies the length of CHAR(n) (truncate, pad with spaces) or
 // VARCHAR(n) (truncate) to s.
 func fitString(s string, to Type) Value {
@@ -547,6 +570,11 @@ func Assignable(from, to Type) bool {
 //	DECIMAL, DOUBLE              DOUBLE
 //	VARCHAR(3), VARCHAR(5)       VARCHAR(5)
 //	CHAR(n), VARCHAR(m)          VARCHAR(max(n, m))
+//	CHAR(n), CHAR(n)             CHAR(n)
+//	CHAR(n), CHAR(m), n != m     VARCHAR(max(n, m)) (Flink converts "ragged"
+//	                             CHAR unions to varying: 'a' beside 'abc' is
+//	                             not padded)
+//	BINARY(n), BINARY(m)         likewise
 //	NULL, T                      T, nullable
 //	TIMESTAMP(0), TIMESTAMP(3)   TIMESTAMP(3)
 //	DATE, TIMESTAMP(p)           TIMESTAMP(p)
@@ -574,13 +602,13 @@ func commonType(a, b Type) (Type, bool) {
 		return commonNumeric(a, b), true
 	case ak.IsString() && bk.IsString():
 		n := max(a.Precision, b.Precision)
-		if ak == KindChar && bk == KindChar {
+		if ak == KindChar && bk == KindChar && a.Precision == b.Precision {
 			return Char(n), true
 		}
 		return VarChar(n), true
 	case ak.IsBinary() && bk.IsBinary():
 		n := max(a.Precision, b.Precision)
-		if ak == KindBinary && bk == KindBinary {
+		if ak == KindBinary && bk == KindBinary && a.Precision == b.Precision {
 			return Type{Kind: KindBinary, Precision: n}, true
 		}
 		return Type{Kind: KindVarBinary, Precision: n}, true

@@ -353,19 +353,30 @@ func InstantToLocal(micros int64, loc *time.Location) int64 {
 }
 
 // LocalToInstant converts a wall-clock time (TIMESTAMP) in zone loc to an
-// instant (TIMESTAMP_LTZ). Times in a gap are moved forward and ambiguous
-// times take the earlier offset, as java.time does.
+// instant (TIMESTAMP_LTZ), as java.time's LocalDateTime.atZone does: a time
+// in a gap (a daylight saving time start) moves later by the length of the
+// gap, and an ambiguous time (a daylight saving time end) takes the
+// earlier offset, the one before the transition. (time.Date leaves the
+// choice open, and makes it differently on either side of UTC.)
 func LocalToInstant(wall int64, loc *time.Location) int64 {
 	if loc == nil || loc == time.UTC {
 		return wall
 	}
-	days := FloorDiv(wall, MicrosPerDay)
-	tod := wall - days*MicrosPerDay
-	y, m, d := CivilFromDate(days)
-	sec := tod / MicrosPerSecond
-	ns := (tod % MicrosPerSecond) * 1000
-	t := time.Date(y, time.Month(m), d, int(sec/3600), int(sec/60%60), int(sec%60), int(ns), loc)
-	return t.UnixMicro()
+	// The offsets a day before and after: those on either side of a
+	// transition near wall (zones never move twice within two days).
+	before := ZoneOffset(wall-MicrosPerDay, loc)
+	after := ZoneOffset(wall+MicrosPerDay, loc)
+	switch {
+	case ZoneOffset(wall-before, loc) == before:
+		// Valid under the earlier offset: the only one, or the first
+		// of two.
+		return wall - before
+	case ZoneOffset(wall-after, loc) == after:
+		return wall - after
+	}
+	// In a gap: later by the gap's length, which is wall read with the
+	// offset before the transition.
+	return wall - before
 }
 
 func append2(dst []byte, n int) []byte {

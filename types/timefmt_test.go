@@ -176,6 +176,39 @@ func TestZones(t *testing.T) {
 	}
 }
 
+// TestLocalToInstantTransitions: a wall-clock time in a daylight saving
+// gap moves later by the length of the gap, and one in an overlap takes
+// the earlier offset, as java.time's LocalDateTime.atZone does (Flink's
+// TIMESTAMP to TIMESTAMP_LTZ and its window bounds), whichever side of
+// UTC the zone is on.
+func TestLocalToInstantTransitions(t *testing.T) {
+	for _, tc := range []struct{ zone, wall, want string }{
+		// Los Angeles skips 02:00-03:00 on 2021-03-14 (PST to PDT at 10:00Z).
+		{"America/Los_Angeles", "2021-03-14 02:30:00", "2021-03-14 10:30:00"},
+		{"America/Los_Angeles", "2021-03-14 02:00:00", "2021-03-14 10:00:00"},
+		{"America/Los_Angeles", "2021-03-14 01:59:59.999", "2021-03-14 09:59:59.999"},
+		{"America/Los_Angeles", "2021-03-14 03:00:00", "2021-03-14 10:00:00"},
+		// and lives 01:00-02:00 twice on 2021-11-07 (PDT to PST at 09:00Z).
+		{"America/Los_Angeles", "2021-11-07 01:30:00", "2021-11-07 08:30:00"},
+		{"America/Los_Angeles", "2021-11-07 02:00:00", "2021-11-07 10:00:00"},
+		{"America/Los_Angeles", "2021-11-07 00:59:59", "2021-11-07 07:59:59"},
+		// Berlin skips 02:00-03:00 on 2021-03-28 and lives 02:00-03:00
+		// twice on 2021-10-31.
+		{"Europe/Berlin", "2021-03-28 02:30:00", "2021-03-28 01:30:00"},
+		{"Europe/Berlin", "2021-10-31 02:30:00", "2021-10-31 00:30:00"},
+		{"Asia/Shanghai", "2021-04-15 22:09:59.999", "2021-04-15 14:09:59.999"},
+	} {
+		loc, err := time.LoadLocation(tc.zone)
+		if err != nil {
+			t.Skip("no tzdata:", err)
+		}
+		wall, _ := ParseTimestamp(tc.wall)
+		if got := FormatTimestamp(LocalToInstant(wall, loc), 3); got != tc.want && got != tc.want+".000" {
+			t.Errorf("LocalToInstant(%s in %s) = %sZ, want %sZ", tc.wall, tc.zone, got, tc.want)
+		}
+	}
+}
+
 func TestParseTimestampNoAlloc(t *testing.T) {
 	n := testing.AllocsPerRun(100, func() { _, _ = ParseTimestamp("2020-04-15T08:05:00.123Z") })
 	if n != 0 {

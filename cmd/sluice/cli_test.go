@@ -82,3 +82,44 @@ func TestREPLSplitsWithTheScanner(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownSetWarns: `sluice run`, `sluice sql` and `-D` warn on standard
+// error of a key Sluice does not read, naming the nearest known one, and
+// run the statements all the same (Flink passes unknown keys through).
+func TestUnknownSetWarns(t *testing.T) {
+	dir := t.TempDir()
+	const src = "SET 'execution.checkpointing.intervall' = '10 s';\nSET 'parallelism.default' = '1';\n"
+	if err := os.WriteFile(filepath.Join(dir, "job.sql"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const want = "job.sql:1:1: warning: Sluice does not read the option 'execution.checkpointing.intervall': it has no effect (did you mean 'execution.checkpointing.interval'?)"
+	for _, c := range []struct {
+		how, want string
+		args      []string
+	}{
+		{"run", want, []string{"run", "job.sql"}},
+		{"sql FILE", want, []string{"sql", "job.sql"}},
+		{"sql -e", strings.Replace(want, "job.sql", "<sql>", 1), []string{"sql", "-e", src}},
+		{"-D", "warning: Sluice does not read the option 'state.dri' (sluice -D or Options.Config): it has no effect (did you mean 'state.dir'?)",
+			[]string{"-D", "state.dri=x", "sql", "-e", "SET;"}},
+	} {
+		var out, errw bytes.Buffer
+		root := newRoot(strings.NewReader(""), &out, &errw)
+		root.SetArgs(c.args)
+		wd, _ := os.Getwd()
+		if err := os.Chdir(dir); err != nil {
+			t.Fatal(err)
+		}
+		err := root.Execute()
+		os.Chdir(wd)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.how, err, errw.String())
+		}
+		if !strings.Contains(errw.String(), c.want) {
+			t.Errorf("%s: standard error lacks %q:\n%s", c.how, c.want, errw.String())
+		}
+		if strings.Count(errw.String(), "warning:") != 1 {
+			t.Errorf("%s: want one warning:\n%s", c.how, errw.String())
+		}
+	}
+}

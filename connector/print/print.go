@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/types"
@@ -50,7 +51,7 @@ func (f Factory) CreateSink(t connector.Table, env connector.Env) (connector.Sin
 	if w == nil {
 		return nil, errors.New("print: no output writer (Env.Stdout is nil)")
 	}
-	s := &Sink{w: w, types: t.Schema.Types()}
+	s := &Sink{w: w, types: t.Schema.Types(), loc: env.Location}
 	if id, ok := t.Options["print-identifier"]; ok {
 		s.prefix = id + "> "
 	}
@@ -62,6 +63,7 @@ type Sink struct {
 	w      io.Writer
 	prefix string
 	types  []types.Type
+	loc    *time.Location // TIMESTAMP_LTZ values are shown in it
 
 	mu  sync.Mutex
 	buf []byte
@@ -84,7 +86,7 @@ func (s *Sink) AppendRow(dst []byte, r types.Row) []byte {
 		if i < len(s.types) {
 			t = s.types[i]
 		}
-		dst = types.AppendValue(dst, v, t)
+		dst = types.AppendValueIn(dst, v, t, s.loc)
 	}
 	return append(dst, ']')
 }

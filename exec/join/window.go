@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"hash/maphash"
 	"slices"
+	"time"
 
 	"github.com/sluicesql/sluice/exec"
+	"github.com/sluicesql/sluice/exec/window"
 	"github.com/sluicesql/sluice/types"
 	"github.com/sluicesql/sluice/types/rowcodec"
 )
@@ -21,6 +23,11 @@ type WindowConfig struct {
 	// LeftStart, LeftEnd, RightStart and RightEnd are the window_start and
 	// window_end columns of each side.
 	LeftStart, LeftEnd, RightStart, RightEnd int
+	// Zone, if set, is the session time zone whose wall-clock times the
+	// window bounds are (windows over a TIMESTAMP_LTZ time attribute): a
+	// window fires when the watermark reaches the instant of its last
+	// millisecond there (window.Zone). Nil: the bounds are instants.
+	Zone *time.Location
 }
 
 // Window is a running window join.
@@ -49,6 +56,7 @@ type Window struct {
 	wm      int64
 	ended   bool
 	stopped func() bool
+	zone    *window.Zone
 
 	seed  maphash.Seed
 	head  map[uint64]int32 // scratch: the build side's rows by key hash
@@ -117,7 +125,7 @@ func NewWindow(cfg WindowConfig) (*Window, error) {
 		return nil, errors.New("window join: only an ANTI join with keys, not NULL-safe, can be null-aware")
 	}
 	o := &Window{pairs: newPairs(cfg.Config), windows: map[wkey]*wwin{}, wm: exec.MinWatermark,
-		seed: maphash.MakeSeed(), head: map[uint64]int32{}}
+		seed: maphash.MakeSeed(), head: map[uint64]int32{}, zone: window.NewZone(cfg.Zone)}
 	for i, typs := range [][]types.Type{cfg.Left, cfg.Right} {
 		c, err := rowcodec.New(typs)
 		if err != nil {
@@ -163,7 +171,7 @@ func (o *Window) ProcessInput(input int, b *types.Batch) error {
 			return fmt.Errorf("window join: input %d sent a retraction (%s); window joins take append-only inputs", input, r.Kind)
 		}
 		sv, ev := r.Vals[s.start], r.Vals[s.end]
-		if sv.IsNull() || ev.IsNull() || isFired(ev.Int(), o.wm) || o.ended {
+		if sv.IsNull() || ev.IsNull() || o.zone.Fired(ev.Int(), o.wm) || o.ended {
 			if o.metrics != nil {
 				o.metrics.LateRows.Add(1)
 			}
@@ -203,14 +211,6 @@ func (o *Window) add(input int, k wkey, vals []types.Value) {
 	rows.span = append(rows.span, sp)
 }
 
-// isFired reports whether the window ending at end has fired under
-// watermark wm: its last instant, end - 1 ms, is at or before wm.
-// Windows are TIMESTAMP(3), in µs, as in exec/window.
-func isFired(end, wm int64) bool { return end-lastInstant <= wm }
-
-// lastInstant is how far the last instant of a window is before its end.
-const lastInstant = 1000
-
 // Watermark implements exec.Operator: it joins and frees every window
 // whose last instant the watermark passed, then forwards it.
 func (o *Window) Watermark(wm int64) error {
@@ -241,7 +241,9 @@ func (o *Window) Finish() error {
 func (o *Window) fire(wm int64) error {
 	fires := o.fires[:0]
 	for k, w := range o.windows {
-		if isFired(k.end, wm) {
+		// The last instant of the window, end - 1 ms (TIMESTAMP(3), in
+		// µs, as in exec/window), at or before wm.
+		if o.zone.Fired(k.end, wm) {
 			fires = append(fires, w)
 		}
 	}

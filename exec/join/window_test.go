@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/state"
@@ -343,5 +344,54 @@ func windowJoinAgainstNestedLoops(t *testing.T, seed uint64, kind Kind, mode key
 				t.Fatalf("%d records of fired windows left in the store", left)
 			}
 		})
+	}
+}
+
+// TestWindowJoinZone: the bounds of windows over a TIMESTAMP_LTZ time
+// attribute are wall-clock times in the session time zone, and the
+// watermark is an instant: a window fires when the watermark reaches the
+// instant of its last millisecond there, as in Flink. In Los Angeles
+// (UTC-7 in April) the window [00:00, 01:00) ends at 08:00Z, so a
+// watermark at 07:30Z fires nothing and a row of that window is not late.
+func TestWindowJoinZone(t *testing.T) {
+	la, err := time.LoadLocation("America/Los_Angeles")
+	if err != nil {
+		t.Skip("no tzdata:", err)
+	}
+	wall := func(s string) int64 {
+		v, err := types.ParseTimestamp(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	m := &exec.Metrics{}
+	out := &wcollect{}
+	o, err := NewWindow(WindowConfig{Config: Config{ID: "wj", Kind: Inner, LeftKeys: []int{0}, RightKeys: []int{0},
+		Left: windowed, Right: windowed, Next: out}, LeftStart: 2, LeftEnd: 3, RightStart: 2, RightEnd: 3, Zone: la})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Open(&exec.Context{Metrics: m}); err != nil {
+		t.Fatal(err)
+	}
+	start, end := wall("2021-04-15 00:00:00"), wall("2021-04-15 01:00:00")
+	win(t, o, 0, 1, "a", start, end, 1)
+	win(t, o, 1, 1, "x", start, end, 1)
+	if err := o.Watermark(wall("2021-04-15 07:30:00")); err != nil { // an instant: 00:30 in Los Angeles
+		t.Fatal(err)
+	}
+	if len(out.rows) != 0 {
+		t.Fatalf("emitted before the window's end in Los Angeles: %v", out.rows)
+	}
+	win(t, o, 1, 1, "y", start, end, 2)
+	if n := m.LateRows.Load(); n != 0 {
+		t.Fatalf("%d late rows, want none", n)
+	}
+	if err := o.Watermark(wall("2021-04-15 07:59:59.999")); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.rows) != 2 {
+		t.Fatalf("got %v, want the window's two pairs at 07:59:59.999Z", out.rows)
 	}
 }

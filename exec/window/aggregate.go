@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/agg"
@@ -40,6 +41,9 @@ type AggregateConfig struct {
 	PartitionKeys []int
 	// Calls are the aggregate calls, in output order.
 	Calls []agg.Call
+	// Zone is the session time zone, in which windows over a
+	// TIMESTAMP_LTZ time attribute (Spec.LTZ) are aligned; nil is UTC.
+	Zone *time.Location
 	// Next receives the output rows.
 	Next exec.Operator
 }
@@ -47,8 +51,9 @@ type AggregateConfig struct {
 // NewAggregate returns a window aggregate operator. Its output rows are
 // append-only (+I): the Keys columns in order, then window_start,
 // window_end and window_time (TIMESTAMP(3) values; window_time is
-// window_end - 1 ms), then one value per call. A window's rows are emitted
-// once, when a watermark reaches the window's last instant.
+// window_end - 1 ms, or with Spec.LTZ the TIMESTAMP_LTZ instant of that
+// wall-clock time in the Zone), then one value per call. A window's rows
+// are emitted once, when a watermark reaches the window's last instant.
 func NewAggregate(cfg AggregateConfig) (exec.Operator, error) {
 	name := "window aggregate " + strconv.Quote(cfg.ID)
 	if err := cfg.Spec.Validate(); err != nil {
@@ -159,6 +164,11 @@ type aggBase struct {
 	offsets *state.Offsets
 	metrics *exec.Metrics
 
+	// zone aligns the windows of a TIMESTAMP_LTZ time attribute (nil:
+	// UTC, or a TIMESTAMP one); ltz makes window_time a TIMESTAMP_LTZ.
+	zone *Zone
+	ltz  bool
+
 	wm    int64 // the highest watermark seen
 	ended bool  // everything has fired (MaxWatermark or Finish)
 	// stopped reports a stop (see exec.Context.Stopping): a Finish then
@@ -225,6 +235,8 @@ func newAggBase(cfg AggregateConfig, name string) aggBase {
 		out:     types.NewBatch(outBatchRows, width),
 		width:   width,
 		fp:      aggFingerprint(cfg),
+		zone:    specZone(cfg.Spec, cfg.Zone),
+		ltz:     cfg.Spec.LTZ,
 	}
 }
 
@@ -261,8 +273,15 @@ func (b *aggBase) admit(r *types.Row) (t int64, ok bool, err error) {
 	if tv.IsNull() {
 		return 0, false, fmt.Errorf("%s: cannot assign a window to a row with a NULL time attribute (column %d)", b.name, b.timeCol)
 	}
+	if b.zone != nil {
+		return b.zone.Local(tv.Int()), true, nil
+	}
 	return tv.Int(), true, nil
 }
+
+// isFired reports whether a window (or slice) ending at end has fired
+// under watermark wm: its last instant is at or before wm.
+func (b *aggBase) isFired(end, wm int64) bool { return b.zone.Fired(end, wm) }
 
 func (b *aggBase) late() {
 	if b.metrics != nil {
@@ -355,7 +374,7 @@ func (b *aggBase) emit(start, end int64, e *entry) error {
 	n := copy(vals, e.vals)
 	vals[n] = types.TimestampValue(start)
 	vals[n+1] = types.TimestampValue(end)
-	vals[n+2] = types.TimestampValue(end - maxTimestampGap)
+	vals[n+2] = windowTime(b.zone, b.ltz, end)
 	e.group.Results(vals[n+3:])
 	if b.out.Len() >= outBatchRows {
 		return b.flush()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/state"
@@ -24,13 +25,17 @@ type AssignConfig struct {
 	// its state and replay offsets; without one it keeps them in memory
 	// only. The other kinds keep no state and ignore it.
 	ID string
+	// Zone is the session time zone, in which windows over a
+	// TIMESTAMP_LTZ time attribute (Spec.LTZ) are aligned; nil is UTC.
+	Zone *time.Location
 	// Next receives the output rows.
 	Next exec.Operator
 }
 
 // NewAssign returns an operator that appends window_start, window_end and
-// window_time (TIMESTAMP(3); window_time = window_end - 1 ms) to each input
-// row, once per window the row belongs to.
+// window_time (TIMESTAMP(3); window_time = window_end - 1 ms, or with
+// Spec.LTZ the TIMESTAMP_LTZ instant of that wall-clock time in the Zone)
+// to each input row, once per window the row belongs to.
 //
 // TUMBLE, HOP and CUMULATE rows are emitted right away, in input order and,
 // for one row, in window order; late rows are not dropped (as in Flink,
@@ -66,10 +71,10 @@ func NewAssign(cfg AssignConfig) (exec.Operator, error) {
 	if cfg.PartitionKeys != nil && cfg.Spec.Kind != Session {
 		return nil, fmt.Errorf("cannot build %s: %s windows take no partition keys", name, cfg.Spec.Kind)
 	}
-	base := assignBase{cfg: cfg, name: name, maxCol: maxCol, out: types.NewBatch(outBatchRows, 0)}
+	base := assignBase{cfg: cfg, name: name, maxCol: maxCol, out: types.NewBatch(outBatchRows, 0), zone: specZone(cfg.Spec, cfg.Zone)}
 	if cfg.Spec.Kind == Session {
 		op := &sessionAssign{assignBase: base, wm: exec.MinWatermark, fp: assignFingerprint(cfg)}
-		op.set = newSessionSet(cfg.Spec.Gap, mergeRows)
+		op.set = newSessionSet(cfg.Spec.Gap, base.zone, mergeRows)
 		return op, nil
 	}
 	return &alignedAssign{assignBase: base}, nil
@@ -81,9 +86,12 @@ type assignBase struct {
 	maxCol  int
 	metrics *exec.Metrics
 	out     *types.Batch
+	// zone aligns the windows of a TIMESTAMP_LTZ time attribute (nil:
+	// UTC, or a TIMESTAMP one).
+	zone *Zone
 }
 
-// time reads the event time of r.
+// time reads the event time of r: with a Zone, its wall-clock time there.
 func (a *assignBase) time(r *types.Row) (int64, error) {
 	if len(r.Vals) <= a.maxCol {
 		return 0, fmt.Errorf("%s: cannot read column %d of a row of %d columns", a.name, a.maxCol, len(r.Vals))
@@ -91,6 +99,9 @@ func (a *assignBase) time(r *types.Row) (int64, error) {
 	tv := r.Vals[a.cfg.TimeCol]
 	if tv.IsNull() {
 		return 0, fmt.Errorf("%s: cannot assign a window to a row with a NULL time attribute (column %d)", a.name, a.cfg.TimeCol)
+	}
+	if a.zone != nil {
+		return a.zone.Local(tv.Int()), nil
 	}
 	return tv.Int(), nil
 }
@@ -101,7 +112,7 @@ func (a *assignBase) emit(kind types.RowKind, origin types.Origin, row []types.V
 	n := copy(vals, row)
 	vals[n] = types.TimestampValue(start)
 	vals[n+1] = types.TimestampValue(end)
-	vals[n+2] = types.TimestampValue(end - maxTimestampGap)
+	vals[n+2] = windowTime(a.zone, a.cfg.Spec.LTZ, end)
 	if a.out.Len() >= outBatchRows {
 		return a.flush()
 	}

@@ -86,7 +86,7 @@ func (op *attachedAggregate) Process(b *types.Batch) error {
 		w := op.cur
 		if at := (bounds{sv.Int(), ev.Int()}); w == nil || w.bounds != at {
 			if w = op.windows[at]; w == nil {
-				if isFired(at.end, op.wm) {
+				if op.isFired(at.end, op.wm) {
 					op.late()
 					continue
 				}
@@ -195,12 +195,12 @@ func (op *attachedAggregate) Close() error {
 // fire emits and frees the windows that wm completes.
 func (op *attachedAggregate) fire(wm int64) error {
 	op.wm = wm
-	if !isFired(op.pending, wm) {
+	if !op.isFired(op.pending, wm) {
 		return nil
 	}
 	due := op.fires[:0]
 	for _, w := range op.windows {
-		if isFired(w.end, wm) {
+		if op.isFired(w.end, wm) {
 			due = append(due, w)
 		}
 	}

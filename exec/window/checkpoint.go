@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/agg"
@@ -65,7 +66,7 @@ func checkpointWM(wm int64, ended bool, endMark int64) int64 {
 // aggFingerprint describes what the state of a window aggregate depends
 // on, so that state written for another window or other calls is refused.
 func aggFingerprint(cfg AggregateConfig) []byte {
-	fp := append([]byte("agg"), specFingerprint(cfg.Spec)...)
+	fp := append([]byte("agg"), specFingerprint(cfg.Spec, cfg.Zone)...)
 	fp = binary.AppendUvarint(fp, uint64(len(cfg.Keys)))
 	fp = binary.AppendUvarint(fp, uint64(len(cfg.PartitionKeys)))
 	if cfg.Attached {
@@ -79,14 +80,20 @@ func aggFingerprint(cfg AggregateConfig) []byte {
 }
 
 func assignFingerprint(cfg AssignConfig) []byte {
-	fp := append([]byte("assign"), specFingerprint(cfg.Spec)...)
+	fp := append([]byte("assign"), specFingerprint(cfg.Spec, cfg.Zone)...)
 	return binary.AppendUvarint(fp, uint64(len(cfg.PartitionKeys)))
 }
 
-func specFingerprint(s Spec) []byte {
+// specFingerprint identifies the windows of s. Windows aligned in a time
+// zone other than UTC are another job's in another zone: their state
+// holds wall-clock times of that zone.
+func specFingerprint(s Spec, loc *time.Location) []byte {
 	fp := binary.AppendUvarint(nil, uint64(s.Kind))
 	for _, d := range []int64{s.Size, s.Slide, s.Step, s.Gap, s.Offset} {
 		fp = binary.AppendVarint(fp, d)
+	}
+	if z := specZone(s, loc); z != nil {
+		fp = append(fp, "zone "+z.loc.String()...)
 	}
 	return fp
 }
@@ -387,7 +394,7 @@ func (op *slicingAggregate) restore() error {
 			op.cumWindow(alignedStart(end-op.sliceSize, op.offset, op.size))
 		}
 		for _, c := range op.cums {
-			for isFired(c.start+c.nextK*op.sliceSize, op.wm) {
+			for op.isFired(c.start+c.nextK*op.sliceSize, op.wm) {
 				c.nextK++
 			}
 			if c.nextK > op.nSlices {

@@ -6,7 +6,9 @@
 // over the rows of a window aggregation, Top-N or join): each row counts
 // in the window its window_start and window_end columns give.
 //
-// Times are TIMESTAMP values, int64 microseconds since the epoch. A window
+// Times are TIMESTAMP values, int64 microseconds since the epoch (for a
+// TIMESTAMP_LTZ time attribute, wall-clock times in the session time zone:
+// see Zone). A window
 // [start, end) ends with the instant end - 1 ms, its window_time, as in
 // Flink where windows are TIMESTAMP(3) values. A window fires when the
 // watermark reaches that instant (wm >= end - 1 ms); MaxWatermark fires
@@ -35,7 +37,15 @@
 //     every open window fires before Finish is forwarded; unless the job
 //     is being stopped (exec.Context.Stopping), when open windows stay in
 //     the state for the run that takes the partition over.
-//   - TIMESTAMP_LTZ time columns are windowed in UTC.
+//   - TIMESTAMP_LTZ time columns (Spec.LTZ) are windowed in the session
+//     time zone, as in Flink (see Zone): windows are cut in its wall-clock
+//     time, window_start and window_end are wall-clock times, window_time
+//     is a TIMESTAMP_LTZ instant, and a window fires when the watermark
+//     (an instant) reaches the instant its last millisecond ends at. A
+//     day-long window is a calendar day there, 23 or 25 hours long when
+//     daylight saving time starts or ends. The state of such windows
+//     holds wall-clock times: it belongs to the zone (the fingerprint
+//     names it).
 //   - Event times are microseconds but windows fire at end - 1 ms: a row in
 //     the last millisecond of a window that comes after the watermark
 //     reached end - 1 ms is late, although its time is after the

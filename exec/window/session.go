@@ -37,7 +37,7 @@ func newSessionAggregate(b aggBase) *sessionAggregate {
 	if op.single {
 		op.partCol = b.keys
 	}
-	op.set = newSessionSet(b.cfg.Spec.Gap, op.mergeAcc)
+	op.set = newSessionSet(b.cfg.Spec.Gap, b.zone, op.mergeAcc)
 	return op
 }
 

@@ -13,6 +13,7 @@ import (
 // merge into one. D is what a session holds (accumulators, buffered rows).
 type sessionSet[D any] struct {
 	gap   int64
+	zone  *Zone // where session bounds are wall-clock times (nil: UTC)
 	parts map[string]*sessionPart[D]
 	heap  sessionHeap[D]
 	// merge folds src's data into dst's when two sessions merge.
@@ -51,8 +52,8 @@ type session[D any] struct {
 	data    D
 }
 
-func newSessionSet[D any](gap int64, merge func(dst, src *D) error) *sessionSet[D] {
-	return &sessionSet[D]{gap: gap, parts: make(map[string]*sessionPart[D]), merge: merge}
+func newSessionSet[D any](gap int64, zone *Zone, merge func(dst, src *D) error) *sessionSet[D] {
+	return &sessionSet[D]{gap: gap, zone: zone, parts: make(map[string]*sessionPart[D]), merge: merge}
 }
 
 // add places a row at t of partition pkey, merging sessions it bridges, and
@@ -94,14 +95,14 @@ func (ss *sessionSet[D]) add(pkey []byte, t, wm int64, newData func(*D)) (*sessi
 			}
 			return dst, nil
 		}
-		if isFired(end, wm) {
+		if ss.zone.Fired(end, wm) {
 			return nil, nil
 		}
 		s := ss.newSession(p, t, end, newData)
 		p.list = slices.Insert(p.list, i, s)
 		return s, nil
 	}
-	if isFired(end, wm) {
+	if ss.zone.Fired(end, wm) {
 		return nil, nil
 	}
 	p = &sessionPart[D]{key: string(pkey)}
@@ -182,13 +183,13 @@ func (ss *sessionSet[D]) each(fn func(s *session[D]) error) error {
 	return nil
 }
 
-// lastInstant returns the last instant (end - 1 ms) of the live session
-// that ends last, or math.MinInt64 if there is none.
+// lastInstant returns the last instant (end - 1 ms, see Zone.Last) of the
+// live session that ends last, or math.MinInt64 if there is none.
 func (ss *sessionSet[D]) lastInstant() int64 {
 	last := int64(math.MinInt64)
 	for _, p := range ss.parts {
 		for _, s := range p.list {
-			last = max(last, s.end-maxTimestampGap)
+			last = max(last, ss.zone.Last(s.end))
 		}
 	}
 	return last
@@ -196,7 +197,7 @@ func (ss *sessionSet[D]) lastInstant() int64 {
 
 // pending reports whether some session may fire under wm.
 func (ss *sessionSet[D]) pending(wm int64) bool {
-	return len(ss.heap) > 0 && isFired(ss.heap[0].heapEnd, wm)
+	return len(ss.heap) > 0 && ss.zone.Fired(ss.heap[0].heapEnd, wm)
 }
 
 // fire removes the sessions that fired under wm and appends them to dst in
@@ -210,7 +211,7 @@ func (ss *sessionSet[D]) fire(wm int64, dst []*session[D]) []*session[D] {
 		}
 		if s.end != s.heapEnd {
 			s.heapEnd = s.end
-			if !isFired(s.end, wm) {
+			if !ss.zone.Fired(s.end, wm) {
 				ss.heap.push(s)
 				continue
 			}

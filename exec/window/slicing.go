@@ -179,19 +179,19 @@ func (op *slicingAggregate) target(t, sliceEnd int64) (*slice, map[string]*entry
 		// Flink drops a row only when the last window of its slice
 		// fired; otherwise it still counts in the windows that did not.
 		lastEnd := sliceEnd - op.sliceSize + op.size
-		if isFired(lastEnd, op.wm) {
+		if op.isFired(lastEnd, op.wm) {
 			return nil, nil
 		}
 		s := op.newSlice(sliceEnd)
 		e := sliceEnd
-		for isFired(e, op.wm) {
+		for op.isFired(e, op.wm) {
 			e += op.sliceSize
 		}
 		op.pending = min(op.pending, e)
 		return s, nil
 	}
 	start := alignedStart(t, op.offset, op.size)
-	if isFired(start+op.size, op.wm) {
+	if op.isFired(start+op.size, op.wm) {
 		return nil, nil
 	}
 	c := op.cums[start]
@@ -202,10 +202,10 @@ func (op *slicingAggregate) target(t, sliceEnd int64) (*slice, map[string]*entry
 	// Skip the windows that the watermark passed while they were empty
 	// (nothing was pending for them, so they were not visited): the row
 	// must not count in them.
-	for isFired(start+c.nextK*op.sliceSize, op.wm) {
+	for op.isFired(start+c.nextK*op.sliceSize, op.wm) {
 		c.nextK++
 	}
-	if isFired(sliceEnd, op.wm) {
+	if op.isFired(sliceEnd, op.wm) {
 		op.pending = min(op.pending, start+c.nextK*op.sliceSize)
 		return nil, c.running
 	}
@@ -287,7 +287,7 @@ func (op *slicingAggregate) Close() error {
 func (op *slicingAggregate) fire(wm int64) error {
 	prev := op.wm
 	op.wm = wm
-	if !isFired(op.pending, wm) {
+	if !op.isFired(op.pending, wm) {
 		return nil
 	}
 	var err error
@@ -308,10 +308,10 @@ func (op *slicingAggregate) fireHop(prev, wm int64) error {
 	for _, s := range op.slices {
 		last := s.end - op.sliceSize + op.size
 		for e := s.end; e <= last; e += op.sliceSize {
-			if isFired(e, prev) {
+			if op.isFired(e, prev) {
 				continue
 			}
-			if !isFired(e, wm) {
+			if !op.isFired(e, wm) {
 				break
 			}
 			ends = append(ends, e)
@@ -387,7 +387,7 @@ func (op *slicingAggregate) fireCumulate(prev, wm int64) error {
 	for _, c := range op.cums {
 		for k := c.nextK; k <= op.nSlices; k++ {
 			e := c.start + k*op.sliceSize
-			if !isFired(e, wm) {
+			if !op.isFired(e, wm) {
 				break
 			}
 			fires = append(fires, cumFire{e, c})
@@ -463,11 +463,11 @@ func (op *slicingAggregate) markEnd() {
 	last := op.wm
 	if op.cumulate {
 		for _, c := range op.cums {
-			last = max(last, c.start+op.size-maxTimestampGap)
+			last = max(last, op.zone.Last(c.start+op.size))
 		}
 	} else {
 		for _, s := range op.slices {
-			last = max(last, s.end-op.sliceSize+op.size-maxTimestampGap)
+			last = max(last, op.zone.Last(s.end-op.sliceSize+op.size))
 		}
 	}
 	op.endMark = last
@@ -484,7 +484,7 @@ func (op *slicingAggregate) updatePending() {
 		for _, s := range op.slices {
 			last := s.end - op.sliceSize + op.size
 			for e := s.end; e <= last; e += op.sliceSize {
-				if !isFired(e, op.wm) {
+				if !op.isFired(e, op.wm) {
 					p = min(p, e)
 					break
 				}

@@ -56,6 +56,10 @@ type Spec struct {
 	// Flink's OFFSET argument: windows start at offset + k*size (k*slide,
 	// k*step) for integer k, negative k included.
 	Offset int64
+	// LTZ is set when the time attribute is a TIMESTAMP_LTZ: windows are
+	// aligned in the session time zone (see Zone) and window_time is a
+	// TIMESTAMP_LTZ, as in Flink. EXPLAIN does not show it.
+	LTZ bool
 }
 
 // Validate checks the spec against Flink's rules for window TVF
@@ -201,7 +205,3 @@ func alignedStart(t, offset, size int64) int64 {
 	}
 	return t - r
 }
-
-// isFired reports whether a window (or slice) ending at end has fired under
-// watermark wm: its last instant, end - 1 ms, is at or before wm.
-func isFired(end, wm int64) bool { return end-maxTimestampGap <= wm }

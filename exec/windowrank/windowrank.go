@@ -6,17 +6,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/rank"
+	"github.com/sluicesql/sluice/exec/window"
 	"github.com/sluicesql/sluice/state"
 	"github.com/sluicesql/sluice/types"
 	"github.com/sluicesql/sluice/types/rowcodec"
 )
-
-// windowGap is what a window's last instant is below its end: windows are
-// TIMESTAMP(3) values, so [start, end) ends at end - 1 ms (see exec/window).
-const windowGap = 1000
 
 // outBatchRows is how many output rows are collected before they are pushed
 // downstream.
@@ -48,6 +46,11 @@ type Config struct {
 	LaterFirst bool
 	// Types are the input's column types.
 	Types []types.Type
+	// Zone, if set, is the session time zone whose wall-clock times the
+	// window bounds are (windows over a TIMESTAMP_LTZ time attribute): a
+	// window fires when the watermark reaches the instant of its last
+	// millisecond there (window.Zone). Nil: the bounds are instants.
+	Zone *time.Location
 	// Next receives the output rows: each input row followed by its number
 	// (BIGINT).
 	Next exec.Operator
@@ -85,9 +88,10 @@ type Operator struct {
 	last  *win // the window of the last row, a cache
 	free  []*part
 
-	wm      int64 // the highest watermark seen
-	ended   bool  // every window has fired (MaxWatermark or Finish)
-	endMark int64 // once ended: the last instant of the last window fired
+	wm      int64        // the highest watermark seen
+	zone    *window.Zone // the wall-clock zone of the window bounds (nil: UTC)
+	ended   bool         // every window has fired (MaxWatermark or Finish)
+	endMark int64        // once ended: the last instant of the last window fired
 	stopped func() bool
 
 	store   state.Store
@@ -151,6 +155,7 @@ func New(cfg Config) (*Operator, error) {
 		encoder: codec.NewEncoder(),
 		maxCol:  maxCol,
 		out:     types.NewBatch(outBatchRows, width+1),
+		zone:    window.NewZone(cfg.Zone),
 	}, nil
 }
 
@@ -185,7 +190,7 @@ func (o *Operator) Process(b *types.Batch) error {
 			return fmt.Errorf("%s: a row has a NULL window bound", o.name)
 		}
 		k := winKey{sv.Int(), ev.Int()}
-		if k.end-windowGap <= o.wm {
+		if o.zone.Fired(k.end, o.wm) {
 			if o.metrics != nil {
 				o.metrics.LateRows.Add(1)
 			}
@@ -373,7 +378,7 @@ func (o *Operator) Watermark(wm int64) error {
 func (o *Operator) lastInstant() int64 {
 	t := exec.MinWatermark
 	for k := range o.wins {
-		t = max(t, k.end-windowGap)
+		t = max(t, o.zone.Last(k.end))
 	}
 	return t
 }
@@ -405,7 +410,7 @@ func (o *Operator) Close() error {
 func (o *Operator) fire(wm int64) error {
 	list := o.firing[:0]
 	for k, w := range o.wins {
-		if k.end-windowGap <= wm {
+		if o.zone.Fired(k.end, wm) {
 			list = append(list, w)
 		}
 	}

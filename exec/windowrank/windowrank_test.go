@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/rank"
@@ -18,6 +19,9 @@ import (
 var cols = []types.Type{types.Int, types.Int, types.String, types.Timestamp(3), types.Timestamp(3)}
 
 const sec = 1_000_000
+
+// windowGap is what a window's last instant is below its end (1 ms).
+const windowGap = 1000
 
 type collect struct {
 	rows []string
@@ -466,5 +470,61 @@ func TestStopKeepsWindows(t *testing.T) {
 	}
 	if err := other.Open(&exec.Context{State: st}); err == nil || !strings.Contains(err.Error(), "another window Top-N") {
 		t.Fatalf("got %v, want a refusal of another Top-N's state", err)
+	}
+}
+
+// TestZone: window bounds of a TIMESTAMP_LTZ time attribute are
+// wall-clock times in the session time zone, and the watermark is an
+// instant: a window fires when the watermark reaches the instant of its
+// last millisecond there, as in Flink. In Los Angeles (UTC-7 in April)
+// the window [00:00, 01:00) ends at 08:00Z: a watermark at 07:30Z fires
+// nothing, and a later row of that window is not late.
+func TestZone(t *testing.T) {
+	la, err := time.LoadLocation("America/Los_Angeles")
+	if err != nil {
+		t.Skip("no tzdata:", err)
+	}
+	wall := func(s string) int64 {
+		v, err := types.ParseTimestamp(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	m := &exec.Metrics{}
+	out := &collect{}
+	o, err := New(Config{ID: "wr", Start: 3, End: 4, Partition: []int{0}, Type: rank.RowNumber, Limit: 1,
+		Order: []rank.SortKey{{Col: 1, Desc: true}}, Types: cols, Next: out, Zone: la})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Open(&exec.Context{Metrics: m}); err != nil {
+		t.Fatal(err)
+	}
+	start, end := wall("2021-04-15 00:00:00"), wall("2021-04-15 01:00:00")
+	b := types.NewBatch(1, 5)
+	addRow(b, 1, 1, 5, "a", start, end)
+	if err := o.Process(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Watermark(wall("2021-04-15 07:30:00")); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.rows) != 0 {
+		t.Fatalf("emitted before the window's end in Los Angeles: %v", out.rows)
+	}
+	b.Reset()
+	addRow(b, 2, 1, 7, "b", start, end)
+	if err := o.Process(b); err != nil {
+		t.Fatal(err)
+	}
+	if n := m.LateRows.Load(); n != 0 {
+		t.Fatalf("%d late rows, want none", n)
+	}
+	if err := o.Watermark(wall("2021-04-15 07:59:59.999")); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.rows) != 1 || !strings.Contains(out.rows[0], "b") {
+		t.Fatalf("got %v, want the window's top row b at 07:59:59.999Z", out.rows)
 	}
 }

@@ -325,6 +325,9 @@ type Select struct {
 	GroupBy  []Expr // may hold *GroupingSet
 	Having   Expr
 	Windows  []*NamedWindow
+	// DistinctPos and GroupByPos are the positions of the DISTINCT and
+	// GROUP keywords, when present, for messages.
+	DistinctPos, GroupByPos token.Pos
 }
 
 // SelectItem is expr [[AS] alias], * or t.*.
@@ -338,8 +341,8 @@ type SelectItem struct {
 
 // SetOp is left UNION|INTERSECT|EXCEPT [ALL] right.
 type SetOp struct {
-	Op          string // "UNION", "INTERSECT" or "EXCEPT"
-	OpPos       token.Pos
+	Op          string    // "UNION", "INTERSECT" or "EXCEPT"
+	OpPos       token.Pos // the operator keyword, for messages
 	All         bool
 	Left, Right QueryBody
 }
@@ -430,6 +433,9 @@ type Join struct {
 	On          Expr
 	Using       []*Ident
 	EndPos      token.Pos
+	// JoinPos is the position of the join's first keyword (NATURAL,
+	// LEFT, JOIN, ...; the comma of a comma join), for messages.
+	JoinPos token.Pos
 }
 
 // Pos implements Node.

@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"math"
 	"strings"
 
 	"github.com/sluicesql/sluice/sql/ast"
@@ -423,11 +424,15 @@ func (p *parser) parseSmallInt() int {
 	if p.tok != token.INT {
 		p.errorExpected(p.pos, "integer")
 	}
+	// Lengths go up to 2147483647 (Flink's VARCHAR(2147483647), the
+	// length of STRING).
 	n := 0
 	for _, c := range p.lit {
 		n = n*10 + int(c-'0')
-		if n > 1<<30 {
+		if n > math.MaxInt32 {
 			p.error(p.pos, "integer "+truncate(p.lit)+" is too large")
+			n = math.MaxInt32
+			break
 		}
 	}
 	p.next()

@@ -196,8 +196,9 @@ func (p *parser) parseOrderItems() []*ast.OrderItem {
 func (p *parser) parseSelect() *ast.Select {
 	start := p.expect(token.SELECT)
 	s := &ast.Select{}
-	if p.got(token.DISTINCT) {
-		s.Distinct = true
+	if p.tok == token.DISTINCT {
+		s.Distinct, s.DistinctPos = true, p.pos
+		p.next()
 	} else {
 		p.got(token.ALL)
 	}
@@ -219,6 +220,7 @@ func (p *parser) parseSelect() *ast.Select {
 		s.Where = p.parseExpr()
 	}
 	if p.tok == token.GROUP {
+		s.GroupByPos = p.pos
 		p.next()
 		p.expect(token.BY)
 		for {
@@ -339,9 +341,10 @@ func (p *parser) parseTableAlias() (*ast.Ident, []*ast.Ident) {
 func (p *parser) parseFrom() ast.TableExpr {
 	x := p.parseJoined()
 	for p.tok == token.COMMA {
+		at := p.pos
 		p.next()
 		y := p.parseJoined()
-		x = &ast.Join{Kind: "COMMA", Left: x, Right: y, EndPos: p.prevEnd()}
+		x = &ast.Join{Kind: "COMMA", Left: x, Right: y, EndPos: p.prevEnd(), JoinPos: at}
 	}
 	return x
 }
@@ -349,7 +352,7 @@ func (p *parser) parseFrom() ast.TableExpr {
 func (p *parser) parseJoined() ast.TableExpr {
 	x := p.parseTablePrimary()
 	for {
-		natural := false
+		natural, at := false, p.pos
 		if p.tok == token.NATURAL {
 			natural = true
 			p.next()
@@ -375,7 +378,7 @@ func (p *parser) parseJoined() ast.TableExpr {
 			return x
 		}
 		p.expect(token.JOIN)
-		j := &ast.Join{Kind: kind, Natural: natural, Left: x, Right: p.parseTablePrimary()}
+		j := &ast.Join{Kind: kind, Natural: natural, Left: x, Right: p.parseTablePrimary(), JoinPos: at}
 		if kind != "CROSS" && !natural {
 			switch p.tok {
 			case token.ON:

@@ -1,10 +1,12 @@
 package csv
 
 import (
+	"bytes"
 	"math"
 	"math/big"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/sluicesql/sluice/types"
 )
@@ -272,9 +274,18 @@ func FuzzCSVDecode(f *testing.F) {
 				t.Fatalf("cannot decode re-encoded %q (from %q): %v", out, data, err)
 			}
 			for i := range row {
-				if !deepEqual(row[i], again[i]) && !(row[i].IsNull() && again[i].Kind() == types.KindVarChar) {
-					t.Fatalf("column %d: %#v became %#v via %q", i, row[i], again[i], out)
+				if deepEqual(row[i], again[i]) || row[i].IsNull() && again[i].Kind() == types.KindVarChar {
+					continue
 				}
+				// Invalid UTF-8 in a string is written as U+FFFD (see the
+				// package doc), so it reads back changed, but once: encoding
+				// what was read back gives the same record.
+				if !utf8.Valid(data) {
+					if out2, err := c.enc.Encode(nil, types.Row{Vals: again}); err == nil && bytes.Equal(out2, out) {
+						continue
+					}
+				}
+				t.Fatalf("column %d: %#v became %#v via %q", i, row[i], again[i], out)
 			}
 		}
 	})
