@@ -335,9 +335,15 @@ INSERT INTO out SELECT k FROM events;
 INSERT INTO out SELECT UPPER(k) FROM events;
 END;`
 	}
+	// Refused when planned, at the second INSERT's table, before anything
+	// is read or written.
 	_, err := runSQL(t, nil, dir, job("out.jsonl"))
-	if err == nil || !strings.Contains(err.Error(), "is being written by another INSERT") {
+	if err == nil || !strings.Contains(err.Error(), "test.sql:6:13: table 'out' writes the file "+filepath.Join(dir, "out.jsonl")+
+		", which the INSERT at line 5, column 1 of this statement set writes too") {
 		t.Fatalf("got %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out.jsonl")); !os.IsNotExist(err) {
+		t.Fatalf("the refused plan made its output file: %v", err)
 	}
 	if _, err := runSQL(t, nil, dir, job("outdir")); err != nil {
 		t.Fatal(err)

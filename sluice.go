@@ -547,10 +547,24 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 		return Result{Job: j}, startError(file, s, err)
 	case *ast.StatementSet:
 		var sinks []*plan.Sink
+		writers := map[string]*ast.Insert{}
 		for _, ins := range s.Inserts {
 			sink, err := e.planInsert(p, ins)
 			if err != nil {
 				return Result{}, err
+			}
+			// One output file takes one writer: two INSERTs into it
+			// would each append their own commits over the other's.
+			if target, ok := e.connectors.SingleWriterTarget(sink.Table); ok {
+				if first, dup := writers[target]; dup {
+					at := file.Position(first.Pos())
+					return Result{}, token.NewError(file, ins.Table.Pos(),
+						"table '%s' writes the file %s, which the INSERT at line %d, column %d of this statement set writes too; "+
+							"one output file takes one writer: make the table's path a directory (a path ending in /), "+
+							"where each INSERT writes part files of its own, or write one INSERT of a UNION ALL",
+						sink.Table.Name, target, at.Line, at.Column)
+				}
+				writers[target] = ins
 			}
 			sinks = append(sinks, sink)
 		}

@@ -127,6 +127,14 @@ type SourceFactory interface {
 	CreateSource(t Table, env Env) (Source, error)
 }
 
+// SingleWriterFactory is implemented by a SinkFactory some of whose tables
+// are written through one target that takes a single writer (a filesystem
+// table whose path is a file, appended to at each commit): it names that
+// target, so that a plan with two writers of it is refused before it runs.
+type SingleWriterFactory interface {
+	SingleWriterTarget(t Table) (target string, ok bool)
+}
+
 // SinkFactory is a Factory that can write.
 type SinkFactory interface {
 	Factory

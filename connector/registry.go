@@ -112,3 +112,20 @@ func (r *Registry) Sink(t Table, env Env) (Sink, error) {
 	}
 	return s, nil
 }
+
+// SingleWriterTarget says whether a sink of t writes one target that takes
+// a single writer, and which (see SingleWriterFactory).
+func (r *Registry) SingleWriterTarget(t Table) (string, bool) {
+	name, err := t.Options.Required("connector")
+	if err != nil {
+		return "", false
+	}
+	f, err := r.Lookup(name)
+	if err != nil {
+		return "", false
+	}
+	if sw, ok := f.(SingleWriterFactory); ok {
+		return sw.SingleWriterTarget(t)
+	}
+	return "", false
+}

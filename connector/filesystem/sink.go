@@ -964,3 +964,24 @@ func (c *partitionCommit) commit(dir string) error {
 	}
 	return syncDir(dir)
 }
+
+// SingleWriterTarget implements connector.SingleWriterFactory: a table
+// whose path is a file (not a directory, a file: URI, a path ending in /
+// or a PARTITIONED BY table) is written by one writer.
+func (Factory) SingleWriterTarget(t connector.Table) (string, bool) {
+	p, err := t.Options.Required("path")
+	if err != nil || len(t.PartitionKeys) > 0 || strings.HasSuffix(p, "/") {
+		return "", false
+	}
+	path, uri, err := localPath(p)
+	if err != nil || uri {
+		return "", false
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return "", false
+	}
+	return path, true
+}
