@@ -30,11 +30,16 @@ import (
 //     file: replayed, the changelog must give every key its count and
 //     sum from the input, and every update must retract exactly the row
 //     the previous one wrote (a row written twice, or lost, breaks the
-//     chain).
+//     chain);
+//   - "partitioned" writes the rows that pass the filter to a table
+//     PARTITIONED BY a bucket column, with a success file as the
+//     partition commit policy: every row once, in the k=v directory of
+//     its bucket, no torn line visible at any interruption, and every
+//     partition committed (its success file) at the end.
 func TestCrashFiles(t *testing.T) {
 	rng, dir := crashSetup(t, 0xf11e5, "files")
 	bin := buildSluice(t, dir, os.Getenv("SLUICE_CRASH_RACE") == "1")
-	for _, job := range []string{"filter", "count"} {
+	for _, job := range []string{"filter", "count", "partitioned"} {
 		t.Run(job, func(t *testing.T) {
 			runFileJob(t, job, bin, filepath.Join(dir, job), rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())))
 		})
@@ -63,6 +68,11 @@ INSERT INTO out SELECT id, UPPER(k), v FROM events WHERE MOD(v, 4) <> 0;`,
 CREATE TABLE counts (k STRING, n BIGINT, s BIGINT, PRIMARY KEY (k) NOT ENFORCED)
   WITH ('connector' = 'filesystem', 'path' = '$DIR/counts.jsonl', 'format' = 'debezium-json');
 INSERT INTO counts SELECT k, COUNT(*), SUM(v) FROM events GROUP BY k;`,
+	"partitioned": `
+CREATE TABLE pout (id BIGINT, k STRING, v BIGINT, b STRING) PARTITIONED BY (b)
+  WITH ('connector' = 'filesystem', 'path' = '$DIR/pout', 'format' = 'json',
+  'sink.rolling-policy.file-size' = '64kb', 'sink.partition-commit.policy.kind' = 'success-file');
+INSERT INTO pout SELECT id, UPPER(k), v, CONCAT('b', CAST(MOD(v, 5) AS STRING)) FROM events WHERE MOD(v, 4) <> 0;`,
 }
 
 // fileRow is one input row.
@@ -187,8 +197,14 @@ CREATE TABLE events (id BIGINT, k STRING, v BIGINT) WITH ('connector' = 'filesys
 					t.Fatalf("phase %d, run %d, after %v: %s\n%s", phase, run, sig, r, tail(log))
 				}
 				interrupts++
-				if job == "filter" {
+				switch job {
+				case "filter":
 					checkWhole(t, filepath.Join(dir, "out"))
+				case "partitioned":
+					pdirs, _ := filepath.Glob(filepath.Join(dir, "pout", "b=*"))
+					for _, d := range pdirs {
+						checkWhole(t, d)
+					}
 				}
 				continue
 			}
@@ -206,12 +222,77 @@ CREATE TABLE events (id BIGINT, k STRING, v BIGINT) WITH ('connector' = 'filesys
 	if left, _ := filepath.Glob(filepath.Join(dir, ".*.inprogress")); len(left) > 0 {
 		t.Errorf("in-progress files left after the last run ended: %v", left)
 	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "pout", "*", ".*.inprogress")); len(left) > 0 {
+		t.Errorf("in-progress files left after the last run ended: %v", left)
+	}
 	switch job {
 	case "filter":
 		checkFilter(t, dir, rows)
 	case "count":
 		checkCounts(t, dir, rows)
+	case "partitioned":
+		checkPartitioned(t, dir, rows)
 	}
+}
+
+// checkPartitioned checks the "partitioned" job's output: every row that
+// passes the filter once, in its bucket's directory, and every partition
+// directory committed with its success file.
+func checkPartitioned(t *testing.T, dir string, rows []fileRow) {
+	want := map[int64]string{}
+	for _, r := range rows {
+		if r.v%4 != 0 {
+			want[r.id] = fmt.Sprintf("b=b%d|%s|%d", r.v%5, strings.ToUpper(r.k), r.v)
+		}
+	}
+	got := map[int64]int{}
+	var wrong []string
+	pdirs, _ := filepath.Glob(filepath.Join(dir, "pout", "b=*"))
+	nfiles := 0
+	for _, pd := range pdirs {
+		if _, err := os.Stat(filepath.Join(pd, "_SUCCESS")); err != nil {
+			t.Errorf("partition %s has no success file: %v", filepath.Base(pd), err)
+		}
+		files, _ := filepath.Glob(filepath.Join(pd, "part-*"))
+		nfiles += len(files)
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+				var row struct {
+					ID *int64
+					K  string
+					V  int64
+				}
+				if err := json.Unmarshal([]byte(l), &row); err != nil || row.ID == nil {
+					t.Fatalf("%s: a line that is not a whole row: %q", f, l)
+				}
+				got[*row.ID]++
+				if w, ok := want[*row.ID]; !ok || w != fmt.Sprintf("%s|%s|%d", filepath.Base(pd), row.K, row.V) {
+					wrong = append(wrong, filepath.Base(pd)+": "+l)
+				}
+			}
+		}
+	}
+	var missing, dup []int64
+	for id := range want {
+		switch got[id] {
+		case 0:
+			missing = append(missing, id)
+		case 1:
+		default:
+			dup = append(dup, id)
+		}
+	}
+	slices.Sort(missing)
+	slices.Sort(dup)
+	if len(missing)+len(dup)+len(wrong) > 0 {
+		t.Fatalf("%d part files in %d partitions: %d rows missing (first %v), %d written more than once (first %v), %d wrong or unexpected (first %v)",
+			nfiles, len(pdirs), len(missing), missing[:min(10, len(missing))], len(dup), dup[:min(10, len(dup))], len(wrong), wrong[:min(5, len(wrong))])
+	}
+	t.Logf("%d rows in %d part files of %d partitions, each once", len(want), nfiles, len(pdirs))
 }
 
 // checkWhole fails if a visible file of dir ends in a torn line.
@@ -219,7 +300,7 @@ func checkWhole(t *testing.T, dir string) {
 	t.Helper()
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") {
+		if strings.HasPrefix(e.Name(), ".") || e.Name() == "_SUCCESS" {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
