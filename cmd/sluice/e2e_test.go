@@ -9,6 +9,10 @@ package main
 //   - the exit code: 0, or the number in expected/exit-code;
 //   - every other file expected/<name> against the file <name> the job
 //     wrote, as a sorted multiset of lines (parallel jobs may reorder rows);
+//     <name> may be a path (expected/out/dt=x/_SUCCESS), and a name ending
+//     in .parts (expected/out/dt=x.parts) stands for the lines of all the
+//     part files (part-*) of that directory, whose names are not known in
+//     advance; an expected _SUCCESS file must have been written;
 //   - expected/stderr, if present, exactly against standard error;
 //   - expected/stderr-contains, if present: each of its non-empty lines
 //     must appear within some line of standard error. A line that begins
@@ -34,6 +38,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
@@ -210,15 +215,20 @@ func e2eRunCase(t *testing.T, caseDir string, args ...string) {
 		t.Errorf("exit code %d, want %d\nstderr:\n%s", res.code, wantCode, res.stderr)
 	}
 
-	entries, err := os.ReadDir(expDir)
+	var expected []string
+	err := filepath.WalkDir(expDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(expDir, path)
+		expected = append(expected, filepath.ToSlash(rel))
+		return err
+	})
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		t.Fatal(err)
 	}
-	for _, e := range entries {
-		if e.IsDir() {
-			continue
-		}
-		switch f := e.Name(); f {
+	for _, f := range expected {
+		switch f {
 		case "exit-code":
 		case "stderr":
 			e2eCheckStderr(t, filepath.Join(expDir, f), res.stderr)
@@ -226,7 +236,16 @@ func e2eRunCase(t *testing.T, caseDir string, args ...string) {
 			e2eCheckStderrContains(t, filepath.Join(expDir, f), res.stderr)
 		default:
 			want := e2eReadLines(t, filepath.Join(expDir, f))
-			got, ok := e2eOutput(t, work, f)
+			var got []string
+			var ok bool
+			if dir, parts := strings.CutSuffix(f, ".parts"); parts {
+				got, ok = e2eParts(t, filepath.Join(work, dir))
+			} else {
+				got, ok = e2eOutput(t, work, f)
+			}
+			if path.Base(f) == "_SUCCESS" && !ok {
+				t.Errorf("%s: not written", f)
+			}
 			if *e2eUpdate && ok {
 				e2eRewrite(t, filepath.Join(expDir, f), got)
 				continue
@@ -280,6 +299,26 @@ func e2eOutput(t *testing.T, dir, name string) ([]string, bool) {
 		t.Fatal(err)
 	}
 	return e2eLines(b), true
+}
+
+// e2eParts reads the lines of the part files (part-*) of the directory
+// dir, in any order: the expected file <dir>.parts holds them, since part
+// file names are not known in advance.
+func e2eParts(t *testing.T, dir string) ([]string, bool) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "part-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, e2eLines(b)...)
+	}
+	return lines, len(files) > 0
 }
 
 func e2eReadLines(t *testing.T, path string) []string {
