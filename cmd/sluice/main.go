@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -82,6 +83,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		return exitError{err}
 	}
 
+	var cpuProfile string
 	run := &cobra.Command{
 		Use:   "run FILE.sql",
 		Short: "Run every statement of a SQL file until its jobs end",
@@ -102,6 +104,13 @@ SIGTERM); a job run again then resumes from its last checkpoint.`,
 			if err != nil {
 				return report(err, nil)
 			}
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return report(err, nil)
+				}
+				defer stop()
+			}
 			e, err := open()
 			if err != nil {
 				return report(err, nil)
@@ -110,6 +119,8 @@ SIGTERM); a job run again then resumes from its last checkpoint.`,
 			return report(e.Run(ctx, args[0], src), src)
 		},
 	}
+
+	run.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (read it with go tool pprof)")
 
 	explain := &cobra.Command{
 		Use:   "explain FILE.sql",
@@ -247,4 +258,21 @@ func repl(ctx context.Context, e *sluice.Engine, in io.Reader, out, errw io.Writ
 		}
 		prompt()
 	}
+}
+
+// startCPUProfile writes a CPU profile of the process to path until the
+// returned function is called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
