@@ -610,7 +610,9 @@ func (e *Engine) setWhere(key string) string {
 
 // optimize applies the logical rewrite rules.
 func (e *Engine) optimize(n plan.Node) plan.Node {
-	return optimizer.New(expr.NewBuilder(e.funcs)).Optimize(n)
+	n = optimizer.New(expr.NewBuilder(e.funcs)).Optimize(n)
+	optimizer.PruneScans(n)
+	return n
 }
 
 func (e *Engine) planInsert(p *planner.Planner, ins *ast.Insert) (*plan.Sink, error) {

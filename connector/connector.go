@@ -39,6 +39,12 @@ type Table struct {
 	// Options are the WITH options. Keys are as written (Flink option keys
 	// are case-sensitive).
 	Options Options
+	// Read says which columns of the source's row (the physical columns,
+	// then the metadata ones) the job reads; nil: all. A source may leave
+	// the others NULL, and its format skip them without decoding (a value
+	// there that would not decode is then no error, as with Flink's
+	// projection push-down). It is not part of the table's identity.
+	Read []bool
 }
 
 // MetadataColumn is a METADATA column: the column's name, the connector's

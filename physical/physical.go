@@ -7,6 +7,7 @@ package physical
 import (
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 	"time"
 
@@ -751,6 +752,15 @@ func (b *builder) scan(n *plan.Scan) (*pipe, error) {
 	}
 	if !identity {
 		computed := n.Computed
+		if n.Used != nil {
+			// Columns the query does not read are NULL, not computed.
+			computed = slices.Clone(computed)
+			for i, u := range n.Used {
+				if !u {
+					computed[i] = &expr.Literal{T: computed[i].Type()}
+				}
+			}
+		}
 		env := b.env.Expr
 		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
 			c := &exec.Calc{Next: next}

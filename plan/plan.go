@@ -61,6 +61,10 @@ type Scan struct {
 	// key (no -U rows; a deletion may carry only the key): a
 	// ChangelogNormalize follows the scan.
 	Upsert bool
+	// Used says which columns of Out the query reads (nil: all); the
+	// others are NULL (see optimizer.PruneScans). Table.Read says which
+	// columns of the connector's row those need.
+	Used []bool
 }
 
 // Schema implements Node.

@@ -331,6 +331,9 @@ func (s *Source) Open(_ context.Context, p int) (connector.Reader, error) {
 	if err != nil {
 		return nil, err
 	}
+	if pr, ok := dec.(format.Pruner); ok && s.table.Read != nil && s.cfg.part == nil {
+		pr.Prune(s.table.Read[:s.table.Schema.Len()])
+	}
 	f, err := os.Open(s.files[p])
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", s.table.Name, err)

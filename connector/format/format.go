@@ -21,6 +21,15 @@ type Decoder interface {
 	Decode(data []byte, dst []types.Value) error
 }
 
+// Pruner is implemented by a Decoder that can skip the columns a job does
+// not read (see connector.Table.Read).
+type Pruner interface {
+	// Prune says which columns of the schema to decode: read[i] false
+	// leaves column i NULL, its value skipped without being decoded or
+	// checked (the record's syntax still is). read has the schema's width.
+	Prune(read []bool)
+}
+
 // ChangelogDecoder is a Decoder for a format whose records stand for
 // changes of a table (debezium-json, canal-json, maxwell-json): one record
 // gives zero or more rows, each with its own kind (an update gives -U and

@@ -365,6 +365,15 @@ func (s *Source) openAt(ctx context.Context, p int, from, epoch int64) (connecto
 	if r.valDec, err = c.valFormat.NewDecoder(c.valSchema, c.valOpts); err != nil {
 		return nil, err
 	}
+	if pr, ok := r.valDec.(format.Pruner); ok && s.table.Read != nil && !c.upsert {
+		// The value's columns that no one reads are not decoded (a
+		// changelog decoder has no Pruner).
+		read := make([]bool, len(c.valIdx))
+		for i, j := range c.valIdx {
+			read[i] = s.table.Read[j]
+		}
+		pr.Prune(read)
+	}
 	if !c.identityValue() {
 		r.valScratch = make([]types.Value, len(c.valIdx))
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,6 +24,7 @@ type Decoder struct {
 	recOK bool
 	buf   []byte     // scratch for fields with escapes or doubled quotes
 	join  recordScan // the scan of Incomplete and Continues
+	skip  []bool     // columns not parsed (Prune); nil: none
 }
 
 // NewDecoder returns a decoder for rows of schema.
@@ -72,6 +74,19 @@ func (d *Decoder) Decode(data []byte, dst []types.Value) error {
 	return err
 }
 
+// Prune implements format.Pruner: the fields of columns not read are
+// split off but not parsed, and stay NULL.
+func (d *Decoder) Prune(read []bool) {
+	if len(read) != len(d.types) || !slices.Contains(read, false) {
+		d.skip = nil
+		return
+	}
+	d.skip = make([]bool, len(read))
+	for i, r := range read {
+		d.skip[i] = !r
+	}
+}
+
 func (d *Decoder) decode(dst []types.Value) error {
 	if d.o.AllowComments && len(d.data) > 0 && d.data[0] == '#' {
 		return errors.New("the record is a comment line")
@@ -82,7 +97,7 @@ func (d *Decoder) decode(dst []types.Value) error {
 		if err != nil {
 			return err
 		}
-		if col < len(dst) {
+		if col < len(dst) && (d.skip == nil || !d.skip[col]) {
 			f.raw = d.data[i:next]
 			if err := d.column(col, f, dst); err != nil {
 				return fmt.Errorf("field %q: %w", d.names[col], err)

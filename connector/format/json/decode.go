@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,6 +24,7 @@ type Decoder struct {
 	s           scanner
 	iso         bool
 	failMissing bool
+	skip        []bool // top-level fields not decoded (Prune); nil: none
 
 	// The contents of the record's strings are gathered in strs and
 	// turned into one string when the record is done; pend says which
@@ -148,6 +150,21 @@ func (d *Decoder) setString(dst *types.Value, b []byte, esc bool, kind types.Kin
 	return nil
 }
 
+// Prune implements format.Pruner: the top-level fields that are not read
+// are skipped (their syntax checked, nothing decoded or allocated), and
+// with 'fail-on-missing-field' only the fields read must be present, as
+// with Flink's projection push-down.
+func (d *Decoder) Prune(read []bool) {
+	if len(read) != len(d.root.subs) || !slices.Contains(read, false) {
+		d.skip = nil
+		return
+	}
+	d.skip = make([]bool, len(read))
+	for i, r := range read {
+		d.skip[i] = !r
+	}
+}
+
 // object decodes the object at the cursor into dst, one value per field of
 // ROW node n. dst must not move while the record is decoded.
 func (d *Decoder) object(n *node, dst []types.Value, depth int) error {
@@ -182,7 +199,7 @@ func (d *Decoder) object(n *node, dst []types.Value, depth int) error {
 		if err := s.expect(':', "':'"); err != nil {
 			return err
 		}
-		if i < 0 {
+		if i < 0 || depth == 0 && d.skip != nil && d.skip[i] {
 			if err := s.skip(depth + 1); err != nil {
 				return inField(string(name), err)
 			}
@@ -227,6 +244,9 @@ func (d *Decoder) checkMissing(n *node, seen uint64, seenBig []bool) error {
 		return nil
 	}
 	for i := range n.subs {
+		if n == d.root && d.skip != nil && d.skip[i] {
+			continue
+		}
 		if seenBig != nil && !seenBig[i] || seenBig == nil && seen&(1<<i) == 0 {
 			return &fieldError{path: n.names[i], err: errors.New("missing (option 'fail-on-missing-field' is set)")}
 		}

@@ -1,6 +1,7 @@
 package json
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"unicode/utf8"
@@ -85,6 +86,31 @@ func (s *scanner) str() (start, end int, esc bool, err error) {
 	}
 	s.pos = len(d)
 	return 0, 0, false, errors.New("invalid JSON: unterminated string")
+}
+
+// skipStr moves the cursor, at a '"', past the string it opens, without
+// looking at its contents: values that are skipped are often long (URLs,
+// free text), where a search for the quote beats a loop over the bytes.
+func (s *scanner) skipStr() error {
+	d := s.data
+	start := s.pos + 1
+	for i := start; ; {
+		j := bytes.IndexByte(d[i:], '"')
+		if j < 0 {
+			s.pos = len(d)
+			return errors.New("invalid JSON: unterminated string")
+		}
+		q := i + j
+		k := q // an odd run of backslashes before it escapes the quote
+		for k > start && d[k-1] == '\\' {
+			k--
+		}
+		if (q-k)%2 == 0 {
+			s.pos = q + 1
+			return nil
+		}
+		i = q + 1
+	}
 }
 
 // unescape appends the decoded contents of the raw string src to dst.
@@ -239,8 +265,7 @@ func (s *scanner) literal(lit string) bool {
 func (s *scanner) skip(depth int) error {
 	switch c := s.peek(); c {
 	case '"':
-		_, _, _, err := s.str()
-		return err
+		return s.skipStr()
 	case '{', '[':
 		if depth >= maxDepth {
 			return errDepth
