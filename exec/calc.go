@@ -20,14 +20,41 @@ type Calc struct {
 	Filter RowPredicate
 	// Projs computes the output columns; nil forwards input rows as they are.
 	Projs []RowFunc
-	Next  Operator
+	// Cols, if set, is parallel to Projs: Cols[j] >= 0 says that output
+	// column j is input column Cols[j], which Process then copies without
+	// calling Projs[j] (plain column references are most of a SELECT list).
+	Cols []int
+	Next Operator
 
 	out *types.Batch
+	// prefix is how many leading outputs are the input's leading columns
+	// in order, copied at once; exprs lists the other outputs.
+	prefix int
+	exprs  []calcExpr
+}
+
+// calcExpr is one output column after the copied prefix: a copied input
+// column (col >= 0) or a computed one.
+type calcExpr struct {
+	out, col int
+	f        RowFunc
 }
 
 // Open implements Operator.
 func (c *Calc) Open(ctx *Context) error {
 	c.out = types.NewBatch(256, max(len(c.Projs), 1))
+	c.prefix, c.exprs = 0, c.exprs[:0]
+	for j, p := range c.Projs {
+		col := -1
+		if j < len(c.Cols) {
+			col = c.Cols[j]
+		}
+		if col == j && c.prefix == j {
+			c.prefix++
+			continue
+		}
+		c.exprs = append(c.exprs, calcExpr{out: j, col: col, f: p})
+	}
 	return c.Next.Open(ctx)
 }
 
@@ -52,12 +79,17 @@ func (c *Calc) Process(b *types.Batch) error {
 			continue
 		}
 		vals := out.AddRow(r.Kind, r.Origin, w)
-		for j, p := range c.Projs {
-			v, err := p(r.Vals)
-			if err != nil {
-				return fmt.Errorf("cannot evaluate column %d: %w", j+1, err)
+		copy(vals[:c.prefix], r.Vals)
+		for _, e := range c.exprs {
+			if e.col >= 0 {
+				vals[e.out] = r.Vals[e.col]
+				continue
 			}
-			vals[j] = v
+			v, err := e.f(r.Vals)
+			if err != nil {
+				return fmt.Errorf("cannot evaluate column %d: %w", e.out+1, err)
+			}
+			vals[e.out] = v
 		}
 	}
 	if len(out.Rows) == 0 {

@@ -271,6 +271,28 @@ func compileShift(c *compiler, call *Call, t types.Type, ik types.Kind, dt, iv E
 			}
 		})
 	}
+	if t.Kind == types.KindTimestamp || t.Kind == types.KindTimestampLTZ {
+		// A timestamp column shifted by a constant (a WATERMARK
+		// expression, a window bound): read the column directly.
+		dn, in := call.Args[0], call.Args[1]
+		if dn.Type().Kind == types.KindIntervalDayTime {
+			dn, in = in, dn
+		}
+		col, ok1 := dn.(*Column)
+		lit, ok2 := in.(*Literal)
+		if ok1 && ok2 && !lit.V.IsNull() {
+			idx, k := col.Index, t.Kind
+			micros, okm := mulChecked(sign, lit.V.Int())
+			return func(row []types.Value) (types.Value, error) {
+				v := row[idx]
+				if v.IsNull() {
+					return types.NullValue, nil
+				}
+				r, ok := addChecked(v.Int(), micros)
+				return timestampResult(call, k, r, ok && okm)
+			}
+		}
+	}
 	return strict2(dt, iv, func(d, m types.Value) (types.Value, error) {
 		micros, ok := mulChecked(sign, m.Int())
 		switch t.Kind {

@@ -85,6 +85,7 @@ func BenchmarkProjection(b *testing.B) {
 		"UPPER(item)":    k.call("UPPER", bItem),
 		"CASE":           k.caseOf(nil, []Node{k.call(">", bQty, I(50)), S("high")}, S("low")),
 		"CAST_AS_BIGINT": k.cast(bQty, types.BigInt),
+		"SPLIT_INDEX":    k.call("SPLIT_INDEX", bItem, S("a"), I(1)),
 	}
 	rows := benchRows(1024)
 	for name, n := range exprs {

@@ -157,6 +157,8 @@ var testCols = []types.Field{
 	{Name: "nb", Type: types.Boolean},          // 14
 	{Name: "js", Type: types.String},           // 15
 	{Name: "u", Type: types.String},            // 16
+	{Name: "rr", Type: types.RowOf(types.Field{Name: "in", Type: types.RowOf(types.Field{Name: "z", Type: types.BigInt})}, types.Field{Name: "w", Type: types.String})}, // 17
+	{Name: "nr", Type: types.RowOf(types.Field{Name: "x", Type: types.Int})},                                                                                            // 18: NULL
 }
 
 func testRow() []types.Value {
@@ -183,6 +185,8 @@ func testRow() []types.Value {
 		types.NullValue,
 		types.StringValue(`{"a":{"b":[10,{"c":"x\"y"}]},"n":1.5e3,"t":true,"z":null,"o":{}}`),
 		types.StringValue("Grüße, 世界"),
+		types.RowValue([]types.Value{types.RowValue([]types.Value{types.BigIntValue(42)}), types.StringValue("w")}),
+		types.NullValue,
 	}
 }
 

@@ -52,6 +52,8 @@ func TestArithmetic(t *testing.T) {
 		{c("*", IntervalDT(types.MicrosPerHour), I(3)), "+0 03:00:00.000"},
 		{c("*", I(2), IntervalYM(7)), "+1-02"},
 		{c("+", col("ltz"), IntervalDT(types.MicrosPerSecond)), "2020-04-15 08:05:01.123"},
+		{c("+", IntervalDT(types.MicrosPerSecond), col("ltz")), "2020-04-15 08:05:01.123"},
+		{c("-", col("ts"), IntervalDT(4*types.MicrosPerSecond)), "2020-04-15 08:04:56.123"},
 		// bind errors
 		{c("+", col("s"), I(1)), "BIND ERROR: cannot apply '+' to (STRING, INT): expected (NUMERIC, NUMERIC) or (TEMPORAL, INTERVAL) or (INTERVAL, INTERVAL)"},
 		{c("-", col("ts"), col("ts")), "BIND ERROR: cannot apply '-' to (TIMESTAMP(3), TIMESTAMP(3)): subtracting date/time values is not supported, use TIMESTAMPDIFF(unit, a, b)"},

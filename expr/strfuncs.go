@@ -380,32 +380,65 @@ func compilePad(c *compiler, call *Call, args []Eval) (Eval, error) {
 
 func compileSplitIndex(c *compiler, call *Call, args []Eval) (Eval, error) {
 	byChar := call.Args[1].Type().Kind.IsInteger()
-	return strictN(args, func(vs []types.Value) (types.Value, error) {
-		s, idx := vs[0].Str(), vs[2].Int()
-		var sep string
-		if byChar {
-			ch := vs[1].Int()
-			if ch < 1 || ch > 255 {
+	sepOf := func(v types.Value) (string, bool) {
+		if !byChar {
+			return v.Str(), true
+		}
+		if ch := v.Int(); ch >= 1 && ch <= 255 {
+			return string(rune(ch)), true
+		}
+		return "", false
+	}
+	lsep, ok1 := call.Args[1].(*Literal)
+	lidx, ok2 := call.Args[2].(*Literal)
+	if ok1 && ok2 && !lsep.V.IsNull() && !lidx.V.IsNull() {
+		// Constant separator and index (as usual): one closure call and
+		// no argument copies per row.
+		sep, ok := sepOf(lsep.V)
+		idx := lidx.V.Int()
+		return strict1(args[0], func(v types.Value) (types.Value, error) {
+			if !ok {
 				return types.NullValue, nil
 			}
-			sep = string(rune(ch))
-		} else {
-			sep = vs[1].Str()
-		}
-		if idx < 0 || s == "" {
+			return splitIndex(v.Str(), sep, idx), nil
+		}), nil
+	}
+	return strictN(args, func(vs []types.Value) (types.Value, error) {
+		sep, ok := sepOf(vs[1])
+		if !ok {
 			return types.NullValue, nil
 		}
-		var parts []string
-		if sep == "" {
-			parts = strings.FieldsFunc(s, unicode.IsSpace)
-		} else {
-			parts = strings.Split(s, sep)
-		}
-		if idx >= int64(len(parts)) {
-			return types.NullValue, nil
-		}
-		return str(parts[idx]), nil
+		return splitIndex(vs[0].Str(), sep, vs[2].Int()), nil
 	}), nil
+}
+
+// splitIndex returns the part of s at idx (from 0) when s is split at
+// every sep (at runs of white space when sep is empty); NULL when there
+// is no such part or s is empty.
+func splitIndex(s, sep string, idx int64) types.Value {
+	if idx < 0 || s == "" {
+		return types.NullValue
+	}
+	if sep == "" {
+		parts := strings.FieldsFunc(s, unicode.IsSpace)
+		if idx >= int64(len(parts)) {
+			return types.NullValue
+		}
+		return str(parts[idx])
+	}
+	// Skip idx separators and cut at the next one: the part of
+	// strings.Split(s, sep) at idx, without building the others.
+	for ; idx > 0; idx-- {
+		i := strings.Index(s, sep)
+		if i < 0 {
+			return types.NullValue
+		}
+		s = s[i+len(sep):]
+	}
+	if i := strings.Index(s, sep); i >= 0 {
+		s = s[:i]
+	}
+	return str(s)
 }
 
 func compileRegexp(c *compiler, call *Call, args []Eval) (Eval, error) {

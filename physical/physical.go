@@ -403,7 +403,7 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 		filter, projs := n.Filter, n.Projs
 		env := b.env.Expr
 		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
-			c := &exec.Calc{Next: next}
+			c := &exec.Calc{Next: next, Cols: columnRefs(projs)}
 			if filter != nil {
 				pred, err := expr.CompilePredicate(filter, env)
 				if err != nil {
@@ -706,6 +706,19 @@ func (b *builder) keyed(name string, n plan.Node, keys []int, input plan.Node, m
 	return p, nil
 }
 
+// columnRefs says, for each of exprs, which input column it reads as it
+// is, or -1 when it computes something: exec.Calc copies those columns.
+func columnRefs(exprs []expr.Node) []int {
+	out := make([]int, len(exprs))
+	for i, e := range exprs {
+		out[i] = -1
+		if c, ok := e.(*expr.Column); ok {
+			out[i] = c.Index
+		}
+	}
+	return out
+}
+
 // columnTypes lists the types of a schema's columns.
 func columnTypes(s types.Schema) []types.Type {
 	out := make([]types.Type, s.Len())
@@ -763,7 +776,7 @@ func (b *builder) scan(n *plan.Scan) (*pipe, error) {
 		}
 		env := b.env.Expr
 		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
-			c := &exec.Calc{Next: next}
+			c := &exec.Calc{Next: next, Cols: columnRefs(computed)}
 			for _, e := range computed {
 				ev, err := expr.Compile(e, env)
 				if err != nil {
