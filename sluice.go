@@ -936,6 +936,18 @@ func (e *Engine) positionTableError(err error) error {
 	if !errors.As(err, &te) {
 		return err
 	}
+	// An option an OPTIONS hint set is positioned at the hint.
+	keys := slices.Sorted(maps.Keys(te.HintAt))
+	for _, k := range keys {
+		msg := te.Err.Error()
+		if strings.Contains(msg, "'"+k+"'") && k != "connector" ||
+			k == "connector" && strings.Contains(msg, "connector '") {
+			if t, _, lerr := e.catalog.Lookup(te.Table); lerr == nil && t != nil {
+				msg = redact.Text(msg, redact.Secrets(t.Options)...)
+			}
+			return &token.Error{Pos: te.HintAt[k], Msg: redact.Text(msg)}
+		}
+	}
 	t, _, lerr := e.catalog.Lookup(te.Table)
 	if lerr != nil || t == nil || t.Decl == nil {
 		return err

@@ -47,6 +47,10 @@ type Table struct {
 	// the legacy ones written (path → connector.path), for positioned
 	// errors.
 	Legacy map[string]string
+	// HintAt holds, in a copy of the table made for one reference to it,
+	// the options an OPTIONS hint of that reference set, at the hint's
+	// key, for positioned errors.
+	HintAt map[string]token.Position
 }
 
 // Physical returns the physical columns: what the connector reads and writes.

@@ -61,6 +61,9 @@ type Scan struct {
 	// key (no -U rows; a deletion may carry only the key): a
 	// ChangelogNormalize follows the scan.
 	Upsert bool
+	// HintAt holds the options of Table that an OPTIONS hint set, at the
+	// hint's key, for positioned errors.
+	HintAt map[string]token.Position
 }
 
 // Schema implements Node.
@@ -415,6 +418,9 @@ func (c *ConstraintEnforcer) WithInputs(ins []Node) Node {
 type Sink struct {
 	Input Node
 	Table connector.Table
+	// HintAt holds the options of Table that an OPTIONS hint of the
+	// INSERT set, at the hint's key, for positioned errors.
+	HintAt map[string]token.Position
 }
 
 // Schema implements Node.

@@ -154,6 +154,9 @@ func (p *Planner) PlanInsert(ins *ast.Insert, acceptsUpdates SinkAcceptsUpdates)
 	if view != nil {
 		return nil, p.errorf(ins.Table, "cannot insert into view '%s'", name)
 	}
+	if tbl, err = p.hintedTable(tbl, ins.TableHints); err != nil {
+		return nil, err
+	}
 	q, _, err := p.bindQuery(ins.Query)
 	if err != nil {
 		return nil, err
@@ -258,7 +261,7 @@ func (p *Planner) PlanInsert(ins *ast.Insert, acceptsUpdates SinkAcceptsUpdates)
 	if len(notNull) > 0 || len(enforcer.Chars) > 0 || len(enforcer.Binaries) > 0 {
 		q = enforcer
 	}
-	return &plan.Sink{Input: q, Table: sinkTable}, nil
+	return &plan.Sink{Input: q, Table: sinkTable, HintAt: tbl.HintAt}, nil
 }
 
 // keepsLength reports whether a value of type got is written into a sink

@@ -66,6 +66,9 @@ func (p *Planner) bindTemporalJoin(j *ast.Join, vt *ast.TableName) (plan.Node, *
 	if len(tbl.PrimaryKey) == 0 {
 		return nil, nil, p.errorf(vt.Name, "temporal join: table '%s' has no PRIMARY KEY; a versioned table needs one: PRIMARY KEY (k) NOT ENFORCED", name)
 	}
+	if tbl, err = p.hintedTable(tbl, vt.Hints); err != nil {
+		return nil, nil, err
+	}
 	right, rsc, err := p.bindScan(vt.Name, tbl)
 	if err != nil {
 		return nil, nil, err
