@@ -340,7 +340,10 @@ func TestJSONValue(t *testing.T) {
 		{jv("$.missing"), "NULL"},
 		{jv("a.b"), "COMPILE ERROR: cannot apply 'JSON_VALUE': invalid JSON path 'a.b': it must start with $"},
 		{c("JSON_VALUE", S(`{"a": "\u00e9\n"}`), S("$.a")), "é\n"},
-		{c("JSON_VALUE", S(`{"a": [1, 2`), S("$.a[1]")), "2"},
+		// A malformed document is an error (NULL ON ERROR), as in Flink, even
+		// where the path is found before the document breaks.
+		{c("JSON_VALUE", S(`{"a": [1, 2`), S("$.a[1]")), "NULL"},
+		{c("JSON_VALUE", S(`{"a": [1, 2]}`), S("$.a[1]")), "2"},
 		{c("JSON_VALUE", S(`not json`), S("$.a")), "NULL"},
 		{c("JSON_VALUE", col("ns"), S("$.a")), "NULL"},
 		{c("JSON_VALUE", col("js"), col("s")), "NULL"},
