@@ -20,7 +20,10 @@ func (p *Planner) bindLookupJoin(j *ast.Join, vt *ast.TableName, kind plan.JoinK
 	if left.Updating() {
 		return nil, nil, p.errorf(j.Left, "the left side of a lookup join must be append-only, but it produces updates")
 	}
-	name := vt.Name.Last().Name
+	name, err := p.ObjectName(vt.Name)
+	if err != nil {
+		return nil, nil, err
+	}
 	if len(vt.Name.Parts) == 1 && p.isCTE(name) {
 		return nil, nil, p.errorf(vt.Name, "the dimension side of a lookup join must be a table; '%s' is a WITH query", name)
 	}

@@ -421,7 +421,10 @@ func (p *Planner) alias(n plan.Node, sc *scope, def string, alias *ast.Ident, co
 
 // bindTableRef plans a reference to a CTE, a view or a table.
 func (p *Planner) bindTableRef(name *ast.ObjectName, hints []*ast.Hint) (plan.Node, *scope, error) {
-	last := name.Last().Name
+	last, err := p.ObjectName(name)
+	if err != nil {
+		return nil, nil, err
+	}
 	if len(name.Parts) == 1 {
 		for i := len(p.ctes) - 1; i >= 0; i-- {
 			if c, ok := p.ctes[i][last]; ok {

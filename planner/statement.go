@@ -22,7 +22,11 @@ func (p *Planner) TableFromDDL(ct *ast.CreateTable) (*catalog.Table, error) {
 	if ct.Like != nil {
 		return nil, p.errorf(ct.Like, "CREATE TABLE ... LIKE is not supported yet")
 	}
-	t := &catalog.Table{Name: ct.Name.Last().Name, Watermark: ct.Watermark, Options: map[string]string{},
+	name, err := p.ObjectName(ct.Name)
+	if err != nil {
+		return nil, err
+	}
+	t := &catalog.Table{Name: name, Watermark: ct.Watermark, Options: map[string]string{},
 		Temporary: ct.Temporary, Decl: ct, File: p.File}
 	seen := map[string]bool{}
 	for _, c := range ct.Columns {
@@ -128,7 +132,11 @@ func (p *Planner) translateLegacy(ct *ast.CreateTable, t *catalog.Table) error {
 // ViewFromDDL converts CREATE VIEW into a catalog view after checking that
 // its query plans.
 func (p *Planner) ViewFromDDL(cv *ast.CreateView) (*catalog.View, error) {
-	v := &catalog.View{Name: cv.Name.Last().Name, Query: cv.Query, File: p.File}
+	name, err := p.ObjectName(cv.Name)
+	if err != nil {
+		return nil, err
+	}
+	v := &catalog.View{Name: name, Query: cv.Query, File: p.File}
 	for _, c := range cv.Columns {
 		v.Columns = append(v.Columns, c.Name)
 	}
@@ -146,7 +154,10 @@ func (p *Planner) PlanInsert(ins *ast.Insert, acceptsUpdates SinkAcceptsUpdates)
 	if ins.Overwrite {
 		return nil, p.errorf(ins, "INSERT OVERWRITE is not supported in streaming mode")
 	}
-	name := ins.Table.Last().Name
+	name, err := p.ObjectName(ins.Table)
+	if err != nil {
+		return nil, err
+	}
 	tbl, view, err := p.Catalog.Lookup(name)
 	if err != nil {
 		return nil, p.errorf(ins.Table, "%s", err.Error())
