@@ -168,6 +168,18 @@ func (p *Planner) PlanInsert(ins *ast.Insert, acceptsUpdates SinkAcceptsUpdates)
 	if tbl, err = p.hintedTable(tbl, ins.TableHints); err != nil {
 		return nil, err
 	}
+	// Flink writes a sink's persisted (not VIRTUAL) METADATA columns
+	// through its connector, which must support their keys for writing.
+	// No connector of Sluice writes metadata: refuse rather than drop
+	// the column.
+	for _, c := range tbl.Columns {
+		if c.Metadata && !c.Virtual {
+			key := cmpOr(c.MetadataKey, c.Name)
+			return nil, p.errorf(ins.Table, "table '%s' cannot be written: its column '%s' is METADATA '%s', which connector '%s' does not write "+
+				"(the metadata keys it supports for writing: none); declare the column VIRTUAL, or write to a table without it",
+				name, c.Name, key, tbl.Options["connector"])
+		}
+	}
 	q, _, err := p.bindQuery(ins.Query)
 	if err != nil {
 		return nil, err
