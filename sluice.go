@@ -474,7 +474,11 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 		if s.What == "FUNCTION" {
 			return Result{}, token.NewError(file, s.Pos(), "DROP FUNCTION is not supported: functions are registered from Go")
 		}
-		if err := e.catalog.Drop(s.What, s.Name.Last().Name, s.IfExists); err != nil {
+		name, err := p.ObjectName(s.Name)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := e.catalog.Drop(s.What, name, s.IfExists); err != nil {
 			return Result{}, token.NewError(file, s.Name.Pos(), "%s", err.Error())
 		}
 		return Result{Message: "[INFO] Execute statement succeeded."}, nil
@@ -938,6 +942,18 @@ func (e *Engine) positionTableError(err error) error {
 	if !errors.As(err, &te) {
 		return err
 	}
+	// An option an OPTIONS hint set is positioned at the hint.
+	keys := slices.Sorted(maps.Keys(te.HintAt))
+	for _, k := range keys {
+		msg := te.Err.Error()
+		if strings.Contains(msg, "'"+k+"'") && k != "connector" ||
+			k == "connector" && strings.Contains(msg, "connector '") {
+			if t, _, lerr := e.catalog.Lookup(te.Table); lerr == nil && t != nil {
+				msg = redact.Text(msg, redact.Secrets(t.Options)...)
+			}
+			return &token.Error{Pos: te.HintAt[k], Msg: redact.Text(msg)}
+		}
+	}
 	t, _, lerr := e.catalog.Lookup(te.Table)
 	if lerr != nil || t == nil || t.Decl == nil {
 		return err
@@ -1148,7 +1164,11 @@ func (e *Engine) waitJobs(jobs []*Job) error {
 }
 
 func (e *Engine) describe(file *token.File, s *ast.Describe) (Result, error) {
-	_, v, err := e.catalog.Lookup(s.Name.Last().Name)
+	name, err := e.planner(file).ObjectName(s.Name)
+	if err != nil {
+		return Result{}, err
+	}
+	_, v, err := e.catalog.Lookup(name)
 	if err != nil {
 		return Result{}, token.NewError(file, s.Name.Pos(), "%s", err.Error())
 	}

@@ -47,6 +47,10 @@ type Table struct {
 	// the legacy ones written (path → connector.path), for positioned
 	// errors.
 	Legacy map[string]string
+	// HintAt holds, in a copy of the table made for one reference to it,
+	// the options an OPTIONS hint of that reference set, at the hint's
+	// key, for positioned errors.
+	HintAt map[string]token.Position
 }
 
 // Physical returns the physical columns: what the connector reads and writes.
@@ -196,4 +200,41 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// The names of the one catalog and the one database that hold a session's
+// tables and views: Flink's defaults.
+const (
+	DefaultCatalog  = "default_catalog"
+	DefaultDatabase = "default_database"
+)
+
+// CheckQualifiers checks the catalog and database parts of a dotted name
+// (catalog.database.object or database.object): they must name the one
+// catalog and database there are, DefaultCatalog and DefaultDatabase, as
+// Flink names its defaults. It returns the index of the part in error, or
+// -1.
+func CheckQualifiers(parts []string) (int, error) {
+	switch len(parts) {
+	case 1:
+		return -1, nil
+	case 2:
+		if parts[0] != DefaultDatabase {
+			return 0, fmt.Errorf("database '%s' does not exist: the one database is '%s' (in catalog '%s')%s",
+				parts[0], DefaultDatabase, DefaultCatalog, suggest.Hint(parts[0], []string{DefaultDatabase}))
+		}
+	case 3:
+		if parts[0] != DefaultCatalog {
+			return 0, fmt.Errorf("catalog '%s' does not exist: the one catalog is '%s'%s",
+				parts[0], DefaultCatalog, suggest.Hint(parts[0], []string{DefaultCatalog}))
+		}
+		if parts[1] != DefaultDatabase {
+			return 1, fmt.Errorf("database '%s' does not exist in catalog '%s': the one database is '%s'%s",
+				parts[1], DefaultCatalog, DefaultDatabase, suggest.Hint(parts[1], []string{DefaultDatabase}))
+		}
+	default:
+		return 0, fmt.Errorf("'%s' has %d parts; a table is named table, database.table or catalog.database.table",
+			strings.Join(parts, "."), len(parts))
+	}
+	return -1, nil
 }

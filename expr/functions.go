@@ -94,7 +94,7 @@ func addBuiltins(r *Registry) {
 		compileOverlay, "OVERLAY")
 	nondet(synFunc, typed(func([]Node) (types.Type, error) { return types.String.WithNullable(false), nil }, sig()),
 		compileUUID, "UUID")
-	fn(typed(always(types.String), sig(cString, cString)), compileJSONValue, "JSON_VALUE")
+	fn(bindJSONValue, compileJSONValue, "JSON_VALUE")
 
 	// Numeric functions.
 	n1 := sig(cNumeric)

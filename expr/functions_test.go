@@ -169,7 +169,13 @@ func TestNumericFunctions(t *testing.T) {
 		{c("COS", I(0)), "1.0"},
 		{c("TAN", I(0)), "0.0"},
 		{c("ATAN2", I(1), I(1)), "0.7853981633974483"},
-		{c("ROUND", Dec("2.5"), col("i")), "BIND ERROR: cannot apply 'ROUND' to DECIMAL: the number of digits must be a literal"},
+		// Digits that are no literal (a column, or -1, the negation of
+		// the literal 1) keep a DECIMAL's type, as in Flink:
+		// ROUND(42.324, -1) is 40.000.
+		{c("ROUND", Dec("2.5"), col("i")), "2.5"},
+		{c("ROUND", Dec("42.324"), c("NEG", I(1))), "40.000"},
+		{c("TRUNCATE", Dec("42.324"), c("NEG", I(1))), "40.000"},
+		{c("ROUND", Dec("45.324"), c("NEG", I(1))), "50.000"},
 		{c("SQRT", col("s")), "BIND ERROR: cannot apply 'SQRT' to (STRING): expected (NUMERIC)"},
 	}
 	runCases(t, cases, nil)
@@ -356,7 +362,10 @@ func TestJSONValue(t *testing.T) {
 		{jv("$.missing"), "NULL"},
 		{jv("a.b"), "COMPILE ERROR: cannot apply 'JSON_VALUE': invalid JSON path 'a.b': it must start with $"},
 		{c("JSON_VALUE", S(`{"a": "\u00e9\n"}`), S("$.a")), "é\n"},
-		{c("JSON_VALUE", S(`{"a": [1, 2`), S("$.a[1]")), "2"},
+		// A malformed document is an error (NULL ON ERROR), as in Flink, even
+		// where the path is found before the document breaks.
+		{c("JSON_VALUE", S(`{"a": [1, 2`), S("$.a[1]")), "NULL"},
+		{c("JSON_VALUE", S(`{"a": [1, 2]}`), S("$.a[1]")), "2"},
 		{c("JSON_VALUE", S(`not json`), S("$.a")), "NULL"},
 		{c("JSON_VALUE", col("ns"), S("$.a")), "NULL"},
 		{c("JSON_VALUE", col("js"), col("s")), "NULL"},

@@ -1,7 +1,9 @@
 package expr
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -12,9 +14,10 @@ import (
 
 // JSON_VALUE(json, path) extracts a scalar with a JSON path of the form
 // [lax|strict] $.a.b, $.a[0], $['a'], $["a"]. It returns the scalar as
-// STRING (numbers as written, true/false, strings unescaped); a missing
-// member, a JSON null, an object or array, a malformed document or path give
-// NULL, as Flink's default NULL ON EMPTY / NULL ON ERROR. The document is
+// STRING (numbers as written, true/false, strings unescaped), or of the
+// RETURNING type. What is empty and what is an error is Flink's (see
+// jsonValue); the ON EMPTY and ON ERROR behaviours default to NULL. The
+// document is checked to be valid JSON, then
 // scanned, not decoded into a tree: only the members on the path are read.
 
 type jsonStep struct {
@@ -22,15 +25,30 @@ type jsonStep struct {
 	index int // -1 for a key step
 }
 
-func parseJSONPath(p string) ([]jsonStep, error) {
+// jsonPath is a parsed JSON path: its steps and its mode. In lax mode (the
+// default) a member that is not there gives an empty result; in strict
+// mode it is an error.
+type jsonPath struct {
+	steps  []jsonStep
+	strict bool
+}
+
+func parseJSONPath(p string) (jsonPath, error) {
 	s := strings.TrimSpace(p)
 	low := strings.ToLower(s)
+	strict := false
 	switch {
 	case strings.HasPrefix(low, "lax "):
 		s = strings.TrimSpace(s[4:])
 	case strings.HasPrefix(low, "strict "):
 		s = strings.TrimSpace(s[7:])
+		strict = true
 	}
+	steps, err := parseJSONSteps(p, s)
+	return jsonPath{steps: steps, strict: strict}, err
+}
+
+func parseJSONSteps(p, s string) ([]jsonStep, error) {
 	if !strings.HasPrefix(s, "$") {
 		return nil, fmt.Errorf("invalid JSON path '%s': it must start with $", p)
 	}
@@ -224,32 +242,52 @@ func (j *jsonScanner) readString() (string, bool) {
 	return unescapeJSON(raw)
 }
 
-// jsonValue follows steps through doc and returns the scalar found.
-func jsonValue(doc string, steps []jsonStep) (string, bool) {
+// jsonResult says what a JSON path found.
+type jsonResult int
+
+const (
+	jsonFound jsonResult = iota // a scalar
+	jsonEmpty                   // nothing (lax mode), or a JSON null
+	jsonError                   // a malformed document; nothing, or no scalar, in strict mode
+)
+
+// jsonValue follows path through doc and returns the scalar found, as
+// Flink's JSON_VALUE (Calcite's) does: a malformed document is an error;
+// a member or element that is not there, or a value that is no scalar (an
+// object or an array), is empty in lax mode and an error in strict mode;
+// a JSON null is empty.
+func jsonValue(doc string, path jsonPath) (string, jsonResult) {
+	if !json.Valid([]byte(doc)) {
+		return "", jsonError
+	}
+	missing := jsonEmpty
+	if path.strict {
+		missing = jsonError
+	}
 	j := &jsonScanner{s: doc}
-	for _, st := range steps {
+	for _, st := range path.steps {
 		j.ws()
 		if j.i >= len(j.s) {
-			return "", false
+			return "", missing
 		}
 		if st.index < 0 {
 			if j.s[j.i] != '{' {
-				return "", false
+				return "", missing
 			}
 			j.i++
 			found := false
 			for !found {
 				j.ws()
-				if j.i >= len(j.s) || j.s[j.i] == '}' || j.s[j.i] != '"' {
-					return "", false
+				if j.i >= len(j.s) || j.s[j.i] != '"' {
+					return "", missing
 				}
 				k, ok := j.readString()
 				if !ok {
-					return "", false
+					return "", jsonError
 				}
 				j.ws()
 				if j.i >= len(j.s) || j.s[j.i] != ':' {
-					return "", false
+					return "", jsonError
 				}
 				j.i++
 				if k == st.key {
@@ -257,92 +295,189 @@ func jsonValue(doc string, steps []jsonStep) (string, bool) {
 					break
 				}
 				if !j.skip() {
-					return "", false
+					return "", jsonError
 				}
 				j.ws()
 				if j.i < len(j.s) && j.s[j.i] == ',' {
 					j.i++
 					continue
 				}
-				return "", false
+				return "", missing
 			}
 			continue
 		}
 		if j.s[j.i] != '[' {
-			return "", false
+			return "", missing
 		}
 		j.i++
 		for n := 0; ; n++ {
 			j.ws()
 			if j.i >= len(j.s) || j.s[j.i] == ']' {
-				return "", false
+				return "", missing
 			}
 			if n == st.index {
 				break
 			}
 			if !j.skip() {
-				return "", false
+				return "", jsonError
 			}
 			j.ws()
 			if j.i < len(j.s) && j.s[j.i] == ',' {
 				j.i++
 				continue
 			}
-			return "", false
+			return "", missing
 		}
 	}
 	j.ws()
 	if j.i >= len(j.s) {
-		return "", false
+		return "", missing
 	}
 	switch c := j.s[j.i]; {
 	case c == '"':
-		return j.readString()
+		v, ok := j.readString()
+		if !ok {
+			return "", jsonError
+		}
+		return v, jsonFound
 	case c == '{' || c == '[':
-		return "", false
+		return "", missing
 	default:
 		start := j.i
 		if !j.skip() {
-			return "", false
+			return "", jsonError
 		}
 		lit := j.s[start:j.i]
 		if lit == "null" {
-			return "", false
+			return "", jsonEmpty
 		}
-		return lit, true
+		return lit, jsonFound
 	}
 }
 
+// The behaviours of JSON_VALUE's ON EMPTY and ON ERROR clauses, as the
+// INT literals the planner passes for them.
+const (
+	JSONNull    = 0 // NULL ON ...: the result is NULL (the default)
+	JSONError   = 1 // ERROR ON ...: the job fails
+	JSONDefault = 2 // DEFAULT x ON ...: the result is x
+)
+
+// bindJSONValue binds JSON_VALUE(json, path), whose result is a STRING,
+// and the form the planner builds for RETURNING, ON EMPTY and ON ERROR:
+// JSON_VALUE(json, path, CAST(NULL AS type), emptyBehaviour, emptyDefault,
+// errorBehaviour, errorDefault), whose result is of the RETURNING type
+// (the third argument's) and whose defaults are of that type.
+func bindJSONValue(b *Builder, name string, args []Node) ([]Node, types.Type, error) {
+	base := typed(always(types.String), sig(cString, cString))
+	if len(args) == 2 {
+		return base(b, name, args)
+	}
+	if len(args) != 7 {
+		return nil, types.Type{}, argError(name, args, []signature{sig(cString, cString)})
+	}
+	if _, _, err := base(b, name, args[:2]); err != nil {
+		return nil, types.Type{}, err
+	}
+	t := args[2].Type().WithoutTimeAttr().WithNullable(true)
+	for _, i := range []int{3, 5} {
+		if v, ok := constArg(&Call{Args: args}, i); !ok || v.Kind() != types.KindInt {
+			return nil, types.Type{}, fmt.Errorf("cannot apply '%s': argument %d must be an INT literal", name, i+1)
+		}
+	}
+	out := slices.Clone(args)
+	for _, i := range []int{4, 6} {
+		if !args[i].Type().SameKind(t) {
+			c, err := b.Cast(args[i], t, false)
+			if err != nil {
+				return nil, types.Type{}, fmt.Errorf("cannot apply '%s': the DEFAULT value: %w", name, err)
+			}
+			out[i] = c
+		}
+	}
+	return out, t, nil
+}
+
 func compileJSONValue(c *compiler, call *Call, args []Eval) (Eval, error) {
-	var fixed []jsonStep
+	var fixed *jsonPath
 	if v, ok := constArg(call, 1); ok && !v.IsNull() {
-		st, err := parseJSONPath(v.Str())
+		p, err := parseJSONPath(v.Str())
 		if err != nil {
 			return nil, fmt.Errorf("cannot apply 'JSON_VALUE': %w", err)
 		}
-		fixed = st
+		fixed = &p
 	}
-	cache := make(map[string][]jsonStep)
-	return strict2(args[0], args[1], func(doc, path types.Value) (types.Value, error) {
-		steps := fixed
-		if steps == nil {
-			var ok bool
-			if steps, ok = cache[path.Str()]; !ok {
-				st, err := parseJSONPath(path.Str())
-				if err != nil {
-					return types.NullValue, nil
-				}
-				if len(cache) >= maxCachedPatterns {
-					clear(cache)
-				}
-				cache[path.Str()] = st
-				steps = st
+	to := types.String
+	onEmpty, onError := int64(JSONNull), int64(JSONNull)
+	var emptyDefault, errorDefault Eval
+	if len(args) == 7 {
+		to = call.T
+		e, _ := constArg(call, 3)
+		onEmpty, emptyDefault = e.Int(), args[4]
+		e, _ = constArg(call, 5)
+		onError, errorDefault = e.Int(), args[6]
+	}
+	// behave gives the result of the clause for what (EMPTY or ERROR).
+	behave := func(row []types.Value, what string, kind int64, def Eval, cause error) (types.Value, error) {
+		switch kind {
+		case JSONError:
+			if cause == nil {
+				cause = fmt.Errorf("the JSON path %s found no value", call.Args[1])
 			}
+			return types.NullValue, fmt.Errorf("JSON_VALUE (ERROR ON %s): %w", what, cause)
+		case JSONDefault:
+			return def(row)
 		}
-		s, ok := jsonValue(doc.Str(), steps)
-		if !ok {
-			return types.NullValue, nil
+		return types.NullValue, nil
+	}
+	cache := make(map[string]jsonPath)
+	return func(row []types.Value) (types.Value, error) {
+		doc, err := args[0](row)
+		if err != nil || doc.IsNull() {
+			return types.NullValue, err
 		}
-		return str(s), nil
-	}), nil
+		pv, err := args[1](row)
+		if err != nil || pv.IsNull() {
+			return types.NullValue, err
+		}
+		var path jsonPath
+		if fixed != nil {
+			path = *fixed
+		} else if p, ok := cache[pv.Str()]; ok {
+			path = p
+		} else {
+			p, err := parseJSONPath(pv.Str())
+			if err != nil {
+				return behave(row, "ERROR", onError, errorDefault, err)
+			}
+			if len(cache) >= maxCachedPatterns {
+				clear(cache)
+			}
+			cache[pv.Str()] = p
+			path = p
+		}
+		s, res := jsonValue(doc.Str(), path)
+		switch res {
+		case jsonEmpty:
+			return behave(row, "EMPTY", onEmpty, emptyDefault, nil)
+		case jsonError:
+			return behave(row, "ERROR", onError, errorDefault, jsonErrorCause(doc.Str(), path, pv.Str()))
+		}
+		if len(args) == 2 {
+			return str(s), nil
+		}
+		v, err := types.Cast(str(s), types.String, to)
+		if err != nil {
+			return behave(row, "ERROR", onError, errorDefault, fmt.Errorf("cannot convert '%s' to %s: %w", s, to.WithNullable(false), err))
+		}
+		return v, nil
+	}, nil
+}
+
+// jsonErrorCause says why a path gave an error, for ERROR ON ERROR.
+func jsonErrorCause(doc string, path jsonPath, text string) error {
+	if !json.Valid([]byte(doc)) {
+		return fmt.Errorf("the document is not valid JSON")
+	}
+	return fmt.Errorf("the strict JSON path '%s' found no scalar value", text)
 }

@@ -93,7 +93,11 @@ func bindRound(b *Builder, name string, args []Node) ([]Node, types.Type, error)
 		return nil, types.Type{}, fmt.Errorf("cannot apply '%s': %w", name, err)
 	}
 	if !lit {
-		return nil, types.Type{}, fmt.Errorf("cannot apply '%s' to DECIMAL: the number of digits must be a literal", name)
+		// As Flink's ROUND and TRUNCATE type inference: digits that are
+		// not a literal (a column, or -1, which is the negation of the
+		// literal 1) keep the number's type: ROUND(42.324, -1) is
+		// 40.000.
+		return args, nullableIf(t, args), nil
 	}
 	p, s := t.Precision, t.Scale
 	var rt types.Type

@@ -24,25 +24,25 @@ func (b *builder) lookup(n *plan.LookupJoin) (*pipe, error) {
 	}
 	f, err := b.env.Connectors.Lookup(n.Table.Options["connector"])
 	if err != nil {
-		return nil, &TableError{Table: n.Table.Name, Err: err}
+		return nil, &TableError{Table: n.Table.Name, HintAt: n.HintAt, Err: err}
 	}
 	lf, ok := f.(connector.LookupFactory)
 	if !ok {
-		return nil, &TableError{Table: n.Table.Name, Err: fmt.Errorf("connector '%s' cannot be looked up", f.Name())}
+		return nil, &TableError{Table: n.Table.Name, HintAt: n.HintAt, Err: fmt.Errorf("connector '%s' cannot be looked up", f.Name())}
 	}
 	// Open one now so that bad options fail before the job starts.
 	probe, err := lf.CreateLookup(n.Table, b.env.ConnEnv)
 	if err != nil {
-		return nil, &TableError{Table: n.Table.Name, Err: fmt.Errorf("table %s: %w", n.Table.Name, err)}
+		return nil, &TableError{Table: n.Table.Name, HintAt: n.HintAt, Err: fmt.Errorf("table %s: %w", n.Table.Name, err)}
 	}
 	switch probe.(type) {
 	case connector.FullSource, connector.KeyLookuper:
 	default:
 		probe.Close()
-		return nil, &TableError{Table: n.Table.Name, Err: fmt.Errorf("connector '%s' opened table %s for lookups as neither a full source nor a key lookuper", f.Name(), n.Table.Name)}
+		return nil, &TableError{Table: n.Table.Name, HintAt: n.HintAt, Err: fmt.Errorf("connector '%s' opened table %s for lookups as neither a full source nor a key lookuper", f.Name(), n.Table.Name)}
 	}
 	if err := probe.Close(); err != nil {
-		return nil, &TableError{Table: n.Table.Name, Err: err}
+		return nil, &TableError{Table: n.Table.Name, HintAt: n.HintAt, Err: err}
 	}
 
 	tbl, connEnv, dims := n.Table, b.env.ConnEnv, b.env.Dims

@@ -24,6 +24,7 @@ import (
 	"github.com/sluicesql/sluice/exec/window"
 	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/plan"
+	"github.com/sluicesql/sluice/sql/token"
 	"github.com/sluicesql/sluice/state"
 	"github.com/sluicesql/sluice/types"
 )
@@ -34,6 +35,9 @@ import (
 type TableError struct {
 	Table string
 	Err   error
+	// HintAt holds the options an OPTIONS hint set, at the hint's key:
+	// an error naming one of them is positioned there.
+	HintAt map[string]token.Position
 }
 
 func (e *TableError) Error() string { return e.Err.Error() }
@@ -347,7 +351,7 @@ func (b *builder) sink(s *plan.Sink) error {
 	}
 	sink, err := b.env.Connectors.Sink(s.Table, b.env.ConnEnv)
 	if err != nil {
-		return &TableError{Table: s.Table.Name, Err: err}
+		return &TableError{Table: s.Table.Name, Err: err, HintAt: s.HintAt}
 	}
 	// One writer per sink: merge the upstream tasks into one.
 	if p.stage.Source != nil || p.stage.Parallelism > 1 {
@@ -747,13 +751,13 @@ func valuesRows(rows [][]types.Value) []types.Row {
 func (b *builder) scan(n *plan.Scan) (*pipe, error) {
 	src, err := b.env.Connectors.Source(n.Table, b.env.ConnEnv)
 	if err != nil {
-		return nil, &TableError{Table: n.Table.Name, Err: err}
+		return nil, &TableError{Table: n.Table.Name, Err: err, HintAt: n.HintAt}
 	}
 	st := &exec.Stage{Name: n.Table.Name, ID: b.id("source", "source "+n.Table.Name, connector.SourceIdentity(n.Table, src)), Source: src,
 		IdleTimeout: time.Duration(n.IdleTimeoutMillis) * time.Millisecond}
 	if b.env.Cluster != nil {
 		if st.Parts, err = b.env.Cluster.Parts(n.Table.Name, st.ID, src); err != nil {
-			return nil, &TableError{Table: n.Table.Name, Err: err}
+			return nil, &TableError{Table: n.Table.Name, Err: err, HintAt: n.HintAt}
 		}
 	}
 	p := &pipe{stage: st, assigner: -1, bounded: src.Bounded()}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/expr"
+	"github.com/sluicesql/sluice/sql/token"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -34,6 +35,9 @@ type LookupJoin struct {
 	// Residual, if set, is the rest of ON, over the output row.
 	Residual expr.Node
 	Out      types.Schema
+	// HintAt holds the options of Table that an OPTIONS hint set, at the
+	// hint's key, for positioned errors.
+	HintAt map[string]token.Position
 }
 
 // Schema implements Node.

@@ -65,6 +65,9 @@ type Scan struct {
 	// others are NULL (see optimizer.PruneScans). Table.Read says which
 	// columns of the connector's row those need.
 	Used []bool
+	// HintAt holds the options of Table that an OPTIONS hint set, at the
+	// hint's key, for positioned errors.
+	HintAt map[string]token.Position
 }
 
 // Schema implements Node.
@@ -419,6 +422,9 @@ func (c *ConstraintEnforcer) WithInputs(ins []Node) Node {
 type Sink struct {
 	Input Node
 	Table connector.Table
+	// HintAt holds the options of Table that an OPTIONS hint of the
+	// INSERT set, at the hint's key, for positioned errors.
+	HintAt map[string]token.Position
 }
 
 // Schema implements Node.

@@ -770,7 +770,7 @@ func (p *Planner) bindTableFunc(t *ast.TableFunc) (plan.Node, *scope, error) {
 	if !ok {
 		return nil, nil, p.errorf(data, "%s's first argument must be TABLE name", name)
 	}
-	in, sc, err := p.bindTableRef(targ.Name)
+	in, sc, err := p.bindTableRef(targ.Name, nil)
 	if err != nil {
 		return nil, nil, err
 	}

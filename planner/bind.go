@@ -279,6 +279,9 @@ func (b *binder) bindCall(e *ast.Call) (expr.Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	if name == "JSON_VALUE" {
+		return b.bindJSONValue(e, args)
+	}
 	out, err := p.builder.Call(name, args...)
 	if err != nil {
 		return nil, p.errorf(e.Name, "%s", err.Error())
@@ -286,17 +289,65 @@ func (b *binder) bindCall(e *ast.Call) (expr.Node, error) {
 	if err := b.checkConstants(e, out, args); err != nil {
 		return nil, err
 	}
-	if e.Returning != nil {
-		t, err := p.convertType(e.Returning)
+	return out, nil
+}
+
+// bindJSONValue binds JSON_VALUE(json, path [RETURNING type] [behaviour ON
+// EMPTY] [behaviour ON ERROR]) with Flink's semantics: ON EMPTY applies
+// when the path finds nothing (or a JSON null), ON ERROR when the
+// document is malformed, a strict path finds no scalar, or the value
+// cannot be converted to the RETURNING type; both default to NULL.
+func (b *binder) bindJSONValue(e *ast.Call, args []expr.Node) (expr.Node, error) {
+	p := b.p
+	if len(args) != 2 {
+		return nil, p.errorf(e.Name, "JSON_VALUE takes a JSON document and a path: JSON_VALUE(json, path [RETURNING type] [... ON EMPTY] [... ON ERROR])")
+	}
+	if e.Returning == nil && e.OnEmpty == nil && e.OnError == nil {
+		out, err := p.builder.Call("JSON_VALUE", args...)
 		if err != nil {
+			return nil, p.errorf(e.Name, "%s", err.Error())
+		}
+		return out, b.checkConstants(e, out, args)
+	}
+	t := types.String
+	if e.Returning != nil {
+		var err error
+		if t, err = p.convertType(e.Returning); err != nil {
 			return nil, err
 		}
-		out, err = p.builder.Cast(out, t, true)
-		if err != nil {
-			return nil, p.wrap(e, err)
-		}
 	}
-	return out, nil
+	t = t.WithNullable(true)
+	full := append(args, &expr.Literal{V: types.NullValue, T: t})
+	for _, beh := range []*ast.JSONBehavior{e.OnEmpty, e.OnError} {
+		kind, def := expr.JSONNull, expr.Node(&expr.Literal{V: types.NullValue, T: t})
+		if beh != nil {
+			switch beh.Kind {
+			case "ERROR":
+				kind = expr.JSONError
+			case "DEFAULT":
+				kind = expr.JSONDefault
+				d, err := b.bind(beh.Default)
+				if err != nil {
+					return nil, err
+				}
+				if !d.Type().SameKind(t) {
+					if !expr.CanCast(d.Type(), t) {
+						return nil, p.errorf(beh.Default, "the DEFAULT value of JSON_VALUE is %s, which cannot be converted to the RETURNING type %s", d.Type(), t.WithNullable(false))
+					}
+					if d, err = p.builder.Cast(d, t, false); err != nil {
+						return nil, p.wrap(beh.Default, err)
+					}
+				}
+				def = d
+			}
+		}
+		full = append(full, &expr.Literal{V: types.IntValue(types.KindInt, int64(kind)), T: types.Int.WithNullable(false)}, def)
+	}
+	out, err := p.builder.Call("JSON_VALUE", full...)
+	if err != nil {
+		return nil, p.errorf(e.Name, "%s", err.Error())
+	}
+	return out, b.checkConstants(e, out, args)
 }
 
 // opNode positions an error at an operator.

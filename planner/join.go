@@ -64,6 +64,11 @@ func (p *Planner) bindJoin(j *ast.Join) (plan.Node, *scope, error) {
 	if wj == nil && !left.Updating() && !right.Updating() {
 		ij, rest = intervalBounds(rest, nl)
 	}
+	if ij == nil && wj == nil {
+		if err := p.refuseProctimeCondition(j, n, rest, on, nl); err != nil {
+			return nil, nil, err
+		}
+	}
 	if err := p.joinResidual(n, j.On, rest); err != nil {
 		return nil, nil, err
 	}
@@ -119,6 +124,37 @@ func (p *Planner) joinKeys(n *plan.Join, at ast.Node, cond expr.Node, on *scope,
 		return nil, p.errorf(at, "the join condition has no equality between a column of each side (a.x = b.y): streams are joined on keys")
 	}
 	return rest, nil
+}
+
+// refuseProctimeCondition refuses a regular join whose condition (its
+// keys or the rest of ON) reads a processing-time attribute. Flink plans
+// `b.pt BETWEEN a.pt - INTERVAL ... AND a.pt` over PROCTIME() columns as
+// a processing-time interval join, each row's time fixed as it arrives
+// and state cleaned as the clock passes; Sluice has no such join, and a
+// regular join would compare the times when the condition is evaluated,
+// giving different rows from run to run.
+func (p *Planner) refuseProctimeCondition(j *ast.Join, n *plan.Join, rest []expr.Node, on *scope, nl int) error {
+	cols := append([]int(nil), n.LeftKeys...)
+	for _, r := range n.RightKeys {
+		cols = append(cols, nl+r)
+	}
+	for _, c := range rest {
+		cols = append(cols, expr.Columns(c)...)
+	}
+	for _, i := range cols {
+		if c := on.cols[i]; c.typ.TimeAttr == types.ProcTime {
+			name := c.name
+			if c.qual != "" {
+				name = c.qual + "." + c.name
+			}
+			return p.errorf(j.On, "a join condition over the processing-time attribute %s is not supported: "+
+				"Flink runs it as a processing-time interval join, which Sluice does not have, and a regular join would "+
+				"compare times as it evaluates the condition, giving different rows from run to run; "+
+				"bound event times instead (columns with a WATERMARK: b.ts BETWEEN a.ts - INTERVAL '5' MINUTE AND a.ts), "+
+				"or look the other table up as it is now (JOIN t FOR SYSTEM_TIME AS OF a.pt)", name)
+		}
+	}
+	return nil
 }
 
 // joinResidual sets the residual condition of n: the AND of rest.

@@ -20,7 +20,10 @@ func (p *Planner) bindLookupJoin(j *ast.Join, vt *ast.TableName, kind plan.JoinK
 	if left.Updating() {
 		return nil, nil, p.errorf(j.Left, "the left side of a lookup join must be append-only, but it produces updates")
 	}
-	name := vt.Name.Last().Name
+	name, err := p.ObjectName(vt.Name)
+	if err != nil {
+		return nil, nil, err
+	}
 	if len(vt.Name.Parts) == 1 && p.isCTE(name) {
 		return nil, nil, p.errorf(vt.Name, "the dimension side of a lookup join must be a table; '%s' is a WITH query", name)
 	}
@@ -30,6 +33,9 @@ func (p *Planner) bindLookupJoin(j *ast.Join, vt *ast.TableName, kind plan.JoinK
 	}
 	if view != nil {
 		return nil, nil, p.errorf(vt.Name, "the dimension side of a lookup join must be a table; '%s' is a view", name)
+	}
+	if tbl, err = p.hintedTable(tbl, vt.Hints); err != nil {
+		return nil, nil, err
 	}
 	right, rsc, err := p.bindScan(vt.Name, tbl)
 	if err != nil {
@@ -107,7 +113,7 @@ func (p *Planner) bindLookupJoin(j *ast.Join, vt *ast.TableName, kind plan.JoinK
 	// One order for one key set, however ON writes it: jobs that look the
 	// table up by the same columns share its index.
 	sort.Slice(keys, func(a, b int) bool { return keys[a].col < keys[b].col })
-	n := &plan.LookupJoin{Input: left, Kind: kind, Table: scan.Table, Alias: rsc.cols[0].qual}
+	n := &plan.LookupJoin{Input: left, Kind: kind, Table: scan.Table, Alias: rsc.cols[0].qual, HintAt: scan.HintAt}
 	for _, k := range keys {
 		n.Keys = append(n.Keys, k.col)
 		n.KeyExprs = append(n.KeyExprs, k.x)

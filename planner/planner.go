@@ -240,3 +240,17 @@ func (p *Planner) ambiguous(id *ast.Ident, a, b scopeCol) error {
 	}
 	return p.errorf(id, "column '%s' is ambiguous: two columns are named '%s'; give them different aliases", id.Name, a.name)
 }
+
+// ObjectName returns the unqualified name of a table or view written as
+// name, database.name or catalog.database.name, after checking that the
+// qualifiers name the one catalog and database (as Flink's defaults).
+func (p *Planner) ObjectName(name *ast.ObjectName) (string, error) {
+	parts := make([]string, len(name.Parts))
+	for i, x := range name.Parts {
+		parts[i] = x.Name
+	}
+	if i, err := catalog.CheckQualifiers(parts); err != nil {
+		return "", p.errorf(name.Parts[i], "%s", err.Error())
+	}
+	return name.Last().Name, nil
+}

@@ -330,7 +330,7 @@ func (p *Planner) bindFrom(t ast.TableExpr) (plan.Node, *scope, error) {
 		if t.SystemTime != nil {
 			return nil, nil, p.errorf(t.SystemTime, "FOR SYSTEM_TIME AS OF belongs to the right side of a join (a temporal join): l JOIN v FOR SYSTEM_TIME AS OF l.t ON l.k = v.k")
 		}
-		n, sc, err := p.bindTableRef(t.Name)
+		n, sc, err := p.bindTableRef(t.Name, t.Hints)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -420,11 +420,17 @@ func (p *Planner) alias(n plan.Node, sc *scope, def string, alias *ast.Ident, co
 }
 
 // bindTableRef plans a reference to a CTE, a view or a table.
-func (p *Planner) bindTableRef(name *ast.ObjectName) (plan.Node, *scope, error) {
-	last := name.Last().Name
+func (p *Planner) bindTableRef(name *ast.ObjectName, hints []*ast.Hint) (plan.Node, *scope, error) {
+	last, err := p.ObjectName(name)
+	if err != nil {
+		return nil, nil, err
+	}
 	if len(name.Parts) == 1 {
 		for i := len(p.ctes) - 1; i >= 0; i-- {
 			if c, ok := p.ctes[i][last]; ok {
+				if err := p.refuseHints(hints, "WITH query", last); err != nil {
+					return nil, nil, err
+				}
 				// A CTE sees the CTEs of enclosing queries and those
 				// declared before it in its own WITH, as in Flink.
 				saved := p.ctes
@@ -450,7 +456,13 @@ func (p *Planner) bindTableRef(name *ast.ObjectName) (plan.Node, *scope, error) 
 		return nil, nil, p.errorf(name, "%s", err.Error())
 	}
 	if view != nil {
+		if err := p.refuseHints(hints, "view", view.Name); err != nil {
+			return nil, nil, err
+		}
 		return p.bindView(name, view)
+	}
+	if tbl, err = p.hintedTable(tbl, hints); err != nil {
+		return nil, nil, err
 	}
 	n, sc, err := p.bindScan(name, tbl)
 	if err != nil {
@@ -525,6 +537,7 @@ func (p *Planner) bindScan(at ast.Node, t *catalog.Table) (plan.Node, *scope, er
 		RowtimeCol:  -1,
 		ProctimeCol: -1,
 		Alias:       t.Name,
+		HintAt:      t.HintAt,
 	}
 	if p.SourceChangelog != nil {
 		scan.Changelog = p.SourceChangelog(scan.Table)
@@ -600,6 +613,9 @@ func (p *Planner) bindScan(at ast.Node, t *catalog.Table) (plan.Node, *scope, er
 // SELECT
 
 func (p *Planner) bindSelect(sel *ast.Select) (plan.Node, *scope, error) {
+	if err := p.checkQueryHints(sel.Hints); err != nil {
+		return nil, nil, err
+	}
 	sel = commaJoin(sel)
 	var in plan.Node
 	var sc *scope

@@ -22,7 +22,11 @@ func (p *Planner) TableFromDDL(ct *ast.CreateTable) (*catalog.Table, error) {
 	if ct.Like != nil {
 		return nil, p.errorf(ct.Like, "CREATE TABLE ... LIKE is not supported yet")
 	}
-	t := &catalog.Table{Name: ct.Name.Last().Name, Watermark: ct.Watermark, Options: map[string]string{},
+	name, err := p.ObjectName(ct.Name)
+	if err != nil {
+		return nil, err
+	}
+	t := &catalog.Table{Name: name, Watermark: ct.Watermark, Options: map[string]string{},
 		Temporary: ct.Temporary, Decl: ct, File: p.File}
 	seen := map[string]bool{}
 	for _, c := range ct.Columns {
@@ -128,7 +132,11 @@ func (p *Planner) translateLegacy(ct *ast.CreateTable, t *catalog.Table) error {
 // ViewFromDDL converts CREATE VIEW into a catalog view after checking that
 // its query plans.
 func (p *Planner) ViewFromDDL(cv *ast.CreateView) (*catalog.View, error) {
-	v := &catalog.View{Name: cv.Name.Last().Name, Query: cv.Query, File: p.File}
+	name, err := p.ObjectName(cv.Name)
+	if err != nil {
+		return nil, err
+	}
+	v := &catalog.View{Name: name, Query: cv.Query, File: p.File}
 	for _, c := range cv.Columns {
 		v.Columns = append(v.Columns, c.Name)
 	}
@@ -146,13 +154,31 @@ func (p *Planner) PlanInsert(ins *ast.Insert, acceptsUpdates SinkAcceptsUpdates)
 	if ins.Overwrite {
 		return nil, p.errorf(ins, "INSERT OVERWRITE is not supported in streaming mode")
 	}
-	name := ins.Table.Last().Name
+	name, err := p.ObjectName(ins.Table)
+	if err != nil {
+		return nil, err
+	}
 	tbl, view, err := p.Catalog.Lookup(name)
 	if err != nil {
 		return nil, p.errorf(ins.Table, "%s", err.Error())
 	}
 	if view != nil {
 		return nil, p.errorf(ins.Table, "cannot insert into view '%s'", name)
+	}
+	if tbl, err = p.hintedTable(tbl, ins.TableHints); err != nil {
+		return nil, err
+	}
+	// Flink writes a sink's persisted (not VIRTUAL) METADATA columns
+	// through its connector, which must support their keys for writing.
+	// No connector of Sluice writes metadata: refuse rather than drop
+	// the column.
+	for _, c := range tbl.Columns {
+		if c.Metadata && !c.Virtual {
+			key := cmpOr(c.MetadataKey, c.Name)
+			return nil, p.errorf(ins.Table, "table '%s' cannot be written: its column '%s' is METADATA '%s', which connector '%s' does not write "+
+				"(the metadata keys it supports for writing: none); declare the column VIRTUAL, or write to a table without it",
+				name, c.Name, key, tbl.Options["connector"])
+		}
 	}
 	q, _, err := p.bindQuery(ins.Query)
 	if err != nil {
@@ -258,7 +284,7 @@ func (p *Planner) PlanInsert(ins *ast.Insert, acceptsUpdates SinkAcceptsUpdates)
 	if len(notNull) > 0 || len(enforcer.Chars) > 0 || len(enforcer.Binaries) > 0 {
 		q = enforcer
 	}
-	return &plan.Sink{Input: q, Table: sinkTable}, nil
+	return &plan.Sink{Input: q, Table: sinkTable, HintAt: tbl.HintAt}, nil
 }
 
 // keepsLength reports whether a value of type got is written into a sink

@@ -52,7 +52,10 @@ func (p *Planner) bindTemporalJoin(j *ast.Join, vt *ast.TableName) (plan.Node, *
 
 	// The versioned table: a table (not a view or CTE) with a primary key
 	// and a watermark.
-	name := vt.Name.Last().Name
+	name, err := p.ObjectName(vt.Name)
+	if err != nil {
+		return nil, nil, err
+	}
 	if len(vt.Name.Parts) == 1 && p.isCTE(name) {
 		return nil, nil, p.errorf(vt.Name, "the versioned table of a temporal join must be a table with a PRIMARY KEY and a watermark; '%s' is a WITH query", name)
 	}
@@ -65,6 +68,9 @@ func (p *Planner) bindTemporalJoin(j *ast.Join, vt *ast.TableName) (plan.Node, *
 	}
 	if len(tbl.PrimaryKey) == 0 {
 		return nil, nil, p.errorf(vt.Name, "temporal join: table '%s' has no PRIMARY KEY; a versioned table needs one: PRIMARY KEY (k) NOT ENFORCED", name)
+	}
+	if tbl, err = p.hintedTable(tbl, vt.Hints); err != nil {
+		return nil, nil, err
 	}
 	right, rsc, err := p.bindScan(vt.Name, tbl)
 	if err != nil {

@@ -63,7 +63,11 @@ func (r *Registry) Lookup(name string) (Func, error) {
 func (r *Registry) Names() []string {
 	names := make([]string, 0, len(r.funcs))
 	for n := range r.funcs {
-		names = append(names, n)
+		// $SUM0 is Flink's internal name for SUM0: SQL cannot call it
+		// ('$' starts no identifier), so it is not listed.
+		if !strings.HasPrefix(n, "$") {
+			names = append(names, n)
+		}
 	}
 	slices.Sort(names)
 	return names

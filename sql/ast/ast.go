@@ -246,13 +246,15 @@ type Reset struct {
 	Key string
 }
 
-// Insert is INSERT INTO|OVERWRITE table [(cols)] query.
+// Insert is INSERT INTO|OVERWRITE table [/*+ hints */] [(cols)] query.
 type Insert struct {
 	Span
 	Overwrite bool
 	Table     *ObjectName
-	Columns   []*Ident
-	Query     *Query
+	// TableHints are the hints written after the table's name.
+	TableHints []*Hint
+	Columns    []*Ident
+	Query      *Query
 }
 
 // StatementSet is EXECUTE STATEMENT SET BEGIN insert; ... END, or the older
@@ -318,6 +320,8 @@ type CTE struct {
 // [HAVING ...] [WINDOW ...].
 type Select struct {
 	Span
+	// Hints are the query hints written after SELECT.
+	Hints    []*Hint
 	Distinct bool
 	Items    []*SelectItem
 	From     TableExpr // nil if absent
@@ -405,11 +409,27 @@ type FrameBound struct {
 // ---------------------------------------------------------------------------
 // Table expressions
 
+// Hint is one hint of a /*+ ... */ block: a name with, in parentheses, a
+// list of options (identifiers, numbers or strings: BROADCAST(t1, t2)) or
+// of key-value options (OPTIONS('k' = 'v')), as in Flink. The span runs
+// from the name to the closing parenthesis.
+type Hint struct {
+	Span
+	Name *Ident
+	// List are the plain options; KeyValues the 'k' = 'v' ones. A hint
+	// has one kind or none.
+	List      []*Ident
+	KeyValues []*Option
+}
+
 // TableName is a table or view reference, optionally FOR SYSTEM_TIME AS OF
 // a time attribute (a temporal or lookup join).
 type TableName struct {
 	Span
-	Name          *ObjectName
+	Name *ObjectName
+	// Hints are the table hints written after the name:
+	// t /*+ OPTIONS('k' = 'v') */.
+	Hints         []*Hint
 	SystemTime    Expr
 	Alias         *Ident
 	ColumnAliases []*Ident

@@ -183,6 +183,7 @@ func (p *printer) insert(s *Insert) {
 		p.str("INSERT INTO ")
 	}
 	p.name(s.Table)
+	p.hints(s.TableHints)
 	if s.Columns != nil {
 		p.str(" ")
 		p.identList(s.Columns)
@@ -467,7 +468,9 @@ func (p *printer) bodyParen(b QueryBody, paren bool) {
 }
 
 func (p *printer) selectBody(s *Select) {
-	p.str("SELECT ")
+	p.str("SELECT")
+	p.hints(s.Hints)
+	p.str(" ")
 	if s.Distinct {
 		p.str("DISTINCT ")
 	}
@@ -611,6 +614,7 @@ func (p *printer) table(t TableExpr) {
 	switch t := t.(type) {
 	case *TableName:
 		p.name(t.Name)
+		p.hints(t.Hints)
 		if t.SystemTime != nil {
 			p.str(" FOR SYSTEM_TIME AS OF ")
 			p.expr(t.SystemTime, precConcat)
@@ -1100,4 +1104,36 @@ func isTimeUnit(x Expr) bool {
 func isTrimMode(x Expr) bool {
 	l, ok := x.(*Literal)
 	return ok && l.Kind == String && (l.Value == "BOTH" || l.Value == "LEADING" || l.Value == "TRAILING")
+}
+
+// hints prints hint blocks as one: " /*+ A(x), B('k' = 'v') */".
+func (p *printer) hints(hs []*Hint) {
+	if len(hs) == 0 {
+		return
+	}
+	p.str(" /*+ ")
+	for i, h := range hs {
+		if i > 0 {
+			p.str(", ")
+		}
+		p.ident(h.Name)
+		if len(h.List) == 0 && len(h.KeyValues) == 0 {
+			continue
+		}
+		p.str("(")
+		for j, x := range h.List {
+			if j > 0 {
+				p.str(", ")
+			}
+			p.str(quote(x.Name))
+		}
+		for j, o := range h.KeyValues {
+			if j > 0 {
+				p.str(", ")
+			}
+			p.str(quote(o.Key) + " = " + quote(o.Value))
+		}
+		p.str(")")
+	}
+	p.str(" */")
 }

@@ -56,6 +56,12 @@ func Walk(v Visitor, n Node) {
 		Walk(v, n.Column)
 		walkExpr(v, n.Expr)
 	case *Option:
+	case *Hint:
+		Walk(v, n.Name)
+		walkIdents(v, n.List)
+		for _, o := range n.KeyValues {
+			Walk(v, o)
+		}
 	case *CreateView:
 		Walk(v, n.Name)
 		walkIdents(v, n.Columns)
@@ -67,6 +73,7 @@ func Walk(v Visitor, n Node) {
 	case *Set, *Reset, *Show:
 	case *Insert:
 		Walk(v, n.Table)
+		walkHints(v, n.TableHints)
 		walkIdents(v, n.Columns)
 		walkQuery(v, n.Query)
 	case *StatementSet:
@@ -100,6 +107,7 @@ func Walk(v Visitor, n Node) {
 		walkIdents(v, n.Columns)
 		walkQuery(v, n.Query)
 	case *Select:
+		walkHints(v, n.Hints)
 		for _, it := range n.Items {
 			Walk(v, it)
 		}
@@ -150,6 +158,7 @@ func Walk(v Visitor, n Node) {
 	// Table expressions.
 	case *TableName:
 		Walk(v, n.Name)
+		walkHints(v, n.Hints)
 		walkExpr(v, n.SystemTime)
 		walkIdent(v, n.Alias)
 		walkIdents(v, n.ColumnAliases)
@@ -318,4 +327,10 @@ func (f inspector) Visit(n Node) Visitor {
 // calls f(nil).
 func Inspect(n Node, f func(Node) bool) {
 	Walk(inspector(f), n)
+}
+
+func walkHints(v Visitor, hs []*Hint) {
+	for _, h := range hs {
+		Walk(v, h)
+	}
 }

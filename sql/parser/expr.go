@@ -324,6 +324,13 @@ func (p *parser) parsePrimary() ast.Expr {
 			return &ast.Descriptor{Span: p.span(start), Columns: cols}
 		}
 	}
+	if (p.tok == token.LEFT || p.tok == token.RIGHT) && p.peek(1) == token.LPAREN {
+		// LEFT(s, n) and RIGHT(s, n): functions, as in Flink, though
+		// their names are the join keywords.
+		name := &ast.ObjectName{Parts: []*ast.Ident{{NamePos: p.pos, Name: p.tok.String()}}}
+		p.next()
+		return p.parseCall(name)
+	}
 	if isNiladic(p.tok) {
 		name := &ast.ObjectName{Parts: []*ast.Ident{{NamePos: p.pos, Name: p.tok.String()}}}
 		p.next()

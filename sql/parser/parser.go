@@ -186,6 +186,8 @@ func (p *parser) describe() string {
 		return "'`" + truncate(p.lit) + "`'"
 	case token.HEX:
 		return "X'" + truncate(p.lit) + "'"
+	case token.HINTBEG:
+		return "a hint '/*+' (hints belong after SELECT or after a table's name)"
 	}
 	return "'" + truncate(p.lit) + "'"
 }

@@ -195,7 +195,7 @@ func (p *parser) parseOrderItems() []*ast.OrderItem {
 
 func (p *parser) parseSelect() *ast.Select {
 	start := p.expect(token.SELECT)
-	s := &ast.Select{}
+	s := &ast.Select{Hints: p.parseHints()}
 	if p.tok == token.DISTINCT {
 		s.Distinct, s.DistinctPos = true, p.pos
 		p.next()
@@ -450,6 +450,7 @@ func (p *parser) parseTablePrimary() ast.TableExpr {
 		p.errorReserved("table name")
 	}
 	t := &ast.TableName{Name: p.parseObjectName()}
+	t.Hints = p.parseHints()
 	if p.tok == token.FOR {
 		p.next()
 		p.expect(token.SYSTEM_TIME)
@@ -522,4 +523,59 @@ func (p *parser) parseFuncArg() *ast.FuncArg {
 	}
 	a.Value = p.parseExpr()
 	return a
+}
+
+// parseHints parses the hint blocks /*+ hint [, hint]* */ at the current
+// token, if any, as Flink (Calcite) writes them: after SELECT (query
+// hints) and after a table's name (table hints).
+func (p *parser) parseHints() []*ast.Hint {
+	var hints []*ast.Hint
+	for p.tok == token.HINTBEG {
+		p.next()
+		for {
+			hints = append(hints, p.parseHint())
+			if !p.got(token.COMMA) {
+				break
+			}
+		}
+		p.expect(token.HINTEND)
+	}
+	return hints
+}
+
+// parseHint parses name, name(option, ...) or name('k' = 'v', ...).
+func (p *parser) parseHint() *ast.Hint {
+	if p.tok != token.IDENT && p.tok != token.QIDENT && !p.tok.IsKeyword() {
+		p.errorExpected(p.pos, "hint name")
+	}
+	h := &ast.Hint{Name: &ast.Ident{NamePos: p.pos, Name: p.lit, Quoted: p.tok == token.QIDENT}}
+	h.Start = p.pos
+	p.next()
+	if p.got(token.LPAREN) {
+		for {
+			switch {
+			case (p.tok == token.STRING || isIdent(p.tok)) && p.peek(1) == token.EQ:
+				o := &ast.Option{KeyPos: p.pos, Key: p.lit}
+				p.next()
+				p.expect(token.EQ)
+				o.Value, o.ValuePos = p.parseString("hint option value string")
+				o.EndPos = p.prevEnd()
+				h.KeyValues = append(h.KeyValues, o)
+			case p.tok == token.STRING || p.tok == token.INT || isIdent(p.tok):
+				h.List = append(h.List, &ast.Ident{NamePos: p.pos, Name: p.lit})
+				p.next()
+			default:
+				p.errorExpected(p.pos, "hint option")
+			}
+			if len(h.KeyValues) > 0 && len(h.List) > 0 {
+				p.error(p.pos, "a hint's options are either all 'key' = 'value' or none")
+			}
+			if !p.got(token.COMMA) {
+				break
+			}
+		}
+		p.expect(token.RPAREN)
+	}
+	h.Stop = p.prevEnd()
+	return h
 }

@@ -355,6 +355,7 @@ func (p *parser) parseInsert() *ast.Insert {
 	}
 	p.next()
 	ins.Table = p.parseObjectName()
+	ins.TableHints = p.parseHints()
 	if p.tok == token.LPAREN && !p.isQueryStart(0) {
 		ins.Columns = p.parseIdentList()
 	}

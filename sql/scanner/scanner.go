@@ -28,6 +28,10 @@ type Scanner struct {
 	err  ErrorHandler
 	mode Mode
 
+	// hint is the offset of the '/*+' of the hint being scanned, or -1
+	// outside hints.
+	hint int
+
 	ch       rune // current character; -1 at the end
 	offset   int  // offset of ch
 	rdOffset int  // offset after ch
@@ -48,6 +52,7 @@ func (s *Scanner) Init(file *token.File, err ErrorHandler, mode Mode) {
 	s.offset = 0
 	s.rdOffset = 0
 	s.ErrorCount = 0
+	s.hint = -1
 	s.next()
 	if s.ch == bom {
 		s.next()
@@ -118,6 +123,10 @@ scanAgain:
 	ch := s.ch
 	switch {
 	case ch == -1:
+		if s.hint >= 0 {
+			s.error(s.hint, "hint not terminated: a hint /*+ ... */ ends with */")
+			s.hint = -1
+		}
 		return pos, token.EOF, ""
 	case (ch == 'x' || ch == 'X') && s.peek() == '\'':
 		s.next()
@@ -152,6 +161,14 @@ scanAgain:
 		}
 		return pos, token.SUB, "-"
 	case '/':
+		if s.ch == '*' && s.peek() == '+' && s.hint < 0 {
+			// A hint, as in Flink (Calcite): its content is tokens,
+			// read by the parser where hints belong.
+			s.next()
+			s.next()
+			s.hint = start
+			return pos, token.HINTBEG, "/*+"
+		}
 		if s.ch == '*' {
 			s.next()
 			s.skipBlockComment(start)
@@ -201,6 +218,11 @@ scanAgain:
 	case '+':
 		return pos, token.ADD, "+"
 	case '*':
+		if s.hint >= 0 && s.ch == '/' {
+			s.next()
+			s.hint = -1
+			return pos, token.HINTEND, "*/"
+		}
 		return pos, token.MUL, "*"
 	case '%':
 		return pos, token.REM, "%"

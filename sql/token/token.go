@@ -46,6 +46,8 @@ const (
 	RBRACK    // ]
 	ARROW     // =>
 	DCOLON    // ::
+	HINTBEG   // /*+ (a hint opens)
+	HINTEND   // */ (closing a hint)
 	operatorEnd
 
 	keywordBeg
@@ -224,6 +226,8 @@ var tokens = [...]string{
 	RBRACK:    "]",
 	ARROW:     "=>",
 	DCOLON:    "::",
+	HINTBEG:   "/*+",
+	HINTEND:   "*/",
 
 	ALL:               "ALL",
 	AND:               "AND",
