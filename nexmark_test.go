@@ -784,3 +784,22 @@ func BenchmarkNexmark(b *testing.B) {
 		})
 	}
 }
+
+// TestBlackholeComputesEveryColumn: the suite measures queries into
+// blackhole sinks, so a blackhole sink must not let the engine skip
+// computing what it discards: a column that cannot be computed fails the
+// job, as in Flink.
+func TestBlackholeComputesEveryColumn(t *testing.T) {
+	e, err := sluice.Open(sluice.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	err = e.Run(context.Background(), "bh.sql", []byte(`
+CREATE TABLE src (s STRING) WITH ('connector' = 'datagen', 'number-of-rows' = '5', 'fields.s.length' = '3');
+CREATE TABLE bh (v INT, w STRING) WITH ('connector' = 'blackhole');
+INSERT INTO bh SELECT CAST(CONCAT('x', s) AS INT), s FROM src;`))
+	if err == nil || !strings.Contains(err.Error(), "cannot cast") {
+		t.Fatalf("got %v, want the cast of the discarded column to fail the job", err)
+	}
+}
