@@ -186,11 +186,22 @@ type generator struct {
 	buf  []byte
 }
 
-// event returns event n (from 0) of the table: its kind and its fields in
-// the model's order. Event n is the reference's event number n+1, with
-// the event id n+2, of a single generator. The slice is reused by the
-// next call.
-func (g *generator) event(s *Source, n int64) (int, []types.Value) {
+// kind is the kind of event n (from 0) of the table. Event n is the
+// reference's event number n+1, with the event id n+2, of a single
+// generator.
+func (m *model) kind(n int64) int {
+	switch rem := (n + 2) % m.totalProp; {
+	case rem < m.personProp:
+		return personEvent
+	case rem < m.personProp+m.auctionProp:
+		return auctionEvent
+	}
+	return bidEvent
+}
+
+// event fills v with the fields of event n, of kind m.kind(n), in the
+// model's order (v holds them all).
+func (g *generator) event(s *Source, n int64, kind int, v []types.Value) {
 	if g.rng == nil {
 		g.rng = rand.New(&g.pcg)
 	}
@@ -198,13 +209,22 @@ func (g *generator) event(s *Source, n int64) (int, []types.Value) {
 	m := &s.model
 	num, id := n+1, n+2
 	ts := m.timestamp(num)
-	switch rem := id % m.totalProp; {
-	case rem < m.personProp:
-		return personEvent, g.person(m, id, ts)
-	case rem < m.personProp+m.auctionProp:
-		return auctionEvent, g.auction(m, num, id, ts)
+	switch kind {
+	case personEvent:
+		g.person(m, id, ts, v)
+	case auctionEvent:
+		g.auction(m, num, id, ts, v)
+	default:
+		g.bid(m, id, ts, v)
 	}
-	return bidEvent, g.bid(m, id, ts)
+}
+
+// fields returns a reused slice for the fields of an event of kind.
+func (g *generator) fields(kind int) []types.Value {
+	if g.vals[kind] == nil {
+		g.vals[kind] = make([]types.Value, len(modelFields[kind]))
+	}
+	return g.vals[kind]
 }
 
 // pickPerson picks one of the active people, or one a little ahead.
@@ -221,8 +241,7 @@ func (g *generator) pickAuction(m *model, id int64) int64 {
 	return lo + g.rng.Int64N(max(last-lo+1+idLead, 1))
 }
 
-func (g *generator) person(m *model, id, ts int64) []types.Value {
-	v := grow(&g.vals[personEvent], len(personFields))
+func (g *generator) person(m *model, id, ts int64, v []types.Value) {
 	name := fullNames[g.rng.IntN(len(fullNames))]
 	b := g.appendString(g.buf[:0], 7, ' ')
 	b = append(b, '@')
@@ -248,11 +267,9 @@ func (g *generator) person(m *model, id, ts int64) []types.Value {
 	v[5] = types.StringValue(state)
 	v[6] = types.TimestampValue(ts * 1000)
 	v[7] = types.StringValue(g.extra(int64(size), m.avgPerson))
-	return v
 }
 
-func (g *generator) auction(m *model, num, id, ts int64) []types.Value {
-	v := grow(&g.vals[auctionEvent], len(auctionFields))
+func (g *generator) auction(m *model, num, id, ts int64, v []types.Value) {
 	var seller int64
 	if g.rng.IntN(m.hotSellersRatio) > 0 {
 		seller = m.lastPerson(id) / hotGroup * hotGroup
@@ -279,15 +296,13 @@ func (g *generator) auction(m *model, num, id, ts int64) []types.Value {
 	v[7] = types.IntValue(types.KindBigInt, firstPersonID+seller)
 	v[8] = types.IntValue(types.KindBigInt, int64(firstCategoryID+g.rng.IntN(categories)))
 	v[9] = types.StringValue(g.extra(int64(8+len(itemName)+len(desc)+40), m.avgAuction))
-	return v
 }
 
 // bidderOffset is added to every bidder: the reference adds the first
 // person ID to a bidder twice, so bidders run 1000 above people's IDs.
 const bidderOffset = 2 * firstPersonID
 
-func (g *generator) bid(m *model, id, ts int64) []types.Value {
-	v := grow(&g.vals[bidEvent], len(bidFields))
+func (g *generator) bid(m *model, id, ts int64, v []types.Value) {
 	var auction, bidder int64
 	if g.rng.IntN(m.hotAuctionRatio) > 0 {
 		auction = m.lastAuction(id) / hotGroup * hotGroup
@@ -316,7 +331,6 @@ func (g *generator) bid(m *model, id, ts int64) []types.Value {
 	v[4] = types.StringValue(url)
 	v[5] = types.TimestampValue(ts * 1000)
 	v[6] = types.StringValue(g.extra(32, m.avgBid))
-	return v
 }
 
 // price is in cents, from 1.00 to 1,000,000.00, log-uniform.
@@ -407,11 +421,4 @@ func (g *generator) appendLetters(b []byte, n int) []byte {
 		}
 	}
 	return b
-}
-
-func grow(s *[]types.Value, n int) []types.Value {
-	if len(*s) != n {
-		*s = make([]types.Value, n)
-	}
-	return *s
 }

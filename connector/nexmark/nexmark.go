@@ -55,6 +55,11 @@ func (Factory) CreateSource(t connector.Table, env connector.Env) (connector.Sou
 		}
 		s.cols = append(s.cols, col)
 	}
+	for i := range s.cols {
+		if c := &s.cols[i]; c.kind >= 0 {
+			s.byKind[c.kind] = c
+		}
+	}
 	if err := s.parseOptions(o, env); err != nil {
 		return nil, err
 	}
@@ -248,6 +253,7 @@ type column struct {
 	kind    int        // -1: event_type; else the event kind whose row it is
 	intKind types.Kind // event_type's declared integer kind
 	fields  []int      // for a ROW: the model's field of each declared field
+	whole   bool       // fields are all the model's, in its order
 }
 
 // Fields of the model's rows, by kind, in Flink's order.
@@ -302,6 +308,10 @@ func newColumn(c types.Column) (column, error) {
 		}
 		col.fields = append(col.fields, j)
 	}
+	col.whole = len(col.fields) == len(modelFields[kind])
+	for j, f := range col.fields {
+		col.whole = col.whole && f == j
+	}
 	return col, nil
 }
 
@@ -314,9 +324,13 @@ func indexFold(names []string, name string) int {
 	return -1
 }
 
+// arenaRows is how many rows of fields a batch allocates at a time.
+const arenaRows = 64
+
 // Source is a nexmark table.
 type Source struct {
 	cols       []column
+	byKind     [3]*column // the ROW column of each event kind, if declared
 	model      model
 	total      int64   // events over all partitions; -1: unbounded
 	keepAlive  bool    // idle instead of ending after the last event
@@ -402,27 +416,44 @@ func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
 		}
 	}
 	width := len(r.src.cols)
-	// The ROW values of the batch share one backing array.
+	// The ROW values of the batch share backing arrays of arenaRows rows,
+	// small enough to be no large allocation.
 	var arena []types.Value
 	for range n {
 		r.done++
-		kind, ev := r.gen.event(r.src, r.event(r.done))
+		num := r.event(r.done)
+		kind := r.src.model.kind(num)
 		vals := b.AddRow(types.Insert, types.Origin{Part: int32(r.part), Offset: r.done}, width)
+		c := r.src.byKind[kind]
+		if c == nil {
+			// The table does not declare this kind's row: draw nothing.
+			for i, c := range r.src.cols {
+				if c.kind < 0 {
+					vals[i] = types.IntValue(c.intKind, int64(kind))
+				}
+			}
+			continue
+		}
+		if len(arena) < len(c.fields) {
+			arena = make([]types.Value, arenaRows*len(modelFields[bidEvent]))
+		}
+		fields := arena[:len(c.fields):len(c.fields)]
+		arena = arena[len(c.fields):]
+		if c.whole {
+			// All the model's fields in its order: generate in place.
+			r.gen.event(r.src, num, kind, fields)
+		} else {
+			ev := r.gen.fields(kind)
+			r.gen.event(r.src, num, kind, ev)
+			for j, f := range c.fields {
+				fields[j] = ev[f]
+			}
+		}
 		for i, c := range r.src.cols {
 			switch {
 			case c.kind < 0:
 				vals[i] = types.IntValue(c.intKind, int64(kind))
-			case c.kind != kind:
-				vals[i] = types.Value{}
-			default:
-				if len(arena) < len(c.fields) {
-					arena = make([]types.Value, 256*len(c.fields))
-				}
-				fields := arena[:len(c.fields):len(c.fields)]
-				arena = arena[len(c.fields):]
-				for j, f := range c.fields {
-					fields[j] = ev[f]
-				}
+			case c.kind == kind:
 				vals[i] = types.RowValue(fields)
 			}
 		}
