@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/internal/cputime"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -146,6 +147,7 @@ func BenchmarkGenerate(b *testing.B) {
 	r, _ := s.Open(context.Background(), 0)
 	batch := types.NewBatch(1024, 4)
 	b.ReportAllocs()
+	cpu := cputime.Seconds()
 	for i := 0; i < b.N; i += 1024 {
 		batch.Reset()
 		if err := r.Read(context.Background(), batch, 1024); err != nil {
@@ -153,4 +155,7 @@ func BenchmarkGenerate(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	if c := cputime.Seconds() - cpu; c > 0 {
+		b.ReportMetric(float64(b.N)/c, "events/cpu-s")
+	}
 }
