@@ -92,9 +92,15 @@
 // time, a string's length) to the average size, within 20%; it is a
 // slice of a pool of random letters, so padding costs no allocation.
 //
-// Not from the reference: its URLs of the channels come from an unseeded
-// random generator, Sluice's from 'seed'; its parallel generators each
-// run their own timeline of ids, Sluice's partitions split one.
+// Where Sluice departs from the reference (nexmark-flink as of commit
+// 6b3646c): its channels' URLs come from an unseeded random generator,
+// Sluice's from 'seed'; its parallel generators each run their own
+// timeline of ids, Sluice's partitions split one; it accepts
+// 'next-event.rate', 'rate.shape' and 'rate.period' but times every event
+// at the first rate, and stores 'rate.limited' without using it, where
+// Sluice follows the shape as the original Nexmark generator (Apache
+// Beam's) did and paces by event time. With the published DDL's
+// 'next-event.rate' equal to 'first-event.rate' the two agree.
 //
 // Invariants: event n is a function of (seed, n) and the options only, so
 // every partition split and every replay gives the same events;
