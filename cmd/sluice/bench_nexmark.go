@@ -36,7 +36,10 @@ figure (q10 and q23 have none). A query that cannot run prints its error. Run it
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := bench.LoadNexmark(dir)
 			if err != nil {
-				return fmt.Errorf("%w (run from the repository's root, or name the suite's directory with --dir)", err)
+				// The root command prints no errors of its own.
+				err = fmt.Errorf("%w (run from the repository's root, or name the suite's directory with --dir)", err)
+				fmt.Fprintln(cmd.ErrOrStderr(), "error:", err)
+				return err
 			}
 			prev := runtime.GOMAXPROCS(procs)
 			defer runtime.GOMAXPROCS(prev)

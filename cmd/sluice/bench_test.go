@@ -32,3 +32,12 @@ func TestBenchNexmark(t *testing.T) {
 		t.Errorf("q23: %q, want no floor", lines[4])
 	}
 }
+
+// TestBenchNexmarkNoSuite: away from the repository's root, the command
+// says where it looked and how to name the suite.
+func TestBenchNexmarkNoSuite(t *testing.T) {
+	_, stderr, err := runCLI(t, t.TempDir(), "", "bench", "nexmark", "--events", "10")
+	if err == nil || !strings.Contains(stderr, "testdata/nexmark/ddl.sql") || !strings.Contains(stderr, "--dir") {
+		t.Fatalf("got %v, stderr %q; want the error naming the path and --dir", err, stderr)
+	}
+}
