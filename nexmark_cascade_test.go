@@ -1,7 +1,6 @@
 package sluice_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -13,59 +12,6 @@ import (
 
 	"github.com/sluicesql/sluice"
 )
-
-// nexmarkQ5Published is Nexmark's q5 as the nexmark project publishes it
-// (nexmark-flink/src/main/resources/queries/q5.sql), with its sink.
-const nexmarkQ5Published = `
-CREATE TABLE nexmark_q5 (
-  auction  BIGINT,
-  num  BIGINT
-) WITH (
-  'connector' = 'blackhole'
-);
-
-INSERT INTO nexmark_q5
-SELECT AuctionBids.auction, AuctionBids.num
- FROM (
-   SELECT
-     auction,
-     count(*) AS num,
-     window_start AS starttime,
-     window_end AS endtime
-     FROM TABLE(
-             HOP(TABLE bid, DESCRIPTOR(` + "`dateTime`" + `), INTERVAL '2' SECOND, INTERVAL '10' SECOND))
-     GROUP BY auction, window_start, window_end
- ) AS AuctionBids
- JOIN (
-   SELECT
-     max(CountBids.num) AS maxn,
-     CountBids.starttime,
-     CountBids.endtime
-   FROM (
-     SELECT
-       count(*) AS num,
-       window_start AS starttime,
-       window_end AS endtime
-     FROM TABLE(
-                HOP(TABLE bid, DESCRIPTOR(` + "`dateTime`" + `), INTERVAL '2' SECOND, INTERVAL '10' SECOND))
-     GROUP BY auction, window_start, window_end
-     ) AS CountBids
-   GROUP BY CountBids.starttime, CountBids.endtime
- ) AS MaxBids
- ON AuctionBids.starttime = MaxBids.starttime AND
-    AuctionBids.endtime = MaxBids.endtime AND
-    AuctionBids.num >= MaxBids.maxn;
-`
-
-// nexmarkSetup is testdata/nexmark/ddl.sql over 20,000 events.
-func nexmarkSetup(t *testing.T) string {
-	t.Helper()
-	ddl, err := os.ReadFile("testdata/nexmark/ddl.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.NewReplacer("$EVENTS", "20000", "$RATE", "1000").Replace(string(ddl))
-}
 
 // nexmarkQ5Want answers q5 in plain Go: in every HOP window of 10 s by 2
 // s, the auctions with the most bids, and their count.
@@ -101,13 +47,17 @@ func nexmarkQ5Want(bids []nxBid) []string {
 // Flink plans it: append-only, so an append-only sink takes it, with the
 // rows plain Go computes from the same events.
 func TestNexmarkQ5Published(t *testing.T) {
-	setup := nexmarkSetup(t)
+	dir := t.TempDir()
+	script, err := nexmarkSuite(t).Script("q5", 20000, 1000, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	e, err := sluice.Open(sluice.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	plan, err := e.Explain("q5.sql", []byte(setup+nexmarkQ5Published))
+	plan, err := e.Explain("q5.sql", []byte(script))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,11 +71,10 @@ func TestNexmarkQ5Published(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e2.Close()
-	dir := t.TempDir()
 	out := filepath.Join(dir, "q5.csv")
-	q5 := strings.Replace(nexmarkQ5Published, "'connector' = 'blackhole'",
+	q5 := strings.Replace(script, "'connector' = 'blackhole'",
 		"'connector' = 'filesystem', 'path' = '"+out+"', 'format' = 'csv'", 1)
-	if err := e2.Run(context.Background(), "q5.sql", []byte(setup+q5)); err != nil {
+	if err := e2.Run(context.Background(), "q5.sql", []byte(q5)); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(out)
@@ -140,65 +89,6 @@ func TestNexmarkQ5Published(t *testing.T) {
 	_, _, bids := nexmarkEvents(t)
 	if want := nexmarkQ5Want(bids); !slices.Equal(got, want) || len(want) < 10 {
 		t.Fatalf("q5: %d rows, want %d; first difference:\n%s", len(got), len(want), firstDifference(got, want))
-	}
-}
-
-// TestNexmarkWindowResults compares the results of the window queries of
-// testdata/nexmark with the same questions answered in plain Go: q5, and
-// q7, which joins the bids with the highest price of each 10-second
-// TUMBLE window (a window aggregation) on the price and on a time range
-// ending at window_end: a regular join in Flink, since window_end is no
-// time attribute.
-func TestNexmarkWindowResults(t *testing.T) {
-	_, _, bids := nexmarkEvents(t)
-	setup := nexmarkSetup(t)
-	run := func(name string) []string {
-		q, err := os.ReadFile("testdata/nexmark/" + name + ".sql")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out bytes.Buffer
-		e, err := sluice.Open(sluice.Options{Stdout: &out})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer e.Close()
-		if err := e.Run(context.Background(), name+".sql", []byte(setup+string(q))); err != nil {
-			t.Fatal(err)
-		}
-		return appendOnlyRows(t, out.String())
-	}
-
-	if got, want := run("q5"), nexmarkQ5Want(bids); !slices.Equal(got, want) || len(want) < 10 {
-		t.Errorf("q5: %d rows, want %d; first difference:\n%s", len(got), len(want), firstDifference(got, want))
-	}
-
-	const size = int64(10 * time.Second / time.Microsecond)
-	maxPrice := map[int64]int64{} // window start → the highest price
-	for _, b := range bids {
-		s := b.at - b.at%size
-		if p, ok := maxPrice[s]; !ok || b.price > p {
-			maxPrice[s] = b.price
-		}
-	}
-	var want []string
-	for s, p := range maxPrice {
-		for _, b := range bids {
-			if b.price == p && b.at >= s && b.at <= s+size {
-				want = append(want, fmt.Sprintf("%d, %d, %s", b.auction, b.price, time.UnixMicro(b.at).UTC().Format("2006-01-02 15:04:05.000")))
-			}
-		}
-	}
-	slices.Sort(want)
-	var got []string
-	for _, r := range run("q7") {
-		// auction, price, bidder, dateTime, extra
-		f := strings.SplitN(strings.Trim(r, "[]"), ", ", 5)
-		got = append(got, strings.Join([]string{f[0], f[1], f[3]}, ", "))
-	}
-	slices.Sort(got)
-	if !slices.Equal(got, want) || len(want) == 0 {
-		t.Errorf("q7: %d rows, want %d; first difference:\n%s", len(got), len(want), firstDifference(got, want))
 	}
 }
 

@@ -46,5 +46,6 @@ against a dimension table of a million rows.`,
 		},
 	}
 	cmd.Flags().IntVar(&procs, "procs", 1, "GOMAXPROCS while measuring")
+	cmd.AddCommand(newBenchNexmark(out))
 	return cmd
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -28,18 +29,25 @@ const (
 	bidEvent     = 2
 )
 
+// options are the table options: the reference's, then Sluice's own.
+var options = []string{"connector",
+	"events.num", "stop-at", "keep-alive", "max-emit-speed",
+	"first-event.rate", "next-event.rate", "rate.shape", "rate.period", "rate.limited",
+	"person.proportion", "auction.proportion", "bid.proportion",
+	"person.avg-size", "auction.avg-size", "bid.avg-size",
+	"bid.hot-ratio.auctions", "bid.hot-ratio.bidders", "auction.hot-ratio.sellers",
+	"base-time", "rows-per-second", "seed", "partitions"}
+
 // CreateSource implements connector.SourceFactory.
 func (Factory) CreateSource(t connector.Table, env connector.Env) (connector.Source, error) {
 	if err := connector.RejectMetadata("nexmark", t); err != nil {
 		return nil, err
 	}
 	o := t.Options
-	if err := o.CheckKnown("nexmark", []string{"connector", "events.num", "first-event.rate", "base-time",
-		"rows-per-second", "seed", "partitions"}); err != nil {
+	if err := o.CheckKnown("nexmark", options); err != nil {
 		return nil, err
 	}
 	s := &Source{total: -1}
-	var err error
 	for _, c := range t.Schema.Columns {
 		col, err := newColumn(c)
 		if err != nil {
@@ -47,55 +55,197 @@ func (Factory) CreateSource(t connector.Table, env connector.Env) (connector.Sou
 		}
 		s.cols = append(s.cols, col)
 	}
-	if _, ok := o["events.num"]; ok {
-		if s.total, err = o.Int("events.num", 0); err != nil {
-			return nil, err
-		}
-		if s.total < 0 {
-			return nil, fmt.Errorf("option 'events.num' must not be negative, got %d", s.total)
+	for i := range s.cols {
+		if c := &s.cols[i]; c.kind >= 0 {
+			s.byKind[c.kind] = c
 		}
 	}
-	rate, err := o.Float("first-event.rate", 10000)
-	if err != nil {
+	if err := s.parseOptions(o, env); err != nil {
 		return nil, err
 	}
-	if !(rate > 0 && rate <= pace.MaxRate) {
-		return nil, fmt.Errorf("option 'first-event.rate' must be a number of events per second above 0 and at most 1e12, got '%s'",
-			o["first-event.rate"])
+	initTables()
+	s.model.urls = newChannelURLs(s.seed)
+	return s, nil
+}
+
+func (s *Source) parseOptions(o connector.Options, env connector.Env) error {
+	// How many events: 'events.num' (0: no limit, as in the reference)
+	// and 'stop-at' (negative: no stop), whichever is smaller.
+	num, err := o.Int("events.num", 0)
+	if err != nil {
+		return err
 	}
-	s.delay = 1e6 / rate
+	if num < 0 {
+		return fmt.Errorf("option 'events.num' must not be negative (0: no limit), got %d", num)
+	}
+	stop, err := o.Int("stop-at", -1)
+	if err != nil {
+		return err
+	}
+	if num > 0 {
+		s.total = num
+	}
+	if stop >= 0 && (s.total < 0 || stop < s.total) {
+		s.total = stop
+	}
+	if s.keepAlive, err = o.Bool("keep-alive", false); err != nil {
+		return err
+	}
+	fast, err := o.Bool("max-emit-speed", true)
+	if err != nil {
+		return err
+	}
+	limited, err := o.Bool("rate.limited", false)
+	if err != nil {
+		return err
+	}
+	s.eventPaced = !fast || limited
+
+	m := &s.model
+	for _, p := range []struct {
+		key string
+		to  *int64
+		def int64
+	}{{"person.proportion", &m.personProp, 1}, {"auction.proportion", &m.auctionProp, 3}, {"bid.proportion", &m.bidProp, 46}} {
+		if *p.to, err = o.Int(p.key, p.def); err != nil {
+			return err
+		}
+		if *p.to < 0 || *p.to > 1<<20 {
+			return fmt.Errorf("option '%s' must be between 0 and %d, got %d", p.key, 1<<20, *p.to)
+		}
+	}
+	m.totalProp = m.personProp + m.auctionProp + m.bidProp
+	if m.totalProp == 0 {
+		return fmt.Errorf("options 'person.proportion', 'auction.proportion' and 'bid.proportion' must not all be 0")
+	}
+	for _, p := range []struct {
+		key string
+		to  *int64
+		def int64
+	}{{"person.avg-size", &m.avgPerson, 200}, {"auction.avg-size", &m.avgAuction, 500}, {"bid.avg-size", &m.avgBid, 100}} {
+		if *p.to, err = o.MemorySize(p.key, p.def); err != nil {
+			return err
+		}
+		if *p.to > maxAvgSize {
+			return fmt.Errorf("option '%s' must be at most 64 mb, got '%s'", p.key, o[p.key])
+		}
+	}
+	for _, p := range []struct {
+		key string
+		to  *int
+		def int64
+	}{{"bid.hot-ratio.auctions", &m.hotAuctionRatio, 2}, {"bid.hot-ratio.bidders", &m.hotBiddersRatio, 4},
+		{"auction.hot-ratio.sellers", &m.hotSellersRatio, 4}} {
+		v, err := o.Int(p.key, p.def)
+		if err != nil {
+			return err
+		}
+		if v < 1 || v > 1<<30 {
+			return fmt.Errorf("option '%s' must be a whole number from 1 (no hot ones) up, got %d", p.key, v)
+		}
+		*p.to = int(v)
+	}
+
+	first, err := rate(o, "first-event.rate", 10000)
+	if err != nil {
+		return err
+	}
+	next, err := rate(o, "next-event.rate", first)
+	if err != nil {
+		return err
+	}
+	period, err := o.Duration("rate.period", 600*time.Second)
+	if err != nil {
+		return err
+	}
+	if period < time.Second {
+		return fmt.Errorf("option 'rate.period' must be at least 1 s, got '%s'", o["rate.period"])
+	}
+	shape := strings.ToLower(o.String("rate.shape", "square"))
+	if shape != "square" && shape != "sine" {
+		return fmt.Errorf("option 'rate.shape' must be 'square' or 'sine', got '%s'", o["rate.shape"])
+	}
+	m.setRates(first, next, shape, int64(period/time.Second))
+
 	if v, ok := o["base-time"]; ok {
 		bt, err := time.Parse("2006-01-02 15:04:05", v)
 		if err != nil {
-			return nil, fmt.Errorf("option 'base-time': expected 'yyyy-MM-dd HH:mm:ss', got '%s'", v)
+			return fmt.Errorf("option 'base-time': expected 'yyyy-MM-dd HH:mm:ss', got '%s'", v)
 		}
-		s.base = bt.UnixMicro()
+		m.base = bt.UnixMilli()
 	} else if env.Now != nil {
-		s.base = env.Now() / 1000 * 1000 // whole milliseconds: TIMESTAMP(3)
+		m.base = env.Now() / 1000 // whole milliseconds: TIMESTAMP(3)
 	} else {
-		s.base = time.Now().UnixMilli() * 1000
+		m.base = time.Now().UnixMilli()
 	}
 	if s.rps, err = o.Float("rows-per-second", 0); err != nil {
-		return nil, err
+		return err
 	}
 	if !(s.rps >= 0 && s.rps <= pace.MaxRate) {
-		return nil, fmt.Errorf("option 'rows-per-second' must be 0 (no limit) or a number of rows per second above 0 and at most 1e12, got '%s'",
+		return fmt.Errorf("option 'rows-per-second' must be 0 (no limit) or a number of rows per second above 0 and at most 1e12, got '%s'",
 			o["rows-per-second"])
 	}
 	seed, err := o.Int("seed", 0)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.seed = uint64(seed)
 	parts, err := o.Int("partitions", 1)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if parts < 1 || parts > connector.MaxPartitions {
-		return nil, fmt.Errorf("option 'partitions' must be between 1 and %d, got %d", connector.MaxPartitions, parts)
+		return fmt.Errorf("option 'partitions' must be between 1 and %d, got %d", connector.MaxPartitions, parts)
 	}
 	s.parts = int(parts)
-	return s, nil
+	return nil
+}
+
+// maxAvgSize bounds the average sizes of events.
+const maxAvgSize = 64 << 20
+
+// rate reads an event rate option.
+func rate(o connector.Options, key string, def float64) (float64, error) {
+	r, err := o.Float(key, def)
+	if err != nil {
+		return 0, err
+	}
+	if !(r > 0 && r <= pace.MaxRate) {
+		return 0, fmt.Errorf("option '%s' must be a number of events per second above 0 and at most 1e12, got '%s'", key, o[key])
+	}
+	return r, nil
+}
+
+// sineSteps is how many steps approximate a sine-shaped rate.
+const sineSteps = 10
+
+// setRates sets the event-time delays between events: first events per
+// second throughout when next is the same, else a square wave (first,
+// then next) or a sine wave of sineSteps steps from first to next and
+// back, each step lasting its share of period seconds.
+func (m *model) setRates(first, next float64, shape string, period int64) {
+	if first == next {
+		m.delays = []float64{1e6 / first}
+		return
+	}
+	var rates []float64
+	if shape == "square" {
+		rates = []float64{first, next}
+	} else {
+		mid, amp := (first+next)/2, (first-next)/2
+		for i := range sineSteps {
+			rates = append(rates, max(float64(javaRound(mid+amp*math.Cos(2*math.Pi*float64(i)/sineSteps))), 1e-9))
+		}
+	}
+	steps := int64(len(rates))
+	m.stepMs = (period + steps - 1) / steps * 1000
+	m.epochEvents = 0
+	for _, r := range rates {
+		n := max(int64(math.Floor(float64(m.stepMs)*r/1000+1e-6)), 1)
+		m.delays = append(m.delays, 1e6/r)
+		m.stepEvents = append(m.stepEvents, n)
+		m.epochEvents += n
+	}
 }
 
 // column fills one column of the table from an event.
@@ -103,6 +253,7 @@ type column struct {
 	kind    int        // -1: event_type; else the event kind whose row it is
 	intKind types.Kind // event_type's declared integer kind
 	fields  []int      // for a ROW: the model's field of each declared field
+	whole   bool       // fields are all the model's, in its order
 }
 
 // Fields of the model's rows, by kind, in Flink's order.
@@ -157,6 +308,10 @@ func newColumn(c types.Column) (column, error) {
 		}
 		col.fields = append(col.fields, j)
 	}
+	col.whole = len(col.fields) == len(modelFields[kind])
+	for j, f := range col.fields {
+		col.whole = col.whole && f == j
+	}
 	return col, nil
 }
 
@@ -169,22 +324,27 @@ func indexFold(names []string, name string) int {
 	return -1
 }
 
+// arenaRows is how many rows of fields a batch allocates at a time.
+const arenaRows = 64
+
 // Source is a nexmark table.
 type Source struct {
-	cols  []column
-	total int64   // events over all partitions; -1: unbounded
-	delay float64 // µs of event time between events
-	base  int64   // µs: time of event 0
-	rps   float64 // wall-clock limit of the table; 0: none
-	seed  uint64
-	parts int
+	cols       []column
+	byKind     [3]*column // the ROW column of each event kind, if declared
+	model      model
+	total      int64   // events over all partitions; -1: unbounded
+	keepAlive  bool    // idle instead of ending after the last event
+	eventPaced bool    // emit events no sooner than their event time is due
+	rps        float64 // wall-clock limit of the table; 0: none
+	seed       uint64
+	parts      int
 }
 
 // Partitions implements connector.Source.
 func (s *Source) Partitions() int { return s.parts }
 
 // Bounded implements connector.Source.
-func (s *Source) Bounded() bool { return s.total >= 0 }
+func (s *Source) Bounded() bool { return s.total >= 0 && !s.keepAlive }
 
 // Open implements connector.Source.
 func (s *Source) Open(ctx context.Context, p int) (connector.Reader, error) {
@@ -220,6 +380,12 @@ type Reader struct {
 
 	gen  generator
 	pace pace.Pacer // with a rate limit ('rows-per-second')
+
+	// With 'max-emit-speed' off: the wall clock and event time of the
+	// first event this reader emitted.
+	now          func() time.Time
+	start        time.Time
+	startEventMs int64
 }
 
 // Read implements connector.Reader.
@@ -228,11 +394,20 @@ func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
 		return err
 	}
 	if r.end >= 0 && r.done >= r.end {
+		if r.src.keepAlive {
+			return idle(ctx, pace.MaxWait)
+		}
 		return io.EOF
 	}
 	n := int64(max)
 	if r.end >= 0 {
 		n = min(n, r.end-r.done)
+	}
+	if r.src.eventPaced {
+		var err error
+		if n, err = r.due(ctx, n); err != nil || n == 0 {
+			return err
+		}
 	}
 	if r.src.rps > 0 {
 		var err error
@@ -241,33 +416,90 @@ func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
 		}
 	}
 	width := len(r.src.cols)
-	// The ROW values of the batch share one backing array.
+	// The ROW values of the batch share backing arrays of arenaRows rows,
+	// small enough to be no large allocation.
 	var arena []types.Value
 	for range n {
 		r.done++
-		num := (r.done-1)*int64(r.src.parts) + int64(r.part)
-		kind, ev := r.gen.event(r.src, num)
+		num := r.event(r.done)
+		kind := r.src.model.kind(num)
 		vals := b.AddRow(types.Insert, types.Origin{Part: int32(r.part), Offset: r.done}, width)
+		c := r.src.byKind[kind]
+		if c == nil {
+			// The table does not declare this kind's row: draw nothing.
+			for i, c := range r.src.cols {
+				if c.kind < 0 {
+					vals[i] = types.IntValue(c.intKind, int64(kind))
+				}
+			}
+			continue
+		}
+		if len(arena) < len(c.fields) {
+			arena = make([]types.Value, arenaRows*len(modelFields[bidEvent]))
+		}
+		fields := arena[:len(c.fields):len(c.fields)]
+		arena = arena[len(c.fields):]
+		if c.whole {
+			// All the model's fields in its order: generate in place.
+			r.gen.event(r.src, num, kind, fields)
+		} else {
+			ev := r.gen.fields(kind)
+			r.gen.event(r.src, num, kind, ev)
+			for j, f := range c.fields {
+				fields[j] = ev[f]
+			}
+		}
 		for i, c := range r.src.cols {
 			switch {
 			case c.kind < 0:
 				vals[i] = types.IntValue(c.intKind, int64(kind))
-			case c.kind != kind:
-				vals[i] = types.Value{}
-			default:
-				if len(arena) < len(c.fields) {
-					arena = make([]types.Value, 256*len(c.fields))
-				}
-				fields := arena[:len(c.fields):len(c.fields)]
-				arena = arena[len(c.fields):]
-				for j, f := range c.fields {
-					fields[j] = ev[f]
-				}
+			case c.kind == kind:
 				vals[i] = types.RowValue(fields)
 			}
 		}
 	}
 	return nil
+}
+
+// event is the table's event number of the partition's offset-th event.
+func (r *Reader) event(offset int64) int64 {
+	return (offset-1)*int64(r.src.parts) + int64(r.part)
+}
+
+// due returns how many of the next n events are due by the wall clock,
+// each its event time after the first; when none is, it waits until the
+// next one is, at most pace.MaxWait, and returns none.
+func (r *Reader) due(ctx context.Context, n int64) (int64, error) {
+	if r.now == nil {
+		r.now = time.Now
+	}
+	m := &r.src.model
+	now := r.now()
+	if r.start.IsZero() {
+		r.start, r.startEventMs = now, m.timestamp(r.event(r.done+1)+1)
+	}
+	elapsed := now.Sub(r.start).Milliseconds()
+	k := int64(0)
+	for k < n && m.timestamp(r.event(r.done+k+1)+1)-r.startEventMs <= elapsed {
+		k++
+	}
+	if k > 0 {
+		return k, nil
+	}
+	wait := time.Duration(m.timestamp(r.event(r.done+1)+1)-r.startEventMs-elapsed) * time.Millisecond
+	return 0, idle(ctx, min(wait, pace.MaxWait))
+}
+
+// idle waits d or until ctx is done.
+func idle(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // Close implements connector.Reader.

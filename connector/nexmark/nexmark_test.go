@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/internal/cputime"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -72,78 +73,6 @@ func format(r types.Row) string {
 	return strings.Join(parts, "|")
 }
 
-// TestModel checks the shares of event kinds, the event times, and that
-// every bid, auction and seller refers to people and auctions that exist
-// by then.
-func TestModel(t *testing.T) {
-	s := source(t, map[string]string{"events.num": "100000", "first-event.rate": "1000"})
-	rows := readAll(t, s, 0, 0)
-	if len(rows) != 100000 {
-		t.Fatalf("%d events, want 100000", len(rows))
-	}
-	var counts [3]int
-	var people, auctions int64 = 1000, 1000 // next IDs
-	hot := map[int64]int{}
-	for i, r := range rows {
-		if r.Origin.Offset != int64(i+1) {
-			t.Fatalf("event %d has offset %d", i, r.Origin.Offset)
-		}
-		kind := int(r.Vals[0].Int())
-		counts[kind]++
-		for k := 0; k < 3; k++ {
-			if r.Vals[1+k].IsNull() != (k != kind) {
-				t.Fatalf("event %d (kind %d): column %d null = %v", i, kind, 1+k, r.Vals[1+k].IsNull())
-			}
-		}
-		f := r.Vals[1+kind].Elems()
-		wantTS := int64(1704067200000000 + i*1000) // 1000 events per second
-		switch kind {
-		case personEvent:
-			if id := f[0].Int(); id != people {
-				t.Fatalf("event %d: person %d, want %d", i, id, people)
-			}
-			people++
-			if ts := f[3].Int(); ts != wantTS {
-				t.Fatalf("event %d at %d, want %d", i, ts, wantTS)
-			}
-		case auctionEvent:
-			if id := f[0].Int(); id != auctions {
-				t.Fatalf("event %d: auction %d, want %d", i, id, auctions)
-			}
-			auctions++
-			if seller := f[1].Int(); seller < 1000 || seller >= people {
-				t.Fatalf("event %d: seller %d of %d people", i, seller, people-1000)
-			}
-			if c := f[2].Int(); c < 10 || c >= 15 {
-				t.Fatalf("event %d: category %d", i, c)
-			}
-			if f[4].Int() <= f[3].Int() {
-				t.Fatalf("event %d: expires %d before it opens %d", i, f[4].Int(), f[3].Int())
-			}
-		case bidEvent:
-			a, bidder, price := f[0].Int(), f[1].Int(), f[2].Int()
-			if a < 1000 || a >= auctions || bidder < 1000 || bidder >= people || price < 100 || price > 100_000_000 {
-				t.Fatalf("event %d: bid on auction %d (of %d) by %d (of %d) at %d", i, a, auctions-1000, bidder, people-1000, price)
-			}
-			if a < auctions-200 {
-				t.Fatalf("event %d: bid on auction %d, long closed (newest %d)", i, a, auctions-1)
-			}
-			hot[a]++
-		}
-	}
-	if counts != [3]int{2000, 6000, 92000} {
-		t.Fatalf("kinds: %v, want 1 person, 3 auctions and 46 bids in 50", counts)
-	}
-	// Half the bids go to the newest auctions: some auctions are hot.
-	top := 0
-	for _, n := range hot {
-		top = max(top, n)
-	}
-	if top < 200 {
-		t.Errorf("the busiest auction got %d bids: no hot auctions", top)
-	}
-}
-
 // TestDeterministic: any split into partitions, and resuming after an
 // offset, give the same events.
 func TestDeterministic(t *testing.T) {
@@ -191,11 +120,14 @@ func TestSchemaErrors(t *testing.T) {
 		}
 	}
 	for opt, want := range map[string]string{
-		"events.num=-1":       "'events.num' must not be negative",
-		"first-event.rate=0":  "'first-event.rate' must be a number of events per second above 0",
-		"base-time=yesterday": "expected 'yyyy-MM-dd HH:mm:ss'",
-		"partitions=0":        "'partitions' must be between",
-		"events.nmu=3":        "events.nmu",
+		"events.num=-1":           "'events.num' must not be negative",
+		"rate.shape=saw":          "'rate.shape' must be 'square' or 'sine'",
+		"bid.hot-ratio.bidders=0": "from 1 (no hot ones) up",
+		"person.avg-size=big":     "cannot parse",
+		"first-event.rate=0":      "'first-event.rate' must be a number of events per second above 0",
+		"base-time=yesterday":     "expected 'yyyy-MM-dd HH:mm:ss'",
+		"partitions=0":            "'partitions' must be between",
+		"events.nmu=3":            "events.nmu",
 	} {
 		k, v, _ := strings.Cut(opt, "=")
 		_, err := New().CreateSource(connector.Table{Name: "nx", Schema: schema,
@@ -208,13 +140,14 @@ func TestSchemaErrors(t *testing.T) {
 
 func BenchmarkGenerate(b *testing.B) {
 	o := connector.Options{"connector": "nexmark", "base-time": "2024-01-01 00:00:00"}
-	s, err := New().CreateSource(connector.Table{Name: "nx", Schema: schema, Options: o}, connector.Env{})
+	s, err := New().CreateSource(connector.Table{Name: "nx", Schema: fullSchema, Options: o}, connector.Env{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	r, _ := s.Open(context.Background(), 0)
 	batch := types.NewBatch(1024, 4)
 	b.ReportAllocs()
+	cpu := cputime.Seconds()
 	for i := 0; i < b.N; i += 1024 {
 		batch.Reset()
 		if err := r.Read(context.Background(), batch, 1024); err != nil {
@@ -222,4 +155,7 @@ func BenchmarkGenerate(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	if c := cputime.Seconds() - cpu; c > 0 {
+		b.ReportMetric(float64(b.N)/c, "events/cpu-s")
+	}
 }

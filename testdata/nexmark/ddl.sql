@@ -1,20 +1,57 @@
+-- The Nexmark source and views as the nexmark project publishes them
+-- (nexmark-flink queries/ddl_gen.sql and ddl_views.sql), with the suite's
+-- default proportions and a fixed 'base-time' (a Sluice option) so that
+-- results are reproducible. Placeholders, replaced by the tests and the
+-- benchmark: $EVENTS (events.num), $RATE (events per second of event
+-- time); in q10 $OUT_DIR (an output directory), in q13 $DATA_DIR (this
+-- directory, absolute).
+
 CREATE TABLE datagen (
-  event_type INT,
-  person ROW<id BIGINT, name VARCHAR, emailAddress VARCHAR, creditCard VARCHAR, city VARCHAR, state VARCHAR, `dateTime` TIMESTAMP(3), extra VARCHAR>,
-  auction ROW<id BIGINT, itemName VARCHAR, description VARCHAR, initialBid BIGINT, reserve BIGINT, `dateTime` TIMESTAMP(3), expires TIMESTAMP(3), seller BIGINT, category BIGINT, extra VARCHAR>,
-  bid ROW<auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, `dateTime` TIMESTAMP(3), extra VARCHAR>,
-  `dateTime` AS
-    CASE
-      WHEN event_type = 0 THEN person.`dateTime`
-      WHEN event_type = 1 THEN auction.`dateTime`
-      ELSE bid.`dateTime`
-    END,
-  WATERMARK FOR `dateTime` AS `dateTime` - INTERVAL '4' SECOND
+    event_type int,
+    person ROW<
+        id  BIGINT,
+        name  VARCHAR,
+        emailAddress  VARCHAR,
+        creditCard  VARCHAR,
+        city  VARCHAR,
+        state  VARCHAR,
+        `dateTime` TIMESTAMP(3),
+        extra  VARCHAR>,
+    auction ROW<
+        id  BIGINT,
+        itemName  VARCHAR,
+        description  VARCHAR,
+        initialBid  BIGINT,
+        reserve  BIGINT,
+        `dateTime`  TIMESTAMP(3),
+        expires  TIMESTAMP(3),
+        seller  BIGINT,
+        category  BIGINT,
+        extra  VARCHAR>,
+    bid ROW<
+        auction  BIGINT,
+        bidder  BIGINT,
+        price  BIGINT,
+        channel  VARCHAR,
+        url  VARCHAR,
+        `dateTime`  TIMESTAMP(3),
+        extra  VARCHAR>,
+    `dateTime` AS
+        CASE
+            WHEN event_type = 0 THEN person.`dateTime`
+            WHEN event_type = 1 THEN auction.`dateTime`
+            ELSE bid.`dateTime`
+        END,
+    WATERMARK FOR `dateTime` AS `dateTime` - INTERVAL '4' SECOND
 ) WITH (
-  'connector' = 'nexmark',
-  'first-event.rate' = '$RATE',
-  'events.num' = '$EVENTS',
-  'base-time' = '2024-01-01 00:00:00'
+    'connector' = 'nexmark',
+    'first-event.rate' = '$RATE',
+    'next-event.rate' = '$RATE',
+    'events.num' = '$EVENTS',
+    'person.proportion' = '1',
+    'auction.proportion' = '3',
+    'bid.proportion' = '46',
+    'base-time' = '2024-01-01 00:00:00'
 );
 
 CREATE VIEW person AS

@@ -1,6 +1,20 @@
+-- Nexmark q11 as the nexmark project publishes it (nexmark-flink queries/q11.sql).
 -- User sessions: bids per bidder per session of activity.
-SELECT B.bidder, COUNT(*) AS bid_count,
-       SESSION_START(B.`dateTime`, INTERVAL '10' SECOND) AS starttime,
-       SESSION_END(B.`dateTime`, INTERVAL '10' SECOND) AS endtime
+
+CREATE TABLE nexmark_q11 (
+  bidder BIGINT,
+  bid_count BIGINT,
+  starttime TIMESTAMP(3),
+  endtime TIMESTAMP(3)
+) WITH (
+  'connector' = 'blackhole'
+);
+
+INSERT INTO nexmark_q11
+SELECT
+    B.bidder,
+    count(*) as bid_count,
+    SESSION_START(B.`dateTime`, INTERVAL '10' SECOND) as starttime,
+    SESSION_END(B.`dateTime`, INTERVAL '10' SECOND) as endtime
 FROM bid B
 GROUP BY B.bidder, SESSION(B.`dateTime`, INTERVAL '10' SECOND);

@@ -1,2 +1,12 @@
+-- Nexmark q2 as the nexmark project publishes it (nexmark-flink queries/q2.sql).
 -- Selection: bids on a sample of auctions.
+
+CREATE TABLE nexmark_q2 (
+  auction  BIGINT,
+  price  BIGINT
+) WITH (
+  'connector' = 'blackhole'
+);
+
+INSERT INTO nexmark_q2
 SELECT auction, price FROM bid WHERE MOD(auction, 123) = 0;

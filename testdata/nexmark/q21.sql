@@ -1,12 +1,26 @@
+-- Nexmark q21 as the nexmark project publishes it (nexmark-flink queries/q21.sql).
 -- A channel ID for each bid: from the channel's name, or from the URL.
-SELECT auction, bidder, price, channel,
-  CASE
-    WHEN LOWER(channel) = 'apple' THEN '0'
-    WHEN LOWER(channel) = 'google' THEN '1'
-    WHEN LOWER(channel) = 'facebook' THEN '2'
-    WHEN LOWER(channel) = 'baidu' THEN '3'
-    ELSE REGEXP_EXTRACT(url, '(&|^)channel_id=([^&]*)', 2)
-  END AS channel_id
-FROM bid
-WHERE REGEXP_EXTRACT(url, '(&|^)channel_id=([^&]*)', 2) IS NOT NULL
-   OR LOWER(channel) IN ('apple', 'google', 'facebook', 'baidu');
+
+CREATE TABLE nexmark_q21 (
+    auction  BIGINT,
+    bidder  BIGINT,
+    price  BIGINT,
+    channel  VARCHAR,
+    channel_id  VARCHAR
+) WITH (
+    'connector' = 'blackhole'
+);
+
+INSERT INTO nexmark_q21
+SELECT
+    auction, bidder, price, channel,
+    CASE
+        WHEN lower(channel) = 'apple' THEN '0'
+        WHEN lower(channel) = 'google' THEN '1'
+        WHEN lower(channel) = 'facebook' THEN '2'
+        WHEN lower(channel) = 'baidu' THEN '3'
+        ELSE REGEXP_EXTRACT(url, '(&|^)channel_id=([^&]*)', 2)
+        END
+    AS channel_id FROM bid
+    where REGEXP_EXTRACT(url, '(&|^)channel_id=([^&]*)', 2) is not null or
+          lower(channel) in ('apple', 'google', 'facebook', 'baidu');

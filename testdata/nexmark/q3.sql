@@ -1,4 +1,19 @@
+-- Nexmark q3 as the nexmark project publishes it (nexmark-flink queries/q3.sql).
 -- Local item suggestion: sellers in some states who list in category 10.
-SELECT P.name, P.city, P.state, A.id
-FROM auction AS A INNER JOIN person AS P ON A.seller = P.id
-WHERE A.category = 10 AND (P.state = 'OR' OR P.state = 'ID' OR P.state = 'CA');
+
+CREATE TABLE nexmark_q3 (
+  name  VARCHAR,
+  city  VARCHAR,
+  state  VARCHAR,
+  id  BIGINT
+) WITH (
+  'connector' = 'blackhole'
+);
+
+INSERT INTO nexmark_q3
+SELECT
+    P.name, P.city, P.state, A.id
+FROM
+    auction AS A INNER JOIN person AS P on A.seller = P.id
+WHERE
+    A.category = 10 and (P.state = 'OR' OR P.state = 'ID' OR P.state = 'CA');

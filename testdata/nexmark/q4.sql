@@ -1,10 +1,22 @@
+-- Nexmark q4 as the nexmark project publishes it (nexmark-flink queries/q4.sql).
 -- Average closing price per category: the highest bid of each auction
 -- while it was open, averaged per category.
-SELECT Q.category, AVG(Q.final)
+
+CREATE TABLE nexmark_q4 (
+  id BIGINT,
+  final BIGINT
+) WITH (
+  'connector' = 'blackhole'
+);
+
+INSERT INTO nexmark_q4
+SELECT
+    Q.category,
+    AVG(Q.final)
 FROM (
-  SELECT MAX(B.price) AS final, A.category
-  FROM auction A, bid B
-  WHERE A.id = B.auction AND B.`dateTime` BETWEEN A.`dateTime` AND A.expires
-  GROUP BY A.id, A.category
+    SELECT MAX(B.price) AS final, A.category
+    FROM auction A, bid B
+    WHERE A.id = B.auction AND B.`dateTime` BETWEEN A.`dateTime` AND A.expires
+    GROUP BY A.id, A.category
 ) Q
 GROUP BY Q.category;

@@ -1,10 +1,24 @@
+-- Nexmark q7 as the nexmark project publishes it (nexmark-flink queries/q7.sql).
 -- Highest bid: the bids with the highest price of each 10-second window.
+
+CREATE TABLE nexmark_q7 (
+  auction  BIGINT,
+  bidder  BIGINT,
+  price  BIGINT,
+  `dateTime`  TIMESTAMP(3),
+  extra  VARCHAR
+) WITH (
+  'connector' = 'blackhole'
+);
+
+INSERT INTO nexmark_q7
 SELECT B.auction, B.price, B.bidder, B.`dateTime`, B.extra
-FROM bid B
+from bid B
 JOIN (
-  SELECT MAX(price) AS maxprice, window_end AS `dateTime`
-  FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(`dateTime`), INTERVAL '10' SECOND))
+  SELECT MAX(price) AS maxprice, window_end as `dateTime`
+  FROM TABLE(
+          TUMBLE(TABLE bid, DESCRIPTOR(`dateTime`), INTERVAL '10' SECOND))
   GROUP BY window_start, window_end
 ) B1
 ON B.price = B1.maxprice
-WHERE B.`dateTime` BETWEEN B1.`dateTime` - INTERVAL '10' SECOND AND B1.`dateTime`;
+WHERE B.`dateTime` BETWEEN B1.`dateTime`  - INTERVAL '10' SECOND AND B1.`dateTime`;

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBenchNexmark: `sluice bench nexmark` runs the suite's queries from
+// the repository's testdata and prints each one's figure beside its
+// floor, and a query that cannot run as its error.
+func TestBenchNexmark(t *testing.T) {
+	suite, err := filepath.Abs("../../testdata/nexmark")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCLI(t, t.TempDir(), "", "bench", "nexmark", "--dir", suite, "--events", "2000", "--query", "q2,q14,q23")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 5 || !strings.Contains(lines[0], "2000 events per query") {
+		t.Fatalf("want a header, a title line and three queries:\n%s", out)
+	}
+	if f := strings.Fields(lines[2]); f[0] != "q2" || f[4] != "175.0K" || f[5] != "35.0K" {
+		t.Errorf("q2: %q, want its events per CPU second, floor 175.0K and Flink's 35.0K", lines[2])
+	}
+	if !strings.HasPrefix(lines[3], "q14") || !strings.Contains(lines[3], "failed: ") || !strings.Contains(lines[3], "count_char") {
+		t.Errorf("q14 as published: %q, want its error", lines[3])
+	}
+	if f := strings.Fields(lines[4]); f[0] != "q23" || f[4] != "-" {
+		t.Errorf("q23: %q, want no floor", lines[4])
+	}
+}
+
+// TestBenchNexmarkNoSuite: away from the repository's root, the command
+// says where it looked and how to name the suite.
+func TestBenchNexmarkNoSuite(t *testing.T) {
+	_, stderr, err := runCLI(t, t.TempDir(), "", "bench", "nexmark", "--events", "10")
+	if err == nil || !strings.Contains(stderr, "testdata/nexmark/ddl.sql") || !strings.Contains(stderr, "--dir") {
+		t.Fatalf("got %v, stderr %q; want the error naming the path and --dir", err, stderr)
+	}
+}
