@@ -71,7 +71,7 @@ figure (q10 and q23 have none). A query that cannot run prints its error. Run it
 					verdict = "UNDER FLOOR"
 				}
 				fmt.Fprintf(out, row, q.Name, fmt.Sprintf("%.2f", r.CPU.Seconds()), fmt.Sprintf("%.2f", r.Elapsed.Seconds()),
-					kilo(r.EventsPerCPUSecond()), kilo(floor), kilo(floor/5), verdict)
+					kilo(r.EventsPerCPUSecond()), kilo(floor), kilo(floor/bench.FloorFactor), verdict)
 			}
 			return nil
 		},
