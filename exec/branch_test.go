@@ -250,13 +250,20 @@ func TestBranchesIntoOneStage(t *testing.T) {
 		t.Fatal(err)
 	}
 	count := map[string]int{}
+	origins := map[types.Origin]bool{}
 	for _, r := range rec.rows {
 		count[r.Vals[0].Str()]++
+		origins[r.Origin] = true
 	}
 	for _, k := range []string{"a", "b", "c"} {
 		if count[k] != 2 {
 			t.Errorf("key %s arrived %d times, want 2 (once per branch): %v", k, count[k], count)
 		}
+	}
+	// The branches' rows have origins of their own: a stateful operator
+	// that drops replays by origin must not take one for the other's.
+	if len(origins) != 6 {
+		t.Errorf("%d distinct origins among 6 rows: %v", len(origins), origins)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/state"
+	"github.com/sluicesql/sluice/types"
 )
 
 // MaxParallelism is the most tasks a stage that is not a source may have
@@ -401,8 +402,13 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 					return err
 				}
 			} else {
-				fan = &tee{}
+				fan = &tee{bufs: make([]*types.Batch, len(branches[s]))}
 				for _, br := range branches[s] {
+					var shift int32
+					if bp, ok := parts[br]; ok {
+						shift = bp[part].origin - parts[s][part].origin
+					}
+					fan.shifts = append(fan.shifts, shift)
 					bout, bwrap, err := edge(br, i, part)
 					if err != nil {
 						return err

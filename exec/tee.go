@@ -12,10 +12,16 @@ import (
 // in order, and idleness and checkpoint barriers straight to the branches'
 // edges, which are what the source task would tell of them had each
 // branch a source of its own. The batch is the same for every branch: no
-// operator changes the batch it is given (see Operator.Process).
+// operator changes the batch it is given (see Operator.Process). A branch
+// whose rows have origin numbers of their own (see Graph.numbered) gets
+// them in a batch of its own whose rows share the batch's values.
 type tee struct {
 	heads []Operator
 	edges []Output
+	// shifts are what each branch adds to the origin partitions of the
+	// rows; bufs the batches of the branches with a shift.
+	shifts []int32
+	bufs   []*types.Batch
 }
 
 // Open implements Operator.
@@ -30,8 +36,28 @@ func (t *tee) Open(ctx *Context) error {
 
 // Process implements Operator.
 func (t *tee) Process(b *types.Batch) error {
-	for _, h := range t.heads {
-		if err := h.Process(b); err != nil {
+	for k, h := range t.heads {
+		if t.shifts[k] == 0 {
+			if err := h.Process(b); err != nil {
+				return err
+			}
+			continue
+		}
+		c := t.bufs[k]
+		if c == nil {
+			c = &types.Batch{} // rows only: their values alias b's
+			t.bufs[k] = c
+		}
+		for _, r := range b.Rows {
+			if r.Origin.Part >= 0 {
+				r.Origin.Part += t.shifts[k]
+			}
+			c.Rows = append(c.Rows, r)
+		}
+		err := h.Process(c)
+		clear(c.Rows) // hold no values
+		c.Rows = c.Rows[:0]
+		if err != nil {
 			return err
 		}
 	}

@@ -35,6 +35,7 @@ const (
 	MiniBatchSize              = "table.exec.mini-batch.size"
 	SinkNotNullEnforcer        = "table.exec.sink.not-null-enforcer"
 	SinkTypeLengthEnforcer     = "table.exec.sink.type-length-enforcer"
+	ReuseSourceEnabled         = "table.optimizer.reuse-source-enabled"
 	StateDir                   = "state.dir"
 	StateBackend               = "state.backend"
 	StateStartFresh            = "state.start-fresh"
@@ -69,6 +70,7 @@ var options = []option{
 	{MiniBatchSize, func(v string) error { _, err := MiniBatchRows(v); return err }},
 	{SinkNotNullEnforcer, func(v string) error { _, err := parseNotNullEnforcer(v); return err }},
 	{SinkTypeLengthEnforcer, func(v string) error { _, err := parseTypeLengthEnforcer(v); return err }},
+	{ReuseSourceEnabled, checkBool(ReuseSourceEnabled)},
 	{StateDir, nil},
 	{StateBackend, nil},
 	{StateStartFresh, checkBool(StateStartFresh)},
@@ -280,6 +282,21 @@ func MiniBatchRows(v string) (int64, error) {
 		return 0, fmt.Errorf("%s must be a positive number of rows (or -1: no bound), got '%s'", MiniBatchSize, v)
 	}
 	return n, nil
+}
+
+// ReuseSource reads 'table.optimizer.reuse-source-enabled': whether the
+// scans of one table in a job share one source (true, the default, as in
+// Flink).
+func ReuseSource(cfg map[string]string) (bool, error) {
+	v, ok := cfg[ReuseSourceEnabled]
+	if !ok {
+		return true, nil
+	}
+	on, err := strconv.ParseBool(strings.TrimSpace(v))
+	if err != nil {
+		return false, fmt.Errorf("%s must be 'true' or 'false', got '%s'", ReuseSourceEnabled, v)
+	}
+	return on, nil
 }
 
 // DropNullRows reads 'table.exec.sink.not-null-enforcer': whether a sink
