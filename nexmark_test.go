@@ -263,6 +263,17 @@ func BenchmarkNexmark(b *testing.B) {
 		b.Fatal(err)
 	}
 	setup := strings.NewReplacer("$EVENTS", events, "$RATE", "10000").Replace(string(ddl))
+	// SLUICE_NEXMARK_SET holds options to SET first, "key=value;...": to
+	// compare a setting's effect (e.g. table.optimizer.reuse-source-enabled=false).
+	if set := os.Getenv("SLUICE_NEXMARK_SET"); set != "" {
+		for _, kv := range strings.Split(set, ";") {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				b.Fatalf("SLUICE_NEXMARK_SET: %q is not key=value", kv)
+			}
+			setup = fmt.Sprintf("SET '%s' = '%s';\n", strings.TrimSpace(k), strings.TrimSpace(v)) + setup
+		}
+	}
 	files, _ := filepath.Glob("testdata/nexmark/q*.sql")
 	sort.Slice(files, func(i, j int) bool {
 		return len(files[i]) < len(files[j]) || len(files[i]) == len(files[j]) && files[i] < files[j]
