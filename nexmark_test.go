@@ -764,6 +764,18 @@ func BenchmarkNexmark(b *testing.B) {
 		events = n
 	}
 	s := nexmarkSuite(b)
+	// SLUICE_NEXMARK_SET holds options to set, "key=value;...": to compare
+	// a setting's effect (table.optimizer.reuse-source-enabled=false).
+	if set := os.Getenv("SLUICE_NEXMARK_SET"); set != "" {
+		s.Config = map[string]string{}
+		for _, kv := range strings.Split(set, ";") {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				b.Fatalf("SLUICE_NEXMARK_SET: %q is not key=value", kv)
+			}
+			s.Config[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
 	for _, q := range s.Queries {
 		if _, ok := nexmarkPending[q.Name]; ok {
 			continue

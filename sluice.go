@@ -762,16 +762,21 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	if err != nil {
 		return nil, err
 	}
+	reuse, err := config.ReuseSource(cfg)
+	if err != nil {
+		return nil, err
+	}
 	env := physical.Env{
-		StateTTL:     ttl,
-		MiniBatch:    miniBatch,
-		DropNullRows: dropNulls,
-		Job:          name,
-		Connectors:   e.connectors,
-		ConnEnv:      connector.Env{Formats: e.formats, Stdout: e.opts.Stdout, Now: now, Logf: e.logf},
-		Expr:         &expr.Env{Now: now, Location: time.UTC},
-		Parallelism:  par,
-		Dims:         e.dims,
+		NoSourceReuse: !reuse,
+		StateTTL:      ttl,
+		MiniBatch:     miniBatch,
+		DropNullRows:  dropNulls,
+		Job:           name,
+		Connectors:    e.connectors,
+		ConnEnv:       connector.Env{Formats: e.formats, Stdout: e.opts.Stdout, Now: now, Logf: e.logf},
+		Expr:          &expr.Env{Now: now, Location: time.UTC},
+		Parallelism:   par,
+		Dims:          e.dims,
 	}
 	if tz, ok := cfg[config.LocalTimeZone]; ok {
 		loc, err := config.Location(tz)

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/state"
+	"github.com/sluicesql/sluice/types"
 )
 
 // MaxParallelism is the most tasks a stage that is not a source may have
@@ -62,11 +64,23 @@ type Stage struct {
 	// topic's writer). The edge also takes part in checkpoints as an
 	// operator of the chain (CheckpointListener, Releaser).
 	Output func(part int) (Output, error)
+	// Trunk, if set, makes this a branch of the source stage Trunk: one
+	// of several users of one source read once (source reuse). A branch
+	// has no Source, Inputs or inboxes of its own: its chain runs inside
+	// each task of its trunk, which hands it every batch, watermark and
+	// end of input the trunk's own chain puts out, together with its
+	// other branches, in the order of the graph's stages, without a copy.
+	// Its tasks are the trunk's (Build gets the partition). A consumer
+	// lists a branch in its Inputs as any stage; a branch must have one.
+	Trunk *Stage
 }
 
 // parts returns the partitions (source stage) or task numbers the stage
 // runs, in task order.
 func (s *Stage) parts() []int {
+	if s.Trunk != nil {
+		return s.Trunk.parts()
+	}
 	if s.Source != nil && s.Parts != nil {
 		return s.Parts
 	}
@@ -110,9 +124,12 @@ func (g *Graph) live() (stages []*Stage, inputs map[*Stage][]*Stage) {
 	alive := map[*Stage]bool{}
 	inputs = map[*Stage][]*Stage{}
 	for _, s := range g.Stages {
-		if s.Source != nil {
+		switch {
+		case s.Source != nil:
 			alive[s] = s.tasks() > 0
-		} else {
+		case s.Trunk != nil:
+			alive[s] = alive[s.Trunk]
+		default:
 			for _, in := range s.Inputs {
 				if alive[in] {
 					inputs[s] = append(inputs[s], in)
@@ -175,10 +192,22 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 		opts.Now = func() int64 { return time.Now().UnixMicro() }
 	}
 
+	seen := map[*Stage]bool{}
 	for _, s := range g.Stages {
 		if s.Source == nil && s.Parallelism > MaxParallelism {
 			return fmt.Errorf("stage %s: parallelism %d is above the maximum of %d", s.Name, s.Parallelism, MaxParallelism)
 		}
+		if t := s.Trunk; t != nil {
+			switch {
+			case s.Source != nil || len(s.Inputs) > 0 || s.Output != nil:
+				return fmt.Errorf("stage %s: a branch has no source, inputs or output of its own", s.Name)
+			case t.Source == nil || t.Trunk != nil || t.Output != nil:
+				return fmt.Errorf("stage %s: its trunk %s is not a source stage whose chain ends in its branches", s.Name, t.Name)
+			case !seen[t]:
+				return fmt.Errorf("stage %s: its trunk %s is not among the stages before it", s.Name, t.Name)
+			}
+		}
+		seen[s] = true
 	}
 	stages, liveInputs := g.live()
 	if len(stages) == 0 {
@@ -205,9 +234,23 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 			senders[s] += in.tasks()
 		}
 	}
+	// The branches of each trunk, in the order of the stages.
+	branches := map[*Stage][]*Stage{}
+	for _, s := range stages {
+		if s.Trunk == nil {
+			continue
+		}
+		if consumer[s] == nil {
+			return fmt.Errorf("stage %s: a branch of source %s has no consumer", s.Name, s.Trunk.Name)
+		}
+		if consumer[s.Trunk] != nil {
+			return fmt.Errorf("stage %s: source %s has branches and cannot feed a stage of its own", consumer[s.Trunk].Name, s.Trunk.Name)
+		}
+		branches[s.Trunk] = append(branches[s.Trunk], s)
+	}
 	inboxes := map[*Stage][]*Inbox{}
 	for _, s := range stages {
-		if s.Source != nil {
+		if s.Source != nil || s.Trunk != nil {
 			continue
 		}
 		if senders[s] == 0 {
@@ -292,59 +335,126 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 		}
 	}
 
+	// edge builds the output edge of task i (reading partition part, for
+	// a source or a branch) of stage s: the sender into its consumer's
+	// inbox, or an exchange over all of them; when the job takes
+	// checkpoints, wrapped to snapshot the chain at the end of input.
+	edge := func(s *Stage, i, part int) (Output, *snapshotOnFinish, error) {
+		var out Output = Discard{}
+		if consumer[s] == nil && s.Output != nil {
+			o, err := s.Output(part)
+			if err != nil {
+				return nil, nil, fmt.Errorf("cannot build stage %s: %w", s.Name, err)
+			}
+			out = o
+		}
+		if c := consumer[s]; c != nil {
+			id := base[s] + i
+			if len(inboxes[c]) == 1 {
+				out = inboxes[c][0].Sender(id)
+			} else {
+				outs := make([]Output, len(inboxes[c]))
+				for j, in := range inboxes[c] {
+					outs[j] = in.Sender(id)
+				}
+				keys := c.KeyBy
+				if c.InputKeys != nil {
+					keys = c.InputKeys[inputIdx[s]]
+				}
+				out = &HashExchange{Keys: keys, Outputs: outs}
+			}
+		}
+		var wrap *snapshotOnFinish
+		if coord != nil && consumer[s] != nil {
+			wrap = &snapshotOnFinish{Output: out}
+			out = wrap
+		}
+		if coord != nil {
+			if _, ok := out.(BarrierOutput); !ok {
+				return nil, nil, fmt.Errorf("stage %s: its output %T cannot carry checkpoint barriers; disable checkpointing", s.Name, out)
+			}
+		}
+		return out, wrap, nil
+	}
+
 	var tasks []*task
 	for _, s := range stages {
+		if s.Trunk != nil {
+			continue // runs in the tasks of its trunk
+		}
+		// A trunk is no terminal stage: its branches' consumers are its.
+		terminalStage := consumer[s] == nil && len(branches[s]) == 0
 		for i, part := range s.parts() {
 			if stopping() || ctx.Err() != nil {
 				return stoppedEarly(ctx)
-			}
-			var out Output = Discard{}
-			if consumer[s] == nil && s.Output != nil {
-				o, err := s.Output(part)
-				if err != nil {
-					return fmt.Errorf("cannot build stage %s: %w", s.Name, err)
-				}
-				out = o
-			}
-			if c := consumer[s]; c != nil {
-				id := base[s] + i
-				if len(inboxes[c]) == 1 {
-					out = inboxes[c][0].Sender(id)
-				} else {
-					outs := make([]Output, len(inboxes[c]))
-					for j, in := range inboxes[c] {
-						outs[j] = in.Sender(id)
-					}
-					keys := c.KeyBy
-					if c.InputKeys != nil {
-						keys = c.InputKeys[inputIdx[s]]
-					}
-					out = &HashExchange{Keys: keys, Outputs: outs}
-				}
-			}
-			var wrap *snapshotOnFinish
-			if coord != nil && consumer[s] != nil {
-				wrap = &snapshotOnFinish{Output: out}
-				out = wrap
 			}
 			num := i
 			if s.Source != nil {
 				num = part
 			}
+			var out Output
+			var wrap *snapshotOnFinish
+			var fan *tee
+			var fanChains []*Chain
+			var fanWraps []*snapshotOnFinish
+			if len(branches[s]) == 0 {
+				if out, wrap, err = edge(s, i, part); err != nil {
+					return err
+				}
+			} else {
+				fan = &tee{bufs: make([]*types.Batch, len(branches[s]))}
+				for _, br := range branches[s] {
+					var shift int32
+					if bp, ok := parts[br]; ok {
+						shift = bp[part].origin - parts[s][part].origin
+					}
+					fan.shifts = append(fan.shifts, shift)
+					bout, bwrap, err := edge(br, i, part)
+					if err != nil {
+						return err
+					}
+					bc, err := br.Build(num, bout)
+					if err != nil {
+						return fmt.Errorf("cannot build stage %s: %w", br.Name, err)
+					}
+					if bc.Assigner != nil {
+						return fmt.Errorf("stage %s: a branch's chain cannot assign watermarks: its trunk %s does", br.Name, s.Name)
+					}
+					fan.heads = append(fan.heads, bc.Head)
+					fan.edges = append(fan.edges, bout)
+					fanChains = append(fanChains, bc)
+					fanWraps = append(fanWraps, bwrap)
+				}
+				out = fan
+			}
 			chain, err := s.Build(num, out)
 			if err != nil {
 				return fmt.Errorf("cannot build stage %s: %w", s.Name, err)
+			}
+			if fan != nil {
+				// The task snapshots, ticks and notifies the operators of
+				// every branch with its own. A branch's edge snapshots at
+				// the end of input what has finished by then: that branch,
+				// and the trunk for the first.
+				trunkOps := chain.Ops
+				all := slices.Clone(trunkOps)
+				for k, bc := range fanChains {
+					all = append(all, bc.Ops...)
+					if fanWraps[k] != nil {
+						ops := bc.Ops
+						if k == 0 {
+							ops = append(slices.Clone(trunkOps), ops...)
+						}
+						fanWraps[k].chain = &Chain{Ops: ops}
+					}
+				}
+				chain.Ops = all
 			}
 			if wrap != nil {
 				wrap.chain = chain
 			}
 			if consumer[s] == nil && s.Output != nil {
 				chain.Ops = append(chain.Ops, out)
-			}
-			if coord != nil {
-				if _, ok := out.(BarrierOutput); !ok {
-					return fmt.Errorf("stage %s: its output %T cannot carry checkpoint barriers; disable checkpointing", s.Name, out)
-				}
 			}
 			t := &task{stage: s, index: num, chain: chain}
 			if s.Source != nil {
@@ -372,7 +482,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 					complete := make(chan int64, 16)
 					coord.completes = append(coord.completes, complete)
 					st.Complete = complete
-					if consumer[s] == nil { // a terminal source task acknowledges
+					if terminalStage { // a terminal source task acknowledges
 						k := coord.need
 						coord.need++
 						terminal = k
@@ -425,7 +535,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 					complete := make(chan int64, 16)
 					coord.completes = append(coord.completes, complete)
 					it.complete = complete
-					if consumer[s] == nil { // a terminal task acknowledges
+					if terminalStage { // a terminal task acknowledges
 						k := coord.need
 						coord.need++
 						it.onBarrier = func(id int64) error {
@@ -440,7 +550,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 					}
 				}
 				terminal := -1
-				if coord != nil && consumer[s] == nil {
+				if coord != nil && terminalStage {
 					terminal = coord.need - 1
 				}
 				t.run = func(ctx context.Context) error {

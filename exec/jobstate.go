@@ -59,12 +59,13 @@ func (g *Graph) partitions(opts RunOptions) (map[*Stage][]partition, error) {
 	if fixed {
 		var next int32
 		for _, s := range g.Stages {
-			if s.Source == nil {
+			src := g.numbered(s)
+			if src == nil {
 				continue
 			}
-			n := s.Source.Partitions()
+			n := src.Partitions()
 			ps := make([]partition, n)
-			_, keeps := s.Source.(PositionSource)
+			_, keeps := src.(PositionSource)
 			for p := range ps {
 				ps[p] = partition{origin: next + int32(p), key: PositionKey(s.ID, p)}
 				if keeps {
@@ -110,12 +111,13 @@ func (g *Graph) partitions(opts RunOptions) (map[*Stage][]partition, error) {
 	// is committed.
 	var forget []string
 	for _, s := range g.Stages {
-		if s.Source == nil {
+		src := g.numbered(s)
+		if src == nil {
 			continue
 		}
-		named, _ := s.Source.(connector.NamedPartitions)
-		_, keeps := s.Source.(PositionSource)
-		n := s.Source.Partitions()
+		named, _ := src.(connector.NamedPartitions)
+		_, keeps := src.(PositionSource)
+		n := src.Partitions()
 		ps := make([]partition, n)
 		for p := range ps {
 			name := strconv.Itoa(p)
@@ -148,7 +150,7 @@ func (g *Graph) partitions(opts RunOptions) (map[*Stage][]partition, error) {
 			if next > math.MaxInt32 {
 				return nil, fmt.Errorf("source %s: the job has numbered 2^31 source partitions: start it afresh ('state.start-fresh')", s.Name)
 			}
-			if _, ok := saved[key]; ok {
+			if _, ok := saved[key]; ok && s.Source != nil {
 				forget = append(forget, ps[p].key)
 			}
 			ps[p].origin, ps[p].fresh = int32(next), true
@@ -178,6 +180,29 @@ func (g *Graph) partitions(opts RunOptions) (map[*Stage][]partition, error) {
 		return nil, fmt.Errorf("cannot write the origin table: %w", err)
 	}
 	return out, st.Checkpoint()
+}
+
+// numbered returns the source whose partitions stage s numbers: its own
+// for a source stage; its trunk's for a branch other than the first of
+// its trunk (the first keeps the trunk's numbers), whose rows get numbers
+// of their own so that where two branches' rows meet (a self-join, a
+// union) a row of one is not taken for a replay of the other's; else nil.
+func (g *Graph) numbered(s *Stage) connector.Source {
+	if s.Source != nil {
+		return s.Source
+	}
+	if s.Trunk == nil {
+		return nil
+	}
+	for _, o := range g.Stages {
+		if o.Trunk == s.Trunk {
+			if o == s {
+				return nil
+			}
+			return s.Trunk.Source
+		}
+	}
+	return nil
 }
 
 // claimState makes the job's state in opts.State the graph's: with

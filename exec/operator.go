@@ -21,7 +21,12 @@ const (
 type Operator interface {
 	// Open prepares the operator; it is called once before any other call.
 	Open(ctx *Context) error
-	// Process consumes a batch of rows.
+	// Process consumes a batch of rows. The batch belongs to the caller
+	// and is read-only: an operator must not change its rows, their
+	// values or its slice of rows (filter into a batch of its own), nor
+	// keep any of them past the call (copy what it keeps, types.CopyRow).
+	// A source read once for several users (Stage.Trunk) hands the same
+	// batch to each of them in turn.
 	Process(b *types.Batch) error
 	// Watermark signals that no more rows with an event time at or before
 	// wm are expected (rows that still arrive are late). Operators fire

@@ -67,6 +67,11 @@ type Env struct {
 	// over sources loaded in full. Nil: each job gets a registry of its
 	// own.
 	Dims *dim.Registry
+	// NoSourceReuse reads a table once per scan of it even when a job
+	// scans one table several times ('table.optimizer.reuse-source-enabled'
+	// = 'false'). By default, the scans of one table definition in a job
+	// share one source stage (see shareScans).
+	NoSourceReuse bool
 	// Cluster, if set, builds the graph of one member of a cluster: the
 	// sources read only the partitions assigned to this process, and
 	// stages are cut at re-keying by shuffle topics instead of in-memory
@@ -122,6 +127,9 @@ type builder struct {
 	// the IDs that id gave them.
 	manifest state.Manifest
 	ids      map[string]bool
+	// shared maps each scan that shares its source with others to its
+	// group (see shareScans).
+	shared map[*plan.Scan]*scanGroup
 }
 
 // Build translates sinks (one INSERT, or a statement set) into a graph.
@@ -136,6 +144,9 @@ func Build(env Env, sinks ...*plan.Sink) (*exec.Graph, error) {
 		env.Dims = dim.NewRegistry(dim.Options{})
 	}
 	b := &builder{env: env, ids: map[string]bool{}}
+	if env.Cluster == nil && !env.NoSourceReuse {
+		b.shareScans(sinks)
+	}
 	for _, s := range sinks {
 		if err := b.sink(s); err != nil {
 			return nil, err
@@ -354,7 +365,7 @@ func (b *builder) sink(s *plan.Sink) error {
 		return &TableError{Table: s.Table.Name, Err: err, HintAt: s.HintAt}
 	}
 	// One writer per sink: merge the upstream tasks into one.
-	if p.stage.Source != nil || p.stage.Parallelism > 1 {
+	if p.stage.Source != nil || p.stage.Trunk != nil || p.stage.Parallelism > 1 {
 		p = b.newStage("sink "+s.Table.Name, 1, nil, p)
 	}
 	name := s.Table.Name
@@ -748,7 +759,33 @@ func valuesRows(rows [][]types.Value) []types.Row {
 	return out
 }
 
+// scan starts the pipe of a scan: a source stage of its own, or a branch
+// of the source stage its group shares, made by the group's first scan.
 func (b *builder) scan(n *plan.Scan) (*pipe, error) {
+	g := b.shared[n]
+	if g == nil {
+		return b.source(n)
+	}
+	if g.trunk == nil {
+		// One source for all: it reads and computes the columns any of
+		// them uses.
+		s := *n
+		s.Used, s.Table.Read = g.used, g.read
+		p, err := b.source(&s)
+		if err != nil {
+			return nil, err
+		}
+		g.bounded = p.bounded
+		g.trunk = b.close(p)
+	}
+	g.branches++
+	st := &exec.Stage{Name: n.Table.Name, ID: fmt.Sprintf("%s/branch-%d", g.trunk.ID, g.branches), Trunk: g.trunk}
+	return &pipe{stage: st, assigner: -1, bounded: g.bounded}, nil
+}
+
+// source starts a source stage reading n's table, with the computed
+// columns and the watermark assigner chained after it.
+func (b *builder) source(n *plan.Scan) (*pipe, error) {
 	src, err := b.env.Connectors.Source(n.Table, b.env.ConnEnv)
 	if err != nil {
 		return nil, &TableError{Table: n.Table.Name, Err: err, HintAt: n.HintAt}

@@ -28,6 +28,9 @@ type NexmarkSuite struct {
 	Dir     string // absolute
 	DDL     string
 	Queries []NexmarkQuery // by query number, then name
+	// Config holds options set for every run (as SET would), to compare
+	// a setting's effect.
+	Config map[string]string
 }
 
 // LoadNexmark reads the suite from dir.
@@ -120,7 +123,7 @@ func (s *NexmarkSuite) RunNexmark(ctx context.Context, name string, events int64
 	if err != nil {
 		return NexmarkResult{}, err
 	}
-	e, err := sluice.Open(sluice.Options{Stdout: io.Discard})
+	e, err := sluice.Open(sluice.Options{Stdout: io.Discard, Config: s.Config})
 	if err != nil {
 		return NexmarkResult{}, err
 	}

@@ -36,6 +36,7 @@ const (
 	SinkNotNullEnforcer        = "table.exec.sink.not-null-enforcer"
 	SinkTypeLengthEnforcer     = "table.exec.sink.type-length-enforcer"
 	DynamicTableOptions        = "table.dynamic-table-options.enabled"
+	ReuseSourceEnabled         = "table.optimizer.reuse-source-enabled"
 	StateDir                   = "state.dir"
 	StateBackend               = "state.backend"
 	StateStartFresh            = "state.start-fresh"
@@ -71,6 +72,7 @@ var options = []option{
 	{SinkNotNullEnforcer, func(v string) error { _, err := parseNotNullEnforcer(v); return err }},
 	{SinkTypeLengthEnforcer, func(v string) error { _, err := parseTypeLengthEnforcer(v); return err }},
 	{DynamicTableOptions, checkBool(DynamicTableOptions)},
+	{ReuseSourceEnabled, checkBool(ReuseSourceEnabled)},
 	{StateDir, nil},
 	{StateBackend, nil},
 	{StateStartFresh, checkBool(StateStartFresh)},
@@ -297,6 +299,21 @@ func DynamicTableOptionsEnabled(cfg map[string]string) (bool, error) {
 		return false, fmt.Errorf("%s must be 'true' or 'false', got '%s'", DynamicTableOptions, v)
 	}
 	return b, nil
+}
+
+// ReuseSource reads 'table.optimizer.reuse-source-enabled': whether the
+// scans of one table in a job share one source (true, the default, as in
+// Flink).
+func ReuseSource(cfg map[string]string) (bool, error) {
+	v, ok := cfg[ReuseSourceEnabled]
+	if !ok {
+		return true, nil
+	}
+	on, err := strconv.ParseBool(strings.TrimSpace(v))
+	if err != nil {
+		return false, fmt.Errorf("%s must be 'true' or 'false', got '%s'", ReuseSourceEnabled, v)
+	}
+	return on, nil
 }
 
 // DropNullRows reads 'table.exec.sink.not-null-enforcer': whether a sink

@@ -31,6 +31,8 @@ import (
 //     sum from the input, and every update must retract exactly the row
 //     the previous one wrote (a row written twice, or lost, breaks the
 //     chain);
+//   - "set" is "filter" and "count" in one statement set, over one
+//     source read once for both (source reuse), checked as they are;
 //   - "partitioned" writes the rows that pass the filter to a table
 //     PARTITIONED BY a bucket column, with a success file as the
 //     partition commit policy: every row once, in the k=v directory of
@@ -39,7 +41,7 @@ import (
 func TestCrashFiles(t *testing.T) {
 	rng, dir := crashSetup(t, 0xf11e5, "files")
 	bin := buildSluice(t, dir, os.Getenv("SLUICE_CRASH_RACE") == "1")
-	for _, job := range []string{"filter", "count", "partitioned"} {
+	for _, job := range []string{"filter", "count", "set", "partitioned"} {
 		t.Run(job, func(t *testing.T) {
 			runFileJob(t, job, bin, filepath.Join(dir, job), rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())))
 		})
@@ -68,6 +70,17 @@ INSERT INTO out SELECT id, UPPER(k), v FROM events WHERE MOD(v, 4) <> 0;`,
 CREATE TABLE counts (k STRING, n BIGINT, s BIGINT, PRIMARY KEY (k) NOT ENFORCED)
   WITH ('connector' = 'filesystem', 'path' = '$DIR/counts.jsonl', 'format' = 'debezium-json');
 INSERT INTO counts SELECT k, COUNT(*), SUM(v) FROM events GROUP BY k;`,
+	// "set" is "filter" and "count" in one job, a statement set: both
+	// read one shared source (table.optimizer.reuse-source-enabled).
+	"set": `
+CREATE TABLE out (id BIGINT, k STRING, v BIGINT) WITH ('connector' = 'filesystem', 'path' = '$DIR/out', 'format' = 'json',
+  'sink.rolling-policy.file-size' = '64kb');
+CREATE TABLE counts (k STRING, n BIGINT, s BIGINT, PRIMARY KEY (k) NOT ENFORCED)
+  WITH ('connector' = 'filesystem', 'path' = '$DIR/counts.jsonl', 'format' = 'debezium-json');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO out SELECT id, UPPER(k), v FROM events WHERE MOD(v, 4) <> 0;
+INSERT INTO counts SELECT k, COUNT(*), SUM(v) FROM events GROUP BY k;
+END;`,
 	"partitioned": `
 CREATE TABLE pout (id BIGINT, k STRING, v BIGINT, b STRING) PARTITIONED BY (b)
   WITH ('connector' = 'filesystem', 'path' = '$DIR/pout', 'format' = 'json',
@@ -198,7 +211,7 @@ CREATE TABLE events (id BIGINT, k STRING, v BIGINT) WITH ('connector' = 'filesys
 				}
 				interrupts++
 				switch job {
-				case "filter":
+				case "filter", "set":
 					checkWhole(t, filepath.Join(dir, "out"))
 				case "partitioned":
 					pdirs, _ := filepath.Glob(filepath.Join(dir, "pout", "b=*"))
@@ -229,6 +242,9 @@ CREATE TABLE events (id BIGINT, k STRING, v BIGINT) WITH ('connector' = 'filesys
 	case "filter":
 		checkFilter(t, dir, rows)
 	case "count":
+		checkCounts(t, dir, rows)
+	case "set":
+		checkFilter(t, dir, rows)
 		checkCounts(t, dir, rows)
 	case "partitioned":
 		checkPartitioned(t, dir, rows)

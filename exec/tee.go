@@ -1,0 +1,120 @@
+package exec
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sluicesql/sluice/types"
+)
+
+// tee is the output of a trunk's chain (see Stage.Trunk): it hands every
+// batch, watermark and end of input to the heads of its branches' chains,
+// in order, and idleness and checkpoint barriers straight to the branches'
+// edges, which are what the source task would tell of them had each
+// branch a source of its own. The batch is the same for every branch: no
+// operator changes the batch it is given (see Operator.Process). A branch
+// whose rows have origin numbers of their own (see Graph.numbered) gets
+// them in a batch of its own whose rows share the batch's values.
+type tee struct {
+	heads []Operator
+	edges []Output
+	// shifts are what each branch adds to the origin partitions of the
+	// rows; bufs the batches of the branches with a shift.
+	shifts []int32
+	bufs   []*types.Batch
+}
+
+// Open implements Operator.
+func (t *tee) Open(ctx *Context) error {
+	for _, h := range t.heads {
+		if err := h.Open(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Process implements Operator.
+func (t *tee) Process(b *types.Batch) error {
+	for k, h := range t.heads {
+		if t.shifts[k] == 0 {
+			if err := h.Process(b); err != nil {
+				return err
+			}
+			continue
+		}
+		c := t.bufs[k]
+		if c == nil {
+			c = &types.Batch{} // rows only: their values alias b's
+			t.bufs[k] = c
+		}
+		for _, r := range b.Rows {
+			if r.Origin.Part >= 0 {
+				r.Origin.Part += t.shifts[k]
+			}
+			c.Rows = append(c.Rows, r)
+		}
+		err := h.Process(c)
+		clear(c.Rows) // hold no values
+		c.Rows = c.Rows[:0]
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Watermark implements Operator.
+func (t *tee) Watermark(wm int64) error {
+	for _, h := range t.heads {
+		if err := h.Watermark(wm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Finish implements Operator. Each branch's edge snapshots its branch
+// when the end of input reaches it, before passing it on.
+func (t *tee) Finish() error {
+	for _, h := range t.heads {
+		if err := h.Finish(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close implements Operator: every branch is closed, also after an error.
+func (t *tee) Close() error {
+	var errs []error
+	for _, h := range t.heads {
+		errs = append(errs, h.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// SetIdle implements Output.
+func (t *tee) SetIdle(idle bool) error {
+	for _, e := range t.edges {
+		if err := e.SetIdle(idle); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Barrier implements BarrierOutput. The task snapshotted every branch's
+// operators before.
+func (t *tee) Barrier(id int64) error {
+	for _, e := range t.edges {
+		b, ok := e.(BarrierOutput)
+		if !ok {
+			return fmt.Errorf("output %T cannot carry checkpoint barriers", e)
+		}
+		if err := b.Barrier(id); err != nil {
+			return err
+		}
+	}
+	return nil
+}

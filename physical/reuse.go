@@ -1,0 +1,119 @@
+package physical
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sluicesql/sluice/exec"
+	"github.com/sluicesql/sluice/plan"
+)
+
+// scanGroup is the scans of one table definition in a job, which share one
+// source stage (Flink's 'table.optimizer.reuse-source-enabled'): the
+// trunk, made by the first of them built, reads the table and computes its
+// computed columns and watermark once; every scan gets a branch of it
+// (exec.Stage.Trunk), whose tasks run in the trunk's.
+type scanGroup struct {
+	// used and read are the unions of the scans' Used and Table.Read
+	// (nil: every column).
+	used, read []bool
+	trunk      *exec.Stage
+	bounded    bool
+	branches   int // made so far
+}
+
+// shareScans groups the scans of the sinks' plans by what they read
+// (scanKey); each group of two or more shares one source. Cluster mode
+// keeps a source per scan: there, a source stage that is not a shuffle's
+// writer is cut differently (see shuffleInputs).
+func (b *builder) shareScans(sinks []*plan.Sink) {
+	byKey := map[string][]*plan.Scan{}
+	var keys []string
+	var walk func(n plan.Node)
+	walk = func(n plan.Node) {
+		if s, ok := n.(*plan.Scan); ok {
+			k := scanKey(s)
+			if byKey[k] == nil {
+				keys = append(keys, k)
+			}
+			byKey[k] = append(byKey[k], s)
+		}
+		for _, in := range n.Inputs() {
+			walk(in)
+		}
+	}
+	for _, s := range sinks {
+		walk(s.Input)
+	}
+	for _, k := range keys {
+		scans := byKey[k]
+		if len(scans) < 2 {
+			continue
+		}
+		g := &scanGroup{used: scans[0].Used, read: scans[0].Table.Read}
+		for _, s := range scans[1:] {
+			g.used = unionColumns(g.used, s.Used)
+			g.read = unionColumns(g.read, s.Table.Read)
+		}
+		if b.shared == nil {
+			b.shared = map[*plan.Scan]*scanGroup{}
+		}
+		for _, s := range scans {
+			b.shared[s] = g
+		}
+	}
+}
+
+// unionColumns returns the columns either of a and b marks (nil marks
+// all).
+func unionColumns(a, b []bool) []bool {
+	if a == nil || b == nil || len(a) != len(b) {
+		return nil
+	}
+	out := slices.Clone(a)
+	for i, v := range b {
+		out[i] = out[i] || v
+	}
+	return out
+}
+
+// scanKey is what a scan reads and computes, canonically: two scans with
+// the same key read the same rows, with the same computed columns and
+// watermark, and may share one source. It names the table, its options
+// (its WITH options with any OPTIONS hint applied), sorted, its physical,
+// metadata and computed columns, its keys, watermark, time attributes,
+// idle timeout and changelog mode; not the columns a query uses.
+func scanKey(s *plan.Scan) string {
+	var b strings.Builder
+	t := s.Table
+	fmt.Fprintf(&b, "table %q\n", t.Name)
+	opts := make([]string, 0, len(t.Options))
+	for k := range t.Options {
+		opts = append(opts, k)
+	}
+	slices.Sort(opts)
+	for _, k := range opts {
+		fmt.Fprintf(&b, "option %q=%q\n", k, t.Options[k])
+	}
+	for _, c := range t.Schema.Columns {
+		fmt.Fprintf(&b, "column %q %s\n", c.Name, c.Type)
+	}
+	for _, m := range t.Metadata {
+		fmt.Fprintf(&b, "metadata %q %q %s %v\n", m.Name, m.Key, m.Type, m.Virtual)
+	}
+	fmt.Fprintf(&b, "primary key %q\npartitioned by %q\n", t.PrimaryKey, t.PartitionKeys)
+	for i, c := range s.Out.Columns {
+		fmt.Fprintf(&b, "out %q %s", c.Name, c.Type)
+		if i < len(s.Computed) {
+			fmt.Fprintf(&b, " = %s : %s", s.Computed[i], s.Computed[i].Type())
+		}
+		b.WriteByte('\n')
+	}
+	if s.Watermark != nil {
+		fmt.Fprintf(&b, "watermark %s\n", s.Watermark)
+	}
+	fmt.Fprintf(&b, "rowtime %d proctime %d idle %d changelog %v upsert %v\n",
+		s.RowtimeCol, s.ProctimeCol, s.IdleTimeoutMillis, s.Changelog, s.Upsert)
+	return b.String()
+}
