@@ -193,7 +193,7 @@ type aggInstance struct {
 	err                                     error  // set by a failed Result
 }
 
-func (a *aggFunc) Name() string                { return a.f.spec.Name }
+func (a *aggFunc) Name() string               { return a.f.spec.Name }
 func (a *aggFunc) DeclaredArgs() []types.Type { return a.f.spec.Params }
 
 func (a *aggFunc) ResultType(args []types.Type) (types.Type, error) {
