@@ -70,3 +70,135 @@ func TestWasmScalarFunctions(t *testing.T) {
 		})
 	}
 }
+
+// cdcChanges is a debezium-json changelog of a table (id, k, v).
+const cdcChanges = `{"before":null,"after":{"id":1,"k":"a","v":10},"op":"c"}
+{"before":null,"after":{"id":2,"k":"b","v":5},"op":"c"}
+{"before":null,"after":{"id":3,"k":"a","v":-4},"op":"c"}
+{"before":{"id":1,"k":"a","v":10},"after":{"id":1,"k":"a","v":12},"op":"u"}
+{"before":{"id":2,"k":"b","v":5},"after":{"id":2,"k":"c","v":5},"op":"u"}
+{"before":{"id":3,"k":"a","v":-4},"after":null,"op":"d"}
+`
+
+const wasmEventsDDL = `
+CREATE TABLE cdc (id INT, k STRING, v BIGINT)
+WITH ('connector' = 'filesystem', 'path' = '$DIR/cdc.jsonl', 'format' = 'debezium-json');
+CREATE TABLE ev (ts TIMESTAMP(3), k STRING, v BIGINT, s STRING, WATERMARK FOR ts AS ts)
+WITH ('connector' = 'filesystem', 'path' = '$DIR/ev.jsonl', 'format' = 'json');
+`
+
+func writeEvents(t *testing.T, dir string) {
+	writeFile(t, dir, "ev.jsonl", `{"ts":"2024-01-01 00:00:01","k":"a","v":1,"s":"x"}
+{"ts":"2024-01-01 00:00:02","k":"a","v":3,"s":"xyz"}
+{"ts":"2024-01-01 00:00:03","k":"b","v":10,"s":"hello world"}
+{"ts":"2024-01-01 00:00:04","k":"a","v":null,"s":"nothing"}
+{"ts":"2024-01-01 00:00:12","k":"b","v":20,"s":"hi"}
+`)
+}
+
+// Table functions are used as the Go API's are: LATERAL TABLE, with CROSS
+// JOIN or LEFT JOIN ... ON TRUE.
+func TestWasmTableFunction(t *testing.T) {
+	dir := t.TempDir()
+	writeLines(t, dir)
+	split := "CREATE FUNCTION split_words(s STRING) RETURNS TABLE (word STRING, len INT) AS 'split' LANGUAGE WASM USING JAR '" + udfsModule + "';\n"
+	for _, tc := range []struct {
+		name, sql string
+		want      []string
+	}{
+		{"lateral table", `SELECT id, word, len FROM lines, LATERAL TABLE(split_words(line));`,
+			[]string{"id, word, len", "+I[1, a, 1]", "+I[1, b, 1]", "+I[3, c, 1]"}},
+		{"cross join lateral with aliases", `SELECT id, w, l FROM lines CROSS JOIN LATERAL TABLE(split_words(line || ' zz')) AS t(w, l);`,
+			[]string{"id, w, l", "+I[1, a, 1]", "+I[1, b, 1]", "+I[1, zz, 2]", "+I[2, zz, 2]", "+I[3, c, 1]", "+I[3, zz, 2]"}},
+		{"left join lateral", `SELECT id, word FROM lines LEFT JOIN LATERAL TABLE(split_words(line)) AS w(word, len) ON TRUE;`,
+			[]string{"id, word", "+I[1, a]", "+I[1, b]", "+I[2, null]", "+I[3, c]"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := runSQL(t, nil, dir, wordsDDL+split+tc.sql)
+			if err != nil {
+				t.Fatalf("run: %v\n%s", err, out)
+			}
+			got := sortedLines(out)
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
+
+func TestWasmAggregates(t *testing.T) {
+	dir := t.TempDir()
+	writeEvents(t, dir)
+	writeFile(t, dir, "cdc.jsonl", cdcChanges)
+	fns := wasmFn("my_avg(v BIGINT) RETURNS DOUBLE") + wasmFn("longest(s STRING) RETURNS STRING")
+	for _, tc := range []struct {
+		name, sql string
+		want      []string
+	}{
+		// NULL arguments are skipped, as SQL's aggregates skip them: a's
+		// average is (1 + 3) / 2.
+		{"tumbling window", `SELECT k, window_start, my_avg(v) AS a, longest(s) AS l
+			FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY k, window_start, window_end;`,
+			[]string{"k, window_start, a, l", "+I[a, 2024-01-01 00:00:00.000, 2.0, nothing]",
+				"+I[b, 2024-01-01 00:00:00.000, 10.0, hello world]", "+I[b, 2024-01-01 00:00:10.000, 20.0, hi]"}},
+		// Hopping windows merge slices: my_avg exports my_avg_merge.
+		{"hopping window merges", `SELECT window_start, my_avg(v) AS a
+			FROM TABLE(HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY window_start, window_end;`,
+			[]string{"window_start, a", "+I[2023-12-31 23:59:55.000, 4.666666666666667]", "+I[2024-01-01 00:00:00.000, 4.666666666666667]",
+				"+I[2024-01-01 00:00:05.000, 20.0]", "+I[2024-01-01 00:00:10.000, 20.0]"}},
+		// An updating GROUP BY over a changelog retracts: my_avg exports
+		// my_avg_retract. What remains is (1, a, 12) and (2, c, 5).
+		{"updating group by retracts", `SELECT k, my_avg(v) AS a, SUM(v) AS s FROM cdc GROUP BY k;`,
+			[]string{"k, a, s", "+I[a, 12.0, 12]", "+I[c, 5.0, 5]"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := runSQL(t, nil, dir, wasmEventsDDL+fns+tc.sql)
+			if err != nil {
+				t.Fatalf("run: %v\n%s", err, out)
+			}
+			got := sortedLines(out)
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
+
+// What a module cannot do fails the job, naming the function and what it
+// lacks; a trap names the function and the row.
+func TestWasmRunTimeErrors(t *testing.T) {
+	dir := t.TempDir()
+	writeEvents(t, dir)
+	writeFile(t, dir, "cdc.jsonl", cdcChanges)
+	writeLines(t, dir)
+	for _, tc := range []struct{ name, sql, want string }{
+		{"no retract", wasmFn("longest(s STRING) RETURNS STRING") + `SELECT k, longest(CAST(v AS STRING)) FROM cdc GROUP BY k;`,
+			"cannot retract from LONGEST: its module exports no 'longest_retract', which an updating input needs"},
+		{"no merge", wasmFn("longest(s STRING) RETURNS STRING") + `SELECT window_start, longest(s)
+			FROM TABLE(HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY window_start, window_end;`,
+			"cannot merge two accumulators of LONGEST: its module exports no 'longest_merge'"},
+		{"trap in get_value", wasmFn("ratio(a BIGINT, b BIGINT) RETURNS BIGINT") + `SELECT k, ratio(v, v - v) FROM ev GROUP BY k;`,
+			"export 'ratio_get_value' trapped: integer divide by zero"},
+		{"trap in a scalar function names the row", wasmFn("boom(x INT) RETURNS INT") + `SELECT id, boom(id - 2) FROM lines;`,
+			"cannot evaluate column 2 of the row from source partition 0, offset 2: cannot evaluate BOOM: export 'boom' trapped: unreachable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := runSQL(t, nil, dir, wasmEventsDDL+wordsDDL+tc.sql)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v\nwant an error with %q\n%s", err, tc.want, out)
+			}
+		})
+	}
+}
+
+// A call that does not return within wasm.call-timeout is stopped; the
+// job fails naming the function.
+func TestWasmCallTimeout(t *testing.T) {
+	dir := t.TempDir()
+	writeLines(t, dir)
+	_, err := runSQL(t, nil, dir, "SET 'wasm.call-timeout' = '50 ms';\n"+wordsDDL+wasmFn("spin(x INT) RETURNS INT")+`SELECT spin(id) FROM lines;`)
+	want := "export 'spin' did not return within wasm.call-timeout (50ms)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want an error with %q", err, want)
+	}
+}
