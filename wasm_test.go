@@ -2,6 +2,8 @@ package sluice_test
 
 import (
 	"path/filepath"
+
+	"github.com/sluicesql/sluice/internal/wat"
 	"strings"
 	"testing"
 )
@@ -200,5 +202,51 @@ func TestWasmCallTimeout(t *testing.T) {
 	want := "export 'spin' did not return within wasm.call-timeout (50ms)"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %v, want an error with %q", err, want)
+	}
+}
+
+// CREATE FUNCTION errors point at the part of the statement at fault.
+func TestWasmCreateFunctionErrors(t *testing.T) {
+	dir := t.TempDir()
+	m := udfsModule
+	big, err := wat.Assemble([]byte(`(module (memory 2) (func (export "tiny") (param i32) (result i32) (local.get 0)))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "big.wasm", string(big))
+	for _, tc := range []struct{ sql, want string }{
+		{`CREATE FUNCTION f(s STRING) RETURNS BIGINT AS 'count_char' LANGUAGE WASM USING JAR '/no/such/udf.wasm';`,
+			`test.sql:1:80: cannot read the module of function f: open /no/such/udf.wasm: no such file or directory`},
+		{`CREATE FUNCTION f(s STRING, c STRING) RETURNS BIGINT AS 'count_chars' LANGUAGE WASM USING JAR '` + m + `';`,
+			`test.sql:1:57: function f: the module exports no function 'count_chars' (a scalar function) nor 'count_chars_accumulate' (an aggregate) (did you mean "count_char"?)`},
+		{`CREATE FUNCTION f(s STRING) RETURNS BIGINT AS 'count_char' LANGUAGE WASM USING JAR '` + m + `';`,
+			`test.sql:1:18: function f: export 'count_char' is (i32, i32, i32, i32) -> (i64), but the declared signature of F needs (i32, i32) -> (i64)`},
+		{`CREATE FUNCTION f(s STRING, c STRING) RETURNS INT AS 'count_char' LANGUAGE WASM USING JAR '` + m + `';`,
+			`test.sql:1:18: function f: export 'count_char' is (i32, i32, i32, i32) -> (i64), but the declared signature of F needs (i32, i32, i32, i32) -> (i32)`},
+		{`CREATE FUNCTION f(a INT, b ARRAY<INT>) RETURNS INT AS 'add_i32' LANGUAGE WASM USING JAR '` + m + `';`,
+			`test.sql:1:28: function f: ARRAY<INT> has no WebAssembly mapping`},
+		{`CREATE FUNCTION f(a DECIMAL(20, 2)) RETURNS INT AS 'tiny' LANGUAGE WASM USING JAR '` + m + `';`,
+			`test.sql:1:21: function f: DECIMAL(20, 2) has no WebAssembly mapping: a DECIMAL crosses as its unscaled i64, so its precision must be at most 18`},
+		{`CREATE FUNCTION f(a INT) RETURNS INT AS 'add_i32' LANGUAGE JAVA;`,
+			`test.sql:1:18: a declared signature is for LANGUAGE WASM functions; this one is LANGUAGE JAVA`},
+		{`CREATE FUNCTION f AS 'add_i32' LANGUAGE WASM USING JAR '` + m + `';`,
+			`test.sql:1:18: a WASM function declares its signature: CREATE FUNCTION f(arg TYPE, ...) RETURNS TYPE`},
+		{`CREATE FUNCTION f(a INT) RETURNS INT AS 'add_i32' LANGUAGE WASM;`,
+			`test.sql:1:64: a WASM function names its module: USING JAR 'file.wasm'`},
+		{`CREATE FUNCTION f(a INT) RETURNS INT AS 'add_i32' LANGUAGE WASM USING JAR 'http://example.com/f.wasm';`,
+			`test.sql:1:71: module URI 'http://example.com/f.wasm': Sluice reads modules from files`},
+		{`CREATE FUNCTION lower(a INT) RETURNS INT AS 'tiny' LANGUAGE WASM USING JAR '` + m + `';`,
+			`test.sql:1:17: function lower already exists`},
+		{`CREATE FUNCTION f(a INT, A INT) RETURNS INT AS 'add_i32' LANGUAGE WASM USING JAR '` + m + `';`,
+			`test.sql:1:26: parameter A is declared twice`},
+		{"SET 'wasm.memory-limit' = '64 kb';\nCREATE FUNCTION f(a INT) RETURNS INT AS 'tiny' LANGUAGE WASM USING JAR '" + dir + "/big.wasm';",
+			`test.sql:2:68: function f: cannot compile the module: section memory: min 2 pages (128 Ki) over limit of 1 pages (64 Ki)`},
+		{`DROP FUNCTION lower;`, `test.sql:1:15: function lower is built in or registered from Go`},
+		{`DROP FUNCTION nope;`, `test.sql:1:15: function nope does not exist`},
+	} {
+		_, err := runSQL(t, nil, dir, tc.sql)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s\ngot  %v\nwant %s", tc.sql, err, tc.want)
+		}
 	}
 }
