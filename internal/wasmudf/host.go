@@ -102,13 +102,13 @@ type Host struct {
 }
 
 type runtimeKey struct {
-	pages     uint32
-	terminate bool
+	pages uint32
 }
 
 type compiledKey struct {
-	rt  runtimeKey
-	sum [sha256.Size]byte
+	rt           runtimeKey
+	sum          [sha256.Size]byte
+	instrumented bool
 }
 
 // NewHost returns a host with nothing compiled yet.
@@ -157,7 +157,6 @@ func (h *Host) runtime(ctx context.Context, key runtimeKey) (wazero.Runtime, err
 	cfg := wazero.NewRuntimeConfig().
 		WithCompilationCache(h.cache).
 		WithMemoryLimitPages(key.pages).
-		WithCloseOnContextDone(key.terminate).
 		WithDebugInfoEnabled(false)
 	r := wazero.NewRuntimeWithConfig(ctx, cfg)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
@@ -188,7 +187,8 @@ func (h *Host) Load(ctx context.Context, s Spec) (*Function, error) {
 	if pages < 1 || pages > 65536 {
 		return nil, errorf(PartModule, 0, "wasm.memory-limit must be between 64 kb and 4 gb, got %d bytes", mem)
 	}
-	key := runtimeKey{pages: uint32(pages), terminate: s.Limits.CallTimeout > 0}
+	key := runtimeKey{pages: uint32(pages)}
+	timed := s.Limits.CallTimeout > 0
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -199,17 +199,24 @@ func (h *Host) Load(ctx context.Context, s Spec) (*Function, error) {
 		h.mu.Unlock()
 		return nil, errorf(PartModule, 0, "cannot start the WebAssembly runtime: %v", err)
 	}
-	ck := compiledKey{rt: key, sum: sha256.Sum256(s.Module)}
+	ck := compiledKey{rt: key, sum: sha256.Sum256(s.Module), instrumented: timed}
 	cm, ok := h.compiled[ck]
 	if !ok {
-		cm, err = r.CompileModule(ctx, s.Module)
+		bin := s.Module
+		if timed {
+			if bin, err = instrument(bin); err != nil {
+				h.mu.Unlock()
+				return nil, errorf(PartModule, 0, "%v (with 'wasm.call-timeout' = '0' the module runs as it is, without a time limit)", err)
+			}
+		}
+		cm, err = r.CompileModule(ctx, bin)
 		if err != nil {
 			h.mu.Unlock()
 			return nil, errorf(PartModule, 0, "cannot compile the module: %v", plainError(err))
 		}
 		h.compiled[ck] = cm
 	}
-	if key.terminate && h.dog == nil {
+	if timed && h.dog == nil {
 		h.dog = newWatchdog()
 	}
 	f.dog = h.dog
@@ -320,6 +327,7 @@ const (
 func (f *Function) check() error {
 	exports := f.cm.ExportedFunctions()
 	names := slices.Sorted(maps.Keys(exports))
+	names = slices.DeleteFunc(names, func(n string) bool { return n == interruptExport })
 	for _, imp := range f.cm.ImportedFunctions() {
 		mod, name, _ := imp.Import()
 		if mod != hostModule && mod != wasiModule {

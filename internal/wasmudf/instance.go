@@ -167,7 +167,12 @@ func (f *Function) instantiate() (*instance, error) {
 	in.alloc = mod.ExportedFunction(exportAlloc)
 	in.stack = make([]uint64, max(len(f.params)+2, 4))
 	if f.dog != nil {
-		in.w = f.dog.add(mod, f.spec.Limits.CallTimeout)
+		g, ok := mod.ExportedGlobal(interruptExport).(api.MutableGlobal)
+		if !ok {
+			mod.Close(context.Background())
+			return nil, fmt.Errorf("the instrumented module has no %s", interruptExport)
+		}
+		in.w = f.dog.add(g, f.spec.Limits.CallTimeout)
 	}
 	if f.kind == Table {
 		st.cols = f.cols
@@ -218,11 +223,11 @@ func (in *instance) call(fn api.Function, what string) error {
 	if in.st.err != nil {
 		return in.st.err
 	}
+	if in.w != nil && in.w.fired.Load() {
+		return fmt.Errorf("%s did not return within wasm.call-timeout (%s)", what, in.f.spec.Limits.CallTimeout)
+	}
 	var exit *sys.ExitError
 	if errors.As(err, &exit) {
-		if exit.ExitCode() == exitTimeout {
-			return fmt.Errorf("%s did not return within wasm.call-timeout (%s)", what, in.f.spec.Limits.CallTimeout)
-		}
 		return fmt.Errorf("%s exited with code %d", what, exit.ExitCode())
 	}
 	return fmt.Errorf("%s trapped: %s", what, trapMessage(err))
@@ -282,18 +287,14 @@ func (in *instance) readPacked(w uint64, what string) ([]byte, error) {
 	return b, nil
 }
 
-// exitTimeout is the exit code with which the watchdog closes a module
-// whose call overran.
-const exitTimeout = sys.ExitCodeDeadlineExceeded
-
 // watchdog stops calls that overrun their timeout. Each instance of a
-// function compiled with a timeout has a watch: a call counter and a
-// busy flag, which the call sets and clears with two atomic stores. The
-// watchdog looks at every watch a few times per timeout and closes the
-// module of one that stayed busy in the same call for longer than its
-// timeout; the module's code, compiled with termination checks, then
-// exits at its next check. A context deadline per call would cost a timer
-// and a goroutine on every call.
+// function with a timeout has a watch: a counter that a call increments
+// when it starts and when it ends. The watchdog looks at
+// every watch every few milliseconds and sets the interrupt global (see
+// instrument) of an instance that stayed busy in the same call for longer
+// than its timeout: the call then traps at its loop's next iteration. A
+// context deadline per call would cost a timer and a goroutine on every
+// call.
 type watchdog struct {
 	mu      sync.Mutex
 	watches map[*watch]struct{}
@@ -303,17 +304,18 @@ type watchdog struct {
 }
 
 type watch struct {
-	calls   atomic.Uint64
-	busy    atomic.Bool
-	mod     api.Module
-	timeout time.Duration
+	// seq counts the starts and ends of calls: odd while a call runs.
+	seq       atomic.Uint64
+	fired     atomic.Bool
+	interrupt api.MutableGlobal
+	timeout   time.Duration
 	// Read by the watchdog only.
 	seen  uint64
 	since time.Time
 }
 
-func (w *watch) start() { w.calls.Add(1); w.busy.Store(true) }
-func (w *watch) done()  { w.busy.Store(false) }
+func (w *watch) start() { w.seq.Add(1) }
+func (w *watch) done()  { w.seq.Add(1) }
 
 func newWatchdog() *watchdog {
 	d := &watchdog{watches: map[*watch]struct{}{}, quit: make(chan struct{}), tick: 10 * time.Millisecond}
@@ -321,8 +323,8 @@ func newWatchdog() *watchdog {
 	return d
 }
 
-func (d *watchdog) add(mod api.Module, timeout time.Duration) *watch {
-	w := &watch{mod: mod, timeout: timeout}
+func (d *watchdog) add(interrupt api.MutableGlobal, timeout time.Duration) *watch {
+	w := &watch{interrupt: interrupt, timeout: timeout}
 	d.mu.Lock()
 	d.watches[w] = struct{}{}
 	d.mu.Unlock()
@@ -347,13 +349,14 @@ func (d *watchdog) run() {
 		case now := <-t.C:
 			d.mu.Lock()
 			for w := range d.watches {
-				n := w.calls.Load()
-				if !w.busy.Load() || n != w.seen {
+				n := w.seq.Load()
+				if n&1 == 0 || n != w.seen {
 					w.seen, w.since = n, now
 					continue
 				}
 				if now.Sub(w.since) >= w.timeout {
-					_ = w.mod.CloseWithExitCode(context.Background(), exitTimeout)
+					w.fired.Store(true)
+					w.interrupt.Set(1)
 					delete(d.watches, w)
 				}
 			}
