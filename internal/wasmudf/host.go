@@ -24,8 +24,7 @@ type Limits struct {
 	// rounded down to whole 64 KiB pages. Zero means DefaultMemoryLimit.
 	MemoryBytes int64
 	// CallTimeout bounds one call into the module ('wasm.call-timeout');
-	// zero turns the check off, and the module is then compiled without
-	// the termination checks that make it stoppable.
+	// zero turns the check off.
 	CallTimeout time.Duration
 }
 
@@ -106,9 +105,8 @@ type runtimeKey struct {
 }
 
 type compiledKey struct {
-	rt           runtimeKey
-	sum          [sha256.Size]byte
-	instrumented bool
+	rt  runtimeKey
+	sum [sha256.Size]byte
 }
 
 // NewHost returns a host with nothing compiled yet.
@@ -199,15 +197,15 @@ func (h *Host) Load(ctx context.Context, s Spec) (*Function, error) {
 		h.mu.Unlock()
 		return nil, errorf(PartModule, 0, "cannot start the WebAssembly runtime: %v", err)
 	}
-	ck := compiledKey{rt: key, sum: sha256.Sum256(s.Module), instrumented: timed}
+	ck := compiledKey{rt: key, sum: sha256.Sum256(s.Module)}
 	cm, ok := h.compiled[ck]
 	if !ok {
-		bin := s.Module
-		if timed {
-			if bin, err = instrument(bin); err != nil {
-				h.mu.Unlock()
-				return nil, errorf(PartModule, 0, "%v (with 'wasm.call-timeout' = '0' the module runs as it is, without a time limit)", err)
-			}
+		// Instrumented whatever the timeout: without the loops' exits, a
+		// long loop would hold up the collector, and so the process.
+		bin, err := instrument(s.Module)
+		if err != nil {
+			h.mu.Unlock()
+			return nil, errorf(PartModule, 0, "%v", err)
 		}
 		cm, err = r.CompileModule(ctx, bin)
 		if err != nil {
