@@ -4,4 +4,4 @@
 // into count_char.wasm by `go generate`. See docs/functions.md.
 package countchar
 
-//go:generate go run ../../internal/wat/wat2wasm count_char.wat
+//go:generate go run ../../internal/wat/wat2wasm -o ../../testdata/e2e/nexmark-q14-wasm/count_char.wasm count_char.wat

@@ -1,11 +1,12 @@
 // Command wat2wasm assembles WebAssembly text files (the subset package wat
 // reads) into binary modules: each NAME.wat argument becomes NAME.wasm
-// beside it. `go generate` runs it over the modules under testdata and
+// beside it, and is also copied to every -o path given. `go generate` runs it over the modules under testdata and
 // examples; the output depends only on the input, so a regenerated tree is
 // byte for byte the committed one.
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -13,20 +14,29 @@ import (
 	"github.com/sluicesql/sluice/internal/wat"
 )
 
+// copies are the -o paths.
+type copies []string
+
+func (c *copies) String() string     { return strings.Join(*c, ",") }
+func (c *copies) Set(s string) error { *c = append(*c, s); return nil }
+
 func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: wat2wasm FILE.wat...")
+	var also copies
+	flag.Var(&also, "o", "also write the module to this `path` (repeatable; with one input)")
+	flag.Parse()
+	if flag.NArg() < 1 || len(also) > 0 && flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: wat2wasm [-o copy.wasm]... FILE.wat...")
 		os.Exit(2)
 	}
-	for _, in := range os.Args[1:] {
-		if err := convert(in); err != nil {
+	for _, in := range flag.Args() {
+		if err := convert(in, also); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 	}
 }
 
-func convert(in string) error {
+func convert(in string, also []string) error {
 	if !strings.HasSuffix(in, ".wat") {
 		return fmt.Errorf("%s: not a .wat file", in)
 	}
@@ -38,5 +48,10 @@ func convert(in string) error {
 	if err != nil {
 		return fmt.Errorf("%s:%w", in, err)
 	}
-	return os.WriteFile(strings.TrimSuffix(in, ".wat")+".wasm", bin, 0o644)
+	for _, out := range append([]string{strings.TrimSuffix(in, ".wat") + ".wasm"}, also...) {
+		if err := os.WriteFile(out, bin, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
