@@ -63,7 +63,7 @@ func (e *Engine) createWasmFunction(ctx context.Context, p *planner.Planner, fil
 	if err != nil {
 		return fail(jar.Pos(), "%v", err)
 	}
-	bin, err := os.ReadFile(path)
+	bin, err := readModule(path)
 	if err != nil {
 		return fail(jar.Pos(), "cannot read the module of function %s: %v", name, err)
 	}
@@ -117,6 +117,25 @@ func (e *Engine) hasAggregate(name string) bool {
 func (e *Engine) hasTableFunction(name string) bool {
 	_, err := e.funcs.LookupTable(name)
 	return err == nil
+}
+
+// maxModuleSize bounds the file a module is read from.
+const maxModuleSize = 256 << 20
+
+// readModule reads a module's file: a regular file, of a sane size (not a
+// device or a pipe that never ends).
+func readModule(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if fi.Size() > maxModuleSize {
+		return nil, fmt.Errorf("%s is %d bytes, more than a module may be (%d)", path, fi.Size(), maxModuleSize)
+	}
+	return os.ReadFile(path)
 }
 
 // modulePath turns USING JAR's URI into a file name: a file: URI or a

@@ -216,7 +216,7 @@ func TestWasmCreateFunctionErrors(t *testing.T) {
 	writeFile(t, dir, "big.wasm", string(big))
 	for _, tc := range []struct{ sql, want string }{
 		{`CREATE FUNCTION f(s STRING) RETURNS BIGINT AS 'count_char' LANGUAGE WASM USING JAR '/no/such/udf.wasm';`,
-			`test.sql:1:80: cannot read the module of function f: open /no/such/udf.wasm: no such file or directory`},
+			`test.sql:1:80: cannot read the module of function f: stat /no/such/udf.wasm: no such file or directory`},
 		{`CREATE FUNCTION f(s STRING, c STRING) RETURNS BIGINT AS 'count_chars' LANGUAGE WASM USING JAR '` + m + `';`,
 			`test.sql:1:57: function f: the module exports no function 'count_chars' (a scalar function) nor 'count_chars_accumulate' (an aggregate) (did you mean "count_char"?)`},
 		{`CREATE FUNCTION f(s STRING) RETURNS BIGINT AS 'count_char' LANGUAGE WASM USING JAR '` + m + `';`,
@@ -241,6 +241,8 @@ func TestWasmCreateFunctionErrors(t *testing.T) {
 			`test.sql:1:26: parameter A is declared twice`},
 		{"SET 'wasm.memory-limit' = '64 kb';\nCREATE FUNCTION f(a INT) RETURNS INT AS 'tiny' LANGUAGE WASM USING JAR '" + dir + "/big.wasm';",
 			`test.sql:2:68: function f: cannot compile the module: section memory: min 2 pages (128 Ki) over limit of 1 pages (64 Ki)`},
+		{`CREATE FUNCTION f(a INT) RETURNS INT AS 'tiny' LANGUAGE WASM USING JAR '/dev/zero';`,
+			`test.sql:1:68: cannot read the module of function f: /dev/zero is not a regular file`},
 		{`DROP FUNCTION lower;`, `test.sql:1:15: function lower is built in or registered from Go`},
 		{`DROP FUNCTION nope;`, `test.sql:1:15: function nope does not exist`},
 	} {
