@@ -78,3 +78,50 @@ func TestInstrumentMinimalModule(t *testing.T) {
 		t.Fatalf("sum_to(200000) = %v, %v", v, err)
 	}
 }
+
+// The instrumenter walks every instruction to find the loops: a module
+// with bulk memory, br_table, select, floats, globals and calls inside
+// loops keeps its meaning.
+func TestInstrumentKeepsMeaning(t *testing.T) {
+	bin, err := wat.Assemble([]byte(`(module
+	  (memory (export "memory") 1)
+	  (global $g (mut i64) (i64.const 0))
+	  (func $classify (param $x i32) (result i32)
+	    (block $c (block $b (block $a
+	      (br_table $a $b $c (local.get $x)))
+	      (return (i32.const 10)))
+	      (return (i32.const 20)))
+	    (i32.const 30))
+	  (func (export "mix") (param $n i32) (result i64)
+	    (local $i i32)
+	    (memory.fill (i32.const 0) (i32.const 7) (i32.const 64))
+	    (memory.copy (i32.const 64) (i32.const 0) (i32.const 64))
+	    (loop $l
+	      (global.set $g (i64.add (global.get $g)
+	        (i64.extend_i32_u (call $classify (i32.rem_u (local.get $i) (i32.const 3))))))
+	      (global.set $g (i64.add (global.get $g)
+	        (i64.extend_i32_u (select (i32.load8_u offset=100 (i32.const 0)) (i32.const 0) (i32.const 1)))))
+	      (global.set $g (i64.add (global.get $g) (i64.trunc_f64_s (f64.mul (f64.const 0.5) (f64.const 4)))))
+	      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+	      (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
+	    (global.get $g)))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := wasmudf.NewHost()
+	defer h.Close()
+	f, err := h.Load(context.Background(), wasmudf.Spec{Name: "MIX", Export: "mix", Module: bin,
+		Params: []types.Type{types.Int}, Result: types.BigInt, Limits: wasmudf.Limits{CallTimeout: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eval, err := f.ScalarFunction().Instantiate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Per iteration: 10, 20 or 30 by i mod 3, 7 (the copied byte), 2.
+	v, err := eval([]types.Value{types.Int32Value(300000)})
+	if want := int64(100000*(10+20+30) + 300000*(7+2)); err != nil || v.Int() != want {
+		t.Fatalf("mix(300000) = %v, %v; want %d", v.Int(), err, want)
+	}
+}
