@@ -32,6 +32,7 @@ import (
 	"github.com/sluicesql/sluice/exec/agg"
 	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/internal/config"
+	"github.com/sluicesql/sluice/internal/wasmudf"
 	"github.com/sluicesql/sluice/physical"
 	"github.com/sluicesql/sluice/plan"
 	"github.com/sluicesql/sluice/plan/optimizer"
@@ -95,6 +96,11 @@ type Engine struct {
 	formats    *format.Registry
 	funcs      *expr.Registry
 	aggs       *agg.Registry
+	// wasm runs the functions created with CREATE FUNCTION ... LANGUAGE
+	// WASM; created names lists them, so that DROP FUNCTION removes those
+	// and no function registered from Go.
+	wasm    *wasmudf.Host
+	created map[string]wasmudf.Kind
 
 	mu     sync.Mutex
 	config map[string]string
@@ -126,6 +132,8 @@ func Open(opts Options) (*Engine, error) {
 		formats:    format.NewRegistry(),
 		funcs:      expr.NewRegistry(),
 		aggs:       agg.NewRegistry(),
+		wasm:       wasmudf.NewHost(),
+		created:    map[string]wasmudf.Kind{},
 		config:     map[string]string{},
 	}
 	e.logf = logf(opts.Log, e.secrets)
@@ -198,6 +206,9 @@ func (e *Engine) Close() error {
 		if err := b.Close(); err != nil {
 			return fmt.Errorf("sluice: cannot close state directory %s: %w", dir, err)
 		}
+	}
+	if err := e.wasm.Close(); err != nil {
+		return fmt.Errorf("sluice: cannot close the WebAssembly runtime: %w", err)
 	}
 	return e.opts.State.Close()
 }
@@ -472,7 +483,7 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 		return Result{Message: "[INFO] Execute statement succeeded."}, nil
 	case *ast.Drop:
 		if s.What == "FUNCTION" {
-			return Result{}, token.NewError(file, s.Pos(), "DROP FUNCTION is not supported: functions are registered from Go")
+			return e.dropFunction(file, s)
 		}
 		name, err := p.ObjectName(s.Name)
 		if err != nil {
@@ -483,6 +494,9 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 		}
 		return Result{Message: "[INFO] Execute statement succeeded."}, nil
 	case *ast.CreateFunction:
+		if s.Language == "WASM" || s.Signature != nil {
+			return e.createWasmFunction(ctx, p, file, s)
+		}
 		if _, err := e.funcs.Lookup(strings.ToUpper(s.Name.Last().Name)); err == nil {
 			return Result{Message: "[INFO] Execute statement succeeded."}, nil
 		}
@@ -490,7 +504,7 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 			return Result{Message: "[INFO] Execute statement succeeded."}, nil
 		}
 		return Result{}, token.NewError(file, s.Name.Pos(),
-			"function '%s' (class '%s') is not registered: Sluice runs functions registered from Go with Engine.RegisterFunction", s.Name, s.Class)
+			"function '%s' (class '%s') is not registered: Sluice runs functions registered from Go with Engine.RegisterFunction, and WebAssembly modules with CREATE FUNCTION %s(arg TYPE, ...) RETURNS TYPE AS 'export' LANGUAGE WASM USING JAR 'file.wasm'", s.Name, s.Class, s.Name)
 	case *ast.Set:
 		if s.Key == "" {
 			return Result{Message: e.formatConfig()}, nil

@@ -68,7 +68,7 @@ func (c *Calc) Process(b *types.Batch) error {
 		if c.Filter != nil {
 			ok, err := c.Filter(r.Vals)
 			if err != nil {
-				return fmt.Errorf("cannot evaluate filter: %w", err)
+				return fmt.Errorf("cannot evaluate filter%s: %w", rowAt(r.Origin), err)
 			}
 			if !ok {
 				continue
@@ -87,7 +87,7 @@ func (c *Calc) Process(b *types.Batch) error {
 			}
 			v, err := e.f(r.Vals)
 			if err != nil {
-				return fmt.Errorf("cannot evaluate column %d: %w", e.out+1, err)
+				return fmt.Errorf("cannot evaluate column %d%s: %w", e.out+1, rowAt(r.Origin), err)
 			}
 			vals[e.out] = v
 		}
@@ -106,3 +106,13 @@ func (c *Calc) Finish() error { return c.Next.Finish() }
 
 // Close implements Operator.
 func (c *Calc) Close() error { return c.Next.Close() }
+
+// rowAt names the source record a row came from, for run-time errors: a
+// file's line, a topic's offset. Empty for rows that come from no one
+// record (aggregates, joins).
+func rowAt(o types.Origin) string {
+	if o.Part < 0 {
+		return ""
+	}
+	return fmt.Sprintf(" of the row from source partition %d, offset %d", o.Part, o.Offset)
+}

@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"fmt"
+
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -56,6 +58,9 @@ func (c *Correlate) Process(b *types.Batch) error {
 	for i := range b.Rows {
 		c.cur, c.n = &b.Rows[i], 0
 		if err := c.Func(b.Rows[i].Vals, c.emit); err != nil {
+			if at := rowAt(b.Rows[i].Origin); at != "" {
+				return fmt.Errorf("table function%s: %w", at, err)
+			}
 			return err
 		}
 		if c.n == 0 && c.Left {

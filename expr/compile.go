@@ -400,6 +400,12 @@ func (c *compiler) compileUser(n *Call) (Eval, error) {
 		return nil, err
 	}
 	f := n.Fn
+	eval := f.Eval
+	if f.Instantiate != nil {
+		if eval, err = f.Instantiate(); err != nil {
+			return nil, fmt.Errorf("cannot prepare %s: %w", f.Name, err)
+		}
+	}
 	scratch := make([]types.Value, len(args))
 	return func(row []types.Value) (types.Value, error) {
 		for i, a := range args {
@@ -413,7 +419,7 @@ func (c *compiler) compileUser(n *Call) (Eval, error) {
 			}
 			scratch[i] = v
 		}
-		v, err := f.Eval(scratch)
+		v, err := eval(scratch)
 		clear(scratch)
 		if err != nil {
 			return types.NullValue, fmt.Errorf("cannot evaluate %s: %w", f.Name, err)
@@ -435,6 +441,13 @@ func CompileTable(t *TableCall, env *Env) (func(row []types.Value, emit func([]t
 		args[i] = e
 	}
 	f := t.Fn
+	eval := f.Eval
+	if f.Instantiate != nil {
+		var err error
+		if eval, err = f.Instantiate(); err != nil {
+			return nil, fmt.Errorf("cannot prepare %s: %w", f.Name, err)
+		}
+	}
 	scratch := make([]types.Value, len(args))
 	return func(row []types.Value, emit func([]types.Value) error) error {
 		for i, a := range args {
@@ -444,7 +457,7 @@ func CompileTable(t *TableCall, env *Env) (func(row []types.Value, emit func([]t
 			}
 			scratch[i] = v
 		}
-		if err := f.Eval(scratch, emit); err != nil {
+		if err := eval(scratch, emit); err != nil {
 			return fmt.Errorf("cannot evaluate %s: %w", f.Name, err)
 		}
 		return nil

@@ -44,6 +44,11 @@ type ScalarFunction struct {
 	CallOnNull bool
 	// Eval computes the result.
 	Eval func(args []types.Value) (types.Value, error)
+	// Instantiate, if set, replaces Eval: every compiled call of the
+	// function gets an evaluator of its own from it, for functions that
+	// hold state one goroutine at a time may use (a WebAssembly
+	// instance). A failure fails the compilation.
+	Instantiate func() (func(args []types.Value) (types.Value, error), error)
 
 	builtin *builtin // nil for user-defined functions
 }
@@ -72,6 +77,9 @@ type TableFunction struct {
 	// Eval emits the rows for one call. emit copies the row it is given;
 	// Eval may reuse it. An error from emit must be returned.
 	Eval func(args []types.Value, emit func(row []types.Value) error) error
+	// Instantiate, if set, replaces Eval with an evaluator of each
+	// compiled call's own (see ScalarFunction.Instantiate).
+	Instantiate func() (func(args []types.Value, emit func(row []types.Value) error) error, error)
 }
 
 // syntax says how a built-in call prints.
@@ -193,7 +201,7 @@ func (r *Registry) Register(f ScalarFunction) error {
 	if err := validName(f.Name); err != nil {
 		return err
 	}
-	if f.Eval == nil {
+	if f.Eval == nil && f.Instantiate == nil {
 		return fmt.Errorf("cannot register function %s: it has no Eval", f.Name)
 	}
 	if f.ResultType == nil && f.Result.Kind == types.KindNull {
@@ -222,7 +230,7 @@ func (r *Registry) RegisterTable(f TableFunction) error {
 	if err := validName(f.Name); err != nil {
 		return err
 	}
-	if f.Eval == nil {
+	if f.Eval == nil && f.Instantiate == nil {
 		return fmt.Errorf("cannot register table function %s: it has no Eval", f.Name)
 	}
 	if f.ResultType == nil && f.Result.Len() == 0 {

@@ -511,6 +511,10 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 			c := cfg
 			c.ID = fmt.Sprintf("%s/%d", cfg.ID, task)
 			c.Next = next
+			var err error
+			if c.Calls, err = agg.Bind(cfg.Calls); err != nil {
+				return nil, err
+			}
 			return window.NewAggregate(c)
 		})
 		return p, nil
@@ -520,6 +524,10 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 		return b.keyed("group-agg", n, n.Keys, n.Input, func(id string, next exec.Operator) (exec.Operator, error) {
 			c := cfg
 			c.ID, c.Next = id, next
+			var err error
+			if c.Calls, err = agg.Bind(cfg.Calls); err != nil {
+				return nil, err
+			}
 			return groupagg.New(c)
 		})
 	case *plan.Rank:
@@ -695,6 +703,10 @@ func (b *builder) over(n *plan.OverAggregate) (*pipe, error) {
 	return b.keyed("over-agg", n, n.Partition, n.Input, func(id string, next exec.Operator) (exec.Operator, error) {
 		c := cfg
 		c.ID, c.Next = id, next
+		var err error
+		if c.Calls, err = agg.Bind(cfg.Calls); err != nil {
+			return nil, err
+		}
 		return over.New(c)
 	})
 }

@@ -146,6 +146,42 @@ func (p *Planner) ViewFromDDL(cv *ast.CreateView) (*catalog.View, error) {
 	return v, nil
 }
 
+// Signature converts a function's declared signature: its parameter
+// types, and its result type or (RETURNS TABLE) the schema of its rows.
+func (p *Planner) Signature(sig *ast.FunctionSignature) (params []types.Type, result types.Type, table types.Schema, err error) {
+	seen := map[string]bool{}
+	for _, c := range sig.Params {
+		name := strings.ToLower(c.Name.Name)
+		if seen[name] {
+			return nil, result, table, p.errorf(c.Name, "parameter %s is declared twice", c.Name.Name)
+		}
+		seen[name] = true
+		t, err := p.convertType(c.Type)
+		if err != nil {
+			return nil, result, table, err
+		}
+		params = append(params, t)
+	}
+	if sig.Returns != nil {
+		result, err = p.convertType(sig.Returns)
+		return params, result, table, err
+	}
+	seen = map[string]bool{}
+	for _, c := range sig.ReturnsTable {
+		name := strings.ToLower(c.Name.Name)
+		if seen[name] {
+			return nil, result, table, p.errorf(c.Name, "column %s is declared twice", c.Name.Name)
+		}
+		seen[name] = true
+		t, err := p.convertType(c.Type)
+		if err != nil {
+			return nil, result, table, err
+		}
+		table.Columns = append(table.Columns, types.Column{Name: c.Name.Name, Type: t})
+	}
+	return params, result, table, nil
+}
+
 // SinkAcceptsUpdates says whether a sink connector takes -U/+U/-D rows.
 type SinkAcceptsUpdates func(t connector.Table) bool
 

@@ -1,6 +1,9 @@
 package agg
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -114,10 +117,63 @@ func (g Group) Clone() Group {
 }
 
 // Results writes the current result of each accumulator into dst[i].
-func (g Group) Results(dst []types.Value) {
+// Only an accumulator whose result can fail (FallibleResult) returns an
+// error.
+func (g Group) Results(dst []types.Value) error {
 	for i, a := range g {
+		if f, ok := a.(FallibleResult); ok {
+			v, err := f.ResultErr()
+			if err != nil {
+				return err
+			}
+			dst[i] = v
+			continue
+		}
 		dst[i] = a.Result()
 	}
+	return nil
+}
+
+// FallibleResult is implemented by accumulators whose result is computed
+// by code that can fail (a WebAssembly function that traps). Operators
+// get results through Group.Results, which calls ResultErr; Result then
+// returns NULL on a failure.
+type FallibleResult interface {
+	ResultErr() (types.Value, error)
+}
+
+// Instantiator is implemented by functions that hold state which one
+// operator instance at a time may use (a WebAssembly instance):
+// Instantiate returns a copy of the function with state of its own.
+// Operators call it through Bind when they are built, once per parallel
+// instance.
+type Instantiator interface {
+	Func
+	Instantiate() (Func, error)
+}
+
+// Bind returns calls with every function that is an Instantiator replaced
+// by an instance of its own; calls without one are returned as they are.
+func Bind(calls []Call) ([]Call, error) {
+	var out []Call
+	for i, c := range calls {
+		in, ok := c.Func.(Instantiator)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(calls)
+		}
+		f, err := in.Instantiate()
+		if err != nil {
+			return nil, fmt.Errorf("cannot prepare %s: %w", c.Func.Name(), err)
+		}
+		out[i].Func = f
+	}
+	if out == nil {
+		return calls, nil
+	}
+	return out, nil
 }
 
 // MaxArgs returns the largest argument count of calls: the size of the

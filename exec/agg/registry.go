@@ -86,3 +86,20 @@ func (r *Registry) Register(f Func) error {
 	r.funcs[name] = f
 	return nil
 }
+
+// Unregister removes the function registered as name (DROP FUNCTION of a
+// user aggregate); built-ins are not removed.
+func (r *Registry) Unregister(name string) error {
+	name = strings.ToUpper(name)
+	f, ok := r.funcs[name]
+	if !ok {
+		return fmt.Errorf("cannot drop aggregate function %s: it does not exist", name)
+	}
+	for _, b := range builtins() {
+		if b.Name() == f.Name() {
+			return fmt.Errorf("cannot drop built-in aggregate function %s", name)
+		}
+	}
+	delete(r.funcs, name)
+	return nil
+}

@@ -372,7 +372,9 @@ func (o *operator) emit() error {
 			o.removed = append(o.removed, g.key)
 			continue
 		}
-		g.accs.Results(o.results)
+		if err := g.accs.Results(o.results); err != nil {
+			return err
+		}
 		switch {
 		case g.last == nil:
 			if err := o.emitRow(types.Insert, g, o.results); err != nil {

@@ -307,7 +307,9 @@ func (o *Operator) emit(p *partition, upTo int64) error {
 				return err
 			}
 		}
-		o.frameResults(p)
+		if err := o.frameResults(p); err != nil {
+			return err
+		}
 		for i := 0; i < n; i++ {
 			row := o.out.AddRow(types.Insert, types.NoOrigin, w+len(o.results))
 			copy(row, q.row(i, w))
@@ -350,14 +352,17 @@ func (o *Operator) add(p *partition, t int64, vals []types.Value) error {
 }
 
 // frameResults writes the results over p's frame into o.results.
-func (o *Operator) frameResults(p *partition) {
-	p.acc.Results(o.accRes)
+func (o *Operator) frameResults(p *partition) error {
+	if err := p.acc.Results(o.accRes); err != nil {
+		return err
+	}
 	for i, r := range o.accRes {
 		o.results[o.fresult[i]] = r
 	}
 	if len(o.extremes) > 0 {
 		o.extremeResults(p)
 	}
+	return nil
 }
 
 // addCols adds an input row (unbounded frames keep no rows).

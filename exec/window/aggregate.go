@@ -375,7 +375,9 @@ func (b *aggBase) emit(start, end int64, e *entry) error {
 	vals[n] = types.TimestampValue(start)
 	vals[n+1] = types.TimestampValue(end)
 	vals[n+2] = windowTime(b.zone, b.ltz, end)
-	e.group.Results(vals[n+3:])
+	if err := e.group.Results(vals[n+3:]); err != nil {
+		return err
+	}
 	if b.out.Len() >= outBatchRows {
 		return b.flush()
 	}

@@ -48,6 +48,8 @@ const (
 	ClusterSessionTimeout      = "cluster.session-timeout"
 	ClusterRebalanceTimeout    = "cluster.rebalance-timeout"
 	ClusterTransactionTimeout  = "cluster.transaction-timeout"
+	WasmMemoryLimit            = "wasm.memory-limit"
+	WasmCallTimeout            = "wasm.call-timeout"
 )
 
 // option is a key the engine reads and the check of its value at SET
@@ -84,6 +86,8 @@ var options = []option{
 	{ClusterSessionTimeout, checkDuration(ClusterSessionTimeout)},
 	{ClusterRebalanceTimeout, checkDuration(ClusterRebalanceTimeout)},
 	{ClusterTransactionTimeout, checkDuration(ClusterTransactionTimeout)},
+	{WasmMemoryLimit, func(v string) error { _, err := WasmMemory(map[string]string{WasmMemoryLimit: v}); return err }},
+	{WasmCallTimeout, checkDuration(WasmCallTimeout)},
 }
 
 func find(key string) *option {
@@ -358,4 +362,32 @@ func parseTypeLengthEnforcer(v string) (plan.LengthEnforcer, error) {
 		return plan.LengthError, nil
 	}
 	return plan.LengthIgnore, fmt.Errorf("%s must be 'IGNORE', 'TRIM_PAD' or 'ERROR', got '%s'", SinkTypeLengthEnforcer, v)
+}
+
+// WasmMemory reads 'wasm.memory-limit': the most linear memory one
+// instance of a WebAssembly function may have (a memory size, e.g.
+// '64 mb'); 0 when unset (the default applies).
+func WasmMemory(cfg map[string]string) (int64, error) {
+	v, ok := cfg[WasmMemoryLimit]
+	if !ok || v == "" {
+		return 0, nil
+	}
+	n, err := connector.ParseMemorySize(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", WasmMemoryLimit, err)
+	}
+	if n < 64<<10 || n > 4<<30 {
+		return 0, fmt.Errorf("%s must be between 64 kb and 4 gb, got '%s'", WasmMemoryLimit, v)
+	}
+	return n, nil
+}
+
+// WasmTimeout reads 'wasm.call-timeout': how long one call into a
+// WebAssembly function may run; def when unset, 0 for no limit ('0').
+func WasmTimeout(cfg map[string]string, def time.Duration) (time.Duration, error) {
+	v, ok := cfg[WasmCallTimeout]
+	if !ok || v == "" {
+		return def, nil
+	}
+	return Duration(cfg, WasmCallTimeout)
 }

@@ -223,15 +223,45 @@ type Drop struct {
 }
 
 // CreateFunction is CREATE [TEMPORARY [SYSTEM]] FUNCTION [IF NOT EXISTS] name
-// AS 'class' [LANGUAGE lang].
+// [signature] AS 'class' [LANGUAGE lang] [USING JAR 'uri' [, JAR 'uri']*].
 type CreateFunction struct {
 	Span
 	Temporary   bool
 	System      bool
 	IfNotExists bool
 	Name        *ObjectName
-	Class       string
-	Language    string // upper case: JAVA, SCALA, PYTHON, GO...; empty if absent
+	// Signature is the declared signature; nil when the statement has none
+	// (Flink's form, where the class declares it).
+	Signature *FunctionSignature
+	Class     string
+	ClassPos  token.Pos
+	Language  string // upper case: JAVA, SCALA, PYTHON, GO, WASM...; empty if absent
+	// Using are the resources of USING JAR 'uri', ...
+	Using []*FunctionResource
+}
+
+// FunctionSignature is a function's declared signature:
+// (param TYPE, ...) RETURNS TYPE | RETURNS TABLE (col TYPE, ...),
+// then optionally RETURNS NULL ON NULL INPUT | CALLED ON NULL INPUT.
+type FunctionSignature struct {
+	Span
+	Params []*ColumnDef
+	// Returns is the result type of a scalar or aggregate function; nil
+	// for a table function.
+	Returns *TypeExpr
+	// ReturnsTable are the columns of a table function's rows.
+	ReturnsTable []*ColumnDef
+	// CalledOnNull is CALLED ON NULL INPUT: the function sees NULL
+	// arguments. The default, RETURNS NULL ON NULL INPUT, is a NULL
+	// result without a call.
+	CalledOnNull bool
+}
+
+// FunctionResource is one resource of CREATE FUNCTION ... USING: JAR 'uri'.
+type FunctionResource struct {
+	Span
+	Kind string // "JAR"
+	URI  string
 }
 
 // Set is SET 'key' = 'value', or a bare SET (Key empty) listing the settings.

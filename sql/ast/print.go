@@ -135,9 +135,42 @@ func (p *printer) stmt(s Statement) {
 			p.str("IF NOT EXISTS ")
 		}
 		p.name(s.Name)
+		if sig := s.Signature; sig != nil {
+			p.str("(")
+			for i, c := range sig.Params {
+				if i > 0 {
+					p.str(", ")
+				}
+				p.column(c, nil)
+			}
+			p.str(") RETURNS ")
+			if sig.Returns != nil {
+				p.typ(sig.Returns)
+			} else {
+				p.str("TABLE (")
+				for i, c := range sig.ReturnsTable {
+					if i > 0 {
+						p.str(", ")
+					}
+					p.column(c, nil)
+				}
+				p.str(")")
+			}
+			if sig.CalledOnNull {
+				p.str(" CALLED ON NULL INPUT")
+			}
+		}
 		p.str(" AS " + quote(s.Class))
 		if s.Language != "" {
 			p.str(" LANGUAGE " + s.Language)
+		}
+		for i, r := range s.Using {
+			if i == 0 {
+				p.str(" USING ")
+			} else {
+				p.str(", ")
+			}
+			p.str(r.Kind + " " + quote(r.URI))
 		}
 	case *Set:
 		p.str("SET")

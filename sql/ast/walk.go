@@ -70,6 +70,21 @@ func Walk(v Visitor, n Node) {
 		Walk(v, n.Name)
 	case *CreateFunction:
 		Walk(v, n.Name)
+		if n.Signature != nil {
+			Walk(v, n.Signature)
+		}
+		for _, r := range n.Using {
+			Walk(v, r)
+		}
+	case *FunctionSignature:
+		for _, c := range n.Params {
+			Walk(v, c)
+		}
+		walkType(v, n.Returns)
+		for _, c := range n.ReturnsTable {
+			Walk(v, c)
+		}
+	case *FunctionResource:
 	case *Set, *Reset, *Show:
 	case *Insert:
 		Walk(v, n.Table)

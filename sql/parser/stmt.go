@@ -235,8 +235,14 @@ func (p *parser) parseCreateFunction(start token.Pos, temporary, system bool) *a
 	cf := &ast.CreateFunction{Temporary: temporary, System: system}
 	cf.IfNotExists = p.parseIfNotExists()
 	cf.Name = p.parseObjectName()
+	if p.tok == token.LPAREN {
+		cf.Signature = p.parseFunctionSignature()
+	}
+	if p.tok != token.AS && cf.Signature == nil {
+		p.errorExpected(p.pos, "'AS' or a signature (name TYPE, ...) RETURNS TYPE")
+	}
 	p.expect(token.AS)
-	cf.Class, _ = p.parseString("function identifier string")
+	cf.Class, cf.ClassPos = p.parseString("function identifier string")
 	if p.got(token.LANGUAGE) {
 		if !isIdent(p.tok) {
 			p.errorExpected(p.pos, "language name")
@@ -244,8 +250,85 @@ func (p *parser) parseCreateFunction(start token.Pos, temporary, system bool) *a
 		cf.Language = strings.ToUpper(p.lit)
 		p.next()
 	}
+	if p.got(token.USING) {
+		for {
+			rs := p.pos
+			if !p.isWord("JAR") {
+				p.errorExpected(p.pos, "JAR")
+			}
+			p.next()
+			r := &ast.FunctionResource{Kind: "JAR"}
+			r.URI, _ = p.parseString("resource URI string")
+			r.Span = p.span(rs)
+			cf.Using = append(cf.Using, r)
+			if !p.got(token.COMMA) {
+				break
+			}
+		}
+	}
 	cf.Span = p.span(start)
 	return cf
+}
+
+// parseFunctionSignature parses (name TYPE, ...) RETURNS TYPE or RETURNS
+// TABLE (name TYPE, ...), then RETURNS NULL ON NULL INPUT or CALLED ON
+// NULL INPUT.
+func (p *parser) parseFunctionSignature() *ast.FunctionSignature {
+	start := p.expect(token.LPAREN)
+	sig := &ast.FunctionSignature{}
+	sig.Params = []*ast.ColumnDef{}
+	if p.tok != token.RPAREN {
+		sig.Params = p.parseTypedNames()
+	}
+	p.expect(token.RPAREN)
+	if !p.isWord("RETURNS") {
+		p.errorExpected(p.pos, "RETURNS")
+	}
+	p.next()
+	if p.got(token.TABLE) {
+		p.expect(token.LPAREN)
+		sig.ReturnsTable = p.parseTypedNames()
+		p.expect(token.RPAREN)
+	} else {
+		sig.Returns = p.parseType()
+	}
+	switch {
+	case p.isWord("RETURNS") && p.peek(1) == token.NULL:
+		p.next()
+		p.next()
+		p.parseWords("ON", "NULL", "INPUT")
+	case p.isWord("CALLED"):
+		p.next()
+		p.parseWords("ON", "NULL", "INPUT")
+		sig.CalledOnNull = true
+	}
+	sig.Span = p.span(start)
+	return sig
+}
+
+// parseTypedNames parses name TYPE [, name TYPE]*.
+func (p *parser) parseTypedNames() []*ast.ColumnDef {
+	var out []*ast.ColumnDef
+	for {
+		c := &ast.ColumnDef{}
+		c.Name = p.parseIdent()
+		c.Type = p.parseType()
+		c.Span = ast.Span{Start: c.Name.Pos(), Stop: p.prevEnd()}
+		out = append(out, c)
+		if !p.got(token.COMMA) {
+			return out
+		}
+	}
+}
+
+// parseWords consumes the given words (keywords or not) in order.
+func (p *parser) parseWords(words ...string) {
+	for _, w := range words {
+		if !strings.EqualFold(p.lit, w) || p.tok == token.STRING || p.tok == token.QIDENT {
+			p.errorExpected(p.pos, w)
+		}
+		p.next()
+	}
 }
 
 func (p *parser) parseDrop() *ast.Drop {
