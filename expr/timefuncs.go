@@ -125,6 +125,23 @@ func compileDateFormat(c *compiler, call *Call, args []Eval) (Eval, error) {
 	}
 	loc := c.loc
 	var buf []byte
+	// With a constant pattern, the last result is kept with the unit of
+	// time it covers (the day, for 'yyyy-MM-dd'): rows come mostly in time
+	// order, so most rows repeat it without formatting or allocating.
+	granule := int64(0)
+	if v, ok := constArg(call, 1); ok && !v.IsNull() {
+		f, err := getFmt(v)
+		if err != nil {
+			return nil, err
+		}
+		granule = f.granule()
+	}
+	var (
+		memo     types.Value
+		memoUnit int64
+		memoOff  int
+		memoSet  bool
+	)
 	return strict2(args[0], args[1], func(v, p types.Value) (types.Value, error) {
 		f, err := getFmt(p)
 		if err != nil {
@@ -144,6 +161,15 @@ func compileDateFormat(c *compiler, call *Call, args []Eval) (Eval, error) {
 			off = int((wall - v.Int()) / types.MicrosPerSecond)
 		default:
 			wall = localMicros(v, loc)
+		}
+		if granule > 1 {
+			unit := types.FloorDiv(wall, granule)
+			if memoSet && unit == memoUnit && off == memoOff {
+				return memo, nil
+			}
+			buf = f.format(buf[:0], wall, off)
+			memo, memoUnit, memoOff, memoSet = str(string(buf)), unit, off, true
+			return memo, nil
 		}
 		buf = f.format(buf[:0], wall, off)
 		return str(string(buf)), nil
