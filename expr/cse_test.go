@@ -359,3 +359,33 @@ func mustNodeB(b *testing.B, n Node) Node {
 	}
 	return n
 }
+
+// TestCompareComputedIntWithLiteral checks the comparison of a computed
+// integer with a literal against the same comparison of a column, a
+// separate fast path, for every operator, NULL included.
+func TestCompareComputedIntWithLiteral(t *testing.T) {
+	k := newKit()
+	for _, op := range []string{"=", "<>", "<", "<=", ">", ">="} {
+		for _, lit := range []int64{-1, 0, 1, 7} {
+			direct, err := Compile(mustNode(t, k.call(op, cQty, I(lit))), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			computed, err := Compile(mustNode(t, k.call(op, k.call("ABS", k.call("NEG", k.call("ABS", cQty))), I(lit))), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range []types.Value{types.NullValue, types.Int32Value(-2), types.Int32Value(0), types.Int32Value(1), types.Int32Value(7), types.Int32Value(9)} {
+				row := []types.Value{types.NullValue, types.NullValue, q, types.NullValue}
+				abs := row
+				if !q.IsNull() && q.Int() < 0 {
+					abs = []types.Value{types.NullValue, types.NullValue, types.Int32Value(int32(-q.Int())), types.NullValue}
+				}
+				got, want := show(computed(row)), show(direct(abs))
+				if got != want {
+					t.Errorf("ABS(-ABS(%v)) %s %d = %s, want %s", q, op, lit, got, want)
+				}
+			}
+		}
+	}
+}
