@@ -389,3 +389,33 @@ func TestCompareComputedIntWithLiteral(t *testing.T) {
 		}
 	}
 }
+
+// TestCaseConversionCache converts strings in a mix that fills, hits and
+// evicts LOWER's and UPPER's cache, against the strings package.
+func TestCaseConversionCache(t *testing.T) {
+	k := newKit()
+	lower, err := Compile(mustNode(t, k.call("LOWER", cChannel)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	upper, err := Compile(mustNode(t, k.call("UPPER", cChannel)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := []string{"Apple", "apple", "APPLE", "Baidu", "Straße", "ÀÉÎ", "x", "X", "Ab", "aB", "channel-12", strings.Repeat("Q", 100), ""}
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 5000 {
+		w := words[r.IntN(len(words))]
+		if r.IntN(4) == 0 {
+			w += fmt.Sprint(r.IntN(30))
+		}
+		row := []types.Value{types.StringValue(w), types.NullValue, types.NullValue, types.NullValue}
+		if v, err := lower(row); err != nil || v.Str() != strings.ToLower(w) {
+			t.Fatalf("LOWER(%q) = %q, %v", w, v.Str(), err)
+		}
+		want := strings.ReplaceAll(strings.ToUpper(w), "ß", "SS")
+		if v, err := upper(row); err != nil || v.Str() != want {
+			t.Fatalf("UPPER(%q) = %q, %v; want %q", w, v.Str(), err, want)
+		}
+	}
+}
