@@ -24,7 +24,11 @@ type Calc struct {
 	// column j is input column Cols[j], which Process then copies without
 	// calling Projs[j] (plain column references are most of a SELECT list).
 	Cols []int
-	Next Operator
+	// NextRow, if set, is called before Filter and Projs see a new row:
+	// expressions compiled together share the values of common
+	// sub-expressions within a row (expr.Program.NextRow).
+	NextRow func()
+	Next    Operator
 
 	out *types.Batch
 	// prefix is how many leading outputs are the input's leading columns
@@ -65,6 +69,9 @@ func (c *Calc) Process(b *types.Batch) error {
 	w := len(c.Projs)
 	for i := range b.Rows {
 		r := &b.Rows[i]
+		if c.NextRow != nil {
+			c.NextRow()
+		}
 		if c.Filter != nil {
 			ok, err := c.Filter(r.Vals)
 			if err != nil {

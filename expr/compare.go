@@ -240,6 +240,22 @@ func (c *compiler) compareTri(op cmpOp, xn, yn Node) (triEval, error) {
 				}
 				return triOf(op.testFloat(v.Float(), kf)), nil
 			}, nil
+		case modeInt:
+			kv := k.Int()
+			return func(row []types.Value) (tri, error) {
+				v, err := x(row)
+				if err != nil || v.IsNull() {
+					return triNull, err
+				}
+				a := v.Int()
+				var r int
+				if a < kv {
+					r = -1
+				} else if a > kv {
+					r = 1
+				}
+				return triOf(op.test(r)), nil
+			}, nil
 		default:
 			cmp := comparer(mode)
 			return func(row []types.Value) (tri, error) {

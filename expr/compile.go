@@ -52,6 +52,8 @@ type triEval func(row []types.Value) (tri, error)
 type compiler struct {
 	loc *time.Location
 	now func() int64
+	// cse, if set, shares repeated sub-expressions (see cse.go).
+	cse *cse
 }
 
 func newCompiler(env *Env) *compiler {
@@ -72,7 +74,17 @@ func newCompiler(env *Env) *compiler {
 // lists are prepared once here and never per row.
 func Compile(n Node, env *Env) (Eval, error) {
 	c := newCompiler(env)
-	return c.compile(c.fold(n))
+	n = c.fold(n)
+	c.cse = planCSE([]Node{n})
+	e, err := c.compile(n)
+	if err != nil || c.cse == nil {
+		return e, err
+	}
+	s := c.cse
+	return func(row []types.Value) (types.Value, error) {
+		s.nextRow()
+		return e(row)
+	}, nil
 }
 
 // CompilePredicate compiles a BOOLEAN expression into a filter: it returns
@@ -82,14 +94,83 @@ func CompilePredicate(n Node, env *Env) (func(row []types.Value) (bool, error), 
 		return nil, fmt.Errorf("cannot use %s as a condition: it is %s, not BOOLEAN", n, plain(n.Type()))
 	}
 	c := newCompiler(env)
-	t, err := c.compileTri(c.fold(n))
+	n = c.fold(n)
+	c.cse = planCSE([]Node{n})
+	t, err := c.compileTri(n)
 	if err != nil {
 		return nil, err
+	}
+	if s := c.cse; s != nil {
+		return func(row []types.Value) (bool, error) {
+			s.nextRow()
+			r, err := t(row)
+			return r == triTrue, err
+		}, nil
 	}
 	return func(row []types.Value) (bool, error) {
 		r, err := t(row)
 		return r == triTrue, err
 	}, nil
+}
+
+// Program is a filter and projections compiled together over the same
+// input row, as a Calc evaluates them: a deterministic sub-expression
+// that occurs more than once among them is evaluated at most once per row
+// (see cse.go).
+type Program struct {
+	// Filter is the compiled condition (see CompilePredicate), nil when
+	// there is none.
+	Filter func(row []types.Value) (bool, error)
+	// Projs are the compiled projections, in order.
+	Projs []Eval
+	// NextRow, when not nil, must be called before the filter or any
+	// projection is evaluated over a new row (or over a row whose values
+	// changed): it forgets the shared values of the previous one.
+	NextRow func()
+}
+
+// CompileProgram compiles filter (nil for none) and projs into one
+// Program; see Program.
+func CompileProgram(filter Node, projs []Node, env *Env) (*Program, error) {
+	if filter != nil {
+		if k := filter.Type().Kind; k != types.KindBoolean && k != types.KindNull {
+			return nil, fmt.Errorf("cannot use %s as a condition: it is %s, not BOOLEAN", filter, plain(filter.Type()))
+		}
+	}
+	c := newCompiler(env)
+	roots := make([]Node, 0, len(projs)+1)
+	if filter != nil {
+		filter = c.fold(filter)
+		roots = append(roots, filter)
+	}
+	for _, p := range projs {
+		roots = append(roots, c.fold(p))
+	}
+	c.cse = planCSE(roots)
+	p := &Program{}
+	if filter != nil {
+		t, err := c.compileTri(roots[0])
+		if err != nil {
+			return nil, err
+		}
+		p.Filter = func(row []types.Value) (bool, error) {
+			r, err := t(row)
+			return r == triTrue, err
+		}
+		roots = roots[1:]
+	}
+	p.Projs = make([]Eval, len(roots))
+	for i, r := range roots {
+		e, err := c.compile(r)
+		if err != nil {
+			return nil, err
+		}
+		p.Projs[i] = e
+	}
+	if c.cse != nil {
+		p.NextRow = c.cse.nextRow
+	}
+	return p, nil
 }
 
 // Fold replaces constant sub-expressions of n (see IsConstant) by their
@@ -189,6 +270,16 @@ func (c *compiler) evalConst(n Node) Node {
 }
 
 func (c *compiler) compile(n Node) (Eval, error) {
+	if c.cse != nil {
+		if sl, ok := c.cse.shared[n]; ok {
+			return c.compileShared(n, sl)
+		}
+	}
+	return c.compileNode(n)
+}
+
+// compileNode compiles n itself, even where it is a shared sub-expression.
+func (c *compiler) compileNode(n Node) (Eval, error) {
 	switch x := n.(type) {
 	case *Column:
 		idx := x.Index
@@ -249,6 +340,15 @@ func triToEval(t triEval) Eval {
 
 // compileTri compiles a BOOLEAN expression into a three-valued evaluator.
 func (c *compiler) compileTri(n Node) (triEval, error) {
+	if c.cse != nil {
+		if _, ok := c.cse.shared[n]; ok {
+			e, err := c.compile(n)
+			if err != nil {
+				return nil, err
+			}
+			return evalToTri(e), nil
+		}
+	}
 	if x, ok := n.(*Call); ok && x.Fn != nil && x.Fn.builtin != nil && x.Fn.builtin.tri != nil {
 		return x.Fn.builtin.tri(c, x)
 	}

@@ -156,6 +156,26 @@ func parseDateFormat(p string) (dateFormat, error) {
 	return out, nil
 }
 
+// granule returns the length in microseconds of the units of time within
+// which f prints the same text for the same zone offset: a day for
+// 'yyyy-MM-dd', an hour for 'yyyy-MM-dd HH', 1 with fractions of a second.
+func (f dateFormat) granule() int64 {
+	g := int64(types.MicrosPerDay)
+	for _, t := range f {
+		switch t.f {
+		case fAmPm, fHour24, fHourK, fHour0, fHour12:
+			g = min(g, types.MicrosPerHour)
+		case fMinute:
+			g = min(g, types.MicrosPerMinute)
+		case fSecond:
+			g = min(g, types.MicrosPerSecond)
+		case fFraction:
+			g = 1
+		}
+	}
+	return g
+}
+
 var monthNames = [...]string{"January", "February", "March", "April", "May", "June", "July",
 	"August", "September", "October", "November", "December"}
 var dayNames = [...]string{"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"}

@@ -18,6 +18,11 @@
 //     regular expressions, LIKE patterns, date formats and IN lists are
 //     prepared once and never per row. Non-deterministic functions (RAND,
 //     NOW, CURRENT_TIMESTAMP, PROCTIME, UUID) are never folded.
+//   - A deterministic sub-expression that occurs more than once among
+//     expressions compiled together (one expression, or a Program: a
+//     Calc's filter and projections) is evaluated at most once per row,
+//     lazily where it is first reached, so CASE, AND and OR still skip
+//     what they skip (cse.go). Non-deterministic calls are never shared.
 //   - An Eval is not safe for concurrent use (it may hold scratch buffers,
 //     pattern caches and random generators); compile one per worker.
 //     Arithmetic, comparisons and logic over numbers, and column and literal

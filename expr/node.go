@@ -390,6 +390,21 @@ func IsConstant(n Node) bool {
 	return ok
 }
 
+// IsDeterministic reports whether n calls only deterministic functions, so
+// that evaluating it twice over the same row gives the same value (or the
+// same failure). Expressions compiled together evaluate such a repeated
+// sub-expression once per row (CompileProgram).
+func IsDeterministic(n Node) bool {
+	ok := true
+	Walk(n, func(x Node) bool {
+		if c, isCall := x.(*Call); isCall && (c.Fn == nil || c.Fn.NonDeterministic) {
+			ok = false
+		}
+		return ok
+	})
+	return ok
+}
+
 // MapColumns returns n with every Column replaced by f(column); nodes that
 // do not change are shared. The planner uses it to re-base expressions on a
 // different input.

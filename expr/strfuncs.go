@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/sluicesql/sluice/types"
 )
@@ -117,17 +118,47 @@ func compileCharLength(c *compiler, call *Call, args []Eval) (Eval, error) {
 
 func compileUpper(c *compiler, call *Call, args []Eval) (Eval, error) {
 	up := call.Name == "UPPER"
-	return strict1(args[0], func(v types.Value) (types.Value, error) {
-		if up {
-			u := strings.ToUpper(v.Str())
+	conv := strings.ToLower
+	if up {
+		conv = func(s string) string {
+			u := strings.ToUpper(s)
 			if strings.Contains(u, "ß") {
 				// Java upper-cases the sharp s to "SS".
 				u = strings.ReplaceAll(u, "ß", "SS")
 			}
-			return str(u), nil
+			return u
 		}
-		return str(strings.ToLower(v.Str())), nil
+	}
+	var cache caseCache
+	return strict1(args[0], func(v types.Value) (types.Value, error) {
+		return str(cache.convert(v.Str(), conv)), nil
 	}), nil
+}
+
+// caseCache remembers the last few short strings whose case conversion
+// allocated: a column of a few distinct values ('Apple', 'Google' ...)
+// then converts without allocating. Strings that convert to themselves
+// allocate nothing anyway and are not kept.
+type caseCache [8]struct{ in, out string }
+
+// caseCacheMax is the longest string caseCache keeps.
+const caseCacheMax = 64
+
+func (c *caseCache) convert(s string, conv func(string) string) string {
+	if len(s) == 0 || len(s) > caseCacheMax {
+		return conv(s)
+	}
+	e := &c[(len(s)^int(s[0])^int(s[len(s)-1]))&7]
+	if e.in == s {
+		return e.out
+	}
+	out := conv(s)
+	if unsafe.StringData(out) != unsafe.StringData(s) {
+		// s may be part of a larger buffer (a decoded message): keep a
+		// copy, not the buffer.
+		e.in, e.out = strings.Clone(s), out
+	}
+	return out
 }
 
 // trimmer returns a function trimming the characters of chars from the

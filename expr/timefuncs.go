@@ -125,25 +125,68 @@ func compileDateFormat(c *compiler, call *Call, args []Eval) (Eval, error) {
 	}
 	loc := c.loc
 	var buf []byte
+	// With a constant pattern, the last result is kept with the unit of
+	// time it covers (the day, for 'yyyy-MM-dd'): rows come mostly in time
+	// order, so most rows repeat it without formatting or allocating.
+	var constFmt dateFormat
+	granule := int64(0)
+	if v, ok := constArg(call, 1); ok && !v.IsNull() {
+		if constFmt, err = getFmt(v); err != nil {
+			return nil, err
+		}
+		granule = constFmt.granule()
+	}
+	var (
+		memo     types.Value
+		memoUnit int64
+		memoOff  int
+		memoSet  bool
+	)
+	// wallOf returns the local wall time of v and its zone offset, or
+	// false for a string that is not a timestamp (NULL, as in Flink).
+	wallOf := func(v types.Value) (wall int64, off int, ok bool) {
+		switch {
+		case v.Kind().IsString():
+			ts, err := types.ParseTimestamp(v.Str())
+			if err != nil {
+				return 0, 0, false
+			}
+			return ts, 0, true
+		case v.Kind() == types.KindTimestampLTZ:
+			wall = types.InstantToLocal(v.Int(), loc)
+			return wall, int((wall - v.Int()) / types.MicrosPerSecond), true
+		}
+		return localMicros(v, loc), 0, true
+	}
+	if granule > 1 {
+		// The pattern is constant: it is not evaluated per row.
+		f, x := constFmt, args[0]
+		return func(row []types.Value) (types.Value, error) {
+			v, err := x(row)
+			if err != nil || v.IsNull() {
+				return types.NullValue, err
+			}
+			wall, off, ok := wallOf(v)
+			if !ok {
+				return types.NullValue, nil
+			}
+			unit := types.FloorDiv(wall, granule)
+			if memoSet && unit == memoUnit && off == memoOff {
+				return memo, nil
+			}
+			buf = f.format(buf[:0], wall, off)
+			memo, memoUnit, memoOff, memoSet = str(string(buf)), unit, off, true
+			return memo, nil
+		}, nil
+	}
 	return strict2(args[0], args[1], func(v, p types.Value) (types.Value, error) {
 		f, err := getFmt(p)
 		if err != nil {
 			return types.NullValue, evalErr(call, err)
 		}
-		var wall int64
-		off := 0
-		switch {
-		case v.Kind().IsString():
-			ts, err := types.ParseTimestamp(v.Str())
-			if err != nil {
-				return types.NullValue, nil
-			}
-			wall = ts
-		case v.Kind() == types.KindTimestampLTZ:
-			wall = types.InstantToLocal(v.Int(), loc)
-			off = int((wall - v.Int()) / types.MicrosPerSecond)
-		default:
-			wall = localMicros(v, loc)
+		wall, off, ok := wallOf(v)
+		if !ok {
+			return types.NullValue, nil
 		}
 		buf = f.format(buf[:0], wall, off)
 		return str(string(buf)), nil

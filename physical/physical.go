@@ -418,19 +418,15 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 		filter, projs := n.Filter, n.Projs
 		env := b.env.Expr
 		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
-			c := &exec.Calc{Next: next, Cols: columnRefs(projs)}
-			if filter != nil {
-				pred, err := expr.CompilePredicate(filter, env)
-				if err != nil {
-					return nil, err
-				}
-				c.Filter = exec.RowPredicate(pred)
+			prog, err := expr.CompileProgram(filter, projs, env)
+			if err != nil {
+				return nil, err
 			}
-			for _, pr := range projs {
-				ev, err := expr.Compile(pr, env)
-				if err != nil {
-					return nil, err
-				}
+			c := &exec.Calc{Next: next, Cols: columnRefs(projs), NextRow: prog.NextRow}
+			if prog.Filter != nil {
+				c.Filter = exec.RowPredicate(prog.Filter)
+			}
+			for _, ev := range prog.Projs {
 				c.Projs = append(c.Projs, exec.RowFunc(ev))
 			}
 			return c, nil

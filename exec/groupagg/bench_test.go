@@ -92,3 +92,70 @@ func benchGroupAgg(b *testing.B, nKeys, batchRows int, appendOnly bool) {
 	b.StopTimer()
 	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// BenchmarkGroupAggQ17 has the shape of Nexmark q17: GROUP BY auction, day
+// with COUNT(*), three COUNT(*) FILTER, MIN, MAX, AVG and SUM of a BIGINT
+// price, append-only input, over a stream where new keys keep coming
+// (about 15 rows per key, interleaved). One op is one input row.
+func BenchmarkGroupAggQ17(b *testing.B) {
+	reg := agg.NewRegistry()
+	fn := func(name string) agg.Func {
+		f, err := reg.Lookup(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return f
+	}
+	bigint := types.BigInt.WithNullable(false)
+	priceArg := []int{5}
+	priceType := []types.Type{bigint}
+	call := func(name string, args []int, argTypes []types.Type, filter int) agg.Call {
+		f := fn(name)
+		rt, err := f.ResultType(argTypes)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return agg.Call{Func: f, Args: args, ArgTypes: argTypes, Result: rt, Filter: filter}
+	}
+	next := &discard{}
+	op, err := New(Config{
+		ID:   "bench",
+		Keys: []int{0, 1},
+		Calls: []agg.Call{
+			call("COUNT", nil, nil, -1), call("COUNT", nil, nil, 2), call("COUNT", nil, nil, 3), call("COUNT", nil, nil, 4),
+			call("MIN", priceArg, priceType, -1), call("MAX", priceArg, priceType, -1),
+			call("AVG", priceArg, priceType, -1), call("SUM", priceArg, priceType, -1),
+		},
+		AppendOnlyInput: true,
+		Next:            next,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := op.Open(&exec.Context{State: state.NewMemory(), Metrics: &exec.Metrics{}}); err != nil {
+		b.Fatal(err)
+	}
+	const batchRows = 256
+	day := types.StringValue("2015-07-15")
+	batch := types.NewBatch(batchRows, 6)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; {
+		batch.Reset()
+		for range batchRows {
+			price := int64(i*7919) % 2000000
+			vals := batch.AddRow(types.Insert, types.NoOrigin, 6)
+			vals[0] = types.BigIntValue(int64(i/15 + (i%5)*200))
+			vals[1] = day
+			vals[2] = types.BoolValue(price < 10000)
+			vals[3] = types.BoolValue(price >= 10000 && price < 1000000)
+			vals[4] = types.BoolValue(price >= 1000000)
+			vals[5] = types.BigIntValue(price)
+			i++
+		}
+		if err := op.Process(batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(next.rows)/float64(b.N), "out-rows/op")
+}

@@ -91,6 +91,7 @@ func New(cfg Config) (exec.Operator, error) {
 		maxCol:  maxCol,
 		groups:  make(map[string]*group),
 		scratch: make([]types.Value, max(agg.MaxArgs(calls), 1)),
+		maker:   agg.NewMaker(calls),
 		results: make([]types.Value, len(calls)),
 		width:   len(cfg.Keys) + len(calls),
 	}, nil
@@ -135,6 +136,10 @@ type operator struct {
 
 	out   *types.Batch
 	width int
+
+	maker     *agg.Maker
+	groupSlab []group
+	valueSlab []types.Value
 
 	now func() int64 // processing time, µs
 
@@ -340,7 +345,7 @@ func (o *operator) fold(r *types.Row, now int64) error {
 }
 
 func (o *operator) newGroup(key string, row []types.Value) *group {
-	g := &group{key: key, keyVals: make([]types.Value, len(o.cfg.Keys)), accs: agg.NewGroup(o.cfg.Calls)}
+	g := o.allocGroup(key)
 	for i, k := range o.cfg.Keys {
 		g.keyVals[i] = row[k]
 	}
@@ -348,6 +353,34 @@ func (o *operator) newGroup(key string, row []types.Value) *group {
 	o.stateBytes += o.groupBytes(g)
 	return g
 }
+
+// allocGroup returns an empty group for key. Groups, their key values and
+// accumulators are allocated a few at a time (agg.Maker): an aggregate
+// over a stream of new keys (q17's auctions per day) would otherwise
+// allocate a dozen small objects per key.
+func (o *operator) allocGroup(key string) *group {
+	if len(o.groupSlab) == 0 {
+		o.groupSlab = make([]group, groupSlab)
+	}
+	g := &o.groupSlab[0]
+	o.groupSlab = o.groupSlab[1:]
+	g.key, g.keyVals, g.accs = key, o.values(len(o.cfg.Keys)), o.maker.New()
+	return g
+}
+
+// values returns n zero values from the operator's value slab.
+func (o *operator) values(n int) []types.Value {
+	if o.valueSlab == nil || len(o.valueSlab) < n {
+		o.valueSlab = make([]types.Value, max(n*groupSlab, 1))
+	}
+	v := o.valueSlab[:n:n]
+	o.valueSlab = o.valueSlab[n:]
+	return v
+}
+
+// groupSlab is how many groups allocGroup allocates at once: few, since a
+// slab lives as long as any of its groups.
+const groupSlab = 16
 
 // emit sends one update per touched group and forgets emptied groups.
 func (o *operator) emit() error {
@@ -382,7 +415,7 @@ func (o *operator) emit() error {
 			}
 			// Not nil even without calls (SELECT DISTINCT, UNION): nil
 			// means "nothing emitted yet".
-			g.last = append(make([]types.Value, 0, len(o.results)), o.results...)
+			g.last = append(o.values(len(o.results))[:0], o.results...)
 		case !equalResults(g.last, o.results):
 			if o.out.Len()+2 > outBatchRows { // keep the pair in one batch
 				if err := o.flush(); err != nil {

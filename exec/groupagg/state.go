@@ -140,7 +140,7 @@ func (o *operator) loadGroup(key string, src []byte) error {
 		return errCorrupt
 	}
 	src = src[1:]
-	g := &group{key: key, keyVals: make([]types.Value, len(o.cfg.Keys)), accs: agg.NewGroup(o.cfg.Calls)}
+	g := o.allocGroup(key)
 	var err error
 	for i := range g.keyVals {
 		if g.keyVals[i], src, err = agg.DecodeStateValue(src); err != nil {

@@ -82,8 +82,10 @@ func (o *Optimizer) rewriteInputs(n plan.Node) plan.Node {
 // mergeCalc fuses Calc(Calc(x)) into one Calc over x: the outer
 // expressions are rewritten over x, and the filters are ANDed (inner
 // first). It applies only when every inner expression that the outer
-// one uses more than once is a plain column or a constant, so that no
-// computation (and no nondeterministic call) is duplicated.
+// one uses more than once is deterministic: the copies are then computed
+// once per row (the filter and projections of a Calc are compiled
+// together, expr.CompileProgram), and no nondeterministic call is
+// duplicated.
 func mergeCalc(o *Optimizer, n plan.Node) plan.Node {
 	outer, ok := n.(*plan.Calc)
 	if !ok {
@@ -106,7 +108,7 @@ func mergeCalc(o *Optimizer, n plan.Node) plan.Node {
 		count(outer.Filter)
 	}
 	for c, k := range uses {
-		if k > 1 && !cheap(inner.Projs[c]) {
+		if k > 1 && !cheap(inner.Projs[c]) && !expr.IsDeterministic(inner.Projs[c]) {
 			return n
 		}
 	}
