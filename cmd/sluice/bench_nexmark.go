@@ -57,6 +57,12 @@ figure (q10 and q23 have none). A query that cannot run prints its error. Run it
 						return err
 					}
 				}
+				// What the query before left behind (a large state's
+				// freed memory) is collected before this one is
+				// measured; still, queries measured in one process
+				// disturb each other: for figures, run each with --query
+				// in a process of its own (see docs/benchmarks.md).
+				runtime.GC()
 				r, err := s.RunNexmark(cmd.Context(), q.Name, events, prof)
 				if prof != nil {
 					prof.Close()
