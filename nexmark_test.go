@@ -26,9 +26,6 @@ import (
 // yet, each with why and a part of the error it must fail with, so that
 // this list stays true.
 var nexmarkPending = map[string]struct{ reason, err string }{
-	"q14": {"count_char is a Java class (com.github.nexmark.flink.udf.CountChar): it needs user functions " +
-		"that need no recompiling (WebAssembly, issue 12); q14_builtin.sql is q14 with the same count as a built-in expression",
-		"function 'count_char' (class 'com.github.nexmark.flink.udf.CountChar') is not registered"},
 	"q6": {"as published, q6 filters on rownum in the SELECT that defines it, which Flink's SQL refuses " +
 		"as well, and its OVER aggregation of a Top-N's updating result is one Flink does not run: the suite leaves q6 out",
 		"column 'rownum' not found"},
@@ -512,23 +509,8 @@ var nexmarkChecks = map[string]func(t *testing.T, out, dir string){
 		}
 		sameRows(t, "q13", sinkRows(t, out), want)
 	},
-	"q14_builtin": func(t *testing.T, out, _ string) {
-		_, _, bids := nexmarkEvents(t)
-		var want []string
-		for _, b := range bids {
-			if e := b.price * 908; e > 1_000_000_000 && e < 50_000_000_000 {
-				kind := "otherTime"
-				switch h := time.UnixMicro(b.at).UTC().Hour(); {
-				case h >= 8 && h <= 18:
-					kind = "dayTime"
-				case h <= 6 || h >= 20:
-					kind = "nightTime"
-				}
-				want = append(want, nxRow(b.auction, b.bidder, nxEuros(b.price), kind, nxTime(b.at), b.extra, strings.Count(b.extra, "c")))
-			}
-		}
-		sameRows(t, "q14_builtin", sinkRows(t, out), want)
-	},
+	"q14":         func(t *testing.T, out, _ string) { checkQ14(t, "q14", out) },
+	"q14_builtin": func(t *testing.T, out, _ string) { checkQ14(t, "q14_builtin", out) },
 	"q15": func(t *testing.T, out, _ string) {
 		_, _, bids := nexmarkEvents(t)
 		sameRows(t, "q15", sinkRows(t, out), nxDayStats(bids, func(nxBid) []any { return nil }, false))
@@ -814,4 +796,24 @@ INSERT INTO bh SELECT CAST(CONCAT('x', s) AS INT), s FROM src;`))
 	if err == nil || !strings.Contains(err.Error(), "cannot cast") {
 		t.Fatalf("got %v, want the cast of the discarded column to fail the job", err)
 	}
+}
+
+// checkQ14 checks q14's rows: with count_char as a WebAssembly function
+// (q14) or as an expression (q14_builtin), the same rows.
+func checkQ14(t *testing.T, name, out string) {
+	_, _, bids := nexmarkEvents(t)
+	var want []string
+	for _, b := range bids {
+		if e := b.price * 908; e > 1_000_000_000 && e < 50_000_000_000 {
+			kind := "otherTime"
+			switch h := time.UnixMicro(b.at).UTC().Hour(); {
+			case h >= 8 && h <= 18:
+				kind = "dayTime"
+			case h <= 6 || h >= 20:
+				kind = "nightTime"
+			}
+			want = append(want, nxRow(b.auction, b.bidder, nxEuros(b.price), kind, nxTime(b.at), b.extra, strings.Count(b.extra, "c")))
+		}
+	}
+	sameRows(t, name, sinkRows(t, out), want)
 }

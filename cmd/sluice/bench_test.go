@@ -25,8 +25,10 @@ func TestBenchNexmark(t *testing.T) {
 	if f := strings.Fields(lines[2]); f[0] != "q2" || f[4] != "875.0K" || f[5] != "175.0K" {
 		t.Errorf("q2: %q, want its events per CPU second, floor 875.0K (five times Flink's) and Flink's 175.0K", lines[2])
 	}
-	if !strings.HasPrefix(lines[3], "q14") || !strings.Contains(lines[3], "failed: ") || !strings.Contains(lines[3], "count_char") {
-		t.Errorf("q14 as published: %q, want its error", lines[3])
+	// q14's WebAssembly module is named relative to the repository's
+	// root, and this runs elsewhere: its error is printed in its row.
+	if !strings.HasPrefix(lines[3], "q14") || !strings.Contains(lines[3], "failed: ") || !strings.Contains(lines[3], "examples/count_char/count_char.wasm") {
+		t.Errorf("q14 away from the repository's root: %q, want its error", lines[3])
 	}
 	if f := strings.Fields(lines[4]); f[0] != "q23" || f[4] != "-" {
 		t.Errorf("q23: %q, want no floor", lines[4])
