@@ -49,7 +49,9 @@ import (
 // Options configure an Engine. The zero value is usable.
 type Options struct {
 	// Stdout receives print sinks, query results and, from Run, the text
-	// of SHOW, DESCRIBE, EXPLAIN and SET; default os.Stdout.
+	// of SHOW, DESCRIBE, EXPLAIN and SET; default os.Stdout. The engine
+	// writes to it (and to Log) from several goroutines, one write at a
+	// time: it need not be safe for concurrent use.
 	Stdout io.Writer
 	// Now is the processing-time clock; default time.Now.
 	Now func() time.Time
@@ -125,6 +127,13 @@ type Engine struct {
 // functions.
 func Open(opts Options) (*Engine, error) {
 	opts.EnsureDefaults()
+	// Sinks of several jobs, and stages of one, write at once: the engine
+	// serializes its writes to the caller's writers (a bytes.Buffer is not
+	// safe for concurrent use, and lines must not interleave).
+	opts.Stdout = lockWriter(opts.Stdout)
+	if opts.Log != nil {
+		opts.Log = lockWriter(opts.Log)
+	}
 	e := &Engine{
 		opts:       opts,
 		catalog:    catalog.New(),
@@ -176,6 +185,26 @@ func dimensions(opts Options, logf func(string, ...any)) *dim.Registry {
 // logf returns a function writing lines to w from any goroutine (failed
 // reloads, connectors' warnings), with the values secrets returns masked,
 // or nil when w is.
+// lockedWriter serializes the writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// lockWriter returns w with its writes serialized.
+func lockWriter(w io.Writer) io.Writer {
+	if _, ok := w.(*lockedWriter); ok {
+		return w
+	}
+	return &lockedWriter{w: w}
+}
+
 func logf(w io.Writer, secrets func() []string) func(format string, args ...any) {
 	if w == nil {
 		return nil

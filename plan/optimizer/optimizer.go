@@ -33,6 +33,7 @@ func DefaultRules() []Rule {
 	return []Rule{
 		{ID: "push-filter-into-join", Apply: pushFilterIntoJoin},
 		{ID: "push-filter-into-lookup-join", Apply: pushFilterIntoLookupJoin},
+		{ID: "prune-join-inputs", Apply: pruneJoinInputs},
 		{ID: "merge-calc", Apply: mergeCalc},
 		{ID: "rank-limit", Apply: rankLimit},
 		{ID: "window-rank-limit", Apply: windowRankLimit},
