@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -21,6 +23,7 @@ func newBenchNexmark(out io.Writer) *cobra.Command {
 		dir     string
 		only    []string
 		profile string
+		isolate bool
 	)
 	cmd := &cobra.Command{
 		Use:   "nexmark",
@@ -29,8 +32,10 @@ func newBenchNexmark(out io.Writer) *cobra.Command {
 queries as the nexmark project publishes them, with their sinks) over
 --events events of the nexmark connector at the published defaults
 (10,000 events per second of event time, the reference's event sizes),
-one job per query in this process, and prints events per CPU second of
-the process beside the floor: five times Flink's published per-core
+each query in a process of its own (a run of this command with
+--isolate=false and that --query; --isolate=false runs them all in this
+process, where they disturb each other through the heap the query before
+grew), and prints events per CPU second of the process beside the floor: five times Flink's published per-core
 figure (q10 and q23 have none). A query that cannot run prints its error. Run it from the repository's root, or name the suite with --dir.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -57,11 +62,21 @@ figure (q10 and q23 have none). A query that cannot run prints its error. Run it
 						return err
 					}
 				}
+				if isolate {
+					if prof != nil {
+						prof.Close()
+					}
+					line, err := runIsolated(cmd, q.Name, procs, events, dir, profile)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintln(out, line)
+					continue
+				}
 				// What the query before left behind (a large state's
 				// freed memory) is collected before this one is
 				// measured; still, queries measured in one process
-				// disturb each other: for figures, run each with --query
-				// in a process of its own (see docs/benchmarks.md).
+				// disturb each other (see --isolate).
 				runtime.GC()
 				r, err := s.RunNexmark(cmd.Context(), q.Name, events, prof)
 				if prof != nil {
@@ -87,6 +102,7 @@ figure (q10 and q23 have none). A query that cannot run prints its error. Run it
 	cmd.Flags().StringVar(&dir, "dir", "testdata/nexmark", "the Nexmark suite: ddl.sql and q*.sql")
 	cmd.Flags().StringSliceVar(&only, "query", nil, "measure only these queries (e.g. q0,q5)")
 	cmd.Flags().StringVar(&profile, "cpuprofile-dir", "", "write a CPU profile of each query into this directory (QUERY.pprof)")
+	cmd.Flags().BoolVar(&isolate, "isolate", true, "measure each query in a process of its own")
 	return cmd
 }
 
@@ -96,4 +112,26 @@ func kilo(v float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1fK", v/1000)
+}
+
+// runIsolated measures query q in a new process of this binary and
+// returns its row.
+func runIsolated(cmd *cobra.Command, q string, procs int, events int64, dir, profile string) (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("--isolate: %w", err)
+	}
+	args := []string{"bench", "nexmark", "--isolate=false", "--query", q, "--procs", strconv.Itoa(procs),
+		"--events", strconv.FormatInt(events, 10), "--dir", dir}
+	if profile != "" {
+		args = append(args, "--cpuprofile-dir", profile)
+	}
+	c := exec.CommandContext(cmd.Context(), self, args...)
+	c.Stderr = cmd.ErrOrStderr()
+	out, err := c.Output()
+	if err != nil {
+		return "", fmt.Errorf("measuring %s in a process of its own: %w", q, err)
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	return lines[len(lines)-1], nil
 }

@@ -14,7 +14,7 @@ func TestBenchNexmark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, _, err := runCLI(t, t.TempDir(), "", "bench", "nexmark", "--dir", suite, "--events", "2000", "--query", "q2,q14,q23")
+	out, _, err := runCLI(t, t.TempDir(), "", "bench", "nexmark", "--isolate=false", "--dir", suite, "--events", "2000", "--query", "q2,q14,q23")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,5 +41,24 @@ func TestBenchNexmarkNoSuite(t *testing.T) {
 	_, stderr, err := runCLI(t, t.TempDir(), "", "bench", "nexmark", "--events", "10")
 	if err == nil || !strings.Contains(stderr, "testdata/nexmark/ddl.sql") || !strings.Contains(stderr, "--dir") {
 		t.Fatalf("got %v, stderr %q; want the error naming the path and --dir", err, stderr)
+	}
+}
+
+// TestBenchNexmarkIsolated: by default each query is measured by a run
+// of the binary of its own, whose row is printed under one header.
+func TestBenchNexmarkIsolated(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := e2eRun(t, root, "bench", "nexmark", "--events", "2000", "--query", "q0,q2")
+	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
+	if res.code != 0 || len(lines) != 4 || !strings.Contains(lines[0], "2000 events per query") {
+		t.Fatalf("exit %d, want a header, a title line and two queries:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	for i, q := range []string{"q0", "q2"} {
+		if f := strings.Fields(lines[2+i]); len(f) < 6 || f[0] != q {
+			t.Errorf("row %d: %q, want %s's figures", i, lines[2+i], q)
+		}
 	}
 }
