@@ -435,11 +435,15 @@ func (p *Planner) bindAggregate(sel *ast.Select, in plan.Node, sc *scope) (plan.
 				continue
 			}
 		}
-		name := "EXPR$" + itoa(len(keys))
+		pre := ac.preCol(n)
+		// A key that is an expression is named by its input column, $fN,
+		// as Flink names it: the aggregates' results are EXPR$0, EXPR$1,
+		// ..., which a key must not repeat.
+		name := "$f" + itoa(pre)
 		if col, ok := n.(*expr.Column); ok {
 			name = col.Name
 		}
-		keys = append(keys, key{text: exprKey(n), pre: ac.preCol(n), name: name, item: i})
+		keys = append(keys, key{text: exprKey(n), pre: pre, name: name, item: i})
 	}
 	if gs == nil {
 		plain.sets = []groupSet{{cols: ^uint64(0)}}
