@@ -7,9 +7,22 @@ import (
 	"github.com/sluicesql/sluice/types"
 )
 
+// validUTF8 is vals with each byte of a string that is not valid UTF-8
+// as U+FFFD, as the changelog formats write it (see the package doc).
+func validUTF8(vals []types.Value) []types.Value {
+	out := make([]types.Value, len(vals))
+	for i, v := range vals {
+		out[i] = v
+		if !v.IsNull() && (v.Kind() == types.KindVarChar || v.Kind() == types.KindChar) {
+			out[i] = types.StringValue(string(types.AppendValidUTF8(nil, v.Str()))).WithKind(v.Kind())
+		}
+	}
+	return out
+}
+
 // FuzzChangelogDecode feeds records to the three decoders: none may panic,
 // and every row one decodes must encode and decode back to itself (as an
-// insert for +I/+U, a delete for -U/-D).
+// insert for +I/+U, a delete for -U/-D), its strings made valid UTF-8.
 func FuzzChangelogDecode(f *testing.F) {
 	for _, s := range []string{
 		`{"before":{"id":1,"name":"a","price":1.5},"after":{"id":1,"name":"b","price":2},"op":"u"}`,
@@ -75,7 +88,7 @@ func FuzzChangelogDecode(f *testing.F) {
 				if !r.Kind.IsAccumulate() {
 					want = types.Delete
 				}
-				if err != nil || len(again) != 1 || show(again[0].Kind, again[0].Vals) != show(want, r.Vals) {
+				if err != nil || len(again) != 1 || show(again[0].Kind, again[0].Vals) != show(want, validUTF8(r.Vals)) {
 					t.Fatalf("%s: %s (from %s) encodes to %s, which decodes to %v (%v)", c.name, show(r.Kind, r.Vals), data, out, again, err)
 				}
 			}
