@@ -1,7 +1,9 @@
 package json
 
 import (
+	"bytes"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/sluicesql/sluice/types"
 )
@@ -52,9 +54,18 @@ func FuzzJSONDecode(f *testing.F) {
 			t.Fatalf("cannot decode re-encoded %s (from %s): %v", out, data, err)
 		}
 		for i := range dst {
-			if !deepEqual(dst[i], again[i]) {
-				t.Fatalf("column %d: %#v became %#v via %s", i, dst[i], again[i], out)
+			if deepEqual(dst[i], again[i]) {
+				continue
 			}
+			// Invalid UTF-8 in a string (raw text kept in a string column
+			// too) is written as U+FFFD, so it reads back changed, but
+			// once: encoding what was read back gives the same record.
+			if !utf8.Valid(data) {
+				if out2, err := enc.Encode(nil, types.Row{Vals: again}); err == nil && bytes.Equal(out2, out) {
+					continue
+				}
+			}
+			t.Fatalf("column %d: %#v became %#v via %s", i, dst[i], again[i], out)
 		}
 	})
 }
