@@ -271,44 +271,9 @@ func checkPartitioned(t *testing.T, dir string, rows []fileRow) {
 		}
 		files, _ := filepath.Glob(filepath.Join(pd, "part-*"))
 		nfiles += len(files)
-		for _, f := range files {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
-				var row struct {
-					ID *int64
-					K  string
-					V  int64
-				}
-				if err := json.Unmarshal([]byte(l), &row); err != nil || row.ID == nil {
-					t.Fatalf("%s: a line that is not a whole row: %q", f, l)
-				}
-				got[*row.ID]++
-				if w, ok := want[*row.ID]; !ok || w != fmt.Sprintf("%s|%s|%d", filepath.Base(pd), row.K, row.V) {
-					wrong = append(wrong, filepath.Base(pd)+": "+l)
-				}
-			}
-		}
+		readParts(t, files, filepath.Base(pd)+"|", want, got, &wrong)
 	}
-	var missing, dup []int64
-	for id := range want {
-		switch got[id] {
-		case 0:
-			missing = append(missing, id)
-		case 1:
-		default:
-			dup = append(dup, id)
-		}
-	}
-	slices.Sort(missing)
-	slices.Sort(dup)
-	if len(missing)+len(dup)+len(wrong) > 0 {
-		t.Fatalf("%d part files in %d partitions: %d rows missing (first %v), %d written more than once (first %v), %d wrong or unexpected (first %v)",
-			nfiles, len(pdirs), len(missing), missing[:min(10, len(missing))], len(dup), dup[:min(10, len(dup))], len(wrong), wrong[:min(5, len(wrong))])
-	}
-	t.Logf("%d rows in %d part files of %d partitions, each once", len(want), nfiles, len(pdirs))
+	checkOnce(t, want, got, wrong, fmt.Sprintf("%d part files in %d partitions", nfiles, len(pdirs)))
 }
 
 // checkWhole fails if a visible file of dir ends in a torn line.
@@ -337,8 +302,17 @@ func checkFilter(t *testing.T, dir string, rows []fileRow) {
 		}
 	}
 	got := map[int64]int{}
-	files, _ := filepath.Glob(filepath.Join(dir, "out", "part-*"))
 	var wrong []string
+	files, _ := filepath.Glob(filepath.Join(dir, "out", "part-*"))
+	readParts(t, files, "", want, got, &wrong)
+	checkOnce(t, want, got, wrong, fmt.Sprintf("%d part files", len(files)))
+}
+
+// readParts counts in got the rows of the part files by id, and adds to
+// wrong those that are not as want says (prefix, then "K|V"). A line that
+// is not a whole row fails the test.
+func readParts(t *testing.T, files []string, prefix string, want map[int64]string, got map[int64]int, wrong *[]string) {
+	t.Helper()
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -351,14 +325,20 @@ func checkFilter(t *testing.T, dir string, rows []fileRow) {
 				V  int64
 			}
 			if err := json.Unmarshal([]byte(l), &row); err != nil || row.ID == nil {
-				t.Fatalf("%s: a line that is not a whole row: %q", filepath.Base(f), l)
+				t.Fatalf("%s: a line that is not a whole row: %q", f, l)
 			}
 			got[*row.ID]++
-			if w, ok := want[*row.ID]; !ok || w != fmt.Sprintf("%s|%d", row.K, row.V) {
-				wrong = append(wrong, l)
+			if w, ok := want[*row.ID]; !ok || w != fmt.Sprintf("%s%s|%d", prefix, row.K, row.V) {
+				*wrong = append(*wrong, prefix+l)
 			}
 		}
 	}
+}
+
+// checkOnce fails unless every wanted row was read exactly once and no
+// other: where says what was read.
+func checkOnce(t *testing.T, want map[int64]string, got map[int64]int, wrong []string, where string) {
+	t.Helper()
 	var missing, dup []int64
 	for id := range want {
 		switch got[id] {
@@ -372,10 +352,10 @@ func checkFilter(t *testing.T, dir string, rows []fileRow) {
 	slices.Sort(missing)
 	slices.Sort(dup)
 	if len(missing)+len(dup)+len(wrong) > 0 {
-		t.Fatalf("%d part files: %d rows missing (first %v), %d written more than once (first %v), %d wrong or unexpected (first %v)",
-			len(files), len(missing), missing[:min(10, len(missing))], len(dup), dup[:min(10, len(dup))], len(wrong), wrong[:min(5, len(wrong))])
+		t.Fatalf("%s: %d rows missing (first %v), %d written more than once (first %v), %d wrong or unexpected (first %v)",
+			where, len(missing), missing[:min(10, len(missing))], len(dup), dup[:min(10, len(dup))], len(wrong), wrong[:min(5, len(wrong))])
 	}
-	t.Logf("%d rows in %d part files, each once", len(want), len(files))
+	t.Logf("%d rows in %s, each once", len(want), where)
 }
 
 func checkCounts(t *testing.T, dir string, rows []fileRow) {
