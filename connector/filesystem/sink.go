@@ -139,7 +139,7 @@ func (Factory) CreateSink(t connector.Table, env connector.Env) (connector.Sink,
 	switch {
 	case statErr == nil && fi.IsDir():
 		s.dir = path
-	case c.part != nil || c.uri || strings.HasSuffix(c.path, "/"):
+	case namesDirectory(c.path, c.uri, c.part != nil):
 		// Flink's layout: the path names a directory, made if missing.
 		if statErr == nil {
 			return nil, fmt.Errorf("cannot write %s: it is a file, and this table's path names a directory "+
@@ -159,6 +159,14 @@ func (Factory) CreateSink(t connector.Table, env connector.Env) (connector.Sink,
 		}
 	}
 	return s, nil
+}
+
+// namesDirectory says whether a sink's path names a directory, made if
+// missing, whatever is there (Flink's layout): a PARTITIONED BY table, a
+// file: URI, or a path ending in /. Otherwise an existing directory is
+// one, and anything else one output file.
+func namesDirectory(path string, uri, partitioned bool) bool {
+	return partitioned || uri || strings.HasSuffix(path, "/")
 }
 
 func dirExists(dir string) bool {
@@ -970,11 +978,11 @@ func (c *partitionCommit) commit(dir string) error {
 // or a PARTITIONED BY table) is written by one writer.
 func (Factory) SingleWriterTarget(t connector.Table) (string, bool) {
 	p, err := t.Options.Required("path")
-	if err != nil || len(t.PartitionKeys) > 0 || strings.HasSuffix(p, "/") {
+	if err != nil {
 		return "", false
 	}
 	path, uri, err := localPath(p)
-	if err != nil || uri {
+	if err != nil || namesDirectory(path, uri, len(t.PartitionKeys) > 0) {
 		return "", false
 	}
 	if abs, err := filepath.Abs(path); err == nil {
