@@ -364,8 +364,11 @@ func (b *builder) sink(s *plan.Sink) error {
 	if err != nil {
 		return &TableError{Table: s.Table.Name, Err: err, HintAt: s.HintAt}
 	}
-	// One writer per sink: merge the upstream tasks into one.
-	if p.stage.Source != nil || p.stage.Trunk != nil || p.stage.Parallelism > 1 {
+	// One writer per sink: merge the upstream tasks into one. A branch of
+	// a source read by one task is one already: its sink runs in that
+	// task, as many rules' sinks do, without a stage (a goroutine and an
+	// inbox) each.
+	if p.stage.Source != nil || (p.stage.Trunk != nil && !b.oneTask(p.stage.Trunk)) || p.stage.Parallelism > 1 {
 		p = b.newStage("sink "+s.Table.Name, 1, nil, p)
 	}
 	name := s.Table.Name
@@ -389,6 +392,14 @@ func (b *builder) sink(s *plan.Sink) error {
 	})
 	b.close(p)
 	return nil
+}
+
+// oneTask reports whether source stage s runs in one task.
+func (b *builder) oneTask(s *exec.Stage) bool {
+	if b.env.Cluster != nil {
+		return false
+	}
+	return s.Source.Partitions() == 1
 }
 
 func (b *builder) compile(n expr.Node) (exec.RowFunc, error) {
