@@ -30,6 +30,7 @@ import (
 	"github.com/sluicesql/sluice/dim"
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/agg"
+	"github.com/sluicesql/sluice/exec/filterset"
 	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/internal/config"
 	"github.com/sluicesql/sluice/internal/wasmudf"
@@ -121,6 +122,9 @@ type Engine struct {
 	dims *dim.Registry
 	// logf writes a line to opts.Log from any goroutine; nil without it.
 	logf func(format string, args ...any)
+	// filterBudget bounds the memory of the filter caches of all jobs
+	// ('pipeline.filter-cache.size').
+	filterBudget *filterset.Budget
 }
 
 // Open returns a new engine with the built-in connectors, formats and
@@ -144,6 +148,8 @@ func Open(opts Options) (*Engine, error) {
 		wasm:       wasmudf.NewHost(),
 		created:    map[string]wasmudf.Kind{},
 		config:     map[string]string{},
+
+		filterBudget: filterset.NewBudget(config.DefaultFilterCacheSize),
 	}
 	e.logf = logf(opts.Log, e.secrets)
 	e.dims = dimensions(opts, e.logf)
@@ -809,17 +815,32 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	if err != nil {
 		return nil, err
 	}
+	shareFilters, err := config.ShareFilters(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cacheSize, err := config.FilterCache(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var budget *filterset.Budget
+	if cacheSize > 0 {
+		budget = e.filterBudget
+		budget.SetLimit(cacheSize)
+	}
 	env := physical.Env{
-		NoSourceReuse: !reuse,
-		StateTTL:      ttl,
-		MiniBatch:     miniBatch,
-		DropNullRows:  dropNulls,
-		Job:           name,
-		Connectors:    e.connectors,
-		ConnEnv:       connector.Env{Formats: e.formats, Stdout: e.opts.Stdout, Now: now, Logf: e.logf},
-		Expr:          &expr.Env{Now: now, Location: time.UTC},
-		Parallelism:   par,
-		Dims:          e.dims,
+		NoSourceReuse:   !reuse,
+		NoSharedFilters: !shareFilters,
+		FilterBudget:    budget,
+		StateTTL:        ttl,
+		MiniBatch:       miniBatch,
+		DropNullRows:    dropNulls,
+		Job:             name,
+		Connectors:      e.connectors,
+		ConnEnv:         connector.Env{Formats: e.formats, Stdout: e.opts.Stdout, Now: now, Logf: e.logf},
+		Expr:            &expr.Env{Now: now, Location: time.UTC},
+		Parallelism:     par,
+		Dims:            e.dims,
 	}
 	if tz, ok := cfg[config.LocalTimeZone]; ok {
 		loc, err := config.Location(tz)

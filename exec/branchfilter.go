@@ -11,6 +11,8 @@ type BranchFilter interface {
 	// filter of rule r keeps, in row order, and lists in sel.Touched the
 	// rules it appended to. sel is reset by the caller.
 	Select(b *types.Batch, sel *Selection) error
+	// Close releases what the filter holds.
+	Close()
 }
 
 // Selection is what a BranchFilter kept of one batch.

@@ -116,6 +116,9 @@ func (t *tee) Finish() error {
 // Close implements Operator: every branch is closed, also after an error.
 func (t *tee) Close() error {
 	var errs []error
+	if t.filter != nil {
+		t.filter.Close()
+	}
 	for _, h := range t.heads {
 		errs = append(errs, h.Close())
 	}

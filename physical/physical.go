@@ -16,6 +16,7 @@ import (
 	"github.com/sluicesql/sluice/dim"
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/agg"
+	"github.com/sluicesql/sluice/exec/filterset"
 	"github.com/sluicesql/sluice/exec/groupagg"
 	"github.com/sluicesql/sluice/exec/join"
 	"github.com/sluicesql/sluice/exec/normalize"
@@ -72,6 +73,12 @@ type Env struct {
 	// = 'false'). By default, the scans of one table definition in a job
 	// share one source stage (see shareScans).
 	NoSourceReuse bool
+	// NoSharedFilters keeps the filters of the queries over a shared
+	// source apart, each in its own Calc ('pipeline.shared-filters' =
+	// 'false'); otherwise they are evaluated together (exec/filterset)
+	// with caches held within FilterBudget (nil: no caches).
+	NoSharedFilters bool
+	FilterBudget    *filterset.Budget
 	// Cluster, if set, builds the graph of one member of a cluster: the
 	// sources read only the partitions assigned to this process, and
 	// stages are cut at re-keying by shuffle topics instead of in-memory
@@ -153,6 +160,9 @@ func Build(env Env, sinks ...*plan.Sink) (*exec.Graph, error) {
 		}
 	}
 	if err := b.checkOwnInput(); err != nil {
+		return nil, err
+	}
+	if err := b.shareFilters(); err != nil {
 		return nil, err
 	}
 	return &exec.Graph{Stages: b.stages, Manifest: b.manifest}, nil
@@ -427,6 +437,17 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 			return nil, err
 		}
 		filter, projs := n.Filter, n.Projs
+		if scan, ok := n.Input.(*plan.Scan); ok && filter != nil && !b.env.NoSharedFilters &&
+			p.stage.Trunk != nil && len(p.ops) == 0 {
+			// A rule over a shared source: its filter is evaluated with
+			// the others' (see shareFilters), its branch gets only the
+			// rows it keeps.
+			g := b.shared[scan]
+			g.conds = append(g.conds, filter)
+			g.schema = scan.Schema()
+			p.stage.Rule = len(g.conds)
+			filter = nil
+		}
 		env := b.env.Expr
 		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
 			prog, err := expr.CompileProgram(filter, projs, env)

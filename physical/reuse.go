@@ -6,7 +6,10 @@ import (
 	"strings"
 
 	"github.com/sluicesql/sluice/exec"
+	"github.com/sluicesql/sluice/exec/filterset"
+	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/plan"
+	"github.com/sluicesql/sluice/types"
 )
 
 // scanGroup is the scans of one table definition in a job, which share one
@@ -21,6 +24,29 @@ type scanGroup struct {
 	trunk      *exec.Stage
 	bounded    bool
 	branches   int // made so far
+	// conds are the filters of the branches that are rules (see
+	// exec.Stage.Rule), over rows of schema.
+	conds  []expr.Node
+	schema types.Schema
+}
+
+// shareFilters gives each trunk whose branches have rules the filter that
+// evaluates them together.
+func (b *builder) shareFilters() error {
+	done := map[*scanGroup]bool{}
+	for _, g := range b.shared {
+		if done[g] || len(g.conds) == 0 {
+			continue
+		}
+		done[g] = true
+		p, err := filterset.NewPlan(g.conds, g.schema, b.env.Expr)
+		if err != nil {
+			return err
+		}
+		p.Budget, p.Name = b.env.FilterBudget, g.trunk.Name
+		g.trunk.Filter = func(task int, m *exec.Metrics) (exec.BranchFilter, error) { return p.New(m) }
+	}
+	return nil
 }
 
 // shareScans groups the scans of the sinks' plans by what they read

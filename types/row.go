@@ -82,8 +82,8 @@ func (b *Batch) AddRow(kind RowKind, origin Origin, w int) []Value {
 		// Grow into a fresh arena: rows already added keep pointing at the
 		// old one, which stays alive while they do.
 		n := 2 * cap(b.arena)
-		if n < 64*w {
-			n = 64 * w
+		if n < 16*w {
+			n = 16 * w
 		}
 		b.arena = make([]Value, 0, n)
 	}
