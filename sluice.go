@@ -722,18 +722,45 @@ func (e *Engine) explain(p *planner.Planner, st ast.Statement) (string, error) {
 		root = e.optimize(n)
 	case *ast.StatementSet:
 		var b strings.Builder
+		var sinks []*plan.Sink
 		for _, ins := range s.Inserts {
 			sink, err := e.planInsert(p, ins)
 			if err != nil {
 				return "", err
 			}
 			b.WriteString(plan.Format(sink))
+			sinks = append(sinks, sink)
 		}
+		filters, err := e.explainFilters(sinks)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(filters)
 		return b.String(), nil
 	default:
 		return "", token.NewError(p.File, st.Pos(), "EXPLAIN supports INSERT, statement sets and queries")
 	}
 	return plan.Format(root), nil
+}
+
+// explainFilters describes the shared filters of the job of sinks, as
+// the session's options would make them.
+func (e *Engine) explainFilters(sinks []*plan.Sink) (string, error) {
+	cfg := e.Config()
+	if cfg[config.ClusterGroupID] != "" {
+		return "", nil
+	}
+	reuse, err := config.ReuseSource(cfg)
+	if err != nil {
+		return "", err
+	}
+	share, err := config.ShareFilters(cfg)
+	if err != nil {
+		return "", err
+	}
+	now := func() int64 { return e.opts.Now().UnixMicro() }
+	env := physical.Env{NoSourceReuse: !reuse, NoSharedFilters: !share, Expr: &expr.Env{Now: now, Location: time.UTC}}
+	return physical.ExplainFilters(env, sinks...)
 }
 
 // Explain returns the plans of the INSERT and SELECT statements of src, as

@@ -437,8 +437,7 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 			return nil, err
 		}
 		filter, projs := n.Filter, n.Projs
-		if scan, ok := n.Input.(*plan.Scan); ok && filter != nil && !b.env.NoSharedFilters &&
-			p.stage.Trunk != nil && len(p.ops) == 0 {
+		if scan, ok := b.ruleScan(n); ok && p.stage.Trunk != nil && len(p.ops) == 0 {
 			// A rule over a shared source: its filter is evaluated with
 			// the others' (see shareFilters), its branch gets only the
 			// rows it keeps.

@@ -28,6 +28,7 @@ type scanGroup struct {
 	// exec.Stage.Rule), over rows of schema.
 	conds  []expr.Node
 	schema types.Schema
+	name   string // of the table, for EXPLAIN
 }
 
 // shareFilters gives each trunk whose branches have rules the filter that
@@ -142,4 +143,57 @@ func scanKey(s *plan.Scan) string {
 	fmt.Fprintf(&b, "rowtime %d proctime %d idle %d changelog %v upsert %v\n",
 		s.RowtimeCol, s.ProctimeCol, s.IdleTimeoutMillis, s.Changelog, s.Upsert)
 	return b.String()
+}
+
+// ruleScan returns the shared scan under n whose rows n's filter may be
+// evaluated with the other rules' over that source (see shareFilters).
+func (b *builder) ruleScan(n *plan.Calc) (*plan.Scan, bool) {
+	scan, ok := n.Input.(*plan.Scan)
+	if !ok || n.Filter == nil || b.env.NoSharedFilters || b.shared[scan] == nil {
+		return nil, false
+	}
+	return scan, true
+}
+
+// ExplainFilters describes the shared filters the job of sinks would
+// have (see exec/filterset): per source, its groups of conditions. Empty
+// when it has none.
+func ExplainFilters(env Env, sinks ...*plan.Sink) (string, error) {
+	if env.Cluster != nil || env.NoSourceReuse || env.NoSharedFilters {
+		return "", nil
+	}
+	b := &builder{env: env}
+	b.shareScans(sinks)
+	var groups []*scanGroup
+	var walk func(n plan.Node)
+	walk = func(n plan.Node) {
+		if c, ok := n.(*plan.Calc); ok {
+			if scan, ok := b.ruleScan(c); ok {
+				g := b.shared[scan]
+				if len(g.conds) == 0 {
+					groups = append(groups, g)
+					g.schema = scan.Schema()
+					g.name = scan.Table.Name
+				}
+				g.conds = append(g.conds, c.Filter)
+				return
+			}
+		}
+		for _, in := range n.Inputs() {
+			walk(in)
+		}
+	}
+	for _, s := range sinks {
+		walk(s.Input)
+	}
+	var out strings.Builder
+	for _, g := range groups {
+		p, err := filterset.NewPlan(g.conds, g.schema, env.Expr)
+		if err != nil {
+			return "", err
+		}
+		p.Name = g.name
+		out.WriteString(p.String())
+	}
+	return out.String(), nil
 }
