@@ -1248,6 +1248,14 @@ func (e *Engine) waitJobs(jobs []*Job) error {
 				}
 				e.logf("job %s: %d keys looked up in dimension tables, %d found%s", j.Name, n, m.LookupHits.Load(), ondemand)
 			}
+			for _, g := range m.FilterGroups() {
+				var off string
+				if n := g.Uncached.Load(); n > 0 {
+					off = fmt.Sprintf(", %d rows uncached (low hit rate)", n)
+				}
+				e.logf("job %s: shared filters of %s.%s: %d cache hits, %d misses, %d evicted, %s held%s",
+					j.Name, g.Source, g.Column, g.Hits.Load(), g.Misses.Load(), g.Evictions.Load(), formatBytes(g.Bytes.Load()), off)
+			}
 		}
 		if err != nil && first == nil {
 			first = fmt.Errorf("job %s failed: %w", j.Name, err)

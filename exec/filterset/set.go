@@ -77,15 +77,17 @@ func (p *Plan) New(m *exec.Metrics) (*Set, error) {
 			}
 			g.preds = append(g.preds, pred)
 		}
-		if p.Budget != nil {
-			g.cache = &cache{budget: p.Budget, cur: newGeneration(), old: newGeneration(), stats: g.stats}
-		}
 		s.groups = append(s.groups, g)
 		for _, rs := range gp.guards {
 			if len(rs) > 0 {
 				s.guarding = append(s.guarding, g)
 				break
 			}
+		}
+		// A group that guards no rule is only asked of one conjunct at a
+		// time, for a candidate: evaluating it costs less than a lookup.
+		if p.Budget != nil && len(s.guarding) > 0 && s.guarding[len(s.guarding)-1] == g {
+			g.cache = &cache{budget: p.Budget, cur: newGeneration(), old: newGeneration(), stats: g.stats}
 		}
 	}
 	for r, rp := range p.rules {
