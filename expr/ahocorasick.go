@@ -13,7 +13,7 @@ import (
 // as many entries as the keys have distinct bytes, not 256. The states
 // are numbered breadth first; the shallowest ones, where a scan spends
 // nearly all its time, have dense rows (a full transition table, one
-// lookup a byte), as many as fit in denseBudget bytes. Deeper states keep
+// lookup a byte), as many as fit in acDenseBudget bytes. Deeper states keep
 // only their trie edges and fall back along failure links, which always
 // end in a dense state. So a set of 10,000 keys costs a few bytes per key
 // byte instead of a row per key byte.
@@ -33,8 +33,8 @@ type acAutomaton struct {
 // acOut marks a transition whose target state has keys to report.
 const acOut = 1 << 31
 
-// denseBudget bounds the memory of the dense rows.
-const denseBudget = 1 << 20
+// acDenseBudget bounds the memory of the dense rows.
+const acDenseBudget = 1 << 20
 
 // acHit is the first occurrence of a key: the index of its last byte.
 type acHit struct {
@@ -43,8 +43,9 @@ type acHit struct {
 }
 
 // newACAutomaton builds an automaton over distinct, non-empty lower-case
-// keys; key i is reported as i.
-func newACAutomaton(keys []string) *acAutomaton {
+// keys; key i is reported as i. Dense rows take at most denseBudget
+// bytes (the root's row at least).
+func newACAutomaton(keys []string, denseBudget int) *acAutomaton {
 	a := &acAutomaton{}
 	used := [256]bool{}
 	for _, k := range keys {

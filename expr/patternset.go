@@ -493,7 +493,7 @@ func NewPatternSet(ps []Pattern) (*PatternSet, error) {
 	s.keyOff, s.keyLits = flatten(keyLits)
 	s.litOff, s.litUsers = flatten(users)
 	if len(keys) > 0 {
-		s.ac = newACAutomaton(keys)
+		s.ac = newACAutomaton(keys, acDenseBudget)
 	}
 	words := (len(keys) + 63) / 64
 	s.scratch.New = func() any { return &psScratch{seen: make([]uint64, words)} }
