@@ -117,6 +117,43 @@ func requiredLits(r *resyntax.Regexp, fold bool, maxAlts int) []reqLit {
 	return nil
 }
 
+// requiredClauses returns sets of literals every string matching r
+// contains one of, each set as requiredLits makes it: a conjunction of
+// disjunctions, best first, at most maxClauses of them.
+func requiredClauses(r *resyntax.Regexp, fold bool, maxAlts, maxClauses int) [][]reqLit {
+	var out [][]reqLit
+	switch r.Op {
+	case resyntax.OpCapture, resyntax.OpPlus:
+		return requiredClauses(r.Sub[0], fold, maxAlts, maxClauses)
+	case resyntax.OpRepeat:
+		if r.Min >= 1 {
+			return requiredClauses(r.Sub[0], fold, maxAlts, maxClauses)
+		}
+		return nil
+	case resyntax.OpConcat:
+		for _, sub := range r.Sub {
+		next:
+			for _, c := range requiredClauses(sub, fold, maxAlts, maxClauses) {
+				for _, o := range out {
+					if slices.Equal(o, c) {
+						continue next
+					}
+				}
+				out = append(out, c)
+			}
+		}
+	default:
+		if l := requiredLits(r, fold, maxAlts); l != nil {
+			out = [][]reqLit{l}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b []reqLit) int { return litsScore(b) - litsScore(a) })
+	if len(out) > maxClauses {
+		out = out[:maxClauses]
+	}
+	return out
+}
+
 // litsScore rates a set of required literals as a filter: its shortest
 // literal's length, a folded one counting a little less.
 func litsScore(l []reqLit) int {

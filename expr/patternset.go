@@ -3,6 +3,7 @@ package expr
 import (
 	"fmt"
 	resyntax "regexp/syntax"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -238,15 +239,25 @@ const (
 
 // setPattern is a pattern prepared for a PatternSet.
 type setPattern struct {
-	op   setOp
-	lit  string   // opEquals ... opContains
-	m    matcher  // opVerify
-	lits []reqLit // opVerify: one of them occurs in every match; nil for none
+	op  setOp
+	lit string  // opEquals ... opContains
+	m   matcher // opVerify
+	// clauses (opVerify): every match holds a literal of each clause.
+	// The first is the best filter: the pattern is verified when one of
+	// its literals occurs and every other clause has one that occurs.
+	// None: verified on every string.
+	clauses [][]reqLit
+	// checks are the literals of clauses[1:], by their index in the
+	// PatternSet.
+	checks [][]int32
 }
 
-// maxAltLiterals bounds the literals of one pattern taken from an
-// alternation: beyond it the pattern is verified on every string.
+// maxAltLiterals bounds the literals of one clause taken from an
+// alternation: beyond it the alternation gives no clause.
 const maxAltLiterals = 8
+
+// maxClauses bounds the clauses of one pattern.
+const maxClauses = 4
 
 // compileSetPattern prepares p with the same matcher its SQL function
 // compiles to, and finds how much of it literals decide.
@@ -274,14 +285,14 @@ func compileSetPattern(p Pattern) (setPattern, error) {
 			return literalTest(opContains, pc[1]), nil
 		}
 		sp := setPattern{op: opVerify, m: percentMatcher(pc)}
-		longest := ""
 		for _, x := range pc {
-			if len(x) > len(longest) {
-				longest = x
+			if x != "" && !slices.ContainsFunc(sp.clauses, func(c []reqLit) bool { return c[0].s == x }) {
+				sp.clauses = append(sp.clauses, []reqLit{{s: x}})
 			}
 		}
-		if longest != "" {
-			sp.lits = []reqLit{{s: longest}}
+		slices.SortStableFunc(sp.clauses, func(a, b []reqLit) int { return len(b[0].s) - len(a[0].s) })
+		if len(sp.clauses) > maxClauses {
+			sp.clauses = sp.clauses[:maxClauses]
 		}
 		return sp, nil
 	case SimilarTo:
@@ -325,7 +336,7 @@ func regexSetPattern(src string, m matcher) setPattern {
 		}
 		return literalTest(op, lit)
 	}
-	return setPattern{op: opVerify, m: m, lits: requiredLits(tree, true, maxAltLiterals)}
+	return setPattern{op: opVerify, m: m, clauses: requiredClauses(tree, true, maxAltLiterals, maxClauses)}
 }
 
 // regexLiteralTest recognizes a regular expression that only tests a
@@ -429,7 +440,8 @@ func NewPatternSet(ps []Pattern) (*PatternSet, error) {
 	}
 	litID := map[reqLit]int32{}
 	var users [][]int32
-	addLit := func(l reqLit, p int32) {
+	// addLit registers a literal, and p (unless negative) as its user.
+	addLit := func(l reqLit, p int32) int32 {
 		id, ok := litID[l]
 		if !ok {
 			id = int32(len(s.lits))
@@ -437,9 +449,10 @@ func NewPatternSet(ps []Pattern) (*PatternSet, error) {
 			s.lits = append(s.lits, l)
 			users = append(users, nil)
 		}
-		if u := users[id]; len(u) == 0 || u[len(u)-1] != p {
+		if u := users[id]; p >= 0 && (len(u) == 0 || u[len(u)-1] != p) {
 			users[id] = append(u, p)
 		}
+		return id
 	}
 	for i, p := range ps {
 		sp, err := compileSetPattern(p)
@@ -456,11 +469,19 @@ func NewPatternSet(ps []Pattern) (*PatternSet, error) {
 		case opPrefix, opSuffix, opContains:
 			addLit(reqLit{s: sp.lit}, id)
 		case opVerify:
-			if len(sp.lits) == 0 {
+			if len(sp.clauses) == 0 {
 				s.verifyAll = append(s.verifyAll, id)
+				break
 			}
-			for _, l := range sp.lits {
+			for _, l := range sp.clauses[0] {
 				addLit(l, id)
+			}
+			for _, c := range sp.clauses[1:] {
+				ids := make([]int32, len(c))
+				for j, l := range c {
+					ids[j] = addLit(l, -1)
+				}
+				s.pats[i].checks = append(s.pats[i].checks, ids)
 			}
 		}
 	}
@@ -542,6 +563,7 @@ func (s *PatternSet) Match(str string, dst []uint64) {
 		return
 	}
 	sc := s.scratch.Get().(*psScratch)
+	m := matching{s: s, str: str, dst: dst, seen: sc.seen}
 	sc.hits = s.ac.scan(str, sc.seen, sc.hits[:0])
 	for _, h := range sc.hits {
 		for _, l := range s.keyLits[s.keyOff[h.key]:s.keyOff[h.key+1]] {
@@ -554,13 +576,13 @@ func (s *PatternSet) Match(str string, dst []uint64) {
 					continue
 				}
 			}
-			s.decide(l, str, dst)
+			m.decide(l)
 		}
 	}
-	if len(s.unsafe) > 0 && !isASCII(str) {
+	if len(s.unsafe) > 0 && m.nonASCII() {
 		for _, l := range s.unsafe {
 			if k := s.litKey[l]; sc.seen[k>>6]&(1<<(k&63)) == 0 {
-				s.decide(l, str, dst)
+				m.decide(l)
 			}
 		}
 	}
@@ -570,26 +592,62 @@ func (s *PatternSet) Match(str string, dst []uint64) {
 	s.scratch.Put(sc)
 }
 
-// decide tests the patterns of literal l, which occurs in str.
-func (s *PatternSet) decide(l int32, str string, dst []uint64) {
+// matching is one call of Match, once the automaton has run.
+type matching struct {
+	s     *PatternSet
+	str   string
+	dst   []uint64
+	seen  []uint64 // the keys that occur
+	ascii int8     // 0 unknown, 1 str is ASCII, -1 it is not
+}
+
+func (m *matching) nonASCII() bool {
+	if m.ascii == 0 {
+		m.ascii = 1
+		if !isASCII(m.str) {
+			m.ascii = -1
+		}
+	}
+	return m.ascii < 0
+}
+
+// occurs reports whether literal l occurs in the string.
+func (m *matching) occurs(l int32) bool {
+	lit := &m.s.lits[l]
+	if k := m.s.litKey[l]; m.seen[k>>6]&(1<<(k&63)) == 0 {
+		return lit.fold && hasUnsafe(lit.s) && m.nonASCII()
+	}
+	return lit.fold || strings.Contains(m.str, lit.s)
+}
+
+// decide tests the patterns of literal l, which occurs in the string.
+func (m *matching) decide(l int32) {
+	s, str, dst := m.s, m.str, m.dst
 	for _, p := range s.litUsers[s.litOff[l]:s.litOff[l+1]] {
 		w, b := p>>6, uint64(1)<<(p&63)
 		if dst[w]&b != 0 {
 			continue // an alternation's other literal decided it
 		}
 		sp := &s.pats[p]
-		var m bool
+		var ok bool
 		switch sp.op {
 		case opContains:
-			m = true
+			ok = true
 		case opPrefix:
-			m = strings.HasPrefix(str, sp.lit)
+			ok = strings.HasPrefix(str, sp.lit)
 		case opSuffix:
-			m = strings.HasSuffix(str, sp.lit)
+			ok = strings.HasSuffix(str, sp.lit)
 		case opVerify:
-			m = sp.m(str)
+			ok = true
+			for _, c := range sp.checks {
+				if !slices.ContainsFunc(c, m.occurs) {
+					ok = false
+					break
+				}
+			}
+			ok = ok && sp.m(str)
 		}
-		if m {
+		if ok {
 			dst[w] |= b
 		}
 	}

@@ -321,31 +321,35 @@ func TestPatternSetRequiredLiterals(t *testing.T) {
 		p    Pattern
 		want string
 	}{
-		{Pattern{Kind: Regexp, Text: "(?i)powershell.*-enc"}, "[powershell/i]"},
+		{Pattern{Kind: Regexp, Text: "(?i)powershell.*-enc"}, "[powershell/i][-enc/i]"},
 		{Pattern{Kind: Regexp, Text: "(?i)(mimikatz|sekurlsa)"}, "[mimikatz/i sekurlsa/i]"},
-		{Pattern{Kind: Regexp, Text: "(cmd|power)shell.exe"}, "[shell]"},
-		{Pattern{Kind: Regexp, Text: "(cmd|pwsh)\\.exe -c"}, "[.exe -c]"},
-		{Pattern{Kind: Regexp, Text: "(abc|d)x"}, "[abc d]"},
-		{Pattern{Kind: Regexp, Text: "a|b?"}, "[]"},
+		{Pattern{Kind: Regexp, Text: "(cmd|power)shell.exe"}, "[shell][cmd power][exe]"},
+		{Pattern{Kind: Regexp, Text: "(cmd|pwsh)\\.exe -c"}, "[.exe -c][cmd pwsh]"},
+		{Pattern{Kind: Regexp, Text: "(abc|d)x"}, "[abc d][x]"},
+		{Pattern{Kind: Regexp, Text: "a|b?"}, ""},
 		{Pattern{Kind: Regexp, Text: "(?i)é+x"}, "[x/i]"},
 		{Pattern{Kind: Regexp, Text: "ab\ufffdcde"}, "[cde]"},
-		{Pattern{Kind: Like, Text: "a%bcd%e_f"}, "[bcd]"},
-		{Pattern{Kind: Like, Text: "ab%cd"}, "[ab]"},
+		{Pattern{Kind: Like, Text: "a%bcd%e_f"}, "[bcd][a][e][f]"},
+		{Pattern{Kind: Like, Text: "ab%cd"}, "[ab][cd]"},
 		{Pattern{Kind: SimilarTo, Text: "%(x|y)abc[0-9]%"}, "[abc]"},
 	} {
 		sp, err := compileSetPattern(c.p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var parts []string
-		for _, l := range sp.lits {
-			if l.fold {
-				parts = append(parts, l.s+"/i")
-			} else {
-				parts = append(parts, l.s)
+		var clauses []string
+		for _, c := range sp.clauses {
+			var parts []string
+			for _, l := range c {
+				if l.fold {
+					parts = append(parts, l.s+"/i")
+				} else {
+					parts = append(parts, l.s)
+				}
 			}
+			clauses = append(clauses, "["+strings.Join(parts, " ")+"]")
 		}
-		if got := "[" + strings.Join(parts, " ") + "]"; got != c.want || sp.op != opVerify {
+		if got := strings.Join(clauses, ""); got != c.want || sp.op != opVerify {
 			t.Errorf("%s: op %d literals %s, want %s", c.p, sp.op, got, c.want)
 		}
 	}
