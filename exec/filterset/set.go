@@ -2,6 +2,7 @@ package filterset
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/expr"
@@ -47,9 +48,13 @@ const (
 type group struct {
 	plan  *groupPlan
 	col   int
-	preds []predicate
+	preds []predicate // nil for the conjuncts a matcher decides
 	cache *cache
 	stats *exec.FilterGroupStats
+	// matchers decide the pattern conjuncts (LIKE, REGEXP, ...) of each
+	// tested expression in one pass; others lists the other conjuncts.
+	matchers []*matcher
+	others   []int32
 
 	// null is the list for NULL, computed once.
 	null     []uint32
@@ -76,6 +81,9 @@ func (p *Plan) New(m *exec.Metrics) (*Set, error) {
 				return nil, err
 			}
 			g.preds = append(g.preds, pred)
+		}
+		if err := g.compileMatchers(p.env); err != nil {
+			return nil, err
 		}
 		s.groups = append(s.groups, g)
 		for _, rs := range gp.guards {
@@ -257,8 +265,26 @@ func (g *group) lookup(row []types.Value) ([]uint32, error) {
 
 // evaluate appends to l the conjuncts TRUE for row, in order.
 func (g *group) evaluate(row []types.Value, l []uint32) ([]uint32, error) {
-	for j, pred := range g.preds {
-		ok, err := pred(row)
+	if g.matchers == nil {
+		for j, pred := range g.preds {
+			ok, err := pred(row)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				l = append(l, uint32(j))
+			}
+		}
+		return l, nil
+	}
+	for _, m := range g.matchers {
+		var err error
+		if l, err = m.appendTrue(row, l); err != nil {
+			return nil, err
+		}
+	}
+	for _, j := range g.others {
+		ok, err := g.preds[j](row)
 		if err != nil {
 			return nil, err
 		}
@@ -266,6 +292,7 @@ func (g *group) evaluate(row []types.Value, l []uint32) ([]uint32, error) {
 			l = append(l, uint32(j))
 		}
 	}
+	slices.Sort(l)
 	return l, nil
 }
 

@@ -1,0 +1,101 @@
+package filterset
+
+import (
+	"github.com/sluicesql/sluice/expr"
+	"github.com/sluicesql/sluice/types"
+)
+
+// minPatterns is how many pattern conjuncts over one expression make a
+// matcher worth its pass: fewer are evaluated one by one.
+const minPatterns = 4
+
+// matcher decides the pattern conjuncts of a group that test one
+// expression (the column, or a function of it), all in one pass over its
+// value (expr.PatternSet: literals through one automaton, the regexes
+// that could match verified alone).
+type matcher struct {
+	subject expr.Eval
+	set     *expr.PatternSet
+	// conj and negated are per pattern: the conjunct it decides and
+	// whether that conjunct is its negation (NOT LIKE ...).
+	conj    []uint32
+	negated []bool
+	bits    []uint64
+}
+
+// compileMatchers builds the group's matchers, one per expression that
+// at least minPatterns pattern conjuncts test; the other conjuncts stay
+// in others.
+func (g *group) compileMatchers(env *expr.Env) error {
+	type subject struct {
+		node     expr.Node
+		pats     []expr.Pattern
+		conjs    []uint32
+		negateds []bool
+	}
+	var subjects []*subject
+	byKey := map[string]*subject{}
+	for j, c := range g.plan.conjs {
+		x, p, neg, ok := expr.AsPattern(c)
+		if !ok {
+			continue
+		}
+		if k := x.Type().Kind; k != types.KindChar && k != types.KindVarChar {
+			continue
+		}
+		key := x.String() + " : " + x.Type().String()
+		s := byKey[key]
+		if s == nil {
+			s = &subject{node: x}
+			byKey[key] = s
+			subjects = append(subjects, s)
+		}
+		s.pats = append(s.pats, p)
+		s.conjs = append(s.conjs, uint32(j))
+		s.negateds = append(s.negateds, neg)
+	}
+	decided := make([]bool, len(g.plan.conjs))
+	for _, s := range subjects {
+		if len(s.pats) < minPatterns {
+			continue
+		}
+		set, err := expr.NewPatternSet(s.pats)
+		if err != nil {
+			return err
+		}
+		ev, err := expr.Compile(s.node, env)
+		if err != nil {
+			return err
+		}
+		g.matchers = append(g.matchers, &matcher{subject: ev, set: set, conj: s.conjs, negated: s.negateds,
+			bits: make([]uint64, (len(s.pats)+63)/64)})
+		for _, j := range s.conjs {
+			decided[j] = true
+		}
+	}
+	if g.matchers == nil {
+		return nil
+	}
+	for j, d := range decided {
+		if !d {
+			g.others = append(g.others, int32(j))
+		}
+	}
+	return nil
+}
+
+// appendTrue appends to l the conjuncts of m TRUE for row: none when the
+// subject is NULL (a pattern over NULL is NULL, and so is its NOT).
+func (m *matcher) appendTrue(row []types.Value, l []uint32) ([]uint32, error) {
+	v, err := m.subject(row)
+	if err != nil || v.IsNull() {
+		return l, err
+	}
+	m.set.Match(v.Str(), m.bits)
+	for i, j := range m.conj {
+		if (m.bits[i>>6]&(1<<(i&63)) != 0) != m.negated[i] {
+			l = append(l, j)
+		}
+	}
+	return l, nil
+}
