@@ -48,20 +48,64 @@ func (b *Budget) give(n int64) { b.used.Add(-n) }
 // taken for the other's.
 type fingerprint [2]uint64
 
-// span is where a cached list of TRUE conjuncts lies in its generation's
-// arena.
-type span struct{ off, n uint32 }
+// slot is a cached value: its fingerprint and where its list of TRUE
+// conjuncts lies in the generation's arena; n is the list's length + 1
+// (0: an empty slot).
+type slot struct {
+	f      fingerprint
+	off, n uint32
+}
 
-// generation is half of a cache: the values seen since it began.
+// generation is half of a cache: the values seen since it began, in an
+// open-addressing table indexed by the fingerprint's low bits (it is a
+// hash already) with linear probing, at most 3/4 full.
 type generation struct {
-	index map[fingerprint]span
+	slots []slot
+	used  int
 	arena []uint32
 	bytes int64
 }
 
-// entryBytes is what a cached value costs beside its list: the key, the
-// span and the map's own share.
-const entryBytes = 16 + 8 + 24
+// entryBytes is what a cached value costs beside its list: its slot and
+// the share of the table's free slots.
+const entryBytes = 48
+
+func (g *generation) find(f fingerprint) *slot {
+	mask := uint64(len(g.slots) - 1)
+	for i := f[1] & mask; ; i = (i + 1) & mask {
+		s := &g.slots[i]
+		if s.n == 0 || s.f == f {
+			return s
+		}
+	}
+}
+
+func (g *generation) get(f fingerprint) ([]uint32, bool) {
+	s := g.find(f)
+	if s.n == 0 {
+		return nil, false
+	}
+	return g.arena[s.off : s.off+s.n-1 : s.off+s.n-1], true
+}
+
+func (g *generation) insert(f fingerprint, l []uint32) {
+	if 4*(g.used+1) > 3*len(g.slots) {
+		old := g.slots
+		g.slots = make([]slot, 2*len(old))
+		for _, s := range old {
+			if s.n != 0 {
+				*g.find(s.f) = s
+			}
+		}
+	}
+	s := g.find(f)
+	if s.n != 0 {
+		return
+	}
+	*s = slot{f: f, off: uint32(len(g.arena)), n: uint32(len(l)) + 1}
+	g.arena = append(g.arena, l...)
+	g.used++
+}
 
 // cache remembers, per fingerprint of a value, the conjuncts of a group
 // that are TRUE for it. It has two generations: new values go into the
@@ -74,18 +118,17 @@ type cache struct {
 	stats    *exec.FilterGroupStats
 }
 
-func newGeneration() generation { return generation{index: map[fingerprint]span{}} }
+func newGeneration() generation { return generation{slots: make([]slot, 64)} }
 
 // get returns the list cached for f.
 func (c *cache) get(f fingerprint) ([]uint32, bool) {
-	if s, ok := c.cur.index[f]; ok {
-		return c.cur.arena[s.off : s.off+s.n : s.off+s.n], true
+	if l, ok := c.cur.get(f); ok {
+		return l, true
 	}
-	s, ok := c.old.index[f]
+	l, ok := c.old.get(f)
 	if !ok {
 		return nil, false
 	}
-	l := c.old.arena[s.off : s.off+s.n : s.off+s.n]
 	c.put(f, l)
 	return l, true
 }
@@ -99,8 +142,7 @@ func (c *cache) put(f fingerprint, l []uint32) {
 			return // other groups hold the budget
 		}
 	}
-	c.cur.index[f] = span{off: uint32(len(c.cur.arena)), n: uint32(len(l))}
-	c.cur.arena = append(c.cur.arena, l...)
+	c.cur.insert(f, l)
 	c.cur.bytes += cost
 	c.stats.Bytes.Add(cost)
 	if len(c.cur.arena) > 1<<31 {
@@ -110,7 +152,7 @@ func (c *cache) put(f fingerprint, l []uint32) {
 
 // rotate drops the older generation.
 func (c *cache) rotate() {
-	if n := len(c.old.index); n > 0 {
+	if n := c.old.used; n > 0 {
 		c.stats.Evictions.Add(int64(n))
 	}
 	c.budget.give(c.old.bytes)

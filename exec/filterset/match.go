@@ -1,6 +1,8 @@
 package filterset
 
 import (
+	"math/bits"
+
 	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/types"
 )
@@ -20,7 +22,9 @@ type matcher struct {
 	// whether that conjunct is its negation (NOT LIKE ...).
 	conj    []uint32
 	negated []bool
-	bits    []uint64
+	// negations lists the negated patterns: TRUE when theirs is FALSE.
+	negations []int32
+	bits      []uint64
 }
 
 // compileMatchers builds the group's matchers, one per expression that
@@ -67,8 +71,13 @@ func (g *group) compileMatchers(env *expr.Env) error {
 		if err != nil {
 			return err
 		}
-		g.matchers = append(g.matchers, &matcher{subject: ev, set: set, conj: s.conjs, negated: s.negateds,
-			bits: make([]uint64, (len(s.pats)+63)/64)})
+		m := &matcher{subject: ev, set: set, conj: s.conjs, negated: s.negateds, bits: make([]uint64, (len(s.pats)+63)/64)}
+		for i, neg := range s.negateds {
+			if neg {
+				m.negations = append(m.negations, int32(i))
+			}
+		}
+		g.matchers = append(g.matchers, m)
 		for _, j := range s.conjs {
 			decided[j] = true
 		}
@@ -92,9 +101,18 @@ func (m *matcher) appendTrue(row []types.Value, l []uint32) ([]uint32, error) {
 		return l, err
 	}
 	m.set.Match(v.Str(), m.bits)
-	for i, j := range m.conj {
-		if (m.bits[i>>6]&(1<<(i&63)) != 0) != m.negated[i] {
-			l = append(l, j)
+	for w, word := range m.bits {
+		for word != 0 {
+			i := w<<6 | bits.TrailingZeros64(word)
+			word &= word - 1
+			if !m.negated[i] {
+				l = append(l, m.conj[i])
+			}
+		}
+	}
+	for _, i := range m.negations {
+		if m.bits[i>>6]&(1<<(i&63)) == 0 {
+			l = append(l, m.conj[i])
 		}
 	}
 	return l, nil

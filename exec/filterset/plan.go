@@ -78,15 +78,25 @@ type rulePlan struct {
 func NewPlan(conds []expr.Node, schema types.Schema, env *expr.Env) (*Plan, error) {
 	p := &Plan{env: env}
 	byCol := map[int]int32{}
+	// uses counts the rules that have each conjunct: the more rules share
+	// one, the more candidates it brings when TRUE, and the worse a guard
+	// it is (integrity_level = 'System' in four hundred rules).
+	uses := map[string]int{}
 	for r, cond := range conds {
-		rp := rulePlan{guard: ref{group: -1}}
 		if cond == nil {
 			cond = &expr.Literal{V: types.BoolValue(true), T: types.Boolean.WithNullable(false)}
+			conds[r] = cond
 		}
 		if k := cond.Type().Kind; k != types.KindBoolean && k != types.KindNull {
 			return nil, fmt.Errorf("cannot use %s as a condition: it is %s, not BOOLEAN", cond, cond.Type())
 		}
-		best := -1
+		for _, c := range expr.Conjuncts(cond) {
+			uses[conjKey(c)]++
+		}
+	}
+	for r, cond := range conds {
+		rp := rulePlan{guard: ref{group: -1}}
+		best := 0.0
 		for _, c := range expr.Conjuncts(cond) {
 			col, ok := groupColumn(c, schema)
 			if !ok {
@@ -101,7 +111,7 @@ func NewPlan(conds []expr.Node, schema types.Schema, env *expr.Env) (*Plan, erro
 					typ: schema.Columns[col].Type, keys: map[string]int32{}})
 			}
 			g := p.groups[gi]
-			key := c.String() + " : " + c.Type().String()
+			key := conjKey(c)
 			j, ok := g.keys[key]
 			if !ok {
 				j = int32(len(g.conjs))
@@ -110,11 +120,11 @@ func NewPlan(conds []expr.Node, schema types.Schema, env *expr.Env) (*Plan, erro
 				g.guards = append(g.guards, nil)
 			}
 			x := ref{group: gi, conj: j}
-			if s := guardScore(c); s > best {
-				if best >= 0 {
+			if cost := guardCost(c) * float64(uses[key]); rp.guard.group < 0 || cost < best {
+				if rp.guard.group >= 0 {
 					rp.rest = append(rp.rest, rp.guard)
 				}
-				rp.guard, best = x, s
+				rp.guard, best = x, cost
 			} else {
 				rp.rest = append(rp.rest, x)
 			}
@@ -148,23 +158,28 @@ func groupColumn(c expr.Node, schema types.Schema) (int, bool) {
 	return 0, false
 }
 
-// guardScore ranks a conjunct as a guard: how rarely it is likely TRUE.
-func guardScore(c expr.Node) int {
+func conjKey(c expr.Node) string { return c.String() + " : " + c.Type().String() }
+
+// guardCost ranks a conjunct as a guard by how often it is likely TRUE:
+// an equality or IN list rarely, a pattern more often, a range or an OR
+// often, a negation almost always. A rule takes the conjunct of least
+// cost times the number of rules that share it.
+func guardCost(c expr.Node) float64 {
 	call, ok := c.(*expr.Call)
 	if !ok {
-		return 1
+		return 8
 	}
 	switch call.Name {
 	case "=", "IN", "IS NULL", "IS TRUE":
-		return 4
+		return 1
 	case "LIKE", "SIMILAR TO", "REGEXP", "IS FALSE":
-		return 3
-	case "OR":
 		return 2
+	case "OR":
+		return 4
 	case "<>", "NOT", "NOT LIKE", "NOT SIMILAR TO", "IS NOT NULL", "NOT IN", "IS NOT TRUE", "IS NOT FALSE":
-		return 0
+		return 64
 	}
-	return 1
+	return 8
 }
 
 // Rules returns the number of rules.
