@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sluicesql/sluice"
+	"github.com/sluicesql/sluice/internal/bench"
 	"github.com/sluicesql/sluice/internal/cputime"
 )
 
@@ -280,4 +282,80 @@ func residentBytes() int64 {
 	}
 	pages, _ := strconv.ParseInt(f[1], 10, 64)
 	return pages * int64(os.Getpagesize())
+}
+
+// BenchmarkRegexRules runs 100 REGEXP rules (bench.URLRegexes) over the
+// URLs of SLUICE_RULES_EVENTS Nexmark bids (default 200,000) read from a
+// JSON file, as one statement set writing the matching bids' auction and
+// URL into JSON files, and reports events per CPU second of the run (the
+// input file is written before, not measured). SLUICE_RULES_SET as in
+// BenchmarkRules ('pipeline.shared-filters=false' evaluates the rules one
+// by one; 'pipeline.filter-cache.size=0' without the cache):
+//
+//	GOMAXPROCS=1 SLUICE_RULES_EVENTS=1000000 go test . -run '^$' -bench RegexRules -benchtime 1x
+func BenchmarkRegexRules(b *testing.B) {
+	events := 200_000
+	if s := os.Getenv("SLUICE_RULES_EVENTS"); s != "" {
+		var err error
+		if events, err = strconv.Atoi(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	dir := b.TempDir()
+	in := filepath.Join(dir, "bids.json")
+	ddl, err := os.ReadFile("testdata/nexmark/ddl.sql")
+	if err != nil {
+		b.Fatal(err)
+	}
+	write := strings.NewReplacer("$EVENTS", strconv.Itoa(events*50/46), "$RATE", "10000000").Replace(string(ddl)) + fmt.Sprintf(`
+CREATE TABLE bids_file (auction BIGINT, bidder BIGINT, price BIGINT, channel STRING, url STRING, dateTime TIMESTAMP(3), extra STRING)
+WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');
+INSERT INTO bids_file SELECT bid.auction, bid.bidder, bid.price, bid.channel, bid.url, bid.dateTime, bid.extra FROM datagen WHERE event_type = 2;
+`, in)
+	e, err := sluice.Open(sluice.Options{Stdout: io.Discard})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := e.Run(context.Background(), "write.sql", []byte(write)); err != nil {
+		b.Fatal(sluice.FormatError(err, []byte(write)))
+	}
+	e.Close()
+	var src strings.Builder
+	if set := os.Getenv("SLUICE_RULES_SET"); set != "" {
+		for _, kv := range strings.Split(set, ";") {
+			k, v, _ := strings.Cut(kv, "=")
+			fmt.Fprintf(&src, "SET '%s' = '%s';\n", strings.TrimSpace(k), strings.TrimSpace(v))
+		}
+	}
+	fmt.Fprintf(&src, "CREATE TABLE bids (auction BIGINT, bidder BIGINT, price BIGINT, channel STRING, url STRING, dateTime TIMESTAMP(3), extra STRING) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');\n", in)
+	regexes := bench.URLRegexes(100, 42)
+	for i := range regexes {
+		fmt.Fprintf(&src, "CREATE TABLE alert%d (auction BIGINT, url STRING) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');\n",
+			i, filepath.Join(dir, "out", fmt.Sprintf("r%d", i)))
+	}
+	src.WriteString("EXECUTE STATEMENT SET BEGIN\n")
+	for i, re := range regexes {
+		fmt.Fprintf(&src, "INSERT INTO alert%d SELECT auction, url FROM bids WHERE REGEXP(url, '%s');\n", i, strings.ReplaceAll(re, "'", "''"))
+	}
+	src.WriteString("END;\n")
+	b.ResetTimer()
+	cpu := cputime.Seconds()
+	for range b.N {
+		os.RemoveAll(filepath.Join(dir, "out"))
+		if err := os.Mkdir(filepath.Join(dir, "out"), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		e, err := sluice.Open(sluice.Options{Stdout: io.Discard})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := e.Run(context.Background(), "regex.sql", []byte(src.String())); err != nil {
+			b.Fatal(sluice.FormatError(err, []byte(src.String())))
+		}
+		e.Close()
+	}
+	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	if c := cputime.Seconds() - cpu; c > 0 {
+		b.ReportMetric(float64(events)*float64(b.N)/c, "events/cpu-s")
+	}
 }
