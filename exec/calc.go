@@ -67,7 +67,7 @@ func (c *Calc) Open(ctx *Context) error {
 // Process implements Operator.
 func (c *Calc) Process(b *types.Batch) error {
 	out := c.out
-	out.Reset()
+	out.Truncate()
 	w := len(c.Projs)
 	for i := range b.Rows {
 		r := &b.Rows[i]
