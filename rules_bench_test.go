@@ -48,15 +48,16 @@ var (
 // 25% comparisons and IN lists on the user, the host and the integrity
 // level, some joined with a substring match. The rules are distinct (as
 // in a real set, each looks for something of its own) and most match
-// rarely; one in twenty looks for a string of the benign activity, as
-// real rule sets have noisy rules. Each rule is one INSERT of the
+// rarely; one in a hundred looks for a string of the benign activity, as
+// real rule sets have noisy rules (at 10,000 rules, about 4 alerts an
+// event). Each rule is one INSERT of the
 // matching events into a blackhole sink, all in one statement set.
 func ruleSet(n int, seed uint64) string {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	// indicator draws a distinct-looking string a rule looks for.
 	indicator := func() string {
 		switch u := rng.IntN(100); {
-		case u < 5:
+		case u < 1:
 			return ruleNoisy[rng.IntN(len(ruleNoisy))]
 		case u < 45:
 			return ruleTools[rng.IntN(len(ruleTools))]
@@ -67,7 +68,7 @@ func ruleSet(n int, seed uint64) string {
 		}
 	}
 	exe := func() string {
-		if rng.IntN(20) == 0 {
+		if rng.IntN(100) == 0 {
 			return ruleBenignExes[rng.IntN(len(ruleBenignExes))]
 		}
 		if rng.IntN(2) == 0 {

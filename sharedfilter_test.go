@@ -187,7 +187,8 @@ func TestSharedFiltersDifferential(t *testing.T) {
 				rules[i] = sfCondition(rng, 3)
 			}
 			want := sfRun(t, dir, rules, "SET 'pipeline.shared-filters' = 'false'")
-			for _, sets := range [][]string{nil, {"SET 'pipeline.filter-cache.size' = '1 kb'"}, {"SET 'pipeline.filter-cache.size' = '0'"}} {
+			for _, sets := range [][]string{nil, {"SET 'pipeline.filter-cache.size' = '1 kb'"}, {"SET 'pipeline.filter-cache.size' = '0'"},
+				{"SET 'pipeline.filter-multi-pattern' = 'false'"}} {
 				got := sfRun(t, dir, rules, sets...)
 				for i, r := range rules {
 					name := fmt.Sprintf("r%d", i)

@@ -850,6 +850,10 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	if err != nil {
 		return nil, err
 	}
+	multiPattern, err := config.MultiPattern(cfg)
+	if err != nil {
+		return nil, err
+	}
 	var budget *filterset.Budget
 	if cacheSize > 0 {
 		budget = e.filterBudget
@@ -859,6 +863,7 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		NoSourceReuse:   !reuse,
 		NoSharedFilters: !shareFilters,
 		FilterBudget:    budget,
+		NoMultiPattern:  !multiPattern,
 		StateTTL:        ttl,
 		MiniBatch:       miniBatch,
 		DropNullRows:    dropNulls,

@@ -79,6 +79,9 @@ type Env struct {
 	// with caches held within FilterBudget (nil: no caches).
 	NoSharedFilters bool
 	FilterBudget    *filterset.Budget
+	// NoMultiPattern evaluates the pattern conditions of a shared filter
+	// one by one ('pipeline.filter-multi-pattern' = 'false').
+	NoMultiPattern bool
 	// Cluster, if set, builds the graph of one member of a cluster: the
 	// sources read only the partitions assigned to this process, and
 	// stages are cut at re-keying by shuffle topics instead of in-memory

@@ -44,7 +44,7 @@ func (b *builder) shareFilters() error {
 		if err != nil {
 			return err
 		}
-		p.Budget, p.Name = b.env.FilterBudget, g.trunk.Name
+		p.Budget, p.Name, p.NoMultiPattern = b.env.FilterBudget, g.trunk.Name, b.env.NoMultiPattern
 		g.trunk.Filter = func(task int, m *exec.Metrics) (exec.BranchFilter, error) { return p.New(m) }
 	}
 	return nil

@@ -50,6 +50,8 @@ type Plan struct {
 	Budget *Budget
 	// Name names the source, in metrics and EXPLAIN.
 	Name string
+	// NoMultiPattern evaluates pattern conjuncts one by one.
+	NoMultiPattern bool
 }
 
 // groupPlan is the conjuncts over one column.

@@ -82,8 +82,10 @@ func (p *Plan) New(m *exec.Metrics) (*Set, error) {
 			}
 			g.preds = append(g.preds, pred)
 		}
-		if err := g.compileMatchers(p.env); err != nil {
-			return nil, err
+		if !p.NoMultiPattern {
+			if err := g.compileMatchers(p.env); err != nil {
+				return nil, err
+			}
 		}
 		s.groups = append(s.groups, g)
 		for _, rs := range gp.guards {

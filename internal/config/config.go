@@ -51,8 +51,9 @@ const (
 	WasmMemoryLimit            = "wasm.memory-limit"
 	WasmCallTimeout            = "wasm.call-timeout"
 	// Filters of many rules over one source.
-	SharedFilters   = "pipeline.shared-filters"
-	FilterCacheSize = "pipeline.filter-cache.size"
+	SharedFilters      = "pipeline.shared-filters"
+	FilterCacheSize    = "pipeline.filter-cache.size"
+	FilterMultiPattern = "pipeline.filter-multi-pattern"
 )
 
 // DefaultFilterCacheSize is the memory the filter caches of an engine
@@ -96,6 +97,7 @@ var options = []option{
 	{WasmMemoryLimit, func(v string) error { _, err := WasmMemory(map[string]string{WasmMemoryLimit: v}); return err }},
 	{WasmCallTimeout, checkDuration(WasmCallTimeout)},
 	{SharedFilters, checkBool(SharedFilters)},
+	{FilterMultiPattern, checkBool(FilterMultiPattern)},
 	{FilterCacheSize, func(v string) error { _, err := FilterCache(map[string]string{FilterCacheSize: v}); return err }},
 }
 
@@ -412,6 +414,21 @@ func ShareFilters(cfg map[string]string) (bool, error) {
 	on, err := strconv.ParseBool(strings.TrimSpace(v))
 	if err != nil {
 		return false, fmt.Errorf("%s must be 'true' or 'false', got '%s'", SharedFilters, v)
+	}
+	return on, nil
+}
+
+// MultiPattern reads 'pipeline.filter-multi-pattern': whether the pattern
+// conditions (LIKE, REGEXP, ...) of a shared filter group over one
+// expression are matched in one pass (true, the default) or one by one.
+func MultiPattern(cfg map[string]string) (bool, error) {
+	v, ok := cfg[FilterMultiPattern]
+	if !ok {
+		return true, nil
+	}
+	on, err := strconv.ParseBool(strings.TrimSpace(v))
+	if err != nil {
+		return false, fmt.Errorf("%s must be 'true' or 'false', got '%s'", FilterMultiPattern, v)
 	}
 	return on, nil
 }
