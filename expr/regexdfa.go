@@ -26,9 +26,11 @@ type regexDFA struct {
 	bounds []rune   // non-ASCII runes: the class of r is bclass[i] for the last i with bounds[i] <= r
 	bclass []uint16 //
 	nclass int
-	start  int32
-	next   []int32 // state*nclass+class: the next state, or dfaMatch, or dfaDead
-	atEnd  []bool  // the state accepts at the end of the input
+	// States are numbered by the offset of their row in next: state
+	// s's row is next[s : s+nclass].
+	start int32
+	next  []int32 // state+class: the next state, or dfaMatch, or dfaDead
+	atEnd []bool  // state/nclass accepts at the end of the input
 }
 
 const (
@@ -99,6 +101,14 @@ func compileRegexDFA(src string) *regexDFA {
 			}
 		}
 		d.atEnd[s] = end.match
+	}
+	for i, t := range d.next {
+		if t >= 0 {
+			d.next[i] = t * int32(d.nclass)
+		}
+	}
+	if d.start >= 0 {
+		d.start *= int32(d.nclass)
 	}
 	return d
 }
@@ -289,10 +299,10 @@ func (d *regexDFA) MatchString(s string) bool {
 			c = d.classOf(r)
 			i += w
 		}
-		st = next[int(st)*nclass+int(c)]
+		st = next[int(st)+int(c)]
 		if st < 0 {
 			return st == dfaMatch
 		}
 	}
-	return d.atEnd[st]
+	return d.atEnd[int(st)/nclass]
 }
