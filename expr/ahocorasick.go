@@ -18,14 +18,16 @@ import (
 // end in a dense state. So a set of 10,000 keys costs a few bytes per key
 // byte instead of a row per key byte.
 type acAutomaton struct {
-	class   [256]uint8
-	nclass  int
-	ndense  uint32
-	dense   []uint32 // ndense rows of nclass targets, each or'ed with acOut when it has keys
+	class  [256]uint8
+	nclass int
+	ndense uint32
+	// Transitions name states by their code (see code): a dense state by
+	// the offset of its row, so that a step is one load.
+	dense   []uint32 // ndense rows of nclass targets' codes, each or'ed with acOut when it has keys
 	fail    []uint32 // failure link of each state
 	edgeOff []uint32 // edges of sparse state s: edgeOff[s-ndense] to edgeOff[s-ndense+1]
 	edgeCls []uint8
-	edgeTo  []uint32 // or'ed with acOut
+	edgeTo  []uint32 // codes, or'ed with acOut
 	key     []int32  // key ending at each state, or -1
 	outLink []uint32 // next state along the failure links with a key, or 0
 }
@@ -129,6 +131,7 @@ func newACAutomaton(keys []string, denseBudget int) *acAutomaton {
 		}
 		return 0
 	}
+	code := a.code
 	// Failure and output links, breadth first: a state's failure target
 	// is shallower, so it is done before it.
 	for s := uint32(0); s < uint32(ns); s++ {
@@ -159,7 +162,7 @@ func newACAutomaton(keys []string, denseBudget int) *acAutomaton {
 			row := a.dense[int(s)*a.nclass : int(s+1)*a.nclass]
 			for c := range a.nclass {
 				if t, ok := goTo(s, uint8(c)); ok {
-					row[c] = t | hasOut(t)
+					row[c] = code(t) | hasOut(t)
 				} else if s != 0 {
 					row[c] = a.dense[int(a.fail[s])*a.nclass+c]
 				}
@@ -169,14 +172,31 @@ func newACAutomaton(keys []string, denseBudget int) *acAutomaton {
 		for _, e := range children[order[s]] {
 			t := newID[e.to]
 			a.edgeCls = append(a.edgeCls, e.cls)
-			a.edgeTo = append(a.edgeTo, t|hasOut(t))
+			a.edgeTo = append(a.edgeTo, code(t)|hasOut(t))
 		}
 		a.edgeOff = append(a.edgeOff, uint32(len(a.edgeCls)))
 	}
 	return a
 }
 
-// step returns the transition of a sparse state s on class c.
+// code is the code of state s: the offset of its row for a dense state,
+// and for a sparse one its number past the rows.
+func (a *acAutomaton) code(s uint32) uint32 {
+	if s < a.ndense {
+		return s * uint32(a.nclass)
+	}
+	return a.ndense*uint32(a.nclass) + s - a.ndense
+}
+
+// state is the state of code v.
+func (a *acAutomaton) state(v uint32) uint32 {
+	if lim := a.ndense * uint32(a.nclass); v >= lim {
+		return v - lim + a.ndense
+	}
+	return v / uint32(a.nclass)
+}
+
+// step returns the transition of sparse state s on class c.
 func (a *acAutomaton) step(s uint32, c uint8) uint32 {
 	for s >= a.ndense {
 		i := s - a.ndense
@@ -194,21 +214,21 @@ func (a *acAutomaton) step(s uint32, c uint8) uint32 {
 // (a bit set over keys, cleared by the caller) does not yet hold, and
 // marks it in seen.
 func (a *acAutomaton) scan(str string, seen []uint64, hits []acHit) []acHit {
-	s := uint32(0)
-	dense, nclass, ndense := a.dense, a.nclass, a.ndense
+	v := uint32(0)
+	dense, lim := a.dense, a.ndense*uint32(a.nclass)
 	for i := 0; i < len(str); i++ {
 		c := a.class[str[i]]
 		var t uint32
-		if s < ndense {
-			t = dense[int(s)*nclass+int(c)]
+		if v < lim {
+			t = dense[v+uint32(c)]
 		} else {
-			t = a.step(s, c)
+			t = a.step(v-lim+a.ndense, c)
 		}
-		s = t &^ acOut
+		v = t &^ acOut
 		if t&acOut == 0 {
 			continue
 		}
-		for o := s; o != 0; o = a.outLink[o] {
+		for o := a.state(v); o != 0; o = a.outLink[o] {
 			k := a.key[o]
 			if k < 0 {
 				continue

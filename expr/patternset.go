@@ -324,7 +324,8 @@ func literalTest(op setOp, lit string) setPattern {
 }
 
 // regexSetPattern prepares a compiled regular expression of source src
-// (which compiled, so it parses) matched by m.
+// (which compiled, so it parses) matched by m; its automaton
+// (regexDFA), where it has one, replaces m.
 func regexSetPattern(src string, m matcher) setPattern {
 	tree, err := resyntax.Parse(src, resyntax.Perl)
 	if err != nil {
@@ -335,6 +336,9 @@ func regexSetPattern(src string, m matcher) setPattern {
 			return setPattern{op: opEquals, lit: lit}
 		}
 		return literalTest(op, lit)
+	}
+	if d := compileRegexDFA(src); d != nil {
+		m = d.MatchString
 	}
 	return setPattern{op: opVerify, m: m, clauses: requiredClauses(tree, true, maxAltLiterals, maxClauses)}
 }
@@ -425,8 +429,10 @@ type PatternSet struct {
 
 // psScratch is the per-call state of Match.
 type psScratch struct {
-	seen []uint64 // automaton keys found
-	hits []acHit
+	seen     []uint64 // automaton keys found
+	hits     []acHit
+	occ      []uint64 // literals that occur
+	occurred []int32
 }
 
 // NewPatternSet prepares ps for matching; pattern i is bit i of Match's
@@ -516,8 +522,10 @@ func NewPatternSet(ps []Pattern) (*PatternSet, error) {
 	if len(keys) > 0 {
 		s.ac = newACAutomaton(keys, acDenseBudget)
 	}
-	words := (len(keys) + 63) / 64
-	s.scratch.New = func() any { return &psScratch{seen: make([]uint64, words)} }
+	keyWords, litWords := (len(keys)+63)/64, (len(s.lits)+63)/64
+	s.scratch.New = func() any {
+		return &psScratch{seen: make([]uint64, keyWords), occ: make([]uint64, litWords)}
+	}
 	return s, nil
 }
 
@@ -563,62 +571,57 @@ func (s *PatternSet) Match(str string, dst []uint64) {
 		return
 	}
 	sc := s.scratch.Get().(*psScratch)
-	m := matching{s: s, str: str, dst: dst, seen: sc.seen}
+	m := matching{s: s, str: str, dst: dst, occ: sc.occ}
+	// Which literals occur: the automaton finds their keys (up to case),
+	// the exact ones are confirmed.
 	sc.hits = s.ac.scan(str, sc.seen, sc.hits[:0])
+	occurred := sc.occurred[:0]
 	for _, h := range sc.hits {
 		for _, l := range s.keyLits[s.keyOff[h.key]:s.keyOff[h.key+1]] {
-			lit := s.lits[l]
-			if !lit.fold {
-				// The key occurred first at h.end up to case: the
-				// literal, if anywhere, is there or later.
+			if lit := &s.lits[l]; !lit.fold {
+				// The key occurred first at h.end: the literal, if
+				// anywhere, is there or later.
 				start := h.end + 1 - len(lit.s)
 				if str[start:h.end+1] != lit.s && !strings.Contains(str[start+1:], lit.s) {
 					continue
 				}
 			}
-			m.decide(l)
+			occurred = append(occurred, l)
 		}
 	}
-	if len(s.unsafe) > 0 && m.nonASCII() {
+	if len(s.unsafe) > 0 && !isASCII(str) {
 		for _, l := range s.unsafe {
 			if k := s.litKey[l]; sc.seen[k>>6]&(1<<(k&63)) == 0 {
-				m.decide(l)
+				occurred = append(occurred, l)
 			}
 		}
+	}
+	for _, l := range occurred {
+		sc.occ[l>>6] |= 1 << (l & 63)
+	}
+	for _, l := range occurred {
+		m.decide(l)
+	}
+	for _, l := range occurred {
+		sc.occ[l>>6] &^= 1 << (l & 63)
 	}
 	for _, h := range sc.hits {
 		sc.seen[h.key>>6] &^= 1 << (h.key & 63)
 	}
+	sc.occurred = occurred
 	s.scratch.Put(sc)
 }
 
-// matching is one call of Match, once the automaton has run.
+// matching is one call of Match, once the literals that occur are known.
 type matching struct {
-	s     *PatternSet
-	str   string
-	dst   []uint64
-	seen  []uint64 // the keys that occur
-	ascii int8     // 0 unknown, 1 str is ASCII, -1 it is not
-}
-
-func (m *matching) nonASCII() bool {
-	if m.ascii == 0 {
-		m.ascii = 1
-		if !isASCII(m.str) {
-			m.ascii = -1
-		}
-	}
-	return m.ascii < 0
+	s   *PatternSet
+	str string
+	dst []uint64
+	occ []uint64 // the literals that occur
 }
 
 // occurs reports whether literal l occurs in the string.
-func (m *matching) occurs(l int32) bool {
-	lit := &m.s.lits[l]
-	if k := m.s.litKey[l]; m.seen[k>>6]&(1<<(k&63)) == 0 {
-		return lit.fold && hasUnsafe(lit.s) && m.nonASCII()
-	}
-	return lit.fold || strings.Contains(m.str, lit.s)
-}
+func (m *matching) occurs(l int32) bool { return m.occ[l>>6]&(1<<(l&63)) != 0 }
 
 // decide tests the patterns of literal l, which occurs in the string.
 func (m *matching) decide(l int32) {
