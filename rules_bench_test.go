@@ -76,22 +76,30 @@ func ruleSet(n int, seed uint64) string {
 		}
 		return fmt.Sprintf("%s%d", ruleTools[rng.IntN(len(ruleTools))], rng.IntN(100))
 	}
+	// Most regexes hold a literal of their own (a tool, a path, a
+	// domain), as real rules' do; one in five is a template that many
+	// rules vary (a length, a number of digits) around a common literal.
 	regex := func() string {
-		switch rng.IntN(7) {
+		tool := ruleTools[rng.IntN(len(ruleTools))]
+		switch rng.IntN(10) {
 		case 0:
 			return fmt.Sprintf(`-[Ee]nc[a-zA-Z]* [A-Za-z0-9+/]{%d,}`, 60+rng.IntN(400))
 		case 1:
-			return fmt.Sprintf(`(?i)%s.*%s`, ruleTools[rng.IntN(len(ruleTools))], strings.Trim(ruleArgs[rng.IntN(len(ruleArgs))], `\ `))
-		case 2:
-			return fmt.Sprintf(`https?://[a-z0-9.-]+\.(%s)/[a-z0-9]{%d}`, []string{"ru", "su", "top", "xyz"}[rng.IntN(4)], 4+rng.IntN(20))
-		case 3:
-			return fmt.Sprintf(`\\Users\\Public\\[a-z]+_[0-9]{%d}\.(tmp|exe)`, 1+rng.IntN(9))
+			return []string{fmt.Sprintf(`--run-id [0-9]{%d,}`, 6+rng.IntN(8)), fmt.Sprintf(`CDPUserSvc_[0-9a-f]{%d}%s`, 1+rng.IntN(6), []string{"", "$", " "}[rng.IntN(3)])}[rng.IntN(2)]
+		case 2, 3:
+			return fmt.Sprintf(`(?i)%s.*%s`, tool, strings.Trim(ruleArgs[rng.IntN(len(ruleArgs))], `\ `))
 		case 4:
-			return fmt.Sprintf(`--run-id [0-9]{%d,}`, 6+rng.IntN(8))
+			return fmt.Sprintf(`https?://[a-z0-9.-]*%s[a-z0-9.-]*\.(%s)/`, tool, []string{"ru", "su", "top", "xyz"}[rng.IntN(4)])
 		case 5:
-			return fmt.Sprintf(`(?i)(invoke|iex)[-(].*%s`, ruleTools[rng.IntN(len(ruleTools))])
+			return fmt.Sprintf(`\\Users\\Public\\%s_[0-9]{%d}\.(tmp|exe|dll)`, tool, 1+rng.IntN(9))
+		case 6:
+			return fmt.Sprintf(`(?i)(invoke|iex)[-(].*%s`, tool)
+		case 7:
+			return fmt.Sprintf(`%s[0-9]{0,3}\.(exe|dll|ps1) +-[a-z]{%d,}`, tool, 1+rng.IntN(4))
+		case 8:
+			return fmt.Sprintf(`/(tmp|dev/shm|var/tmp)/\.?%s[a-z0-9]*`, tool)
 		default:
-			return fmt.Sprintf(`CDPUserSvc_[0-9a-f]{%d}%s`, 1+rng.IntN(6), []string{"", "$", " "}[rng.IntN(3)])
+			return fmt.Sprintf(`(?i)%s +/[a-z]+ +[a-z0-9_]{%d,}`, tool, 2+rng.IntN(10))
 		}
 	}
 	quote := func(s string) string { return strings.ReplaceAll(s, "'", "''") }
