@@ -3,6 +3,7 @@ package physical
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sluicesql/sluice/exec"
@@ -123,17 +124,29 @@ func scanKey(s *plan.Scan) string {
 	for _, k := range opts {
 		fmt.Fprintf(&b, "option %q=%q\n", k, t.Options[k])
 	}
+	// Without fmt for the columns: a rule set scans one table thousands
+	// of times.
 	for _, c := range t.Schema.Columns {
-		fmt.Fprintf(&b, "column %q %s\n", c.Name, c.Type)
+		b.WriteString("column ")
+		b.WriteString(strconv.Quote(c.Name))
+		b.WriteByte(' ')
+		b.WriteString(c.Type.String())
+		b.WriteByte('\n')
 	}
 	for _, m := range t.Metadata {
 		fmt.Fprintf(&b, "metadata %q %q %s %v\n", m.Name, m.Key, m.Type, m.Virtual)
 	}
 	fmt.Fprintf(&b, "primary key %q\npartitioned by %q\n", t.PrimaryKey, t.PartitionKeys)
 	for i, c := range s.Out.Columns {
-		fmt.Fprintf(&b, "out %q %s", c.Name, c.Type)
+		b.WriteString("out ")
+		b.WriteString(strconv.Quote(c.Name))
+		b.WriteByte(' ')
+		b.WriteString(c.Type.String())
 		if i < len(s.Computed) {
-			fmt.Fprintf(&b, " = %s : %s", s.Computed[i], s.Computed[i].Type())
+			b.WriteString(" = ")
+			b.WriteString(s.Computed[i].String())
+			b.WriteString(" : ")
+			b.WriteString(s.Computed[i].Type().String())
 		}
 		b.WriteByte('\n')
 	}

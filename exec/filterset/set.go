@@ -48,7 +48,8 @@ const (
 type group struct {
 	plan  *groupPlan
 	col   int
-	preds []predicate // nil for the conjuncts a matcher decides
+	env   *expr.Env
+	preds []predicate // compiled conjuncts (see pred)
 	cache *cache
 	stats *exec.FilterGroupStats
 	// matchers decide the pattern conjuncts (LIKE, REGEXP, ...) of each
@@ -74,17 +75,20 @@ type group struct {
 func (p *Plan) New(m *exec.Metrics) (*Set, error) {
 	s := &Set{}
 	for _, gp := range p.groups {
-		g := &group{plan: gp, col: gp.col, stats: m.FilterGroup(p.Name, gp.name)}
-		for _, c := range gp.conjs {
-			pred, err := expr.CompilePredicate(c, p.env)
-			if err != nil {
-				return nil, err
-			}
-			g.preds = append(g.preds, pred)
-		}
+		g := &group{plan: gp, col: gp.col, stats: m.FilterGroup(p.Name, gp.name), env: p.env, preds: make([]predicate, len(gp.conjs))}
 		if !p.NoMultiPattern {
 			if err := g.compileMatchers(p.env); err != nil {
 				return nil, err
+			}
+		}
+		// The conjuncts a matcher does not decide are compiled now; the
+		// others when first evaluated alone (a rule's rest, the cache
+		// off), if ever.
+		for j := range gp.conjs {
+			if g.matchers == nil || slices.Contains(g.others, int32(j)) {
+				if _, err := g.pred(j); err != nil {
+					return nil, err
+				}
 			}
 		}
 		s.groups = append(s.groups, g)
@@ -173,7 +177,11 @@ func (s *Set) keeps(r int32, row []types.Value) (bool, error) {
 		g := s.groups[x.group]
 		if g.cache == nil || g.off > 0 {
 			// Without a cache, one conjunct costs less than the group's.
-			if ok, err := g.preds[x.conj](row); err != nil || !ok {
+			pred, err := g.pred(int(x.conj))
+			if err != nil {
+				return false, err
+			}
+			if ok, err := pred(row); err != nil || !ok {
 				return false, err
 			}
 			continue
@@ -303,4 +311,16 @@ func filterError(o types.Origin, err error) error {
 		return fmt.Errorf("cannot evaluate filter: %w", err)
 	}
 	return fmt.Errorf("cannot evaluate filter of the row from source partition %d, offset %d: %w", o.Part, o.Offset, err)
+}
+
+// pred returns conjunct j compiled, compiling it the first time.
+func (g *group) pred(j int) (predicate, error) {
+	if g.preds[j] == nil {
+		p, err := expr.CompilePredicate(g.plan.conjs[j], g.env)
+		if err != nil {
+			return nil, err
+		}
+		g.preds[j] = p
+	}
+	return g.preds[j], nil
 }
