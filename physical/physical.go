@@ -72,6 +72,11 @@ type Env struct {
 	// = 'false'). By default, the scans of one table definition in a job
 	// share one source stage (see shareScans).
 	NoSourceReuse bool
+	// ShareSource, if set, may replace the source built for a table by
+	// one that reads it through a reader shared with other jobs (the
+	// engine's connector/share registry); it gets the table as the
+	// connector got it.
+	ShareSource func(t connector.Table, src connector.Source) (connector.Source, error)
 	// Cluster, if set, builds the graph of one member of a cluster: the
 	// sources read only the partitions assigned to this process, and
 	// stages are cut at re-keying by shuffle topics instead of in-memory
@@ -795,6 +800,9 @@ func (b *builder) scan(n *plan.Scan) (*pipe, error) {
 // columns and the watermark assigner chained after it.
 func (b *builder) source(n *plan.Scan) (*pipe, error) {
 	src, err := b.env.Connectors.Source(n.Table, b.env.ConnEnv)
+	if err == nil && b.env.ShareSource != nil && b.env.Cluster == nil {
+		src, err = b.env.ShareSource(n.Table, src)
+	}
 	if err != nil {
 		return nil, &TableError{Table: n.Table.Name, Err: err, HintAt: n.HintAt}
 	}
