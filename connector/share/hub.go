@@ -67,13 +67,31 @@ type part struct {
 	free       chan *types.Batch
 }
 
-// covers reports whether a subscriber attached now gets every row after
-// offset.
-func (pt *part) covers(offset int64) bool {
-	if pt.read {
-		return pt.last <= offset
+// epochs is a source whose origin offsets carry an epoch of the
+// partition's log (kafka.Source.OriginEpoch): origins of two epochs are
+// not positions in one log.
+type epochs interface {
+	OriginEpoch(offset int64) int64
+}
+
+// covers reports whether a subscriber attached to pt now gets every row
+// after offset: the hub has not handed out a row past it, in the same
+// epoch of the log.
+func (h *hub) covers(pt *part, offset int64) bool {
+	pos := pt.start
+	switch {
+	case pt.read:
+		pos = pt.last
+	case !pt.startKnown:
+		return false
 	}
-	return pt.startKnown && pt.start <= offset
+	if pos > offset {
+		return false
+	}
+	if e, ok := h.src.(epochs); ok && pos != math.MinInt64 && e.OriginEpoch(pos) != e.OriginEpoch(offset) {
+		return false
+	}
+	return true
 }
 
 // attach attaches job to partition p: a subscriber, or own when the job
@@ -93,13 +111,13 @@ func (h *hub) attach(ctx context.Context, job string, p int, resume bool, after 
 			}
 			continue
 		case running:
-			if resume && !pt.covers(after) {
+			if resume && !h.covers(pt, after) {
 				at := "its start"
 				if pt.read {
 					at = "offset " + strconv.FormatInt(pt.last, 10)
 				}
 				h.mu.Unlock()
-				h.reg.logf("shared source %s: job %s resumes partition %d after offset %d, which the shared reader has passed (it is at %s): the job reads that partition on its own",
+				h.reg.logf("shared source %s: job %s resumes partition %d after offset %d, behind the shared reader or in another epoch of its log (the reader is at %s): the job reads that partition on its own",
 					h.table, job, p, after, at)
 				return nil, true, nil
 			}

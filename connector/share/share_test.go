@@ -35,6 +35,10 @@ func (c *counted) Open(ctx context.Context, p int) (connector.Reader, error) {
 	return &countedReader{Reader: r, c: c}, nil
 }
 
+// OriginEpoch makes offsets from 2^20 on a later epoch of the log, as
+// a Kafka partition's that was replaced (kafka.Source.OriginEpoch).
+func (c *counted) OriginEpoch(offset int64) int64 { return offset >> 20 }
+
 type countedReader struct {
 	connector.Reader
 	c *counted
@@ -316,7 +320,7 @@ func TestShareResume(t *testing.T) {
 	read(t, a, 10) // the hub is at offset 10
 	behind := f.open(t, "behind", true, 5)
 	defer behind.Close()
-	if !strings.Contains(f.logged(), "job behind resumes partition 0 after offset 5, which the shared reader has passed (it is at offset 10): the job reads that partition on its own") {
+	if !strings.Contains(f.logged(), "job behind resumes partition 0 after offset 5, behind the shared reader or in another epoch of its log (the reader is at offset 10): the job reads that partition on its own") {
 		t.Errorf("log:\n%s", f.logged())
 	}
 	at := f.open(t, "at", true, 10)
@@ -325,6 +329,12 @@ func TestShareResume(t *testing.T) {
 	defer ahead.Close()
 	if in := f.reg.Sources()[0]; !slices.Equal(in.Jobs, []string{"a", "ahead", "at"}) {
 		t.Errorf("jobs %v", in.Jobs)
+	}
+	// An offset of a later epoch of the log is no position in the hub's.
+	later := f.open(t, "later", true, 1<<20+5)
+	defer later.Close()
+	if !strings.Contains(f.logged(), "job later resumes partition 0 after offset 1048581, behind the shared reader") {
+		t.Errorf("log:\n%s", f.logged())
 	}
 	f.push(10, 20)
 	if got := read(t, behind, 14); !slices.Equal(got, seq(5, 19)) {
@@ -336,8 +346,8 @@ func TestShareResume(t *testing.T) {
 	if got := read(t, ahead, 7); !slices.Equal(got, seq(13, 20)) {
 		t.Errorf("ahead read %v", got)
 	}
-	if n := f.src.opens.Load(); n != 2 {
-		t.Errorf("%d readers opened, want 2 (the hub's, behind's)", n)
+	if n := f.src.opens.Load(); n != 3 {
+		t.Errorf("%d readers opened, want 3 (the hub's, behind's, later's)", n)
 	}
 }
 
