@@ -102,7 +102,9 @@ func (se *sharedEngine) waitShared(subs int, jobs ...string) sluice.SharedSource
 	until(se.t, func() bool {
 		s := se.SharedSources()
 		return len(s) == 1 && slices.Equal(s[0].Jobs, jobs) && s[0].Subscribers == subs
-	}, func() string { return fmt.Sprintf("shared sources %+v, want jobs %v with %d partitions", se.SharedSources(), jobs, subs) })
+	}, func() string {
+		return fmt.Sprintf("shared sources %+v, want jobs %v with %d partitions", se.SharedSources(), jobs, subs)
+	})
 	return se.SharedSources()[0]
 }
 
