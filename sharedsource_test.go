@@ -443,3 +443,51 @@ CREATE TABLE outr (id BIGINT) WITH ('connector' = 'filesystem', 'path' = '$DIR/r
 		})
 	}
 }
+
+// A job that reads a changelog (an upsert-kafka table) needs all of it:
+// started after the shared reader has handed out rows, it reads on its
+// own from the start, and its view of the table is whole: every key, and
+// an update retracts the row it had.
+func TestSharedSourceChangelogWhole(t *testing.T) {
+	bs := kafkatest.Start(t, 2, "prices")
+	se := openShared(t, sluice.Options{}, map[string]string{"$BS": bs})
+	rec := func(k string, v int) *kgo.Record {
+		return &kgo.Record{Key: fmt.Appendf(nil, `{"k":"%s"}`, k), Value: fmt.Appendf(nil, `{"k":"%s","v":%d}`, k, v), Partition: int32(len(k) % 2)}
+	}
+	se.exec(`
+CREATE TABLE prices (k STRING, v INT, PRIMARY KEY (k) NOT ENFORCED) WITH (
+  'connector' = 'upsert-kafka', 'topic' = 'prices', 'properties.bootstrap.servers' = '$BS',
+  'key.format' = 'json', 'value.format' = 'json');
+CREATE TABLE pa (k STRING, v INT) WITH ('connector' = 'print', 'print-identifier' = 'pa');
+CREATE TABLE pb (k STRING, v INT) WITH ('connector' = 'print', 'print-identifier' = 'pb');`)
+	ja := se.exec(`INSERT INTO pa SELECT k, v FROM prices;`)
+	var recs []*kgo.Record
+	for i := range 10 {
+		recs = append(recs, rec(strings.Repeat("k", i%2+1)+fmt.Sprint(i), i))
+	}
+	kafkatest.ProduceTo(t, bs, "prices", recs...)
+	lines := func(prefix string) []string {
+		var out []string
+		for _, l := range strings.Split(se.out.String(), "\n") {
+			if strings.HasPrefix(l, prefix) {
+				out = append(out, l)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	until(t, func() bool { return len(lines("pa> +I")) == 10 }, func() string { return se.out.String() })
+	jb := se.exec(`INSERT INTO pb SELECT k, v FROM prices;`)
+	until(t, func() bool { return len(lines("pb> +I")) == 10 }, func() string { return "pb:\n" + strings.Join(lines("pb>"), "\n") })
+	kafkatest.ProduceTo(t, bs, "prices", rec("k0", 100))
+	for _, p := range []string{"pa", "pb"} {
+		until(t, func() bool { return len(lines(p+"> +U")) == 1 }, func() string { return se.out.String() })
+		if got := strings.Join(lines(p+"> -U"), " ") + " " + strings.Join(lines(p+"> +U"), " "); got != p+"> -U[k0, 0] "+p+"> +U[k0, 100]" {
+			t.Errorf("%s: the update printed %s", p, got)
+		}
+	}
+	if !strings.Contains(se.log.String(), "job "+jb.Name+" reads partition 0 on its own: it reads the changelog whole") {
+		t.Errorf("log:\n%s", se.log.String())
+	}
+	se.waitShared(2, ja.Name)
+}

@@ -846,8 +846,8 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		return nil, err
 	}
 	if shared {
-		env.ShareSource = func(t connector.Table, src connector.Source) (connector.Source, error) {
-			return e.shares.Wrap(name, t, src)
+		env.ShareSource = func(t connector.Table, src connector.Source, updating bool) (connector.Source, error) {
+			return e.shares.Wrap(name, t, src, updating)
 		}
 	}
 	backend, closeBackend, err := e.jobBackend(ctx, name, cfg)

@@ -64,7 +64,10 @@ type part struct {
 	read       bool
 	start      int64
 	startKnown bool
-	free       chan *types.Batch
+	// fromStartup says the reader was opened at the table's startup
+	// position (Open), not after a job's offset.
+	fromStartup bool
+	free        chan *types.Batch
 }
 
 // epochs is a source whose origin offsets carry an epoch of the
@@ -95,8 +98,9 @@ func (h *hub) covers(pt *part, offset int64) bool {
 }
 
 // attach attaches job to partition p: a subscriber, or own when the job
-// must read the partition on its own (it resumes behind the hub).
-func (h *hub) attach(ctx context.Context, job string, p int, resume bool, after int64) (r connector.Reader, own bool, err error) {
+// must read the partition on its own (it resumes behind the hub, or
+// reads a changelog whole that the hub has begun to hand out).
+func (h *hub) attach(ctx context.Context, job string, p int, resume bool, after int64, whole bool) (r connector.Reader, own bool, err error) {
 	pt := h.parts[p]
 	for {
 		h.mu.Lock()
@@ -121,6 +125,12 @@ func (h *hub) attach(ctx context.Context, job string, p int, resume bool, after 
 					h.table, job, p, after, at)
 				return nil, true, nil
 			}
+			if !resume && whole && (pt.read || !pt.fromStartup) {
+				h.mu.Unlock()
+				h.reg.logf("shared source %s: job %s reads partition %d on its own: it reads the changelog whole, from the table's startup position, and the shared reader is past it",
+					h.table, job, p)
+				return nil, true, nil
+			}
 			s := h.subscribe(job, p, resume, after)
 			h.mu.Unlock()
 			return s, false, nil
@@ -137,7 +147,7 @@ func (h *hub) attach(ctx context.Context, job string, p int, resume bool, after 
 		}
 		rctx, cancel := context.WithCancel(context.Background())
 		pt.state, pt.cancel, pt.done = running, cancel, make(chan struct{})
-		pt.read, pt.start, pt.startKnown = false, start, startKnown
+		pt.read, pt.start, pt.startKnown, pt.fromStartup = false, start, startKnown, !resume
 		s := h.subscribe(job, p, resume, after)
 		h.opens.Add(1)
 		go h.run(rctx, pt, rd, pt.done)

@@ -90,7 +90,14 @@ func Shareable(src connector.Source) bool {
 // is not Shareable), else a Source whose readers attach to the hub of
 // t's key, made with src when there is none. An invalid value of the
 // option is an error.
-func (r *Registry) Wrap(job string, t connector.Table, src connector.Source) (connector.Source, error) {
+//
+// A job reads a changelog (whole: an updating scan, such as an
+// upsert-kafka table or a debezium-json topic) from the table's startup
+// position, or its state would miss rows that later ones update or
+// delete: started afresh, it attaches to a partition only before the
+// hub has handed out a row read from there, and otherwise reads it on
+// its own.
+func (r *Registry) Wrap(job string, t connector.Table, src connector.Source, whole bool) (connector.Source, error) {
 	on, err := Enabled(t)
 	if err != nil {
 		return nil, err
@@ -98,7 +105,7 @@ func (r *Registry) Wrap(job string, t connector.Table, src connector.Source) (co
 	if !on || !Shareable(src) {
 		return src, nil
 	}
-	return &Source{reg: r, job: job, table: t, src: src, key: Key(t, src)}, nil
+	return &Source{reg: r, job: job, table: t, src: src, key: Key(t, src), whole: whole}, nil
 }
 
 // Key returns what identifies the rows a reader of t through src
@@ -208,6 +215,7 @@ type Source struct {
 	table connector.Table
 	src   connector.Source // the job's own: the hub's when it makes it, and its readers of its own
 	key   string
+	whole bool // a changelog: read from the startup position when not resumed
 }
 
 // Partitions implements connector.Source.
@@ -238,12 +246,15 @@ func (s *Source) attach(ctx context.Context, p int, resume bool, after int64) (c
 		return nil, fmt.Errorf("shared source %s: partition %d out of range [0, %d)", s.table.Name, p, s.src.Partitions())
 	}
 	h := s.reg.acquire(s.key, func() *hub { return newHub(s.reg, s.key, s.table.Name, s.src) })
-	r, own, err := h.attach(ctx, s.job, p, resume, after)
+	r, own, err := h.attach(ctx, s.job, p, resume, after, s.whole)
 	if err != nil || own {
 		s.reg.release(h)
 	}
 	if err != nil {
 		return nil, err
+	}
+	if own && !resume {
+		return s.src.Open(ctx, p)
 	}
 	if own {
 		if rs, ok := s.src.(connector.Resumer); ok {

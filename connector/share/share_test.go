@@ -67,6 +67,8 @@ type fixture struct {
 	src *counted
 	log *bytes.Buffer
 	mu  sync.Mutex
+	// whole opens as a changelog's scan (see Registry.Wrap).
+	whole bool
 }
 
 func newFixture(t *testing.T, opts Options) *fixture {
@@ -105,7 +107,7 @@ func (f *fixture) push(from, to int) {
 // open opens partition 0 for job, resuming after offset when resume.
 func (f *fixture) open(t *testing.T, job string, resume bool, offset int64) connector.Reader {
 	t.Helper()
-	s, err := f.reg.Wrap(job, table, f.src)
+	s, err := f.reg.Wrap(job, table, f.src, f.whole)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,6 +405,35 @@ func TestShareFailure(t *testing.T) {
 	}
 }
 
+// A job that reads a changelog whole attaches only before the hub has
+// handed out a row; later, it reads on its own from the table's startup
+// position (here, the partition's start), and gets every row.
+func TestShareChangelogWhole(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.whole = true
+	a := f.open(t, "a", false, 0)
+	defer a.Close()
+	b := f.open(t, "b", false, 0) // nothing read yet: b attaches
+	defer b.Close()
+	f.push(0, 10)
+	read(t, a, 10)
+	read(t, b, 10)
+	c := f.open(t, "c", false, 0)
+	defer c.Close()
+	if got := read(t, c, 10); !slices.Equal(got, seq(0, 10)) {
+		t.Errorf("c read %v", got)
+	}
+	if in := f.reg.Sources()[0]; !slices.Equal(in.Jobs, []string{"a", "b"}) {
+		t.Errorf("jobs %v", in.Jobs)
+	}
+	if !strings.Contains(f.logged(), "job c reads partition 0 on its own: it reads the changelog whole") {
+		t.Errorf("log:\n%s", f.logged())
+	}
+	if n := f.src.opens.Load(); n != 2 {
+		t.Errorf("%d readers opened, want 2", n)
+	}
+}
+
 // The end of an unbounded partition (the memory source's Close of it)
 // reaches every subscriber.
 func TestShareEnd(t *testing.T) {
@@ -437,17 +468,17 @@ func TestShareEnd(t *testing.T) {
 func TestShareScope(t *testing.T) {
 	reg := NewRegistry(Options{})
 	bounded := memory.NewBounded(nil)
-	if s, err := reg.Wrap("j", table, bounded); err != nil || s != connector.Source(bounded) {
+	if s, err := reg.Wrap("j", table, bounded, false); err != nil || s != connector.Source(bounded) {
 		t.Errorf("bounded source wrapped: %T, %v", s, err)
 	}
 	off := table
 	off.Options = connector.Options{"connector": "memory-test", connector.SharedSourceOption: "false"}
 	unbounded := memory.NewUnbounded(1)
-	if s, err := reg.Wrap("j", off, unbounded); err != nil || s != connector.Source(unbounded) {
+	if s, err := reg.Wrap("j", off, unbounded, false); err != nil || s != connector.Source(unbounded) {
 		t.Errorf("source with the option off wrapped: %T, %v", s, err)
 	}
 	off.Options[connector.SharedSourceOption] = "sometimes"
-	if _, err := reg.Wrap("j", off, unbounded); err == nil || !strings.Contains(err.Error(), "option 'scan.shared-source': expected true or false") {
+	if _, err := reg.Wrap("j", off, unbounded, false); err == nil || !strings.Contains(err.Error(), "option 'scan.shared-source': expected true or false") {
 		t.Errorf("error %v", err)
 	}
 	// The option changes neither the key nor the identity.
