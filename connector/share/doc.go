@@ -34,7 +34,10 @@
 //     it asks for more rows after handing out the batch's last ones, or
 //     closes.
 //   - A job attaching to a partition that is being read starts at the
-//     hub's position: it gets the rows read after it attached. A job
+//     hub's position: it gets the rows read after it attached; but a job
+//     that reads a changelog whole (an updating scan) attaches only
+//     before the hub has handed out a row from the table's startup
+//     position, and otherwise reads the partition on its own. A job
 //     resuming after an offset (connector.Resumer) attaches only when the
 //     hub has not gone past that offset (the rows up to it are dropped for
 //     it); otherwise that partition is read for it by a reader of its own,
