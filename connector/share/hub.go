@@ -3,6 +3,7 @@ package share
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"slices"
@@ -131,8 +132,9 @@ func (h *hub) attach(ctx context.Context, job string, p int, resume bool, after 
 					h.table, job, p)
 				return nil, true, nil
 			}
-			s := h.subscribe(job, p, resume, after)
+			s, note := h.subscribe(job, p, resume, after)
 			h.mu.Unlock()
+			h.reg.note(note)
 			return s, false, nil
 		}
 		pt.state, pt.change = opening, make(chan struct{})
@@ -148,10 +150,11 @@ func (h *hub) attach(ctx context.Context, job string, p int, resume bool, after 
 		rctx, cancel := context.WithCancel(context.Background())
 		pt.state, pt.cancel, pt.done = running, cancel, make(chan struct{})
 		pt.read, pt.start, pt.startKnown, pt.fromStartup = false, start, startKnown, !resume
-		s := h.subscribe(job, p, resume, after)
+		s, note := h.subscribe(job, p, resume, after)
 		h.opens.Add(1)
 		go h.run(rctx, pt, rd, pt.done)
 		h.mu.Unlock()
+		h.reg.note(note)
 		return s, false, nil
 	}
 }
@@ -176,17 +179,19 @@ func (h *hub) open(ctx context.Context, p int, resume bool, after int64) (r conn
 	}
 }
 
-// subscribe adds a subscriber of job to partition p. h.mu is held.
-func (h *hub) subscribe(job string, p int, resume bool, after int64) *subscriber {
+// subscribe adds a subscriber of job to partition p, and returns with it
+// what the log is to say of it ("" when the job is alone, or was
+// attached already). h.mu is held.
+func (h *hub) subscribe(job string, p int, resume bool, after int64) (*subscriber, string) {
 	pt := h.parts[p]
 	s := &subscriber{h: h, pt: pt, job: job, part: p, q: make(chan *item, h.reg.opts.Queue), gone: make(chan struct{}),
 		skip: resume, after: after}
 	pt.subs = append(pt.subs, s)
 	h.jobs[job]++
 	if h.jobs[job] == 1 && len(h.jobs) > 1 {
-		h.reg.logf("shared source %s: job %s reads it through the reader it shares with %s", h.table, job, h.others(job))
+		return s, fmt.Sprintf("shared source %s: job %s reads it through the reader it shares with %s", h.table, job, h.others(job))
 	}
-	return s
+	return s, ""
 }
 
 // others lists the jobs attached but job, for the log. h.mu is held.
@@ -211,11 +216,11 @@ func (h *hub) detach(s *subscriber) {
 		pt.subs = slices.Delete(pt.subs, i, i+1)
 	}
 	h.jobs[s.job]--
-	left := h.jobs[s.job] == 0
-	if left {
+	var note string
+	if h.jobs[s.job] == 0 {
 		delete(h.jobs, s.job)
 		if len(h.jobs) > 0 {
-			h.reg.logf("shared source %s: job %s no longer reads it; %s read on", h.table, s.job, h.others(""))
+			note = fmt.Sprintf("shared source %s: job %s no longer reads it; %s read on", h.table, s.job, h.others(""))
 		}
 	}
 	var cancel context.CancelFunc
@@ -225,6 +230,7 @@ func (h *hub) detach(s *subscriber) {
 		cancel, done = pt.cancel, pt.done
 	}
 	h.mu.Unlock()
+	h.reg.note(note)
 	close(s.gone)
 	if cancel != nil {
 		cancel()
@@ -284,13 +290,13 @@ func (h *hub) run(ctx context.Context, pt *part, r connector.Reader, done chan s
 			// next one to come opens a reader anew.
 			pt.subs = nil
 			pt.state, pt.change = stopping, make(chan struct{})
-			if !errors.Is(err, io.EOF) && len(subs) > 0 {
-				h.reg.logf("shared source %s: the reader of partition %d failed: %v; the jobs reading it fail with it",
-					h.table, slices.Index(h.parts, pt), err)
-			}
 		}
 		it.refs.Store(int32(len(subs)) + 1)
 		h.mu.Unlock()
+		if err != nil && !errors.Is(err, io.EOF) && len(subs) > 0 {
+			h.reg.logf("shared source %s: the reader of partition %d failed: %v; the jobs reading it fail with it",
+				h.table, slices.Index(h.parts, pt), err)
+		}
 		for _, s := range subs {
 			select {
 			case s.q <- it:

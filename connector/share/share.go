@@ -51,6 +51,14 @@ func NewRegistry(opts Options) *Registry {
 	return &Registry{opts: opts, hubs: map[string]*hub{}}
 }
 
+// note writes line to the log, unless it is "".
+func (r *Registry) note(line string) {
+	if line != "" {
+		r.logf("%s", line)
+	}
+}
+
+// logf writes a line to the log, if there is one.
 func (r *Registry) logf(format string, args ...any) {
 	if r.opts.Logf != nil {
 		r.opts.Logf(format, args...)
