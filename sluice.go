@@ -27,6 +27,7 @@ import (
 	"github.com/sluicesql/sluice/connector/builtin"
 	"github.com/sluicesql/sluice/connector/format"
 	"github.com/sluicesql/sluice/connector/redact"
+	"github.com/sluicesql/sluice/connector/share"
 	"github.com/sluicesql/sluice/dim"
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/agg"
@@ -120,6 +121,9 @@ type Engine struct {
 	// dims are the dimension tables of lookup joins, shared by the jobs
 	// that declare the same table.
 	dims *dim.Registry
+	// shares are the readers of unbounded sources shared by the jobs
+	// that read the same table ('pipeline.shared-source').
+	shares *share.Registry
 	// logf writes a line to opts.Log from any goroutine; nil without it.
 	logf func(format string, args ...any)
 	// filterBudget bounds the memory of the filter caches of all jobs
@@ -153,6 +157,7 @@ func Open(opts Options) (*Engine, error) {
 	}
 	e.logf = logf(opts.Log, e.secrets)
 	e.dims = dimensions(opts, e.logf)
+	e.shares = share.NewRegistry(share.Options{Logf: e.logf})
 	for _, k := range slices.Sorted(maps.Keys(opts.Config)) {
 		e.config[k] = opts.Config[k]
 		if msg := config.Unknown(k, "sluice -D or Options.Config"); msg != "" {
@@ -889,6 +894,15 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		}
 		return e.startCluster(ctx, id, name, env, cfg, interval, before, sinks)
 	}
+	shared, err := config.SharedSource(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if shared {
+		env.ShareSource = func(t connector.Table, src connector.Source, updating bool) (connector.Source, error) {
+			return e.shares.Wrap(name, t, src, updating)
+		}
+	}
 	backend, closeBackend, err := e.jobBackend(ctx, name, cfg)
 	if err != nil {
 		return nil, err
@@ -944,6 +958,35 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		j.err = redact.Error(err, e.secrets()...)
 	}()
 	return j, nil
+}
+
+// SharedSource is an unbounded source that the engine reads once for
+// the jobs attached to it (see 'pipeline.shared-source').
+type SharedSource struct {
+	// Table is the table's name.
+	Table string
+	// Jobs are the names of the jobs attached to it, sorted.
+	Jobs []string
+	// Subscribers counts the partitions the jobs attached, over all jobs.
+	Subscribers int
+	// Readers counts the source's readers open: one per partition being
+	// read, however many jobs read it.
+	Readers int
+	// Opens counts the readers opened since the jobs began to share it.
+	Opens int64
+	// RowsRead counts the rows its readers read, once however many jobs
+	// received them.
+	RowsRead int64
+}
+
+// SharedSources lists the sources read once for several jobs (or for a
+// job alone, which others may join), by table.
+func (e *Engine) SharedSources() []SharedSource {
+	var out []SharedSource
+	for _, in := range e.shares.Sources() {
+		out = append(out, SharedSource(in))
+	}
+	return out
 }
 
 // explainMismatch adds to a job refused over another job's state where

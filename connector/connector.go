@@ -197,6 +197,14 @@ type OpenLimit interface {
 	MaxOpen() int
 }
 
+// Generator is a Source that makes its rows up rather than decoding
+// them (datagen, procgen, nexmark): its rows hold every column whatever
+// Table.Read says, and none is ever malformed, so that two sources of
+// one table that differ only in Table.Read read the same rows.
+type Generator interface {
+	Generates() bool
+}
+
 // Reader reads one partition.
 type Reader interface {
 	// Read appends up to max rows of the table's physical schema to b, each

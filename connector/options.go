@@ -3,6 +3,7 @@ package connector
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -194,13 +195,26 @@ func (o Options) WithPrefix(prefix string) Options {
 	return out
 }
 
+// SharedSourceOption is the table option that, set to 'false', keeps a
+// table's scans out of the readers an engine shares between jobs (see
+// connector/share and the session option 'pipeline.shared-source'). The
+// engine reads it, not the connector: every connector takes it.
+const SharedSourceOption = "scan.shared-source"
+
+// engineOptions are table options the engine reads, which every
+// connector's CheckKnown accepts.
+var engineOptions = []string{SharedSourceOption}
+
 // CheckKnown returns an error for the first option (in sorted order) that is
-// neither in known nor starts with one of the allowed prefixes, suggesting
-// the nearest known key.
+// neither in known, nor starts with one of the allowed prefixes, nor is
+// read by the engine for every table (SharedSourceOption), suggesting the
+// nearest known key.
 func (o Options) CheckKnown(what string, known []string, prefixes ...string) error {
 	keys := make([]string, 0, len(o))
 	for k := range o {
-		keys = append(keys, k)
+		if !slices.Contains(engineOptions, k) {
+			keys = append(keys, k)
+		}
 	}
 	sort.Strings(keys)
 	set := make(map[string]bool, len(known))

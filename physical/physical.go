@@ -82,6 +82,12 @@ type Env struct {
 	// NoMultiPattern evaluates the pattern conditions of a shared filter
 	// one by one ('pipeline.filter-multi-pattern' = 'false').
 	NoMultiPattern bool
+	// ShareSource, if set, may replace the source built for a table by
+	// one that reads it through a reader shared with other jobs (the
+	// engine's connector/share registry); it gets the table as the
+	// connector got it, and whether the scan is updating (a changelog,
+	// which a job must read whole).
+	ShareSource func(t connector.Table, src connector.Source, updating bool) (connector.Source, error)
 	// Cluster, if set, builds the graph of one member of a cluster: the
 	// sources read only the partitions assigned to this process, and
 	// stages are cut at re-keying by shuffle topics instead of in-memory
@@ -829,6 +835,9 @@ func (b *builder) scan(n *plan.Scan) (*pipe, error) {
 // columns and the watermark assigner chained after it.
 func (b *builder) source(n *plan.Scan) (*pipe, error) {
 	src, err := b.env.Connectors.Source(n.Table, b.env.ConnEnv)
+	if err == nil && b.env.ShareSource != nil && b.env.Cluster == nil {
+		src, err = b.env.ShareSource(n.Table, src, n.Updating())
+	}
 	if err != nil {
 		return nil, &TableError{Table: n.Table.Name, Err: err, HintAt: n.HintAt}
 	}

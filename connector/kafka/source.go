@@ -331,6 +331,16 @@ func (s *Source) OpenAfter(ctx context.Context, p int, offset int64) (connector.
 	return r, nil
 }
 
+// OriginEpoch returns the epoch of the partition's log that an origin
+// offset belongs to (see Origins): origins of two epochs are not
+// comparable as positions, so that a reader shared by several jobs
+// (connector/share) takes on a resumed job only in the epoch it
+// resumes in.
+func (s *Source) OriginEpoch(offset int64) int64 {
+	epoch, _ := s.resumeRecord(offset)
+	return epoch
+}
+
 // ResumeOffset returns the Kafka offset from which partition reading
 // goes on after a position, the origin offset of the last row a
 // checkpoint covered: the next record's, or for a changelog format

@@ -208,6 +208,10 @@ func (s *Source) Partitions() int { return s.parts }
 // Bounded implements connector.Source.
 func (s *Source) Bounded() bool { return s.total >= 0 }
 
+// Generates implements connector.Generator: rows are generated whole,
+// whatever columns a job reads.
+func (s *Source) Generates() bool { return true }
+
 // Open implements connector.Source.
 func (s *Source) Open(ctx context.Context, p int) (connector.Reader, error) {
 	return s.OpenAfter(ctx, p, 0)

@@ -25,6 +25,7 @@ import (
 const (
 	ParallelismDefault         = "parallelism.default"
 	PipelineName               = "pipeline.name"
+	PipelineSharedSource       = "pipeline.shared-source"
 	CheckpointingInterval      = "execution.checkpointing.interval"
 	LocalTimeZone              = "table.local-time-zone"
 	SourceIdleTimeout          = "table.exec.source.idle-timeout"
@@ -71,6 +72,7 @@ type option struct {
 var options = []option{
 	{ParallelismDefault, func(v string) error { _, err := Parallelism(v); return err }},
 	{PipelineName, nil},
+	{PipelineSharedSource, checkBool(PipelineSharedSource)},
 	{CheckpointingInterval, func(v string) error { _, err := parseCheckpointInterval(v); return err }},
 	{LocalTimeZone, func(v string) error { _, err := Location(v); return err }},
 	{SourceIdleTimeout, checkDuration(SourceIdleTimeout)},
@@ -327,6 +329,22 @@ func ReuseSource(cfg map[string]string) (bool, error) {
 	on, err := strconv.ParseBool(strings.TrimSpace(v))
 	if err != nil {
 		return false, fmt.Errorf("%s must be 'true' or 'false', got '%s'", ReuseSourceEnabled, v)
+	}
+	return on, nil
+}
+
+// SharedSource reads 'pipeline.shared-source': whether a job's unbounded
+// sources read through the engine's shared readers, one per table
+// definition and partition for every job that reads it (true, the
+// default; see connector/share).
+func SharedSource(cfg map[string]string) (bool, error) {
+	v, ok := cfg[PipelineSharedSource]
+	if !ok {
+		return true, nil
+	}
+	on, err := strconv.ParseBool(strings.TrimSpace(v))
+	if err != nil {
+		return false, fmt.Errorf("%s must be 'true' or 'false', got '%s'", PipelineSharedSource, v)
 	}
 	return on, nil
 }

@@ -27,6 +27,8 @@ func TestCheck(t *testing.T) {
 		{SinkTypeLengthEnforcer, "trim_pad", ""},
 		{SinkTypeLengthEnforcer, "pad", "must be 'IGNORE', 'TRIM_PAD' or 'ERROR'"},
 		{LocalTimeZone, "Mars/Olympus", "unknown time zone"},
+		{PipelineSharedSource, "FALSE", ""},
+		{PipelineSharedSource, "sometimes", "pipeline.shared-source must be 'true' or 'false'"},
 		{"no.such.key", "anything", ""},
 	} {
 		err := Check(tc.key, tc.value)

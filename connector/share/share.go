@@ -1,0 +1,279 @@
+package share
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/sluicesql/sluice/connector"
+)
+
+// Defaults of a Registry's Options.
+const (
+	// DefaultBatchSize is the most rows a hub reads at once.
+	DefaultBatchSize = 1024
+	// DefaultQueue is how many batches a subscriber may have waiting.
+	DefaultQueue = 4
+)
+
+// Options configure a Registry.
+type Options struct {
+	// Logf, if set, hears of jobs sharing a reader (attaching, leaving)
+	// and of a resumed job that reads a partition on its own.
+	Logf func(format string, args ...any)
+	// BatchSize is the most rows a hub reads at once; 0: DefaultBatchSize.
+	BatchSize int
+	// Queue is how many batches a subscriber may have waiting before the
+	// hub waits for it; 0: DefaultQueue.
+	Queue int
+}
+
+// Registry holds the hubs of an engine's shared sources. It is safe for
+// concurrent use.
+type Registry struct {
+	opts Options
+
+	mu   sync.Mutex
+	hubs map[string]*hub
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry(opts Options) *Registry {
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = DefaultBatchSize
+	}
+	if opts.Queue <= 0 {
+		opts.Queue = DefaultQueue
+	}
+	return &Registry{opts: opts, hubs: map[string]*hub{}}
+}
+
+// note writes line to the log, unless it is "".
+func (r *Registry) note(line string) {
+	if line != "" {
+		r.logf("%s", line)
+	}
+}
+
+// logf writes a line to the log, if there is one.
+func (r *Registry) logf(format string, args ...any) {
+	if r.opts.Logf != nil {
+		r.opts.Logf(format, args...)
+	}
+}
+
+// Enabled reads a table's connector.SharedSourceOption (true when
+// absent).
+func Enabled(t connector.Table) (bool, error) {
+	return t.Options.Bool(connector.SharedSourceOption, true)
+}
+
+// positioned is a source whose readers report their positions themselves
+// (exec.PositionSource: a shuffle topic's).
+type positioned interface {
+	OpenAt(ctx context.Context, p int, pos []byte) (connector.Reader, error)
+}
+
+// Shareable reports whether src may be read once for several jobs: it is
+// unbounded and its partitions are fixed and read by offset.
+func Shareable(src connector.Source) bool {
+	if src.Bounded() {
+		return false
+	}
+	if _, ok := src.(connector.NamedPartitions); ok {
+		return false
+	}
+	if _, ok := src.(connector.OpenLimit); ok {
+		return false
+	}
+	_, ok := src.(positioned)
+	return !ok
+}
+
+// Wrap returns the source job reads table t through: src itself when t
+// is not to be shared (its connector.SharedSourceOption is false, or src
+// is not Shareable), else a Source whose readers attach to the hub of
+// t's key, made with src when there is none. An invalid value of the
+// option is an error.
+//
+// A job reads a changelog (whole: an updating scan, such as an
+// upsert-kafka table or a debezium-json topic) from the table's startup
+// position, or its state would miss rows that later ones update or
+// delete: started afresh, it attaches to a partition only before the
+// hub has handed out a row read from there, and otherwise reads it on
+// its own.
+func (r *Registry) Wrap(job string, t connector.Table, src connector.Source, whole bool) (connector.Source, error) {
+	on, err := Enabled(t)
+	if err != nil {
+		return nil, err
+	}
+	if !on || !Shareable(src) {
+		return src, nil
+	}
+	return &Source{reg: r, job: job, table: t, src: src, key: Key(t, src), whole: whole}, nil
+}
+
+// Key returns what identifies the rows a reader of t through src
+// produces: two sources with one key read the same rows (see the package
+// documentation).
+func Key(t connector.Table, src connector.Source) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "table %q\nidentity %q\n", t.Name, connector.SourceIdentity(t, src))
+	keys := make([]string, 0, len(t.Options))
+	for k := range t.Options {
+		if k != connector.SharedSourceOption {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "option %q=%q\n", k, t.Options[k])
+	}
+	for _, c := range t.Schema.Columns {
+		fmt.Fprintf(&b, "column %q %s\n", c.Name, c.Type)
+	}
+	for _, m := range t.Metadata {
+		fmt.Fprintf(&b, "metadata %q %q %s %v\n", m.Name, m.Key, m.Type, m.Virtual)
+	}
+	fmt.Fprintf(&b, "primary key %q\npartitions %d\n", t.PrimaryKey, src.Partitions())
+	if tp, ok := src.(interface{ TopicPartitions() []string }); ok {
+		fmt.Fprintf(&b, "topic partitions %q\n", tp.TopicPartitions())
+	}
+	if g, ok := src.(connector.Generator); (!ok || !g.Generates()) && t.Read != nil {
+		fmt.Fprintf(&b, "read %v\n", t.Read)
+	}
+	return b.String()
+}
+
+// acquire returns the hub of key, made by mk when there is none, with one
+// more user: release gives it back.
+func (r *Registry) acquire(key string, mk func() *hub) *hub {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h := r.hubs[key]
+	if h == nil {
+		h = mk()
+		r.hubs[key] = h
+	}
+	h.users++
+	return h
+}
+
+// release gives back a user of h; the last one forgets h (its partitions
+// have stopped by then).
+func (r *Registry) release(h *hub) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h.users--
+	if h.users == 0 && r.hubs[h.key] == h {
+		delete(r.hubs, h.key)
+	}
+}
+
+// Info describes a shared source: a hub and its subscribers.
+type Info struct {
+	// Table is the table's name.
+	Table string
+	// Jobs are the jobs attached to it, sorted.
+	Jobs []string
+	// Subscribers counts the partitions attached, over all jobs.
+	Subscribers int
+	// Readers counts the underlying readers open (one per partition
+	// read).
+	Readers int
+	// Opens counts the underlying readers opened since the hub was made.
+	Opens int64
+	// RowsRead counts the rows the underlying readers read, once however
+	// many jobs received them.
+	RowsRead int64
+}
+
+// Sources lists the hubs of the registry, by table name and then by
+// jobs.
+func (r *Registry) Sources() []Info {
+	r.mu.Lock()
+	hubs := make([]*hub, 0, len(r.hubs))
+	for _, h := range r.hubs {
+		hubs = append(hubs, h)
+	}
+	r.mu.Unlock()
+	out := make([]Info, 0, len(hubs))
+	for _, h := range hubs {
+		out = append(out, h.info())
+	}
+	slices.SortFunc(out, func(a, b Info) int {
+		if c := strings.Compare(a.Table, b.Table); c != 0 {
+			return c
+		}
+		return slices.Compare(a.Jobs, b.Jobs)
+	})
+	return out
+}
+
+// Source is a table as one job reads it through a hub: each partition it
+// opens attaches to the hub's reader of that partition. It is a
+// connector.Resumer even when the table's own source is not, so that a
+// resumed job says where it resumes and is never attached past it.
+type Source struct {
+	reg   *Registry
+	job   string
+	table connector.Table
+	src   connector.Source // the job's own: the hub's when it makes it, and its readers of its own
+	key   string
+	whole bool // a changelog: read from the startup position when not resumed
+}
+
+// Partitions implements connector.Source.
+func (s *Source) Partitions() int { return s.src.Partitions() }
+
+// Bounded implements connector.Source: shared sources never end.
+func (s *Source) Bounded() bool { return false }
+
+// Identity implements connector.Identified: the table's, so that a job's
+// state is the same shared or not.
+func (s *Source) Identity() string { return connector.SourceIdentity(s.table, s.src) }
+
+// Open implements connector.Source: the partition's rows from the hub's
+// position on.
+func (s *Source) Open(ctx context.Context, p int) (connector.Reader, error) {
+	return s.attach(ctx, p, false, 0)
+}
+
+// OpenAfter implements connector.Resumer: the partition's rows after
+// offset, from the hub when it has not gone past offset, else from a
+// reader of the job's own.
+func (s *Source) OpenAfter(ctx context.Context, p int, offset int64) (connector.Reader, error) {
+	return s.attach(ctx, p, true, offset)
+}
+
+func (s *Source) attach(ctx context.Context, p int, resume bool, after int64) (connector.Reader, error) {
+	if p < 0 || p >= s.src.Partitions() {
+		return nil, fmt.Errorf("shared source %s: partition %d out of range [0, %d)", s.table.Name, p, s.src.Partitions())
+	}
+	h := s.reg.acquire(s.key, func() *hub { return newHub(s.reg, s.key, s.table.Name, s.src) })
+	r, own, err := h.attach(ctx, s.job, p, resume, after, s.whole)
+	if err != nil || own {
+		s.reg.release(h)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if own && !resume {
+		return s.src.Open(ctx, p)
+	}
+	if own {
+		if rs, ok := s.src.(connector.Resumer); ok {
+			return rs.OpenAfter(ctx, p, after)
+		}
+		// Replayed from the start, without what the job has seen.
+		r, err := s.src.Open(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return &skipTo{Reader: r, offset: after}, nil
+	}
+	return r, nil
+}

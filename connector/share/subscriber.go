@@ -1,0 +1,163 @@
+package share
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/types"
+)
+
+// idleWait is how long a Read waits for a batch before it returns with
+// none, as the connector.Reader contract asks of an unbounded reader.
+const idleWait = 100 * time.Millisecond
+
+// errClosed is what a subscriber read after Close returns.
+var errClosed = errors.New("shared source: read after close")
+
+// subscriber is one job's reader of one partition of a hub: the rows of
+// the batches the hub hands it, as they are (the same values, the same
+// origins), after its offset when it resumes.
+type subscriber struct {
+	h    *hub
+	pt   *part
+	job  string
+	part int
+	q    chan *item
+	gone chan struct{} // closed when it leaves: the hub no longer waits for it
+
+	// skip drops the rows up to after (a resumed job has seen them).
+	skip  bool
+	after int64
+
+	cur     *item // the batch being handed out, from row pos on
+	pos     int
+	err     error // the end or the failure the hub reported, once reached
+	skipped int64
+	timer   *time.Timer
+	closed  bool
+}
+
+// Read implements connector.Reader: it appends up to max of the hub's
+// rows to b. Their values are the hub's: no one may change them. The
+// batch they come from is released at the next Read (or Close), once
+// the caller is done with them.
+func (s *subscriber) Read(ctx context.Context, b *types.Batch, max int) error {
+	if s.closed {
+		return errClosed
+	}
+	if s.cur != nil && s.pos >= len(s.cur.b.Rows) {
+		s.err = s.cur.err
+		s.cur.release()
+		s.cur = nil
+	}
+	if s.err != nil {
+		return s.err
+	}
+	if s.cur == nil {
+		it, err := s.next(ctx)
+		if it == nil {
+			return err
+		}
+		s.cur, s.pos = it, 0
+		s.skipped += it.skipped
+	}
+	rows := s.cur.b.Rows[s.pos:]
+	rows = rows[:min(len(rows), max)]
+	s.pos += len(rows)
+	for _, r := range rows {
+		if s.skip && r.Origin.Part >= 0 && r.Origin.Offset <= s.after {
+			continue
+		}
+		b.Rows = append(b.Rows, r)
+	}
+	if s.pos >= len(s.cur.b.Rows) && s.cur.err != nil && len(s.cur.b.Rows) == 0 {
+		// An error without rows: report it now.
+		s.err = s.cur.err
+		s.cur.release()
+		s.cur = nil
+		return s.err
+	}
+	return nil
+}
+
+// next waits for the hub's next batch, at most idleWait: nil, nil when
+// none came.
+func (s *subscriber) next(ctx context.Context) (*item, error) {
+	select {
+	case it := <-s.q:
+		return it, nil
+	default:
+	}
+	if s.timer == nil {
+		s.timer = time.NewTimer(idleWait)
+	} else {
+		s.timer.Reset(idleWait)
+	}
+	defer s.timer.Stop()
+	select {
+	case it := <-s.q:
+		return it, nil
+	case <-s.timer.C:
+		return nil, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// Skipped implements connector.Stats: the malformed records the hub's
+// reader skipped in the stretch of the partition this subscriber got.
+func (s *subscriber) Skipped() int64 { return s.skipped }
+
+// Close implements connector.Reader: the subscriber leaves the hub,
+// releasing the batches it holds; the partition's last one closes the
+// hub's reader.
+func (s *subscriber) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.h.detach(s)
+	if s.cur != nil {
+		s.cur.release()
+		s.cur = nil
+	}
+	for {
+		select {
+		case it := <-s.q:
+			it.release()
+		default:
+			return nil
+		}
+	}
+}
+
+// skipTo is a reader of a source that is not a connector.Resumer,
+// replayed from its start, that drops the rows up to a resumed job's
+// offset.
+type skipTo struct {
+	connector.Reader
+	offset int64
+}
+
+func (a *skipTo) Read(ctx context.Context, b *types.Batch, max int) error {
+	n := len(b.Rows)
+	err := a.Reader.Read(ctx, b, max)
+	keep := b.Rows[:n]
+	for _, r := range b.Rows[n:] {
+		if r.Origin.Part < 0 || r.Origin.Offset > a.offset {
+			keep = append(keep, r)
+		}
+	}
+	b.Rows = keep
+	return err
+}
+
+// Skipped implements connector.Stats.
+func (a *skipTo) Skipped() int64 {
+	if st, ok := a.Reader.(connector.Stats); ok {
+		return st.Skipped()
+	}
+	return 0
+}
