@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluicesql/sluice"
 )
@@ -232,4 +234,182 @@ func firstDiff(got, want []int) string {
 		return fmt.Sprintf("missing %v", want[len(got):min(len(want), len(got)+5)])
 	}
 	return "equal"
+}
+
+// Rules over a source read by one task run their sinks in that task; with
+// checkpoints in state.dir and exactly-once part files, a run over an
+// input that grew takes up where the last one ended: each rule's rows,
+// once each.
+func TestSharedFiltersResume(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"hits", "misses"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := func(from, to int) string {
+		var b strings.Builder
+		for i := from; i < to; i++ {
+			fmt.Fprintf(&b, "{\"id\": %d, \"s\": \"v%d\"}\n", i, i%7)
+		}
+		return b.String()
+	}
+	writeFile(t, dir, "in.jsonl", lines(0, 700))
+	job := `
+SET 'state.dir' = '$DIR/state';
+CREATE TABLE ev (id BIGINT, s STRING) WITH ('connector' = 'filesystem', 'path' = '$DIR/in.jsonl', 'format' = 'json');
+CREATE TABLE hits (id BIGINT) WITH ('connector' = 'filesystem', 'path' = '$DIR/hits', 'format' = 'json');
+CREATE TABLE misses (id BIGINT) WITH ('connector' = 'filesystem', 'path' = '$DIR/misses', 'format' = 'json');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO hits SELECT id FROM ev WHERE s IN ('v1', 'v3');
+INSERT INTO misses SELECT id FROM ev WHERE s NOT LIKE 'v%' OR id < 0;
+END;`
+	if _, err := runSQL(t, nil, dir, job); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "in.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(lines(700, 1400))
+	f.Close()
+	if _, err := runSQL(t, nil, dir, job); err != nil {
+		t.Fatal(err)
+	}
+	read := func(d string) []int {
+		files, _ := filepath.Glob(filepath.Join(dir, d, "part-*"))
+		var ids []int
+		for _, f := range files {
+			data, _ := os.ReadFile(f)
+			for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+				if line == "" {
+					continue
+				}
+				var r struct{ ID int }
+				if err := json.Unmarshal([]byte(line), &r); err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, r.ID)
+			}
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	var want []int
+	for i := range 1400 {
+		if i%7 == 1 || i%7 == 3 {
+			want = append(want, i)
+		}
+	}
+	if got := read("hits"); !slices.Equal(got, want) {
+		t.Errorf("hits: %d rows, want %d: %s", len(got), len(want), firstDiff(got, want))
+	}
+	if got := read("misses"); len(got) != 0 {
+		t.Errorf("misses: %v", got)
+	}
+}
+
+// Rules over an unbounded source read by one task: their sinks run in the
+// source's task, which acknowledges the checkpoints for them. A run
+// cancelled mid-way (as a crash) has committed what its checkpoints
+// covered (each output file is extended at every commit), and the next
+// run takes up from there: each rule's output is exactly its rows of the
+// events read, each once.
+func TestSharedFiltersCheckpointed(t *testing.T) {
+	dir := t.TempDir()
+	rules := []string{"user_name LIKE 'CORP%'", "REGEXP(command_line, 'svchost|chrome') AND user_name <> 'root'"}
+	var b strings.Builder
+	fmt.Fprintf(&b, `SET 'state.dir' = '%s/state';
+SET 'execution.checkpointing.interval' = '100ms';
+CREATE TABLE ev (event_time TIMESTAMP(3), user_name STRING, command_line STRING)
+WITH ('connector' = 'procgen', 'rows-per-second' = '4000', 'event-time.rate' = '1000');
+`, dir)
+	for i := range rules {
+		fmt.Fprintf(&b, "CREATE TABLE r%d (t STRING) WITH ('connector' = 'filesystem', 'path' = '%s/r%d.jsonl', 'format' = 'json');\n", i, dir, i)
+	}
+	b.WriteString("EXECUTE STATEMENT SET BEGIN\n")
+	for i, r := range rules {
+		fmt.Fprintf(&b, "INSERT INTO r%d SELECT CAST(event_time AS STRING) FROM ev WHERE %s;\n", i, r)
+	}
+	b.WriteString("END;\n")
+	run := func(stop func(*sluice.Job)) {
+		e, err := sluice.Open(sluice.Options{Stdout: io.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		res, err := e.Exec(context.Background(), "rules.sql", []byte(b.String()))
+		if err != nil {
+			t.Fatal(sluice.FormatError(err, []byte(b.String())))
+		}
+		job := res[len(res)-1].Job
+		time.Sleep(1500 * time.Millisecond)
+		stop(job)
+		if err := job.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(i int) []string {
+		var ts []string
+		for _, f := range []string{filepath.Join(dir, fmt.Sprintf("r%d.jsonl", i))} {
+			data, _ := os.ReadFile(f)
+			for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+				if line == "" {
+					continue
+				}
+				var r struct{ T string }
+				if err := json.Unmarshal([]byte(line), &r); err != nil {
+					t.Fatal(err)
+				}
+				ts = append(ts, r.T)
+			}
+		}
+		slices.Sort(ts)
+		return ts
+	}
+	run((*sluice.Job).Cancel)
+	if len(read(0)) == 0 {
+		t.Fatal("the cancelled run committed nothing: no checkpoint completed")
+	}
+	run((*sluice.Job).Stop)
+	got := [][]string{read(0), read(1)}
+	last := ""
+	for _, g := range got {
+		if len(g) > 0 && g[len(g)-1] > last {
+			last = g[len(g)-1]
+		}
+	}
+	// The same events, bounded at the last one kept, each rule alone.
+	end, err := time.Parse("2006-01-02 15:04:05.000", last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := end.Sub(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)).Milliseconds() + 1
+	for i, r := range rules {
+		want := sfReference(t, fmt.Sprintf(`CREATE TABLE ev (event_time TIMESTAMP(3), user_name STRING, command_line STRING)
+WITH ('connector' = 'procgen', 'events.num' = '%d', 'event-time.rate' = '1000');
+CREATE TABLE out (t STRING) WITH ('connector' = 'print');
+INSERT INTO out SELECT CAST(event_time AS STRING) FROM ev WHERE %s;`, n, r))
+		if !slices.Equal(got[i], want) {
+			t.Errorf("rule %d (WHERE %s): %d rows over %d events, alone %d", i, r, len(got[i]), n, len(want))
+		}
+	}
+}
+
+// sfReference runs src and returns the printed rows' single values,
+// sorted.
+func sfReference(t *testing.T, src string) []string {
+	t.Helper()
+	out, err := runSQL(t, nil, "", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vals []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "+I["); ok {
+			vals = append(vals, strings.TrimSuffix(v, "]"))
+		}
+	}
+	slices.Sort(vals)
+	return vals
 }
