@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sluicesql/sluice/types"
@@ -508,4 +510,50 @@ func FuzzPatternSet(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPatternSetConcurrent: one set serves several goroutines at once
+// (run with -race), each getting what a lone caller gets.
+func TestPatternSetConcurrent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	var ps []Pattern
+	for len(ps) < 200 {
+		p := randomPattern(rng)
+		if _, err := NewPatternSet([]Pattern{p}); err == nil {
+			ps = append(ps, p)
+		}
+	}
+	set, err := NewPatternSet(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strs := make([]string, 300)
+	want := make([][]uint64, len(strs))
+	for i := range strs {
+		strs[i] = randomSubject(rng, ps)
+		want[i] = make([]uint64, (len(ps)+63)/64)
+		set.Match(strs[i], want[i])
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dst := make([]uint64, (len(ps)+63)/64)
+			for k := range 3 * len(strs) {
+				i := (k*7 + g) % len(strs)
+				set.Match(strs[i], dst)
+				if !slices.Equal(dst, want[i]) {
+					errs <- fmt.Sprintf("goroutine %d on %q: %x, alone %x", g, strs[i], dst, want[i])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
 }
