@@ -308,7 +308,7 @@ func TestPatternSetLiteralTests(t *testing.T) {
 		{Pattern{Kind: Contains, Text: "abc"}, opContains, "abc"},
 		{Pattern{Kind: Contains, Text: ""}, opAlways, ""},
 	} {
-		sp, err := compileSetPattern(c.p)
+		sp, err := compileSetPattern(c.p, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", c.p, err)
 		}
@@ -335,7 +335,7 @@ func TestPatternSetRequiredLiterals(t *testing.T) {
 		{Pattern{Kind: Like, Text: "ab%cd"}, "[ab][cd]"},
 		{Pattern{Kind: SimilarTo, Text: "%(x|y)abc[0-9]%"}, "[abc]"},
 	} {
-		sp, err := compileSetPattern(c.p)
+		sp, err := compileSetPattern(c.p, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
