@@ -436,6 +436,18 @@ func TestAsPattern(t *testing.T) {
 			}
 		}
 	}
+	// A constant pattern expression is a pattern once folded.
+	concat := k.call("NOT", k.call("LIKE", x, k.call("CONCAT", S("a"), S("%"))))
+	if _, _, _, ok := AsPattern(concat); ok {
+		t.Errorf("AsPattern(%s) before folding: ok", concat)
+	}
+	folded, err := Fold(concat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if subj, p, neg, ok := AsPattern(folded); !ok || subj != x || p != (Pattern{Kind: Like, Text: "a%"}) || !neg {
+		t.Errorf("AsPattern(%s) = %v, %#v, %v, %v", folded, subj, p, neg, ok)
+	}
 	col2 := &Column{Index: 1, Name: "y", T: types.String}
 	no := []Node{
 		k.call("LIKE", x, col2),                      // pattern not constant
