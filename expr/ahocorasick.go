@@ -20,10 +20,11 @@ import (
 type acAutomaton struct {
 	class  [256]uint8
 	nclass int
+	shift  uint // rows are 1<<shift entries, nclass of them used: a state is its row's offset shifted back
 	ndense uint32
 	// Transitions name states by their code (see code): a dense state by
 	// the offset of its row, so that a step is one load.
-	dense   []uint32 // ndense rows of nclass targets' codes, each or'ed with acOut when it has keys
+	dense   []uint32 // ndense rows of targets' codes, each or'ed with acOut when it has keys
 	fail    []uint32 // failure link of each state
 	edgeOff []uint32 // edges of sparse state s: edgeOff[s-ndense] to edgeOff[s-ndense+1]
 	edgeCls []uint8
@@ -66,6 +67,9 @@ func newACAutomaton(keys []string, denseBudget int) *acAutomaton {
 		a.class[b] = a.class[b+'a'-'A']
 	}
 	a.nclass = n
+	for 1<<a.shift < n {
+		a.shift++
+	}
 
 	// The trie, with children in sorted slices, numbered in insertion
 	// order; then renumbered breadth first.
@@ -110,11 +114,11 @@ func newACAutomaton(keys []string, denseBudget int) *acAutomaton {
 	for id, old := range order {
 		a.key[id] = keyAt[old]
 	}
-	a.ndense = uint32(min(ns, max(denseBudget/(4*a.nclass), 1)))
+	a.ndense = uint32(min(ns, max(denseBudget/(4<<a.shift), 1)))
 	a.edgeOff = make([]uint32, 1, ns-int(a.ndense)+1)
 	a.edgeCls = make([]uint8, 0, ns-int(a.ndense))
 	a.edgeTo = make([]uint32, 0, ns-int(a.ndense))
-	a.dense = make([]uint32, int(a.ndense)*a.nclass)
+	a.dense = make([]uint32, int(a.ndense)<<a.shift)
 
 	// goTo follows a trie edge from state s (new ids), or returns false.
 	goTo := func(s uint32, c uint8) (uint32, bool) {
@@ -159,12 +163,12 @@ func newACAutomaton(keys []string, denseBudget int) *acAutomaton {
 	}
 	for s := uint32(0); s < uint32(ns); s++ {
 		if s < a.ndense {
-			row := a.dense[int(s)*a.nclass : int(s+1)*a.nclass]
+			row := a.dense[int(s)<<a.shift : int(s)<<a.shift+a.nclass]
 			for c := range a.nclass {
 				if t, ok := goTo(s, uint8(c)); ok {
 					row[c] = code(t) | hasOut(t)
 				} else if s != 0 {
-					row[c] = a.dense[int(a.fail[s])*a.nclass+c]
+					row[c] = a.dense[int(a.fail[s])<<a.shift+c]
 				}
 			}
 			continue
@@ -183,17 +187,17 @@ func newACAutomaton(keys []string, denseBudget int) *acAutomaton {
 // and for a sparse one its number past the rows.
 func (a *acAutomaton) code(s uint32) uint32 {
 	if s < a.ndense {
-		return s * uint32(a.nclass)
+		return s << a.shift
 	}
-	return a.ndense*uint32(a.nclass) + s - a.ndense
+	return a.ndense<<a.shift + s - a.ndense
 }
 
 // state is the state of code v.
 func (a *acAutomaton) state(v uint32) uint32 {
-	if lim := a.ndense * uint32(a.nclass); v >= lim {
+	if lim := a.ndense << a.shift; v >= lim {
 		return v - lim + a.ndense
 	}
-	return v / uint32(a.nclass)
+	return v >> a.shift
 }
 
 // step returns the transition of sparse state s on class c.
@@ -207,7 +211,7 @@ func (a *acAutomaton) step(s uint32, c uint8) uint32 {
 		}
 		s = a.fail[s]
 	}
-	return a.dense[int(s)*a.nclass+int(c)]
+	return a.dense[int(s)<<a.shift+int(c)]
 }
 
 // scan appends to hits the first occurrence of each key in str that seen
@@ -215,7 +219,7 @@ func (a *acAutomaton) step(s uint32, c uint8) uint32 {
 // marks it in seen.
 func (a *acAutomaton) scan(str string, seen []uint64, hits []acHit) []acHit {
 	v := uint32(0)
-	dense, lim := a.dense, a.ndense*uint32(a.nclass)
+	dense, lim := a.dense, a.ndense<<a.shift
 	for i := 0; i < len(str); i++ {
 		c := a.class[str[i]]
 		var t uint32

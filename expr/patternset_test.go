@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sluicesql/sluice/types"
@@ -306,7 +308,7 @@ func TestPatternSetLiteralTests(t *testing.T) {
 		{Pattern{Kind: Contains, Text: "abc"}, opContains, "abc"},
 		{Pattern{Kind: Contains, Text: ""}, opAlways, ""},
 	} {
-		sp, err := compileSetPattern(c.p)
+		sp, err := compileSetPattern(c.p, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", c.p, err)
 		}
@@ -333,7 +335,7 @@ func TestPatternSetRequiredLiterals(t *testing.T) {
 		{Pattern{Kind: Like, Text: "ab%cd"}, "[ab][cd]"},
 		{Pattern{Kind: SimilarTo, Text: "%(x|y)abc[0-9]%"}, "[abc]"},
 	} {
-		sp, err := compileSetPattern(c.p)
+		sp, err := compileSetPattern(c.p, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -434,6 +436,18 @@ func TestAsPattern(t *testing.T) {
 			}
 		}
 	}
+	// A constant pattern expression is a pattern once folded.
+	concat := k.call("NOT", k.call("LIKE", x, k.call("CONCAT", S("a"), S("%"))))
+	if _, _, _, ok := AsPattern(concat); ok {
+		t.Errorf("AsPattern(%s) before folding: ok", concat)
+	}
+	folded, err := Fold(concat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if subj, p, neg, ok := AsPattern(folded); !ok || subj != x || p != (Pattern{Kind: Like, Text: "a%"}) || !neg {
+		t.Errorf("AsPattern(%s) = %v, %#v, %v, %v", folded, subj, p, neg, ok)
+	}
 	col2 := &Column{Index: 1, Name: "y", T: types.String}
 	no := []Node{
 		k.call("LIKE", x, col2),                      // pattern not constant
@@ -508,4 +522,50 @@ func FuzzPatternSet(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPatternSetConcurrent: one set serves several goroutines at once
+// (run with -race), each getting what a lone caller gets.
+func TestPatternSetConcurrent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	var ps []Pattern
+	for len(ps) < 200 {
+		p := randomPattern(rng)
+		if _, err := NewPatternSet([]Pattern{p}); err == nil {
+			ps = append(ps, p)
+		}
+	}
+	set, err := NewPatternSet(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strs := make([]string, 300)
+	want := make([][]uint64, len(strs))
+	for i := range strs {
+		strs[i] = randomSubject(rng, ps)
+		want[i] = make([]uint64, (len(ps)+63)/64)
+		set.Match(strs[i], want[i])
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dst := make([]uint64, (len(ps)+63)/64)
+			for k := range 3 * len(strs) {
+				i := (k*7 + g) % len(strs)
+				set.Match(strs[i], dst)
+				if !slices.Equal(dst, want[i]) {
+					errs <- fmt.Sprintf("goroutine %d on %q: %x, alone %x", g, strs[i], dst, want[i])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
 }
