@@ -92,7 +92,14 @@ func NewPlan(conds []expr.Node, schema types.Schema, env *expr.Env) (*Plan, erro
 		if k := cond.Type().Kind; k != types.KindBoolean && k != types.KindNull {
 			return nil, fmt.Errorf("cannot use %s as a condition: it is %s, not BOOLEAN", cond, cond.Type())
 		}
-		for _, c := range expr.Conjuncts(cond) {
+		// Constant sub-expressions folded first (CONCAT('%', 'x') is a
+		// pattern), as compiling would.
+		folded, err := expr.Fold(cond, env)
+		if err != nil {
+			return nil, err
+		}
+		conds[r] = folded
+		for _, c := range expr.Conjuncts(folded) {
 			uses[conjKey(c)]++
 		}
 	}
