@@ -59,6 +59,9 @@ func (g *group) compileMatchers(env *expr.Env) error {
 		s.negateds = append(s.negateds, neg)
 	}
 	decided := make([]bool, len(g.plan.conjs))
+	if err := g.compileIndexes(env, decided); err != nil {
+		return err
+	}
 	for _, s := range subjects {
 		if len(s.pats) < minPatterns {
 			continue
@@ -82,7 +85,7 @@ func (g *group) compileMatchers(env *expr.Env) error {
 			decided[j] = true
 		}
 	}
-	if g.matchers == nil {
+	if g.matchers == nil && g.indexes == nil {
 		return nil
 	}
 	for j, d := range decided {
@@ -116,4 +119,92 @@ func (m *matcher) appendTrue(row []types.Value, l []uint32) ([]uint32, error) {
 		}
 	}
 	return l, nil
+}
+
+// minMembers is how many equality and IN conjuncts over one expression
+// make an index worth it.
+const minMembers = 2
+
+// index decides the equality and IN-list conjuncts of a group that test
+// one expression: one map lookup gives those that hold the value.
+type index struct {
+	subject expr.Eval
+	strs    map[string][]uint32
+	ints    map[int64][]uint32
+}
+
+// compileIndexes builds the group's indexes, one per expression that at
+// least minMembers equality or IN conjuncts test, and marks the
+// conjuncts they decide.
+func (g *group) compileIndexes(env *expr.Env, decided []bool) error {
+	type subject struct {
+		node  expr.Node
+		conjs []uint32
+		keys  [][]types.Value
+	}
+	var subjects []*subject
+	byKey := map[string]*subject{}
+	for j, c := range g.plan.conjs {
+		x, keys, ok := expr.AsMembership(c)
+		if !ok || decided[j] {
+			continue
+		}
+		key := x.String() + " : " + x.Type().String()
+		s := byKey[key]
+		if s == nil {
+			s = &subject{node: x}
+			byKey[key] = s
+			subjects = append(subjects, s)
+		}
+		s.conjs = append(s.conjs, uint32(j))
+		s.keys = append(s.keys, keys)
+	}
+	for _, s := range subjects {
+		if len(s.conjs) < minMembers {
+			continue
+		}
+		ev, err := expr.Compile(s.node, env)
+		if err != nil {
+			return err
+		}
+		ix := &index{subject: ev}
+		add := func(l []uint32, j uint32) []uint32 {
+			if n := len(l); n > 0 && l[n-1] == j {
+				return l // the constant twice in one IN list
+			}
+			return append(l, j)
+		}
+		if s.node.Type().Kind.IsString() {
+			ix.strs = map[string][]uint32{}
+			for i, j := range s.conjs {
+				for _, k := range s.keys[i] {
+					ix.strs[k.Str()] = add(ix.strs[k.Str()], j)
+				}
+			}
+		} else {
+			ix.ints = map[int64][]uint32{}
+			for i, j := range s.conjs {
+				for _, k := range s.keys[i] {
+					ix.ints[k.Int()] = add(ix.ints[k.Int()], j)
+				}
+			}
+		}
+		g.indexes = append(g.indexes, ix)
+		for _, j := range s.conjs {
+			decided[j] = true
+		}
+	}
+	return nil
+}
+
+// appendTrue appends to l the conjuncts of ix TRUE for row.
+func (ix *index) appendTrue(row []types.Value, l []uint32) ([]uint32, error) {
+	v, err := ix.subject(row)
+	if err != nil || v.IsNull() {
+		return l, err
+	}
+	if ix.strs != nil {
+		return append(l, ix.strs[v.Str()]...), nil
+	}
+	return append(l, ix.ints[v.Int()]...), nil
 }

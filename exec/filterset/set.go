@@ -55,6 +55,7 @@ type group struct {
 	// matchers decide the pattern conjuncts (LIKE, REGEXP, ...) of each
 	// tested expression in one pass; others lists the other conjuncts.
 	matchers []*matcher
+	indexes  []*index
 	others   []int32
 
 	// null is the list for NULL, computed once.
@@ -85,7 +86,7 @@ func (p *Plan) New(m *exec.Metrics) (*Set, error) {
 		// others when first evaluated alone (a rule's rest, the cache
 		// off), if ever.
 		for j := range gp.conjs {
-			if g.matchers == nil || slices.Contains(g.others, int32(j)) {
+			if (g.matchers == nil && g.indexes == nil) || slices.Contains(g.others, int32(j)) {
 				if _, err := g.pred(j); err != nil {
 					return nil, err
 				}
@@ -275,7 +276,7 @@ func (g *group) lookup(row []types.Value) ([]uint32, error) {
 
 // evaluate appends to l the conjuncts TRUE for row, in order.
 func (g *group) evaluate(row []types.Value, l []uint32) ([]uint32, error) {
-	if g.matchers == nil {
+	if g.matchers == nil && g.indexes == nil {
 		for j, pred := range g.preds {
 			ok, err := pred(row)
 			if err != nil {
@@ -290,6 +291,12 @@ func (g *group) evaluate(row []types.Value, l []uint32) ([]uint32, error) {
 	for _, m := range g.matchers {
 		var err error
 		if l, err = m.appendTrue(row, l); err != nil {
+			return nil, err
+		}
+	}
+	for _, ix := range g.indexes {
+		var err error
+		if l, err = ix.appendTrue(row, l); err != nil {
 			return nil, err
 		}
 	}
