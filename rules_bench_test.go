@@ -49,7 +49,7 @@ var (
 // level, some joined with a substring match. The rules are distinct (as
 // in a real set, each looks for something of its own) and most match
 // rarely; one in a hundred looks for a string of the benign activity, as
-// real rule sets have noisy rules (at 10,000 rules, about 4 alerts an
+// real rule sets have noisy rules (at 10,000 rules, about 6 alerts an
 // event). Each rule is one INSERT of the
 // matching events into a blackhole sink, all in one statement set.
 func ruleSet(n int, seed uint64) string {
