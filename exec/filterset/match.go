@@ -31,42 +31,34 @@ type matcher struct {
 // at least minPatterns pattern conjuncts test; the other conjuncts stay
 // in others.
 func (g *group) compileMatchers(env *expr.Env) error {
-	type subject struct {
-		node     expr.Node
-		pats     []expr.Pattern
-		conjs    []uint32
-		negateds []bool
+	type pattern struct {
+		p   expr.Pattern
+		neg bool
 	}
-	var subjects []*subject
-	byKey := map[string]*subject{}
-	for j, c := range g.plan.conjs {
+	subjects := bySubject(g.plan.conjs, func(c expr.Node) (expr.Node, pattern, bool) {
 		x, p, neg, ok := expr.AsPattern(c)
 		if !ok {
-			continue
+			return nil, pattern{}, false
 		}
 		if k := x.Type().Kind; k != types.KindChar && k != types.KindVarChar {
-			continue
+			return nil, pattern{}, false
 		}
-		key := x.String() + " : " + x.Type().String()
-		s := byKey[key]
-		if s == nil {
-			s = &subject{node: x}
-			byKey[key] = s
-			subjects = append(subjects, s)
-		}
-		s.pats = append(s.pats, p)
-		s.conjs = append(s.conjs, uint32(j))
-		s.negateds = append(s.negateds, neg)
-	}
+		return x, pattern{p, neg}, true
+	})
 	decided := make([]bool, len(g.plan.conjs))
 	if err := g.compileIndexes(env, decided); err != nil {
 		return err
 	}
 	for _, s := range subjects {
-		if len(s.pats) < minPatterns {
+		if len(s.items) < minPatterns {
 			continue
 		}
-		set, err := expr.NewPatternSet(s.pats)
+		pats := make([]expr.Pattern, len(s.items))
+		negateds := make([]bool, len(s.items))
+		for i, it := range s.items {
+			pats[i], negateds[i] = it.p, it.neg
+		}
+		set, err := expr.NewPatternSet(pats)
 		if err != nil {
 			return err
 		}
@@ -74,8 +66,8 @@ func (g *group) compileMatchers(env *expr.Env) error {
 		if err != nil {
 			return err
 		}
-		m := &matcher{subject: ev, set: set, conj: s.conjs, negated: s.negateds, bits: make([]uint64, (len(s.pats)+63)/64)}
-		for i, neg := range s.negateds {
+		m := &matcher{subject: ev, set: set, conj: s.conjs, negated: negateds, bits: make([]uint64, (len(pats)+63)/64)}
+		for i, neg := range negateds {
 			if neg {
 				m.negations = append(m.negations, int32(i))
 			}
@@ -137,28 +129,10 @@ type index struct {
 // least minMembers equality or IN conjuncts test, and marks the
 // conjuncts they decide.
 func (g *group) compileIndexes(env *expr.Env, decided []bool) error {
-	type subject struct {
-		node  expr.Node
-		conjs []uint32
-		keys  [][]types.Value
-	}
-	var subjects []*subject
-	byKey := map[string]*subject{}
-	for j, c := range g.plan.conjs {
+	subjects := bySubject(g.plan.conjs, func(c expr.Node) (expr.Node, []types.Value, bool) {
 		x, keys, ok := expr.AsMembership(c)
-		if !ok || decided[j] {
-			continue
-		}
-		key := x.String() + " : " + x.Type().String()
-		s := byKey[key]
-		if s == nil {
-			s = &subject{node: x}
-			byKey[key] = s
-			subjects = append(subjects, s)
-		}
-		s.conjs = append(s.conjs, uint32(j))
-		s.keys = append(s.keys, keys)
-	}
+		return x, keys, ok
+	})
 	for _, s := range subjects {
 		if len(s.conjs) < minMembers {
 			continue
@@ -177,14 +151,14 @@ func (g *group) compileIndexes(env *expr.Env, decided []bool) error {
 		if s.node.Type().Kind.IsString() {
 			ix.strs = map[string][]uint32{}
 			for i, j := range s.conjs {
-				for _, k := range s.keys[i] {
+				for _, k := range s.items[i] {
 					ix.strs[k.Str()] = add(ix.strs[k.Str()], j)
 				}
 			}
 		} else {
 			ix.ints = map[int64][]uint32{}
 			for i, j := range s.conjs {
-				for _, k := range s.keys[i] {
+				for _, k := range s.items[i] {
 					ix.ints[k.Int()] = add(ix.ints[k.Int()], j)
 				}
 			}
@@ -207,4 +181,35 @@ func (ix *index) appendTrue(row []types.Value, l []uint32) ([]uint32, error) {
 		return append(l, ix.strs[v.Str()]...), nil
 	}
 	return append(l, ix.ints[v.Int()]...), nil
+}
+
+// subjectConjs is the conjuncts of a group that test one expression,
+// with what recognizing each gave.
+type subjectConjs[T any] struct {
+	node  expr.Node
+	conjs []uint32
+	items []T
+}
+
+// bySubject groups the conjuncts that recognize accepts by the expression
+// it says they test, in the order the expressions first appear.
+func bySubject[T any](conjs []expr.Node, recognize func(expr.Node) (expr.Node, T, bool)) []*subjectConjs[T] {
+	var out []*subjectConjs[T]
+	byKey := map[string]*subjectConjs[T]{}
+	for j, c := range conjs {
+		x, item, ok := recognize(c)
+		if !ok {
+			continue
+		}
+		key := x.String() + " : " + x.Type().String()
+		s := byKey[key]
+		if s == nil {
+			s = &subjectConjs[T]{node: x}
+			byKey[key] = s
+			out = append(out, s)
+		}
+		s.conjs = append(s.conjs, uint32(j))
+		s.items = append(s.items, item)
+	}
+	return out
 }

@@ -322,15 +322,7 @@ func DynamicTableOptionsEnabled(cfg map[string]string) (bool, error) {
 // scans of one table in a job share one source (true, the default, as in
 // Flink).
 func ReuseSource(cfg map[string]string) (bool, error) {
-	v, ok := cfg[ReuseSourceEnabled]
-	if !ok {
-		return true, nil
-	}
-	on, err := strconv.ParseBool(strings.TrimSpace(v))
-	if err != nil {
-		return false, fmt.Errorf("%s must be 'true' or 'false', got '%s'", ReuseSourceEnabled, v)
-	}
-	return on, nil
+	return boolOption(cfg, ReuseSourceEnabled, true)
 }
 
 // SharedSource reads 'pipeline.shared-source': whether a job's unbounded
@@ -338,15 +330,7 @@ func ReuseSource(cfg map[string]string) (bool, error) {
 // definition and partition for every job that reads it (true, the
 // default; see connector/share).
 func SharedSource(cfg map[string]string) (bool, error) {
-	v, ok := cfg[PipelineSharedSource]
-	if !ok {
-		return true, nil
-	}
-	on, err := strconv.ParseBool(strings.TrimSpace(v))
-	if err != nil {
-		return false, fmt.Errorf("%s must be 'true' or 'false', got '%s'", PipelineSharedSource, v)
-	}
-	return on, nil
+	return boolOption(cfg, PipelineSharedSource, true)
 }
 
 // DropNullRows reads 'table.exec.sink.not-null-enforcer': whether a sink
@@ -425,30 +409,14 @@ func WasmTimeout(cfg map[string]string, def time.Duration) (time.Duration, error
 // of a job's queries over one source are evaluated together, with their
 // results cached per value (true, the default).
 func ShareFilters(cfg map[string]string) (bool, error) {
-	v, ok := cfg[SharedFilters]
-	if !ok {
-		return true, nil
-	}
-	on, err := strconv.ParseBool(strings.TrimSpace(v))
-	if err != nil {
-		return false, fmt.Errorf("%s must be 'true' or 'false', got '%s'", SharedFilters, v)
-	}
-	return on, nil
+	return boolOption(cfg, SharedFilters, true)
 }
 
 // MultiPattern reads 'pipeline.filter-multi-pattern': whether the pattern
 // conditions (LIKE, REGEXP, ...) of a shared filter group over one
 // expression are matched in one pass (true, the default) or one by one.
 func MultiPattern(cfg map[string]string) (bool, error) {
-	v, ok := cfg[FilterMultiPattern]
-	if !ok {
-		return true, nil
-	}
-	on, err := strconv.ParseBool(strings.TrimSpace(v))
-	if err != nil {
-		return false, fmt.Errorf("%s must be 'true' or 'false', got '%s'", FilterMultiPattern, v)
-	}
-	return on, nil
+	return boolOption(cfg, FilterMultiPattern, true)
 }
 
 // FilterCache reads 'pipeline.filter-cache.size': the memory the filter
@@ -464,4 +432,17 @@ func FilterCache(cfg map[string]string) (int64, error) {
 		return 0, fmt.Errorf("%s: %w", FilterCacheSize, err)
 	}
 	return n, nil
+}
+
+// boolOption reads a 'true' or 'false' option; def when unset.
+func boolOption(cfg map[string]string, key string, def bool) (bool, error) {
+	v, ok := cfg[key]
+	if !ok {
+		return def, nil
+	}
+	on, err := strconv.ParseBool(strings.TrimSpace(v))
+	if err != nil {
+		return false, fmt.Errorf("%s must be 'true' or 'false', got '%s'", key, v)
+	}
+	return on, nil
 }
