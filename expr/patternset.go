@@ -257,6 +257,9 @@ type setPattern struct {
 	// checks are the literals of clauses[1:], by their index in the
 	// PatternSet.
 	checks [][]int32
+	// minLen (opVerify) is the fewest bytes a match spans: a shorter
+	// string cannot match ([A-Za-z0-9+/]{200,} in a short command line).
+	minLen int
 }
 
 // maxAltLiterals bounds the literals of one clause taken from an
@@ -357,7 +360,37 @@ func regexSetPattern(src string, m matcher, dfaBudget *int) setPattern {
 			m = d.MatchString
 		}
 	}
-	return setPattern{op: opVerify, m: m, clauses: requiredClauses(tree, true, maxAltLiterals, maxClauses)}
+	return setPattern{op: opVerify, m: m, clauses: requiredClauses(tree, true, maxAltLiterals, maxClauses), minLen: minMatchBytes(tree)}
+}
+
+// minMatchBytes returns a lower bound of the bytes any match of r spans:
+// each rune a match holds takes at least one byte.
+func minMatchBytes(r *resyntax.Regexp) int {
+	switch r.Op {
+	case resyntax.OpLiteral:
+		return len(r.Rune)
+	case resyntax.OpCharClass, resyntax.OpAnyChar, resyntax.OpAnyCharNotNL:
+		return 1
+	case resyntax.OpCapture, resyntax.OpPlus:
+		return minMatchBytes(r.Sub[0])
+	case resyntax.OpRepeat:
+		return r.Min * minMatchBytes(r.Sub[0])
+	case resyntax.OpConcat:
+		n := 0
+		for _, sub := range r.Sub {
+			n += minMatchBytes(sub)
+		}
+		return n
+	case resyntax.OpAlternate:
+		n := -1
+		for _, sub := range r.Sub {
+			if m := minMatchBytes(sub); n < 0 || m < n {
+				n = m
+			}
+		}
+		return max(n, 0)
+	}
+	return 0 // empty, anchors, boundaries, *, ?
 }
 
 // regexLiteralTest recognizes a regular expression that only tests a
@@ -581,7 +614,7 @@ func (s *PatternSet) Match(str string, dst []uint64) {
 		}
 	}
 	for _, p := range s.verifyAll {
-		if s.pats[p].m(str) {
+		if sp := &s.pats[p]; len(str) >= sp.minLen && sp.m(str) {
 			dst[p>>6] |= 1 << (p & 63)
 		}
 	}
@@ -666,7 +699,7 @@ func (m *matching) decide(l int32) {
 					break
 				}
 			}
-			ok = ok && sp.m(str)
+			ok = ok && len(str) >= sp.minLen && sp.m(str)
 		}
 		if ok {
 			dst[w] |= b
