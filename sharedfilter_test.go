@@ -413,3 +413,51 @@ func sfReference(t *testing.T, src string) []string {
 	slices.Sort(vals)
 	return vals
 }
+
+// Rules and other queries over one source in one statement set: the
+// aggregate's branch feeds a stage of its own and gets every row; the
+// rules' branches run their sinks in the source's task and get theirs.
+func TestSharedFiltersBesideAggregate(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&b, "{\"id\": %d, \"s\": \"v%d\"}\n", i, i%3)
+	}
+	writeFile(t, dir, "in.jsonl", b.String())
+	out, err := runSQL(t, nil, dir, `
+CREATE TABLE ev (id BIGINT, s STRING) WITH ('connector' = 'filesystem', 'path' = '$DIR/in.jsonl', 'format' = 'json');
+CREATE TABLE r0 (id BIGINT) WITH ('connector' = 'print', 'print-identifier' = 'r0');
+CREATE TABLE r1 (id BIGINT) WITH ('connector' = 'print', 'print-identifier' = 'r1');
+CREATE TABLE counts (s STRING, n BIGINT) WITH ('connector' = 'print', 'print-identifier' = 'counts');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO r0 SELECT id FROM ev WHERE s = 'v1' AND id < 30;
+INSERT INTO counts SELECT s, COUNT(*) FROM ev GROUP BY s;
+INSERT INTO r1 SELECT id FROM ev WHERE s LIKE '%2' AND id >= 290;
+END;`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r0, r1 []string
+	final := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		name, row, _ := strings.Cut(line, "> ")
+		switch name {
+		case "r0":
+			r0 = append(r0, row)
+		case "r1":
+			r1 = append(r1, row)
+		case "counts":
+			if strings.HasPrefix(row, "+I[") || strings.HasPrefix(row, "+U[") {
+				k, v, _ := strings.Cut(row[3:len(row)-1], ", ")
+				final[k] = v
+			}
+		}
+	}
+	want0 := []string{"+I[1]", "+I[4]", "+I[7]", "+I[10]", "+I[13]", "+I[16]", "+I[19]", "+I[22]", "+I[25]", "+I[28]"}
+	if !slices.Equal(r0, want0) || !slices.Equal(r1, []string{"+I[290]", "+I[293]", "+I[296]", "+I[299]"}) {
+		t.Errorf("r0 %v, r1 %v", r0, r1)
+	}
+	if final["v0"] != "100" || final["v1"] != "100" || final["v2"] != "100" {
+		t.Errorf("counts %v", final)
+	}
+}
