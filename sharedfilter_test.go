@@ -461,3 +461,28 @@ END;`)
 		t.Errorf("counts %v", final)
 	}
 }
+
+// The job's summary reports each filter group's cache: a value seen again
+// is a hit.
+func TestSharedFiltersSummary(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&b, "{\"id\": %d, \"s\": \"v%d\"}\n", i, i%4)
+	}
+	writeFile(t, dir, "in.jsonl", b.String())
+	_, log, err := runSQLLog(t, dir, `
+CREATE TABLE ev (id BIGINT, s STRING) WITH ('connector' = 'filesystem', 'path' = '$DIR/in.jsonl', 'format' = 'json');
+CREATE TABLE r0 (id BIGINT) WITH ('connector' = 'blackhole');
+CREATE TABLE r1 (id BIGINT) WITH ('connector' = 'blackhole');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO r0 SELECT id FROM ev WHERE s = 'v1';
+INSERT INTO r1 SELECT id FROM ev WHERE s LIKE '%2';
+END;`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "shared filters of ev.s: 96 cache hits, 4 misses, 0 evicted"; !strings.Contains(log, want) {
+		t.Errorf("the log lacks %q:\n%s", want, log)
+	}
+}
