@@ -36,12 +36,12 @@
 //   - A job reads each partition from where it would start alone: the
 //     table's startup position, or after the offset it resumes from. It
 //     attaches to the hub at once when the hub is there (it has handed
-//     out no row past that offset, in the same epoch of the log: the rows
-//     up to it are dropped for the job; or, afresh, none since it opened
-//     at the startup position). Otherwise the job reads the partition with
-//     a reader of its own until the hub has not handed out a row past the
-//     last one it read, and then attaches there: it never misses a row,
-//     nor gets one twice. A generator's rows have no history: a job
+//     out the rows up to that offset and none past it, in the same epoch
+//     of the log; or, afresh, none since it opened at the startup
+//     position). Otherwise the job reads the partition with a reader of
+//     its own until the hub's last row is among those it has just read,
+//     and then attaches there, the hub's rows up to its last one dropped
+//     for it: it never misses a row, nor gets one twice. A generator's rows have no history: a job
 //     starting afresh attaches to its hub at the hub's position.
 //   - Only unbounded sources whose partitions are fixed are shared: a
 //     bounded one (a file) gives every job its whole input; a source whose

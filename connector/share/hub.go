@@ -78,10 +78,11 @@ type epochs interface {
 	OriginEpoch(offset int64) int64
 }
 
-// covers reports whether a subscriber attached to pt now gets every row
-// after offset: the hub has not handed out a row past it, in the same
-// epoch of the log.
-func (h *hub) covers(pt *part, offset int64) bool {
+// at reports whether a subscriber attached to pt now gets every row
+// after hi, waiting at most for the rows from lo to hi: the hub has
+// handed out rows up to an offset from lo to hi (or, before any, opened
+// after one), in the epoch of the log hi is in.
+func (h *hub) at(pt *part, lo, hi int64) bool {
 	pos := pt.start
 	switch {
 	case pt.read:
@@ -89,10 +90,10 @@ func (h *hub) covers(pt *part, offset int64) bool {
 	case !pt.startKnown:
 		return false
 	}
-	if pos > offset {
+	if pos < lo || pos > hi {
 		return false
 	}
-	if e, ok := h.src.(epochs); ok && pos != math.MinInt64 && e.OriginEpoch(pos) != e.OriginEpoch(offset) {
+	if e, ok := h.src.(epochs); ok && e.OriginEpoch(pos) != e.OriginEpoch(hi) {
 		return false
 	}
 	return true
@@ -119,7 +120,7 @@ func (h *hub) attach(ctx context.Context, s *Source, p int, resume bool, after i
 			var there bool
 			switch {
 			case resume:
-				there = h.covers(pt, after)
+				there = h.at(pt, after, after)
 			case s.generated && !s.whole:
 				there = true
 			default:
@@ -166,20 +167,20 @@ func (h *hub) attach(ctx context.Context, s *Source, p int, resume bool, after i
 	}
 }
 
-// join attaches job to partition p after offset, where its own reader
-// has got to, if the hub is reading the partition and has not handed out
-// a row past it; else it returns nil.
-func (h *hub) join(job string, p int, offset int64) *subscriber {
+// join attaches job to partition p after offset hi, where its own
+// reader has got to, if the hub is reading the partition and is at
+// (at(lo, hi)); else it returns nil.
+func (h *hub) join(job string, p int, lo, hi int64) *subscriber {
 	pt := h.parts[p]
 	h.mu.Lock()
-	if pt.state != running || !h.covers(pt, offset) {
+	if pt.state != running || !h.at(pt, lo, hi) {
 		h.mu.Unlock()
 		return nil
 	}
-	sub, note := h.subscribe(job, p, true, offset)
+	sub, note := h.subscribe(job, p, true, hi)
 	h.mu.Unlock()
 	h.reg.logf("shared source %s: job %s has caught up with the shared reader on partition %d (offset %d): it reads through it now",
-		h.table, job, p, offset)
+		h.table, job, p, hi)
 	h.reg.note(note)
 	return sub
 }

@@ -101,11 +101,11 @@ func Shareable(src connector.Source) bool {
 //
 // A job reads each partition from where it would start alone: the
 // table's startup position, or after its checkpoint. It attaches to the
-// hub's reader at once when that reader is there (it has handed out no
-// row past the job's offset, or, for a job starting afresh, none at all
-// since it opened at the startup position); otherwise it reads the
-// partition with a reader of its own until it has caught up, and then
-// attaches. A generator's rows have no history: a job starting afresh
+// hub's reader at once when that reader is there (it has handed out the
+// rows up to the job's offset and none past it, or, for a job starting
+// afresh, none at all since it opened at the startup position);
+// otherwise it reads the partition with a reader of its own until the
+// hub's last row is among those it has just read, and then attaches. A generator's rows have no history: a job starting afresh
 // attaches to its hub at the hub's position (whole, a changelog scan,
 // never does: it must see every row it will later see updated).
 func (r *Registry) Wrap(job string, t connector.Table, src connector.Source, whole bool) (connector.Source, error) {

@@ -316,9 +316,10 @@ func TestShareBatchesNotReused(t *testing.T) {
 	wg.Wait()
 }
 
-// A resumed job attaches only when the hub has not passed its offset
-// (and gets the rows after it); otherwise it reads the partition on its
-// own, from its offset on, and loses nothing.
+// A resumed job attaches at once when the hub is at its offset;
+// otherwise it reads the partition on its own, from its offset on, until
+// the hub's last row is among those it has just read, and then through
+// the hub: it loses nothing and gets nothing twice.
 func TestShareResume(t *testing.T) {
 	f := newFixture(t, Options{})
 	a := f.open(t, "a", false, 0)
@@ -330,26 +331,30 @@ func TestShareResume(t *testing.T) {
 	if !strings.Contains(f.logged(), "job behind reads partition 0 on its own, from after offset 5, until it reaches the shared reader (at offset 10)") {
 		t.Errorf("log:\n%s", f.logged())
 	}
+	got := read(t, behind, 5) // through offset 10, where it joins
 	at := f.open(t, "at", true, 10)
 	defer at.Close()
 	ahead := f.open(t, "ahead", true, 13)
 	defer ahead.Close()
-	if in := f.reg.Sources()[0]; !slices.Equal(in.Jobs, []string{"a", "ahead", "at"}) {
-		t.Errorf("jobs %v", in.Jobs)
-	}
 	// An offset of a later epoch of the log is no position in the hub's.
 	later := f.open(t, "later", true, 1<<20+5)
 	defer later.Close()
-	if !strings.Contains(f.logged(), "job later reads partition 0 on its own, from after offset 1048581") {
-		t.Errorf("log:\n%s", f.logged())
+	for _, want := range []string{
+		"job behind has caught up with the shared reader on partition 0 (offset 10)",
+		"job ahead reads partition 0 on its own, from after offset 13",
+		"job later reads partition 0 on its own, from after offset 1048581",
+	} {
+		if !strings.Contains(f.logged(), want) {
+			t.Errorf("no %q in the log:\n%s", want, f.logged())
+		}
+	}
+	if in := f.reg.Sources()[0]; !slices.Equal(in.Jobs, []string{"a", "at", "behind"}) {
+		t.Errorf("jobs %v", in.Jobs)
 	}
 	f.push(10, 20)
-	if got := read(t, behind, 14); !slices.Equal(got, seq(5, 19)) {
+	read(t, a, 10) // the hub is at offset 20
+	if got = append(got, read(t, behind, 10)...); !slices.Equal(got, seq(5, 20)) {
 		t.Errorf("behind read %v", got)
-	}
-	// behind caught up: it reads through the hub.
-	if in := f.reg.Sources()[0]; !slices.Equal(in.Jobs, []string{"a", "ahead", "at", "behind"}) {
-		t.Errorf("jobs %v", in.Jobs)
 	}
 	if got := read(t, at, 10); !slices.Equal(got, seq(10, 20)) {
 		t.Errorf("at read %v", got)
@@ -357,8 +362,11 @@ func TestShareResume(t *testing.T) {
 	if got := read(t, ahead, 7); !slices.Equal(got, seq(13, 20)) {
 		t.Errorf("ahead read %v", got)
 	}
-	if n := f.src.opens.Load(); n != 3 {
-		t.Errorf("%d readers opened, want 3 (the hub's, behind's, later's)", n)
+	if in := f.reg.Sources()[0]; !slices.Equal(in.Jobs, []string{"a", "ahead", "at", "behind"}) {
+		t.Errorf("jobs %v", in.Jobs)
+	}
+	if n := f.src.opens.Load(); n != 4 {
+		t.Errorf("%d readers opened, want 4 (the hub's, behind's, ahead's, later's)", n)
 	}
 }
 

@@ -157,11 +157,18 @@ func (c *catchUp) Read(ctx context.Context, b *types.Batch, max int) error {
 	}
 	n := len(b.Rows)
 	err := c.own.Read(ctx, b, max)
-	for i := len(b.Rows) - 1; i >= n; i-- {
-		if o := b.Rows[i].Origin; o.Part >= 0 {
-			c.last, c.known = o.Offset, true
-			break
+	// The hub is at when its last row is one of those just read (or the
+	// one before them): joining there, the job waits for it at most for
+	// those rows, which it drops.
+	lo := c.last
+	for _, r := range b.Rows[n:] {
+		if r.Origin.Part < 0 {
+			continue
 		}
+		if !c.known {
+			lo, c.known = r.Origin.Offset-1, true
+		}
+		c.last = r.Origin.Offset
 	}
 	if err != nil || !c.known {
 		return err
@@ -170,7 +177,7 @@ func (c *catchUp) Read(ctx context.Context, b *types.Batch, max int) error {
 	if h == nil {
 		return nil
 	}
-	sub := h.join(c.src.job, c.part, c.last)
+	sub := h.join(c.src.job, c.part, lo, c.last)
 	if sub == nil {
 		c.src.reg.release(h)
 		return nil
