@@ -31,6 +31,7 @@ import (
 	"github.com/sluicesql/sluice/dim"
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/agg"
+	"github.com/sluicesql/sluice/exec/filterset"
 	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/internal/config"
 	"github.com/sluicesql/sluice/internal/wasmudf"
@@ -125,6 +126,9 @@ type Engine struct {
 	shares *share.Registry
 	// logf writes a line to opts.Log from any goroutine; nil without it.
 	logf func(format string, args ...any)
+	// filterBudget bounds the memory of the filter caches of all jobs
+	// ('pipeline.filter-cache.size').
+	filterBudget *filterset.Budget
 }
 
 // Open returns a new engine with the built-in connectors, formats and
@@ -148,6 +152,8 @@ func Open(opts Options) (*Engine, error) {
 		wasm:       wasmudf.NewHost(),
 		created:    map[string]wasmudf.Kind{},
 		config:     map[string]string{},
+
+		filterBudget: filterset.NewBudget(config.DefaultFilterCacheSize),
 	}
 	e.logf = logf(opts.Log, e.secrets)
 	e.dims = dimensions(opts, e.logf)
@@ -721,18 +727,45 @@ func (e *Engine) explain(p *planner.Planner, st ast.Statement) (string, error) {
 		root = e.optimize(n)
 	case *ast.StatementSet:
 		var b strings.Builder
+		var sinks []*plan.Sink
 		for _, ins := range s.Inserts {
 			sink, err := e.planInsert(p, ins)
 			if err != nil {
 				return "", err
 			}
 			b.WriteString(plan.Format(sink))
+			sinks = append(sinks, sink)
 		}
+		filters, err := e.explainFilters(sinks)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(filters)
 		return b.String(), nil
 	default:
 		return "", token.NewError(p.File, st.Pos(), "EXPLAIN supports INSERT, statement sets and queries")
 	}
 	return plan.Format(root), nil
+}
+
+// explainFilters describes the shared filters of the job of sinks, as
+// the session's options would make them.
+func (e *Engine) explainFilters(sinks []*plan.Sink) (string, error) {
+	cfg := e.Config()
+	if cfg[config.ClusterGroupID] != "" {
+		return "", nil
+	}
+	reuse, err := config.ReuseSource(cfg)
+	if err != nil {
+		return "", err
+	}
+	share, err := config.ShareFilters(cfg)
+	if err != nil {
+		return "", err
+	}
+	now := func() int64 { return e.opts.Now().UnixMicro() }
+	env := physical.Env{NoSourceReuse: !reuse, NoSharedFilters: !share, Expr: &expr.Env{Now: now, Location: time.UTC}}
+	return physical.ExplainFilters(env, sinks...)
 }
 
 // Explain returns the plans of the INSERT and SELECT statements of src, as
@@ -814,17 +847,37 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	if err != nil {
 		return nil, err
 	}
+	shareFilters, err := config.ShareFilters(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cacheSize, err := config.FilterCache(cfg)
+	if err != nil {
+		return nil, err
+	}
+	multiPattern, err := config.MultiPattern(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var budget *filterset.Budget
+	if cacheSize > 0 {
+		budget = e.filterBudget
+		budget.SetLimit(cacheSize)
+	}
 	env := physical.Env{
-		NoSourceReuse: !reuse,
-		StateTTL:      ttl,
-		MiniBatch:     miniBatch,
-		DropNullRows:  dropNulls,
-		Job:           name,
-		Connectors:    e.connectors,
-		ConnEnv:       connector.Env{Formats: e.formats, Stdout: e.opts.Stdout, Now: now, Logf: e.logf},
-		Expr:          &expr.Env{Now: now, Location: time.UTC},
-		Parallelism:   par,
-		Dims:          e.dims,
+		NoSourceReuse:   !reuse,
+		NoSharedFilters: !shareFilters,
+		FilterBudget:    budget,
+		NoMultiPattern:  !multiPattern,
+		StateTTL:        ttl,
+		MiniBatch:       miniBatch,
+		DropNullRows:    dropNulls,
+		Job:             name,
+		Connectors:      e.connectors,
+		ConnEnv:         connector.Env{Formats: e.formats, Stdout: e.opts.Stdout, Now: now, Logf: e.logf},
+		Expr:            &expr.Env{Now: now, Location: time.UTC},
+		Parallelism:     par,
+		Dims:            e.dims,
 	}
 	if tz, ok := cfg[config.LocalTimeZone]; ok {
 		loc, err := config.Location(tz)
@@ -1242,6 +1295,14 @@ func (e *Engine) waitJobs(jobs []*Job) error {
 					ondemand = fmt.Sprintf("; cache: %d hits, %d misses; %d round trips", h, mi, f)
 				}
 				e.logf("job %s: %d keys looked up in dimension tables, %d found%s", j.Name, n, m.LookupHits.Load(), ondemand)
+			}
+			for _, g := range m.FilterGroups() {
+				var off string
+				if n := g.Uncached.Load(); n > 0 {
+					off = fmt.Sprintf(", %d rows uncached (low hit rate)", n)
+				}
+				e.logf("job %s: shared filters of %s.%s: %d cache hits, %d misses, %d evicted, %s held%s",
+					j.Name, g.Source, g.Column, g.Hits.Load(), g.Misses.Load(), g.Evictions.Load(), formatBytes(g.Bytes.Load()), off)
 			}
 		}
 		if err != nil && first == nil {

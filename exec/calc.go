@@ -46,7 +46,9 @@ type calcExpr struct {
 
 // Open implements Operator.
 func (c *Calc) Open(ctx *Context) error {
-	c.out = types.NewBatch(256, max(len(c.Projs), 1))
+	// The batch grows as rows come: a rule's Calc that keeps few rows
+	// holds little (thousands of rules each have one).
+	c.out = &types.Batch{}
 	c.prefix, c.exprs = 0, c.exprs[:0]
 	for j, p := range c.Projs {
 		col := -1
@@ -65,7 +67,7 @@ func (c *Calc) Open(ctx *Context) error {
 // Process implements Operator.
 func (c *Calc) Process(b *types.Batch) error {
 	out := c.out
-	out.Reset()
+	out.Truncate()
 	w := len(c.Projs)
 	for i := range b.Rows {
 		r := &b.Rows[i]

@@ -12,7 +12,6 @@ import (
 
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/state"
-	"github.com/sluicesql/sluice/types"
 )
 
 // MaxParallelism is the most tasks a stage that is not a source may have
@@ -71,8 +70,16 @@ type Stage struct {
 	// end of input the trunk's own chain puts out, together with its
 	// other branches, in the order of the graph's stages, without a copy.
 	// Its tasks are the trunk's (Build gets the partition). A consumer
-	// lists a branch in its Inputs as any stage; a branch must have one.
+	// lists a branch in its Inputs as any stage. A branch without one is
+	// terminal (its chain ends in a sink): the trunk's task then
+	// acknowledges checkpoints for it, as a source task that is a sink.
 	Trunk *Stage
+	// Filter, on a trunk, builds the filter of task task that evaluates
+	// the WHERE clauses of its branches together; Rule, on a branch, is
+	// 1 + the number of its rule in that filter (0: the branch gets every
+	// row). A branch with a rule gets only the rows its rule keeps.
+	Filter func(task int, m *Metrics) (BranchFilter, error)
+	Rule   int
 }
 
 // parts returns the partitions (source stage) or task numbers the stage
@@ -240,9 +247,6 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 		if s.Trunk == nil {
 			continue
 		}
-		if consumer[s] == nil {
-			return fmt.Errorf("stage %s: a branch of source %s has no consumer", s.Name, s.Trunk.Name)
-		}
 		if consumer[s.Trunk] != nil {
 			return fmt.Errorf("stage %s: source %s has branches and cannot feed a stage of its own", consumer[s.Trunk].Name, s.Trunk.Name)
 		}
@@ -382,8 +386,12 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 		if s.Trunk != nil {
 			continue // runs in the tasks of its trunk
 		}
-		// A trunk is no terminal stage: its branches' consumers are its.
+		// A trunk is a terminal stage when one of its branches is: the
+		// other branches' consumers acknowledge for theirs.
 		terminalStage := consumer[s] == nil && len(branches[s]) == 0
+		for _, br := range branches[s] {
+			terminalStage = terminalStage || consumer[br] == nil
+		}
 		for i, part := range s.parts() {
 			if stopping() || ctx.Err() != nil {
 				return stoppedEarly(ctx)
@@ -397,13 +405,23 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 			var fan *tee
 			var fanChains []*Chain
 			var fanWraps []*snapshotOnFinish
+			var endChain *Chain // what the task snapshots at its end, if not chain
 			if len(branches[s]) == 0 {
 				if out, wrap, err = edge(s, i, part); err != nil {
 					return err
 				}
 			} else {
-				fan = &tee{bufs: make([]*types.Batch, len(branches[s]))}
+				fan = &tee{}
+				if s.Filter != nil {
+					if fan.filter, err = s.Filter(num, opts.Metrics); err != nil {
+						return fmt.Errorf("cannot build the filters of the branches of stage %s: %w", s.Name, err)
+					}
+				}
 				for _, br := range branches[s] {
+					fan.rules = append(fan.rules, br.Rule-1)
+					if br.Rule > len(fan.sel.Rows) {
+						fan.sel.Rows = append(fan.sel.Rows, make([][]int32, br.Rule-len(fan.sel.Rows))...)
+					}
 					var shift int32
 					if bp, ok := parts[br]; ok {
 						shift = bp[part].origin - parts[s][part].origin
@@ -436,8 +454,12 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 				// every branch with its own. A branch's edge snapshots at
 				// the end of input what has finished by then: that branch,
 				// and the trunk for the first.
+				// A terminal branch (no consumer, so no wrap) is
+				// snapshotted at the end by the task, with the trunk
+				// unless the first branch's edge did that.
 				trunkOps := chain.Ops
 				all := slices.Clone(trunkOps)
+				var endOps []Operator
 				for k, bc := range fanChains {
 					all = append(all, bc.Ops...)
 					if fanWraps[k] != nil {
@@ -446,9 +468,15 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 							ops = append(slices.Clone(trunkOps), ops...)
 						}
 						fanWraps[k].chain = &Chain{Ops: ops}
+						continue
 					}
+					if k == 0 {
+						endOps = append(endOps, trunkOps...)
+					}
+					endOps = append(endOps, bc.Ops...)
 				}
 				chain.Ops = all
+				endChain = &Chain{Ops: endOps}
 			}
 			if wrap != nil {
 				wrap.chain = chain
@@ -461,7 +489,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 				sp := parts[s][part]
 				st := &SourceTask{Table: s.Name, Source: s.Source, Part: part, Head: chain.Head, Out: out,
 					Assigner: chain.Assigner, IdleTimeout: s.IdleTimeout, Stop: opts.Stop, Metrics: opts.Metrics,
-					PartBase: sp.origin - int32(part), Chain: chain, Slots: slots[s]}
+					PartBase: sp.origin - int32(part), Chain: chain, EndChain: endChain, Slots: slots[s]}
 				terminal := -1
 				var acked atomic.Int64 // the last barrier the task acknowledged
 				if coord != nil {
@@ -483,6 +511,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 					coord.completes = append(coord.completes, complete)
 					st.Complete = complete
 					if terminalStage { // a terminal source task acknowledges
+						// (a trunk of which a branch is terminal, too)
 						k := coord.need
 						coord.need++
 						terminal = k

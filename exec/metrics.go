@@ -24,8 +24,50 @@ type Metrics struct {
 	// Round trips to the systems of on-demand dimension tables.
 	LookupFetches atomic.Int64
 
-	mu     sync.Mutex
-	gauges []*StateGauge
+	mu      sync.Mutex
+	gauges  []*StateGauge
+	filters []*FilterGroupStats
+}
+
+// FilterGroupStats are the counters of one group of shared filters: the
+// conditions of a job's rules over one column of one source, whose
+// results are cached per value (see exec/filterset). The tasks of the
+// source add to the same counters.
+type FilterGroupStats struct {
+	Source, Column string
+	// Hits and Misses count the rows whose value was found in the cache
+	// and those evaluated and added; Evictions the values dropped for
+	// the memory budget; Bytes the memory held.
+	Hits, Misses, Evictions, Bytes atomic.Int64
+	// Uncached counts the rows evaluated while the cache was off for a
+	// low hit rate.
+	Uncached atomic.Int64
+}
+
+// FilterGroup returns the counters of the filter group over column of
+// source, the same for every task. A nil Metrics returns counters of
+// their own.
+func (m *Metrics) FilterGroup(source, column string) *FilterGroupStats {
+	if m == nil {
+		return &FilterGroupStats{Source: source, Column: column}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, g := range m.filters {
+		if g.Source == source && g.Column == column {
+			return g
+		}
+	}
+	g := &FilterGroupStats{Source: source, Column: column}
+	m.filters = append(m.filters, g)
+	return g
+}
+
+// FilterGroups returns the counters of every filter group of the job.
+func (m *Metrics) FilterGroups() []*FilterGroupStats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]*FilterGroupStats(nil), m.filters...)
 }
 
 // Replayed counts a row dropped as a replay; m may be nil.

@@ -142,6 +142,10 @@ type SourceTask struct {
 	// partitions of different sources of one job never share a number
 	// (stateful operators drop replays per origin partition).
 	PartBase int32
+	// EndChain, if set, is what of Chain the task snapshots at the end of
+	// its input (a trunk's branches that have a consumer snapshot
+	// themselves as the end passes them).
+	EndChain *Chain
 	// Chain is the task's operators, snapshotted at checkpoint barriers.
 	Chain *Chain
 	// Barriers delivers checkpoint requests; nil takes no checkpoints.
@@ -277,8 +281,12 @@ func (t *SourceTask) finish() error {
 	if err := t.Head.Finish(); err != nil {
 		return err
 	}
-	if t.Barriers != nil && t.Chain != nil {
-		if err := t.Chain.snapshot(-1); err != nil {
+	end := t.Chain
+	if t.EndChain != nil {
+		end = t.EndChain
+	}
+	if t.Barriers != nil && end != nil {
+		if err := end.snapshot(-1); err != nil {
 			return err
 		}
 	}

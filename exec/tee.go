@@ -15,13 +15,22 @@ import (
 // operator changes the batch it is given (see Operator.Process). A branch
 // whose rows have origin numbers of their own (see Graph.numbered) gets
 // them in a batch of its own whose rows share the batch's values.
+//
+// With a filter (Stage.Filter), the branches whose WHERE it evaluates
+// (rules[k] >= 0) get only the rows their rule keeps, in a batch of their
+// own, and no call at all for a batch of which they keep nothing.
 type tee struct {
 	heads []Operator
 	edges []Output
 	// shifts are what each branch adds to the origin partitions of the
-	// rows; bufs the batches of the branches with a shift.
+	// rows; buf is the batch handed to a branch with a shift or a rule
+	// (one after the other: no branch keeps the batch it is given).
 	shifts []int32
-	bufs   []*types.Batch
+	buf    types.Batch
+	// filter, if set, selects the rows of the branches with a rule.
+	filter BranchFilter
+	rules  []int
+	sel    Selection
 }
 
 // Open implements Operator.
@@ -36,23 +45,42 @@ func (t *tee) Open(ctx *Context) error {
 
 // Process implements Operator.
 func (t *tee) Process(b *types.Batch) error {
+	if t.filter != nil {
+		t.sel.reset()
+		if err := t.filter.Select(b, &t.sel); err != nil {
+			return err
+		}
+	}
 	for k, h := range t.heads {
-		if t.shifts[k] == 0 {
+		var rows []int32
+		filtered := t.filter != nil && t.rules[k] >= 0
+		if filtered {
+			if rows = t.sel.Rows[t.rules[k]]; len(rows) == 0 {
+				continue
+			}
+		} else if t.shifts[k] == 0 {
 			if err := h.Process(b); err != nil {
 				return err
 			}
 			continue
 		}
-		c := t.bufs[k]
-		if c == nil {
-			c = &types.Batch{} // rows only: their values alias b's
-			t.bufs[k] = c
-		}
-		for _, r := range b.Rows {
-			if r.Origin.Part >= 0 {
-				r.Origin.Part += t.shifts[k]
+		c := &t.buf // rows only: their values alias b's
+		shift := t.shifts[k]
+		if filtered {
+			for _, i := range rows {
+				r := b.Rows[i]
+				if r.Origin.Part >= 0 {
+					r.Origin.Part += shift
+				}
+				c.Rows = append(c.Rows, r)
 			}
-			c.Rows = append(c.Rows, r)
+		} else {
+			for _, r := range b.Rows {
+				if r.Origin.Part >= 0 {
+					r.Origin.Part += shift
+				}
+				c.Rows = append(c.Rows, r)
+			}
 		}
 		err := h.Process(c)
 		clear(c.Rows) // hold no values
@@ -88,6 +116,9 @@ func (t *tee) Finish() error {
 // Close implements Operator: every branch is closed, also after an error.
 func (t *tee) Close() error {
 	var errs []error
+	if t.filter != nil {
+		t.filter.Close()
+	}
 	for _, h := range t.heads {
 		errs = append(errs, h.Close())
 	}

@@ -726,3 +726,53 @@ func compileIs(c *compiler, call *Call) (triEval, error) {
 		return triOf((r == match) != neg), nil
 	}, nil
 }
+
+// AsMembership recognizes a predicate that is TRUE exactly when a string
+// or integer expression equals one of some constants: x = 'c', 'c' = x,
+// x IN ('c1', 'c2', ...) compared as strings, or the same with integers
+// compared as integers (the comparisons = and IN make of them). It
+// returns x and the constants, NULLs left out (a NULL in an IN list
+// makes a miss NULL, never TRUE). ok is false for anything else,
+// negations included.
+func AsMembership(n Node) (subject Node, keys []types.Value, ok bool) {
+	call, isCall := n.(*Call)
+	if !isCall || call.Fn == nil || call.Fn.builtin == nil {
+		return nil, nil, false
+	}
+	var list []Node
+	switch call.Name {
+	case "=":
+		if len(call.Args) != 2 {
+			return nil, nil, false
+		}
+		subject, list = call.Args[0], call.Args[1:]
+		if _, isLit := subject.(*Literal); isLit {
+			subject, list = call.Args[1], call.Args[:1]
+		}
+	case "IN":
+		subject, list = call.Args[0], call.Args[1:]
+	default:
+		return nil, nil, false
+	}
+	st := subject.Type()
+	if !st.Kind.IsString() && !st.Kind.IsInteger() {
+		return nil, nil, false
+	}
+	for _, e := range list {
+		l, isLit := e.(*Literal)
+		if !isLit {
+			return nil, nil, false
+		}
+		if l.V.IsNull() {
+			continue
+		}
+		switch m := compareMode(st, l.Type()); {
+		case m == modeString && st.Kind.IsString():
+		case m == modeInt && st.Kind.IsInteger() && l.Type().Kind.IsInteger():
+		default:
+			return nil, nil, false
+		}
+		keys = append(keys, l.V)
+	}
+	return subject, keys, true
+}

@@ -27,6 +27,10 @@
 //     pattern caches and random generators); compile one per worker.
 //     Arithmetic, comparisons and logic over numbers, and column and literal
 //     access, allocate nothing per row.
+//   - A PatternSet (patternset.go) answers many constant string patterns
+//     (LIKE, SIMILAR TO, REGEXP, POSITION) of one value in one pass, each
+//     exactly as its own compiled predicate would; it is immutable and
+//     safe for concurrent use.
 //   - Runtime failures (integer division by zero, a failed CAST, an invalid
 //     argument) are returned as errors from Eval, naming the expression;
 //     user input never panics.

@@ -25,9 +25,18 @@ import (
 // matcher reports whether a string matches a prepared pattern.
 type matcher func(s string) bool
 
-// likeMatcher prepares a LIKE pattern with an optional escape character
-// (0 for none).
-func likeMatcher(pattern string, escape rune) (matcher, error) {
+// likePlan is a LIKE pattern prepared for matching: its literal pieces
+// between '%' when it has no '_' (matched byte-exactly, without a regular
+// expression), else the anchored regular expression it translates to.
+type likePlan struct {
+	pieces []string       // when re is nil
+	re     *regexp.Regexp // when the pattern has a '_'
+	src    string         // re's source
+}
+
+// prepareLike parses a LIKE pattern with an optional escape character (0
+// for none).
+func prepareLike(pattern string, escape rune) (likePlan, error) {
 	// Split into literal pieces around '%' if the pattern has no '_'.
 	// Pieces keep the pattern's bytes, so that matching is byte-exact.
 	var pieces []string
@@ -38,11 +47,11 @@ func likeMatcher(pattern string, escape rune) (matcher, error) {
 		switch {
 		case escape != 0 && r == escape:
 			if i+w == len(pattern) {
-				return nil, fmt.Errorf("invalid escape sequence in LIKE pattern '%s' at %d", pattern, utf8.RuneCountInString(pattern[:i]))
+				return likePlan{}, fmt.Errorf("invalid escape sequence in LIKE pattern '%s' at %d", pattern, utf8.RuneCountInString(pattern[:i]))
 			}
 			n, nw := utf8.DecodeRuneInString(pattern[i+w:])
 			if n != '_' && n != '%' && n != escape {
-				return nil, fmt.Errorf("invalid escape sequence in LIKE pattern '%s' at %d", pattern, utf8.RuneCountInString(pattern[:i]))
+				return likePlan{}, fmt.Errorf("invalid escape sequence in LIKE pattern '%s' at %d", pattern, utf8.RuneCountInString(pattern[:i]))
 			}
 			cur.WriteString(pattern[i+w : i+w+nw])
 			i += w + nw
@@ -59,13 +68,27 @@ func likeMatcher(pattern string, escape rune) (matcher, error) {
 	}
 	pieces = append(pieces, cur.String())
 	if simple {
-		return percentMatcher(pieces), nil
+		return likePlan{pieces: pieces}, nil
 	}
-	re, err := regexp.Compile("^(?:" + sqlToRegexLike([]rune(pattern), escape) + ")$")
+	src := "^(?:" + sqlToRegexLike([]rune(pattern), escape) + ")$"
+	re, err := regexp.Compile(src)
 	if err != nil {
-		return nil, fmt.Errorf("cannot compile LIKE pattern '%s': %w", pattern, err)
+		return likePlan{}, fmt.Errorf("cannot compile LIKE pattern '%s': %w", pattern, err)
 	}
-	return re.MatchString, nil
+	return likePlan{re: re, src: src}, nil
+}
+
+// likeMatcher prepares a LIKE pattern with an optional escape character
+// (0 for none).
+func likeMatcher(pattern string, escape rune) (matcher, error) {
+	lp, err := prepareLike(pattern, escape)
+	if err != nil {
+		return nil, err
+	}
+	if lp.re == nil {
+		return percentMatcher(lp.pieces), nil
+	}
+	return lp.re.MatchString, nil
 }
 
 // percentMatcher matches literal pieces separated by '%'.
@@ -220,14 +243,25 @@ func sqlToRegexSimilar(pattern string, escape rune) (string, error) {
 	return b.String(), nil
 }
 
+// similarRegexp translates a SIMILAR TO pattern and compiles it, anchored
+// at both ends; src is the compiled source.
+func similarRegexp(pattern string, escape rune) (re *regexp.Regexp, src string, err error) {
+	body, err := sqlToRegexSimilar(pattern, escape)
+	if err != nil {
+		return nil, "", err
+	}
+	src = "^(?:" + body + ")$"
+	re, err = regexp.Compile(src)
+	if err != nil {
+		return nil, "", fmt.Errorf("cannot compile SIMILAR TO pattern '%s': %w", pattern, err)
+	}
+	return re, src, nil
+}
+
 func similarMatcher(pattern string, escape rune) (matcher, error) {
-	src, err := sqlToRegexSimilar(pattern, escape)
+	re, _, err := similarRegexp(pattern, escape)
 	if err != nil {
 		return nil, err
-	}
-	re, err := regexp.Compile("^(?:" + src + ")$")
-	if err != nil {
-		return nil, fmt.Errorf("cannot compile SIMILAR TO pattern '%s': %w", pattern, err)
 	}
 	return re.MatchString, nil
 }

@@ -3,7 +3,9 @@ package expr
 import (
 	"regexp"
 	resyntax "regexp/syntax"
+	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -33,33 +35,188 @@ func compilePattern(src string) (*pattern, error) {
 // r contains, or "". Case-folded literals and ones holding U+FFFD (which
 // also matches invalid UTF-8) are not used.
 func requiredLiteral(r *resyntax.Regexp) string {
+	if l := requiredLits(r, false, 1); len(l) == 1 {
+		return l[0].s
+	}
+	return ""
+}
+
+// reqLit is a literal that a match contains. A folded one is lower-case
+// ASCII and stands for every string equal to it under ASCII case folding.
+type reqLit struct {
+	s    string
+	fold bool
+}
+
+// requiredLits returns literals one of which every string matching r
+// contains (nil when there are none): the best such set by litsScore, of
+// at most maxAlts literals (alternations give several). Case-folded
+// literals are used only when fold is set, and then only their ASCII runs
+// (see foldRun). Runs holding U+FFFD are cut there: the regular
+// expression's U+FFFD also matches each byte of invalid UTF-8.
+func requiredLits(r *resyntax.Regexp, fold bool, maxAlts int) []reqLit {
 	switch r.Op {
 	case resyntax.OpLiteral:
 		if r.Flags&resyntax.FoldCase != 0 {
-			return ""
+			if !fold {
+				return nil
+			}
+			if s := foldRun(r.Rune); s != "" {
+				return []reqLit{{s: s, fold: true}}
+			}
+			return nil
 		}
-		s := string(r.Rune)
-		if strings.ContainsRune(s, utf8.RuneError) {
-			return ""
+		best, start := "", 0
+		for i := 0; i <= len(r.Rune); i++ {
+			if i == len(r.Rune) || r.Rune[i] == utf8.RuneError {
+				if i-start > utf8.RuneCountInString(best) {
+					best = string(r.Rune[start:i])
+				}
+				start = i + 1
+			}
 		}
-		return s
+		if best == "" {
+			return nil
+		}
+		return []reqLit{{s: best}}
 	case resyntax.OpCapture, resyntax.OpPlus:
-		return requiredLiteral(r.Sub[0])
+		return requiredLits(r.Sub[0], fold, maxAlts)
 	case resyntax.OpRepeat:
 		if r.Min >= 1 {
-			return requiredLiteral(r.Sub[0])
+			return requiredLits(r.Sub[0], fold, maxAlts)
 		}
 	case resyntax.OpConcat:
-		best := ""
+		var best []reqLit
 		for _, sub := range r.Sub {
-			if l := requiredLiteral(sub); len(l) > len(best) {
+			if l := requiredLits(sub, fold, maxAlts); litsScore(l) > litsScore(best) {
 				best = l
 			}
 		}
 		return best
+	case resyntax.OpAlternate:
+		if maxAlts < 2 {
+			return nil
+		}
+		var out []reqLit
+		for _, sub := range r.Sub {
+			l := requiredLits(sub, fold, maxAlts)
+			if l == nil {
+				return nil
+			}
+			for _, x := range l {
+				if !slices.Contains(out, x) {
+					out = append(out, x)
+				}
+			}
+			if len(out) > maxAlts {
+				return nil
+			}
+		}
+		return out
 	}
-	return ""
+	return nil
 }
+
+// requiredClauses returns sets of literals every string matching r
+// contains one of, each set as requiredLits makes it: a conjunction of
+// disjunctions, best first, at most maxClauses of them.
+func requiredClauses(r *resyntax.Regexp, fold bool, maxAlts, maxClauses int) [][]reqLit {
+	var out [][]reqLit
+	switch r.Op {
+	case resyntax.OpCapture, resyntax.OpPlus:
+		return requiredClauses(r.Sub[0], fold, maxAlts, maxClauses)
+	case resyntax.OpRepeat:
+		if r.Min >= 1 {
+			return requiredClauses(r.Sub[0], fold, maxAlts, maxClauses)
+		}
+		return nil
+	case resyntax.OpConcat:
+		for _, sub := range r.Sub {
+		next:
+			for _, c := range requiredClauses(sub, fold, maxAlts, maxClauses) {
+				for _, o := range out {
+					if slices.Equal(o, c) {
+						continue next
+					}
+				}
+				out = append(out, c)
+			}
+		}
+	default:
+		if l := requiredLits(r, fold, maxAlts); l != nil {
+			out = [][]reqLit{l}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b []reqLit) int { return litsScore(b) - litsScore(a) })
+	if len(out) > maxClauses {
+		out = out[:maxClauses]
+	}
+	return out
+}
+
+// litsScore rates a set of required literals as a filter: its shortest
+// literal's length, a folded one counting a little less.
+func litsScore(l []reqLit) int {
+	if len(l) == 0 {
+		return 0
+	}
+	best := -1
+	for _, x := range l {
+		v := 2 * len(x.s)
+		if x.fold {
+			v--
+		}
+		if best < 0 || v < best {
+			best = v
+		}
+	}
+	return best
+}
+
+// foldRun returns the longest run of ASCII characters of a case-folded
+// literal, lower-cased. Every match holds that run up to ASCII case, but
+// for the few ASCII letters with a non-ASCII case variant (k and the
+// Kelvin sign, s and the long s): see foldUnsafe.
+func foldRun(rs []rune) string {
+	best, start := 0, 0
+	bestAt := 0
+	for i := 0; i <= len(rs); i++ {
+		if i == len(rs) || rs[i] >= utf8.RuneSelf {
+			if i-start > best {
+				best, bestAt = i-start, start
+			}
+			start = i + 1
+		}
+	}
+	b := make([]byte, best)
+	for i, r := range rs[bestAt : bestAt+best] {
+		b[i] = lowerASCII(byte(r))
+	}
+	return string(b)
+}
+
+// lowerASCII lower-cases an ASCII letter and leaves other bytes alone.
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// foldUnsafe marks the ASCII characters that a case-insensitive regular
+// expression also matches with a non-ASCII character (k: U+212A KELVIN
+// SIGN; s: U+017F LATIN SMALL LETTER LONG S), computed from Unicode's
+// simple case folding, which Go's regexp uses.
+var foldUnsafe = func() (t [utf8.RuneSelf]bool) {
+	for c := rune(0); c < utf8.RuneSelf; c++ {
+		for f := unicode.SimpleFold(c); f != c; f = unicode.SimpleFold(f) {
+			if f >= utf8.RuneSelf {
+				t[lowerASCII(byte(c))] = true
+			}
+		}
+	}
+	return t
+}()
 
 // cannotMatch reports whether s lacks the required literal.
 func (p *pattern) cannotMatch(s string) bool {

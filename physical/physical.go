@@ -16,6 +16,7 @@ import (
 	"github.com/sluicesql/sluice/dim"
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/agg"
+	"github.com/sluicesql/sluice/exec/filterset"
 	"github.com/sluicesql/sluice/exec/groupagg"
 	"github.com/sluicesql/sluice/exec/join"
 	"github.com/sluicesql/sluice/exec/normalize"
@@ -72,6 +73,15 @@ type Env struct {
 	// = 'false'). By default, the scans of one table definition in a job
 	// share one source stage (see shareScans).
 	NoSourceReuse bool
+	// NoSharedFilters keeps the filters of the queries over a shared
+	// source apart, each in its own Calc ('pipeline.shared-filters' =
+	// 'false'); otherwise they are evaluated together (exec/filterset)
+	// with caches held within FilterBudget (nil: no caches).
+	NoSharedFilters bool
+	FilterBudget    *filterset.Budget
+	// NoMultiPattern evaluates the pattern conditions of a shared filter
+	// one by one ('pipeline.filter-multi-pattern' = 'false').
+	NoMultiPattern bool
 	// ShareSource, if set, may replace the source built for a table by
 	// one that reads it through a reader shared with other jobs (the
 	// engine's connector/share registry); it gets the table as the
@@ -159,6 +169,9 @@ func Build(env Env, sinks ...*plan.Sink) (*exec.Graph, error) {
 		}
 	}
 	if err := b.checkOwnInput(); err != nil {
+		return nil, err
+	}
+	if err := b.shareFilters(); err != nil {
 		return nil, err
 	}
 	return &exec.Graph{Stages: b.stages, Manifest: b.manifest}, nil
@@ -370,8 +383,11 @@ func (b *builder) sink(s *plan.Sink) error {
 	if err != nil {
 		return &TableError{Table: s.Table.Name, Err: err, HintAt: s.HintAt}
 	}
-	// One writer per sink: merge the upstream tasks into one.
-	if p.stage.Source != nil || p.stage.Trunk != nil || p.stage.Parallelism > 1 {
+	// One writer per sink: merge the upstream tasks into one. A branch of
+	// a source read by one task is one already: its sink runs in that
+	// task, as many rules' sinks do, without a stage (a goroutine and an
+	// inbox) each.
+	if p.stage.Source != nil || (p.stage.Trunk != nil && !b.oneTask(p.stage.Trunk)) || p.stage.Parallelism > 1 {
 		p = b.newStage("sink "+s.Table.Name, 1, nil, p)
 	}
 	name := s.Table.Name
@@ -395,6 +411,14 @@ func (b *builder) sink(s *plan.Sink) error {
 	})
 	b.close(p)
 	return nil
+}
+
+// oneTask reports whether source stage s runs in one task.
+func (b *builder) oneTask(s *exec.Stage) bool {
+	if b.env.Cluster != nil {
+		return false
+	}
+	return s.Source.Partitions() == 1
 }
 
 func (b *builder) compile(n expr.Node) (exec.RowFunc, error) {
@@ -422,6 +446,16 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 			return nil, err
 		}
 		filter, projs := n.Filter, n.Projs
+		if scan, ok := b.ruleScan(n); ok && p.stage.Trunk != nil && len(p.ops) == 0 {
+			// A rule over a shared source: its filter is evaluated with
+			// the others' (see shareFilters), its branch gets only the
+			// rows it keeps.
+			g := b.shared[scan]
+			g.conds = append(g.conds, filter)
+			g.schema = scan.Schema()
+			p.stage.Rule = len(g.conds)
+			filter = nil
+		}
 		env := b.env.Expr
 		p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
 			prog, err := expr.CompileProgram(filter, projs, env)

@@ -3,10 +3,14 @@ package physical
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sluicesql/sluice/exec"
+	"github.com/sluicesql/sluice/exec/filterset"
+	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/plan"
+	"github.com/sluicesql/sluice/types"
 )
 
 // scanGroup is the scans of one table definition in a job, which share one
@@ -21,6 +25,30 @@ type scanGroup struct {
 	trunk      *exec.Stage
 	bounded    bool
 	branches   int // made so far
+	// conds are the filters of the branches that are rules (see
+	// exec.Stage.Rule), over rows of schema.
+	conds  []expr.Node
+	schema types.Schema
+	name   string // of the table, for EXPLAIN
+}
+
+// shareFilters gives each trunk whose branches have rules the filter that
+// evaluates them together.
+func (b *builder) shareFilters() error {
+	done := map[*scanGroup]bool{}
+	for _, g := range b.shared {
+		if done[g] || len(g.conds) == 0 {
+			continue
+		}
+		done[g] = true
+		p, err := filterset.NewPlan(g.conds, g.schema, b.env.Expr)
+		if err != nil {
+			return err
+		}
+		p.Budget, p.Name, p.NoMultiPattern = b.env.FilterBudget, g.trunk.Name, b.env.NoMultiPattern
+		g.trunk.Filter = func(task int, m *exec.Metrics) (exec.BranchFilter, error) { return p.New(m) }
+	}
+	return nil
 }
 
 // shareScans groups the scans of the sinks' plans by what they read
@@ -96,17 +124,29 @@ func scanKey(s *plan.Scan) string {
 	for _, k := range opts {
 		fmt.Fprintf(&b, "option %q=%q\n", k, t.Options[k])
 	}
+	// Without fmt for the columns: a rule set scans one table thousands
+	// of times.
 	for _, c := range t.Schema.Columns {
-		fmt.Fprintf(&b, "column %q %s\n", c.Name, c.Type)
+		b.WriteString("column ")
+		b.WriteString(strconv.Quote(c.Name))
+		b.WriteByte(' ')
+		b.WriteString(c.Type.String())
+		b.WriteByte('\n')
 	}
 	for _, m := range t.Metadata {
 		fmt.Fprintf(&b, "metadata %q %q %s %v\n", m.Name, m.Key, m.Type, m.Virtual)
 	}
 	fmt.Fprintf(&b, "primary key %q\npartitioned by %q\n", t.PrimaryKey, t.PartitionKeys)
 	for i, c := range s.Out.Columns {
-		fmt.Fprintf(&b, "out %q %s", c.Name, c.Type)
+		b.WriteString("out ")
+		b.WriteString(strconv.Quote(c.Name))
+		b.WriteByte(' ')
+		b.WriteString(c.Type.String())
 		if i < len(s.Computed) {
-			fmt.Fprintf(&b, " = %s : %s", s.Computed[i], s.Computed[i].Type())
+			b.WriteString(" = ")
+			b.WriteString(s.Computed[i].String())
+			b.WriteString(" : ")
+			b.WriteString(s.Computed[i].Type().String())
 		}
 		b.WriteByte('\n')
 	}
@@ -116,4 +156,57 @@ func scanKey(s *plan.Scan) string {
 	fmt.Fprintf(&b, "rowtime %d proctime %d idle %d changelog %v upsert %v\n",
 		s.RowtimeCol, s.ProctimeCol, s.IdleTimeoutMillis, s.Changelog, s.Upsert)
 	return b.String()
+}
+
+// ruleScan returns the shared scan under n whose rows n's filter may be
+// evaluated with the other rules' over that source (see shareFilters).
+func (b *builder) ruleScan(n *plan.Calc) (*plan.Scan, bool) {
+	scan, ok := n.Input.(*plan.Scan)
+	if !ok || n.Filter == nil || b.env.NoSharedFilters || b.shared[scan] == nil {
+		return nil, false
+	}
+	return scan, true
+}
+
+// ExplainFilters describes the shared filters the job of sinks would
+// have (see exec/filterset): per source, its groups of conditions. Empty
+// when it has none.
+func ExplainFilters(env Env, sinks ...*plan.Sink) (string, error) {
+	if env.Cluster != nil || env.NoSourceReuse || env.NoSharedFilters {
+		return "", nil
+	}
+	b := &builder{env: env}
+	b.shareScans(sinks)
+	var groups []*scanGroup
+	var walk func(n plan.Node)
+	walk = func(n plan.Node) {
+		if c, ok := n.(*plan.Calc); ok {
+			if scan, ok := b.ruleScan(c); ok {
+				g := b.shared[scan]
+				if len(g.conds) == 0 {
+					groups = append(groups, g)
+					g.schema = scan.Schema()
+					g.name = scan.Table.Name
+				}
+				g.conds = append(g.conds, c.Filter)
+				return
+			}
+		}
+		for _, in := range n.Inputs() {
+			walk(in)
+		}
+	}
+	for _, s := range sinks {
+		walk(s.Input)
+	}
+	var out strings.Builder
+	for _, g := range groups {
+		p, err := filterset.NewPlan(g.conds, g.schema, env.Expr)
+		if err != nil {
+			return "", err
+		}
+		p.Name = g.name
+		out.WriteString(p.String())
+	}
+	return out.String(), nil
 }

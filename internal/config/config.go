@@ -51,7 +51,15 @@ const (
 	ClusterTransactionTimeout  = "cluster.transaction-timeout"
 	WasmMemoryLimit            = "wasm.memory-limit"
 	WasmCallTimeout            = "wasm.call-timeout"
+	// Filters of many rules over one source.
+	SharedFilters      = "pipeline.shared-filters"
+	FilterCacheSize    = "pipeline.filter-cache.size"
+	FilterMultiPattern = "pipeline.filter-multi-pattern"
 )
+
+// DefaultFilterCacheSize is the memory the filter caches of an engine
+// hold together when 'pipeline.filter-cache.size' is not set.
+const DefaultFilterCacheSize = 64 << 20
 
 // option is a key the engine reads and the check of its value at SET
 // (nil: any value is taken, and checked where it is used).
@@ -90,6 +98,9 @@ var options = []option{
 	{ClusterTransactionTimeout, checkDuration(ClusterTransactionTimeout)},
 	{WasmMemoryLimit, func(v string) error { _, err := WasmMemory(map[string]string{WasmMemoryLimit: v}); return err }},
 	{WasmCallTimeout, checkDuration(WasmCallTimeout)},
+	{SharedFilters, checkBool(SharedFilters)},
+	{FilterMultiPattern, checkBool(FilterMultiPattern)},
+	{FilterCacheSize, func(v string) error { _, err := FilterCache(map[string]string{FilterCacheSize: v}); return err }},
 }
 
 func find(key string) *option {
@@ -408,4 +419,49 @@ func WasmTimeout(cfg map[string]string, def time.Duration) (time.Duration, error
 		return def, nil
 	}
 	return Duration(cfg, WasmCallTimeout)
+}
+
+// ShareFilters reads 'pipeline.shared-filters': whether the WHERE clauses
+// of a job's queries over one source are evaluated together, with their
+// results cached per value (true, the default).
+func ShareFilters(cfg map[string]string) (bool, error) {
+	v, ok := cfg[SharedFilters]
+	if !ok {
+		return true, nil
+	}
+	on, err := strconv.ParseBool(strings.TrimSpace(v))
+	if err != nil {
+		return false, fmt.Errorf("%s must be 'true' or 'false', got '%s'", SharedFilters, v)
+	}
+	return on, nil
+}
+
+// MultiPattern reads 'pipeline.filter-multi-pattern': whether the pattern
+// conditions (LIKE, REGEXP, ...) of a shared filter group over one
+// expression are matched in one pass (true, the default) or one by one.
+func MultiPattern(cfg map[string]string) (bool, error) {
+	v, ok := cfg[FilterMultiPattern]
+	if !ok {
+		return true, nil
+	}
+	on, err := strconv.ParseBool(strings.TrimSpace(v))
+	if err != nil {
+		return false, fmt.Errorf("%s must be 'true' or 'false', got '%s'", FilterMultiPattern, v)
+	}
+	return on, nil
+}
+
+// FilterCache reads 'pipeline.filter-cache.size': the memory the filter
+// caches of the engine's jobs may hold together (a memory size, e.g.
+// '64 mb'; '0' turns the caches off).
+func FilterCache(cfg map[string]string) (int64, error) {
+	v, ok := cfg[FilterCacheSize]
+	if !ok || v == "" {
+		return DefaultFilterCacheSize, nil
+	}
+	n, err := connector.ParseMemorySize(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", FilterCacheSize, err)
+	}
+	return n, nil
 }

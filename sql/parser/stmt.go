@@ -454,6 +454,12 @@ func (p *parser) parseExecute() ast.Statement {
 		ins.Span.Start = start
 		return ins
 	}
+	return p.parseStatementSet(start)
+}
+
+// parseStatementSet parses STATEMENT SET BEGIN insert; ... END, after
+// EXECUTE or EXPLAIN at start.
+func (p *parser) parseStatementSet(start token.Pos) *ast.StatementSet {
 	p.expect(token.STATEMENT)
 	p.expect(token.SET)
 	p.expect(token.BEGIN)
@@ -498,6 +504,9 @@ func (p *parser) parseExplain() *ast.Explain {
 	switch p.tok {
 	case token.EXPLAIN:
 		p.errorExpected(p.pos, "statement to explain")
+	case token.STATEMENT: // EXPLAIN STATEMENT SET BEGIN ... END, as Flink
+		set := p.parseStatementSet(p.pos)
+		return &ast.Explain{Span: p.span(start), Stmt: set}
 	}
 	stmt := p.parseStatement()
 	return &ast.Explain{Span: p.span(start), Stmt: stmt}

@@ -1,0 +1,308 @@
+package expr
+
+import (
+	"encoding/binary"
+	resyntax "regexp/syntax"
+	"slices"
+	"sort"
+	"unicode"
+	"unicode/utf8"
+)
+
+// regexDFA answers regexp.MatchString (is there a match anywhere?) with a
+// deterministic automaton built ahead of time from the same compiled
+// program: one table lookup per character instead of the simulation
+// Go's regexp runs. It reads the input as Go's regexp does, a rune at a
+// time, each byte of invalid UTF-8 as U+FFFD.
+//
+// Characters are mapped to classes that the program cannot tell apart.
+// Of the empty-width assertions only \A (^ without (?m)) and \z ($
+// without (?m)) are supported; a program with others (\b, (?m)^), or
+// whose automaton would exceed the size limits, is not compiled and is
+// left to Go's regexp. The automaton is immutable: safe for concurrent
+// use.
+type regexDFA struct {
+	ascii  [utf8.RuneSelf]uint16
+	bounds []rune   // non-ASCII runes: the class of r is bclass[i] for the last i with bounds[i] <= r
+	bclass []uint16 //
+	nclass int
+	// States are numbered by the offset of their row in next: state
+	// s's row is next[s : s+nclass].
+	start int32
+	next  []int32 // state+class: the next state, or dfaMatch, or dfaDead
+	atEnd []bool  // state/nclass accepts at the end of the input
+}
+
+const (
+	dfaMatch = -1 // a match was found
+	dfaDead  = -2 // no match can follow
+)
+
+// Size limits of one automaton.
+const (
+	dfaMaxStates  = 1000
+	dfaMaxEntries = 1 << 16
+	dfaMaxRanges  = 2048
+)
+
+// compileRegexDFA builds the automaton of src (which regexp.Compile
+// accepts), or returns nil.
+func compileRegexDFA(src string) *regexDFA {
+	re, err := resyntax.Parse(src, resyntax.Perl)
+	if err != nil {
+		return nil
+	}
+	prog, err := resyntax.Compile(re.Simplify())
+	if err != nil {
+		return nil
+	}
+	b := dfaBuilder{prog: prog, ids: map[string]int32{}, seen: make([]uint32, len(prog.Inst))}
+	for _, in := range prog.Inst {
+		if in.Op == resyntax.InstEmptyWidth && resyntax.EmptyOp(in.Arg)&^(resyntax.EmptyBeginText|resyntax.EmptyEndText) != 0 {
+			return nil
+		}
+	}
+	d := &regexDFA{}
+	reps, ok := b.classes(d)
+	if !ok {
+		return nil
+	}
+	// The start state reads the first character: \A holds there.
+	var set dfaSet
+	b.gen++
+	b.add(&set, uint32(prog.Start), true)
+	d.start = b.state(&set, true)
+	for s := 0; s < len(b.sets); s++ {
+		if len(b.sets) > dfaMaxStates || len(b.sets)*d.nclass > dfaMaxEntries {
+			return nil
+		}
+		from := b.sets[s]
+		for c := range d.nclass {
+			var t dfaSet
+			b.gen++
+			for _, pc := range from.pcs {
+				if in := &prog.Inst[pc]; in.Op != resyntax.InstEmptyWidth && in.MatchRune(reps[c]) {
+					b.add(&t, in.Out, false)
+				}
+			}
+			b.add(&t, uint32(prog.Start), false) // a match may start at any character
+			d.next = append(d.next, b.state(&t, false))
+		}
+	}
+	d.atEnd = make([]bool, len(b.sets))
+	for s, set := range b.sets {
+		// An assertion \z waits in the set for the end of the input.
+		var end dfaSet
+		end.atEnd = true
+		b.gen++
+		for _, pc := range set.pcs {
+			if prog.Inst[pc].Op == resyntax.InstEmptyWidth {
+				b.add(&end, prog.Inst[pc].Out, set.begin)
+			}
+		}
+		d.atEnd[s] = end.match
+	}
+	for i, t := range d.next {
+		if t >= 0 {
+			d.next[i] = t * int32(d.nclass)
+		}
+	}
+	if d.start >= 0 {
+		d.start *= int32(d.nclass)
+	}
+	return d
+}
+
+// dfaSet is a state under construction: the program's instructions that
+// read the next character (or wait for the end of the input), in order
+// of addition.
+type dfaSet struct {
+	pcs   []uint32
+	match bool
+	begin bool // at the start of the input
+	atEnd bool // at its end (only when computing atEnd)
+}
+
+type dfaBuilder struct {
+	prog *resyntax.Prog
+	sets []dfaSet
+	ids  map[string]int32
+	key  []byte
+	// seen[pc] == gen when add has visited pc for the set being built:
+	// empty loops ((a*)*) must not recurse forever.
+	seen []uint32
+	gen  uint32
+}
+
+// add follows the empty transitions from pc into set.
+func (b *dfaBuilder) add(set *dfaSet, pc uint32, begin bool) {
+	if b.seen[pc] == b.gen {
+		return
+	}
+	b.seen[pc] = b.gen
+	in := &b.prog.Inst[pc]
+	switch in.Op {
+	case resyntax.InstAlt, resyntax.InstAltMatch:
+		b.add(set, in.Out, begin)
+		b.add(set, in.Arg, begin)
+	case resyntax.InstCapture, resyntax.InstNop:
+		b.add(set, in.Out, begin)
+	case resyntax.InstMatch:
+		set.match = true
+	case resyntax.InstFail:
+	case resyntax.InstEmptyWidth:
+		op := resyntax.EmptyOp(in.Arg)
+		if op&resyntax.EmptyBeginText != 0 && !begin {
+			return
+		}
+		if op&resyntax.EmptyEndText != 0 && !set.atEnd {
+			set.pcs = append(set.pcs, pc)
+			return
+		}
+		b.add(set, in.Out, begin)
+	default:
+		set.pcs = append(set.pcs, pc)
+	}
+}
+
+// state returns the id of set's state, adding it if new; dfaMatch once a
+// match is found, dfaDead when nothing is left to match.
+func (b *dfaBuilder) state(set *dfaSet, begin bool) int32 {
+	if set.match {
+		return dfaMatch
+	}
+	if len(set.pcs) == 0 {
+		return dfaDead
+	}
+	slices.Sort(set.pcs)
+	b.key = b.key[:0]
+	if begin {
+		b.key = append(b.key, 1)
+	}
+	for _, pc := range set.pcs {
+		b.key = binary.LittleEndian.AppendUint32(b.key, pc)
+	}
+	if id, ok := b.ids[string(b.key)]; ok {
+		return id
+	}
+	id := int32(len(b.sets))
+	b.ids[string(b.key)] = id
+	b.sets = append(b.sets, dfaSet{pcs: slices.Clone(set.pcs), begin: begin})
+	return id
+}
+
+// classes splits the runes into classes that every instruction treats
+// alike, fills d's class tables, and returns a rune of each class.
+func (b *dfaBuilder) classes(d *regexDFA) ([]rune, bool) {
+	points := []rune{0}
+	single := func(r rune) { points = append(points, r, r+1) }
+	for _, in := range b.prog.Inst {
+		switch in.Op {
+		case resyntax.InstRuneAnyNotNL:
+			single('\n')
+		case resyntax.InstRune1:
+			single(in.Rune[0])
+		case resyntax.InstRune:
+			if len(in.Rune) == 1 {
+				r := in.Rune[0]
+				single(r)
+				if resyntax.Flags(in.Arg)&resyntax.FoldCase != 0 {
+					for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+						single(f)
+					}
+				}
+				continue
+			}
+			for i := 0; i+1 < len(in.Rune); i += 2 {
+				points = append(points, in.Rune[i], in.Rune[i+1]+1)
+			}
+		}
+		if len(points) > 2*dfaMaxRanges {
+			return nil, false
+		}
+	}
+	slices.Sort(points)
+	points = slices.Compact(points)
+	if points[len(points)-1] > unicode.MaxRune {
+		points = points[:len(points)-1]
+	}
+	// Intervals [points[i], points[i+1]) with the same behaviour share a
+	// class.
+	var runeInsts []*resyntax.Inst
+	for i := range b.prog.Inst {
+		switch in := &b.prog.Inst[i]; in.Op {
+		case resyntax.InstRune, resyntax.InstRune1, resyntax.InstRuneAny, resyntax.InstRuneAnyNotNL:
+			runeInsts = append(runeInsts, in)
+		}
+	}
+	sig := make([]byte, len(runeInsts))
+	classOf := map[string]uint16{}
+	var reps []rune
+	intervalClass := make([]uint16, len(points))
+	for i, p := range points {
+		for j, in := range runeInsts {
+			sig[j] = 0
+			if in.MatchRune(p) {
+				sig[j] = 1
+			}
+		}
+		c, ok := classOf[string(sig)]
+		if !ok {
+			c = uint16(len(reps))
+			classOf[string(sig)] = c
+			reps = append(reps, p)
+		}
+		intervalClass[i] = c
+	}
+	d.nclass = len(reps)
+	for r := range rune(utf8.RuneSelf) {
+		i := sort.Search(len(points), func(i int) bool { return points[i] > r }) - 1
+		d.ascii[r] = intervalClass[i]
+	}
+	for i, p := range points {
+		if p >= utf8.RuneSelf || i+1 == len(points) || points[i+1] > utf8.RuneSelf {
+			d.bounds = append(d.bounds, max(p, utf8.RuneSelf))
+			d.bclass = append(d.bclass, intervalClass[i])
+		}
+	}
+	return reps, true
+}
+
+// classOf returns the class of a non-ASCII rune.
+func (d *regexDFA) classOf(r rune) uint16 {
+	lo, hi := 0, len(d.bounds)
+	for hi-lo > 1 {
+		m := int(uint(lo+hi) >> 1)
+		if d.bounds[m] <= r {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	return d.bclass[lo]
+}
+
+// MatchString reports whether the expression matches somewhere in s.
+func (d *regexDFA) MatchString(s string) bool {
+	st := d.start
+	if st < 0 {
+		return st == dfaMatch
+	}
+	next, nclass := d.next, d.nclass
+	for i := 0; i < len(s); {
+		var c uint16
+		if b := s[i]; b < utf8.RuneSelf {
+			c = d.ascii[b]
+			i++
+		} else {
+			r, w := utf8.DecodeRuneInString(s[i:])
+			c = d.classOf(r)
+			i += w
+		}
+		st = next[int(st)+int(c)]
+		if st < 0 {
+			return st == dfaMatch
+		}
+	}
+	return d.atEnd[int(st)/nclass]
+}
