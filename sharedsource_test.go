@@ -139,11 +139,12 @@ CREATE TABLE e (id BIGINT, s STRING) WITH ('connector' = 'print', 'print-identif
 `
 
 // Jobs started separately over one Kafka table read it through one reader
-// per partition: a job started later gets the rows read after it
-// attached; a job that fails at run time (a CAST of its own) fails alone,
-// and one that stops leaves the others reading; with the switch off, or
-// the table's option off, a job reads on its own (from the table's
-// startup position).
+// per partition: a job started later reads from the table's startup
+// position on its own until it has caught up with the shared reader, and
+// then through it, so that it gets what it would get alone; a job that
+// fails at run time (a CAST of its own) fails alone, and one that stops
+// leaves the others reading; with the switch off, or the table's option
+// off, a job reads on its own all along.
 func TestSharedSourceKafka(t *testing.T) {
 	bs := kafkatest.Start(t, 2, "in")
 	se := openShared(t, sluice.Options{}, map[string]string{"$BS": bs})
@@ -157,12 +158,17 @@ func TestSharedSourceKafka(t *testing.T) {
 	if got := se.waitPrinted("a", 100); !slices.Equal(got, ids(0, 100)) {
 		t.Errorf("a printed %v", got)
 	}
-	if got := se.waitPrinted("b", 50); !slices.Equal(got, ids(50, 100)) {
-		t.Errorf("b, attached after the first 50 rows, printed %v", got)
+	if got := se.waitPrinted("b", 100); !slices.Equal(got, ids(0, 100)) {
+		t.Errorf("b, started after the first 50 rows were read, printed %v", got)
 	}
-	want := fmt.Sprintf("shared source src: job %s reads it through the reader it shares with %s", jb.Name, ja.Name)
-	if !strings.Contains(se.log.String(), want) {
-		t.Errorf("no %q in the log:\n%s", want, se.log.String())
+	for _, want := range []string{
+		fmt.Sprintf("shared source src: job %s reads partition 0 on its own, from the table's startup position, until it reaches the shared reader", jb.Name),
+		fmt.Sprintf("shared source src: job %s has caught up with the shared reader on partition 1", jb.Name),
+		fmt.Sprintf("shared source src: job %s reads it through the reader it shares with %s", jb.Name, ja.Name),
+	} {
+		if !strings.Contains(se.log.String(), want) {
+			t.Errorf("no %q in the log:\n%s", want, se.log.String())
+		}
 	}
 
 	// A job whose own CAST fails fails alone.
@@ -175,7 +181,7 @@ func TestSharedSourceKafka(t *testing.T) {
 	se.waitShared(4, ja.Name, jb.Name)
 	produceIDs(t, bs, "in", 100, 150)
 	se.waitPrinted("a", 151)
-	if got := se.waitPrinted("b", 101); !slices.Equal(got, ids(50, 150, 1000)) {
+	if got := se.waitPrinted("b", 151); !slices.Equal(got, ids(0, 150, 1000)) {
 		t.Errorf("b printed %v", got)
 	}
 
@@ -189,8 +195,8 @@ func TestSharedSourceKafka(t *testing.T) {
 	if got := se.waitPrinted("a", 201); !slices.Equal(got, ids(0, 200, 1000)) {
 		t.Errorf("a printed %v", got)
 	}
-	if got := se.printed("b"); len(got) != 101 {
-		t.Errorf("b printed %d rows after it stopped, want 101", len(got))
+	if got := se.printed("b"); len(got) != 151 {
+		t.Errorf("b printed %d rows after it stopped, want 151", len(got))
 	}
 
 	// Off for the session, or for the table: a reader of its own, from
@@ -420,10 +426,12 @@ CREATE TABLE outr (id BIGINT) WITH ('connector' = 'filesystem', 'path' = '$DIR/r
 				a = e2.exec(startA)
 				e2.waitShared(2, "a")
 				r = e2.exec(startR)
-				resumed := regexp.MustCompile(`shared source src: job r resumes partition \d after offset \d+, behind the shared reader`)
+				resumed := regexp.MustCompile(`shared source src: job r reads partition \d on its own, from after offset \d+, until it reaches the shared reader`)
 				until(t, func() bool { return len(resumed.FindAllString(e2.log.String(), -1)) == 2 },
 					func() string { return "no line for each partition of r in the log:\n" + e2.log.String() })
-				e2.waitShared(2, "a")
+				// r reads on its own what a read while it was stopped,
+				// and then through the shared reader.
+				e2.waitShared(4, "a", "r")
 			} else {
 				r = e2.exec(startR)
 				e2.waitShared(2, "r")
@@ -446,8 +454,8 @@ CREATE TABLE outr (id BIGINT) WITH ('connector' = 'filesystem', 'path' = '$DIR/r
 
 // A job that reads a changelog (an upsert-kafka table) needs all of it:
 // started after the shared reader has handed out rows, it reads on its
-// own from the start, and its view of the table is whole: every key, and
-// an update retracts the row it had.
+// own from the start until it has caught up, and its view of the table is
+// whole: every key, and an update retracts the row it had.
 func TestSharedSourceChangelogWhole(t *testing.T) {
 	bs := kafkatest.Start(t, 2, "prices")
 	se := openShared(t, sluice.Options{}, map[string]string{"$BS": bs})
@@ -486,8 +494,37 @@ CREATE TABLE pb (k STRING, v INT) WITH ('connector' = 'print', 'print-identifier
 			t.Errorf("%s: the update printed %s", p, got)
 		}
 	}
-	if !strings.Contains(se.log.String(), "job "+jb.Name+" reads partition 0 on its own: it reads the changelog whole") {
+	if !strings.Contains(se.log.String(), "job "+jb.Name+" reads partition 0 on its own, from the table's startup position") {
 		t.Errorf("log:\n%s", se.log.String())
 	}
-	se.waitShared(2, ja.Name)
+	se.waitShared(4, ja.Name, jb.Name)
+}
+
+// A job started while another reads a generator table attaches at the
+// shared reader's position: it gets the rows generated after it attached,
+// the same rows the other job gets (a generator has no history to catch
+// up with).
+func TestSharedSourceGeneratorAttach(t *testing.T) {
+	se := openShared(t, sluice.Options{}, nil)
+	se.exec(`CREATE TABLE g (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '500', 'seed' = '7');
+CREATE TABLE ga (id BIGINT, x INT) WITH ('connector' = 'print', 'print-identifier' = 'ga');
+CREATE TABLE gb (id BIGINT, x INT) WITH ('connector' = 'print', 'print-identifier' = 'gb');`)
+	ja := se.exec(`INSERT INTO ga SELECT id, 0 FROM g;`)
+	se.waitPrinted("ga", 100)
+	jb := se.exec(`INSERT INTO gb SELECT id, 0 FROM g;`)
+	se.waitShared(2, ja.Name, jb.Name)
+	se.waitPrinted("gb", 100)
+	jb.Stop()
+	if err := jb.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	b := se.printed("gb")
+	until(t, func() bool { return slices.Contains(se.printed("ga"), b[len(b)-1]) }, func() string { return "ga did not print gb's last row" })
+	a := se.printed("ga")
+	k := slices.Index(a, b[0])
+	if k < 100 || !slices.Equal(a[k:k+len(b)], b) {
+		t.Errorf("gb printed %d rows that are not ga's from its %dth on:\nga %v\ngb %v", len(b), k, a, b)
+	}
+	ja.Cancel()
+	ja.Wait()
 }

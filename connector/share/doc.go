@@ -33,15 +33,16 @@
 //     reused only once every subscriber it went to has released it: when
 //     it asks for more rows after handing out the batch's last ones, or
 //     closes.
-//   - A job attaching to a partition that is being read starts at the
-//     hub's position: it gets the rows read after it attached; but a job
-//     that reads a changelog whole (an updating scan) attaches only
-//     before the hub has handed out a row from the table's startup
-//     position, and otherwise reads the partition on its own. A job
-//     resuming after an offset (connector.Resumer) attaches only when the
-//     hub has not gone past that offset (the rows up to it are dropped for
-//     it); otherwise that partition is read for it by a reader of its own,
-//     so that it never misses a row its state has not seen.
+//   - A job reads each partition from where it would start alone: the
+//     table's startup position, or after the offset it resumes from. It
+//     attaches to the hub at once when the hub is there (it has handed
+//     out the rows up to that offset and none past it, in the same epoch
+//     of the log; or, afresh, none since it opened at the startup
+//     position). Otherwise the job reads the partition with a reader of
+//     its own until the hub's last row is among those it has just read,
+//     and then attaches there, the hub's rows up to its last one dropped
+//     for it: it never misses a row, nor gets one twice. A generator's rows have no history: a job
+//     starting afresh attaches to its hub at the hub's position.
 //   - Only unbounded sources whose partitions are fixed are shared: a
 //     bounded one (a file) gives every job its whole input; a source whose
 //     partitions are named (a directory), bounded in how many are open

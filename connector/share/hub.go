@@ -78,10 +78,11 @@ type epochs interface {
 	OriginEpoch(offset int64) int64
 }
 
-// covers reports whether a subscriber attached to pt now gets every row
-// after offset: the hub has not handed out a row past it, in the same
-// epoch of the log.
-func (h *hub) covers(pt *part, offset int64) bool {
+// at reports whether a subscriber attached to pt now gets every row
+// after hi, waiting at most for the rows from lo to hi: the hub has
+// handed out rows up to an offset from lo to hi (or, before any, opened
+// after one), in the epoch of the log hi is in.
+func (h *hub) at(pt *part, lo, hi int64) bool {
 	pos := pt.start
 	switch {
 	case pt.read:
@@ -89,19 +90,19 @@ func (h *hub) covers(pt *part, offset int64) bool {
 	case !pt.startKnown:
 		return false
 	}
-	if pos > offset {
+	if pos < lo || pos > hi {
 		return false
 	}
-	if e, ok := h.src.(epochs); ok && pos != math.MinInt64 && e.OriginEpoch(pos) != e.OriginEpoch(offset) {
+	if e, ok := h.src.(epochs); ok && e.OriginEpoch(pos) != e.OriginEpoch(hi) {
 		return false
 	}
 	return true
 }
 
-// attach attaches job to partition p: a subscriber, or own when the job
-// must read the partition on its own (it resumes behind the hub, or
-// reads a changelog whole that the hub has begun to hand out).
-func (h *hub) attach(ctx context.Context, job string, p int, resume bool, after int64, whole bool) (r connector.Reader, own bool, err error) {
+// attach attaches the job of s to partition p: a subscriber, or nil
+// when the job must read the partition on its own until it has caught
+// up with the hub (see Registry.Wrap).
+func (h *hub) attach(ctx context.Context, s *Source, p int, resume bool, after int64) (connector.Reader, error) {
 	pt := h.parts[p]
 	for {
 		h.mu.Lock()
@@ -112,30 +113,37 @@ func (h *hub) attach(ctx context.Context, job string, p int, resume bool, after 
 			select {
 			case <-ch:
 			case <-ctx.Done():
-				return nil, false, context.Cause(ctx)
+				return nil, context.Cause(ctx)
 			}
 			continue
 		case running:
-			if resume && !h.covers(pt, after) {
+			var there bool
+			switch {
+			case resume:
+				there = h.at(pt, after, after)
+			case s.generated && !s.whole:
+				there = true
+			default:
+				there = pt.fromStartup && !pt.read
+			}
+			if !there {
+				from := "the table's startup position"
+				if resume {
+					from = "after offset " + strconv.FormatInt(after, 10)
+				}
 				at := "its start"
 				if pt.read {
 					at = "offset " + strconv.FormatInt(pt.last, 10)
 				}
 				h.mu.Unlock()
-				h.reg.logf("shared source %s: job %s resumes partition %d after offset %d, behind the shared reader or in another epoch of its log (the reader is at %s): the job reads that partition on its own",
-					h.table, job, p, after, at)
-				return nil, true, nil
+				h.reg.logf("shared source %s: job %s reads partition %d on its own, from %s, until it reaches the shared reader (at %s)",
+					h.table, s.job, p, from, at)
+				return nil, nil
 			}
-			if !resume && whole && (pt.read || !pt.fromStartup) {
-				h.mu.Unlock()
-				h.reg.logf("shared source %s: job %s reads partition %d on its own: it reads the changelog whole, from the table's startup position, and the shared reader is past it",
-					h.table, job, p)
-				return nil, true, nil
-			}
-			s, note := h.subscribe(job, p, resume, after)
+			sub, note := h.subscribe(s.job, p, resume, after)
 			h.mu.Unlock()
 			h.reg.note(note)
-			return s, false, nil
+			return sub, nil
 		}
 		pt.state, pt.change = opening, make(chan struct{})
 		h.mu.Unlock()
@@ -145,18 +153,36 @@ func (h *hub) attach(ctx context.Context, job string, p int, resume bool, after 
 		if err != nil {
 			pt.state = idle
 			h.mu.Unlock()
-			return nil, false, err
+			return nil, err
 		}
 		rctx, cancel := context.WithCancel(context.Background())
 		pt.state, pt.cancel, pt.done = running, cancel, make(chan struct{})
 		pt.read, pt.start, pt.startKnown, pt.fromStartup = false, start, startKnown, !resume
-		s, note := h.subscribe(job, p, resume, after)
+		sub, note := h.subscribe(s.job, p, resume, after)
 		h.opens.Add(1)
 		go h.run(rctx, pt, rd, pt.done)
 		h.mu.Unlock()
 		h.reg.note(note)
-		return s, false, nil
+		return sub, nil
 	}
+}
+
+// join attaches job to partition p after offset hi, where its own
+// reader has got to, if the hub is reading the partition and is at
+// (at(lo, hi)); else it returns nil.
+func (h *hub) join(job string, p int, lo, hi int64) *subscriber {
+	pt := h.parts[p]
+	h.mu.Lock()
+	if pt.state != running || !h.at(pt, lo, hi) {
+		h.mu.Unlock()
+		return nil
+	}
+	sub, note := h.subscribe(job, p, true, hi)
+	h.mu.Unlock()
+	h.reg.logf("shared source %s: job %s has caught up with the shared reader on partition %d (offset %d): it reads through it now",
+		h.table, job, p, hi)
+	h.reg.note(note)
+	return sub
 }
 
 // open opens the underlying reader of partition p for its first

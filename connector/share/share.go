@@ -99,12 +99,15 @@ func Shareable(src connector.Source) bool {
 // t's key, made with src when there is none. An invalid value of the
 // option is an error.
 //
-// A job reads a changelog (whole: an updating scan, such as an
-// upsert-kafka table or a debezium-json topic) from the table's startup
-// position, or its state would miss rows that later ones update or
-// delete: started afresh, it attaches to a partition only before the
-// hub has handed out a row read from there, and otherwise reads it on
-// its own.
+// A job reads each partition from where it would start alone: the
+// table's startup position, or after its checkpoint. It attaches to the
+// hub's reader at once when that reader is there (it has handed out the
+// rows up to the job's offset and none past it, or, for a job starting
+// afresh, none at all since it opened at the startup position);
+// otherwise it reads the partition with a reader of its own until the
+// hub's last row is among those it has just read, and then attaches. A generator's rows have no history: a job starting afresh
+// attaches to its hub at the hub's position (whole, a changelog scan,
+// never does: it must see every row it will later see updated).
 func (r *Registry) Wrap(job string, t connector.Table, src connector.Source, whole bool) (connector.Source, error) {
 	on, err := Enabled(t)
 	if err != nil {
@@ -113,7 +116,8 @@ func (r *Registry) Wrap(job string, t connector.Table, src connector.Source, who
 	if !on || !Shareable(src) {
 		return src, nil
 	}
-	return &Source{reg: r, job: job, table: t, src: src, key: Key(t, src), whole: whole}, nil
+	g, ok := src.(connector.Generator)
+	return &Source{reg: r, job: job, table: t, src: src, key: Key(t, src), whole: whole, generated: ok && g.Generates()}, nil
 }
 
 // Key returns what identifies the rows a reader of t through src
@@ -146,6 +150,18 @@ func Key(t connector.Table, src connector.Source) string {
 		fmt.Fprintf(&b, "read %v\n", t.Read)
 	}
 	return b.String()
+}
+
+// lookup returns the hub of key, if there is one, with one more user:
+// release gives it back.
+func (r *Registry) lookup(key string) *hub {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h := r.hubs[key]
+	if h != nil {
+		h.users++
+	}
+	return h
 }
 
 // acquire returns the hub of key, made by mk when there is none, with one
@@ -214,16 +230,20 @@ func (r *Registry) Sources() []Info {
 }
 
 // Source is a table as one job reads it through a hub: each partition it
-// opens attaches to the hub's reader of that partition. It is a
-// connector.Resumer even when the table's own source is not, so that a
-// resumed job says where it resumes and is never attached past it.
+// opens attaches to the hub's reader of that partition, at once or once
+// it has caught up with it. It is a connector.Resumer even when the
+// table's own source is not, so that a resumed job says where it resumes
+// and is never attached past it.
 type Source struct {
 	reg   *Registry
 	job   string
 	table connector.Table
 	src   connector.Source // the job's own: the hub's when it makes it, and its readers of its own
 	key   string
-	whole bool // a changelog: read from the startup position when not resumed
+	// whole: the scan is a changelog, which a job reads from its startup
+	// position; generated: the source is a connector.Generator, whose
+	// rows have no history to read.
+	whole, generated bool
 }
 
 // Partitions implements connector.Source.
@@ -236,15 +256,14 @@ func (s *Source) Bounded() bool { return false }
 // state is the same shared or not.
 func (s *Source) Identity() string { return connector.SourceIdentity(s.table, s.src) }
 
-// Open implements connector.Source: the partition's rows from the hub's
-// position on.
+// Open implements connector.Source: the partition's rows from where the
+// table's options say it starts (a generator's: from the hub's position).
 func (s *Source) Open(ctx context.Context, p int) (connector.Reader, error) {
 	return s.attach(ctx, p, false, 0)
 }
 
 // OpenAfter implements connector.Resumer: the partition's rows after
-// offset, from the hub when it has not gone past offset, else from a
-// reader of the job's own.
+// offset.
 func (s *Source) OpenAfter(ctx context.Context, p int, offset int64) (connector.Reader, error) {
 	return s.attach(ctx, p, true, offset)
 }
@@ -254,26 +273,34 @@ func (s *Source) attach(ctx context.Context, p int, resume bool, after int64) (c
 		return nil, fmt.Errorf("shared source %s: partition %d out of range [0, %d)", s.table.Name, p, s.src.Partitions())
 	}
 	h := s.reg.acquire(s.key, func() *hub { return newHub(s.reg, s.key, s.table.Name, s.src) })
-	r, own, err := h.attach(ctx, s.job, p, resume, after, s.whole)
-	if err != nil || own {
+	r, err := h.attach(ctx, s, p, resume, after)
+	if err != nil || r == nil {
 		s.reg.release(h)
 	}
+	if err != nil || r != nil {
+		return r, err
+	}
+	// Behind the hub: on its own until it has caught up.
+	own, err := s.openOwn(ctx, p, resume, after)
 	if err != nil {
 		return nil, err
 	}
-	if own && !resume {
+	return &catchUp{src: s, part: p, own: own, last: after, known: resume}, nil
+}
+
+// openOwn opens a reader of partition p of the job's own, where the job
+// would start alone.
+func (s *Source) openOwn(ctx context.Context, p int, resume bool, after int64) (connector.Reader, error) {
+	if !resume {
 		return s.src.Open(ctx, p)
 	}
-	if own {
-		if rs, ok := s.src.(connector.Resumer); ok {
-			return rs.OpenAfter(ctx, p, after)
-		}
-		// Replayed from the start, without what the job has seen.
-		r, err := s.src.Open(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		return &skipTo{Reader: r, offset: after}, nil
+	if rs, ok := s.src.(connector.Resumer); ok {
+		return rs.OpenAfter(ctx, p, after)
 	}
-	return r, nil
+	// Replayed from the start, without what the job has seen.
+	r, err := s.src.Open(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return &skipTo{Reader: r, offset: after}, nil
 }

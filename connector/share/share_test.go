@@ -19,12 +19,16 @@ import (
 )
 
 // counted is a source that counts the readers opened and closed over it
-// and can make them fail.
+// and can make them fail; with gen, it passes for a generator.
 type counted struct {
 	connector.Source
 	opens, closes atomic.Int64
 	fail          atomic.Pointer[error]
+	gen           bool
 }
+
+// Generates implements connector.Generator.
+func (c *counted) Generates() bool { return c.gen }
 
 func (c *counted) Open(ctx context.Context, p int) (connector.Reader, error) {
 	r, err := c.Source.Open(ctx, p)
@@ -220,10 +224,11 @@ func TestShareOneReader(t *testing.T) {
 	}
 }
 
-// A job attached while another reads gets the rows read after it
-// attached, from the hub's position on.
+// A job attached to a generator while another reads gets the rows read
+// after it attached, from the hub's position on.
 func TestShareAttachAtPosition(t *testing.T) {
 	f := newFixture(t, Options{})
+	f.src.gen = true
 	a := f.open(t, "a", false, 0)
 	defer a.Close()
 	f.push(0, 10)
@@ -311,9 +316,10 @@ func TestShareBatchesNotReused(t *testing.T) {
 	wg.Wait()
 }
 
-// A resumed job attaches only when the hub has not passed its offset
-// (and gets the rows after it); otherwise it reads the partition on its
-// own, from its offset on, and loses nothing.
+// A resumed job attaches at once when the hub is at its offset;
+// otherwise it reads the partition on its own, from its offset on, until
+// the hub's last row is among those it has just read, and then through
+// the hub: it loses nothing and gets nothing twice.
 func TestShareResume(t *testing.T) {
 	f := newFixture(t, Options{})
 	a := f.open(t, "a", false, 0)
@@ -322,24 +328,32 @@ func TestShareResume(t *testing.T) {
 	read(t, a, 10) // the hub is at offset 10
 	behind := f.open(t, "behind", true, 5)
 	defer behind.Close()
-	if !strings.Contains(f.logged(), "job behind resumes partition 0 after offset 5, behind the shared reader or in another epoch of its log (the reader is at offset 10): the job reads that partition on its own") {
+	if !strings.Contains(f.logged(), "job behind reads partition 0 on its own, from after offset 5, until it reaches the shared reader (at offset 10)") {
 		t.Errorf("log:\n%s", f.logged())
 	}
+	got := read(t, behind, 5) // through offset 10, where it joins
 	at := f.open(t, "at", true, 10)
 	defer at.Close()
 	ahead := f.open(t, "ahead", true, 13)
 	defer ahead.Close()
-	if in := f.reg.Sources()[0]; !slices.Equal(in.Jobs, []string{"a", "ahead", "at"}) {
-		t.Errorf("jobs %v", in.Jobs)
-	}
 	// An offset of a later epoch of the log is no position in the hub's.
 	later := f.open(t, "later", true, 1<<20+5)
 	defer later.Close()
-	if !strings.Contains(f.logged(), "job later resumes partition 0 after offset 1048581, behind the shared reader") {
-		t.Errorf("log:\n%s", f.logged())
+	for _, want := range []string{
+		"job behind has caught up with the shared reader on partition 0 (offset 10)",
+		"job ahead reads partition 0 on its own, from after offset 13",
+		"job later reads partition 0 on its own, from after offset 1048581",
+	} {
+		if !strings.Contains(f.logged(), want) {
+			t.Errorf("no %q in the log:\n%s", want, f.logged())
+		}
+	}
+	if in := f.reg.Sources()[0]; !slices.Equal(in.Jobs, []string{"a", "at", "behind"}) {
+		t.Errorf("jobs %v", in.Jobs)
 	}
 	f.push(10, 20)
-	if got := read(t, behind, 14); !slices.Equal(got, seq(5, 19)) {
+	read(t, a, 10) // the hub is at offset 20
+	if got = append(got, read(t, behind, 10)...); !slices.Equal(got, seq(5, 20)) {
 		t.Errorf("behind read %v", got)
 	}
 	if got := read(t, at, 10); !slices.Equal(got, seq(10, 20)) {
@@ -348,8 +362,11 @@ func TestShareResume(t *testing.T) {
 	if got := read(t, ahead, 7); !slices.Equal(got, seq(13, 20)) {
 		t.Errorf("ahead read %v", got)
 	}
-	if n := f.src.opens.Load(); n != 3 {
-		t.Errorf("%d readers opened, want 3 (the hub's, behind's, later's)", n)
+	if in := f.reg.Sources()[0]; !slices.Equal(in.Jobs, []string{"a", "ahead", "at", "behind"}) {
+		t.Errorf("jobs %v", in.Jobs)
+	}
+	if n := f.src.opens.Load(); n != 4 {
+		t.Errorf("%d readers opened, want 4 (the hub's, behind's, ahead's, later's)", n)
 	}
 }
 
@@ -405,32 +422,46 @@ func TestShareFailure(t *testing.T) {
 	}
 }
 
-// A job that reads a changelog whole attaches only before the hub has
-// handed out a row; later, it reads on its own from the table's startup
-// position (here, the partition's start), and gets every row.
-func TestShareChangelogWhole(t *testing.T) {
-	f := newFixture(t, Options{})
-	f.whole = true
-	a := f.open(t, "a", false, 0)
-	defer a.Close()
-	b := f.open(t, "b", false, 0) // nothing read yet: b attaches
-	defer b.Close()
-	f.push(0, 10)
-	read(t, a, 10)
-	read(t, b, 10)
-	c := f.open(t, "c", false, 0)
-	defer c.Close()
-	if got := read(t, c, 10); !slices.Equal(got, seq(0, 10)) {
-		t.Errorf("c read %v", got)
-	}
-	if in := f.reg.Sources()[0]; !slices.Equal(in.Jobs, []string{"a", "b"}) {
-		t.Errorf("jobs %v", in.Jobs)
-	}
-	if !strings.Contains(f.logged(), "job c reads partition 0 on its own: it reads the changelog whole") {
-		t.Errorf("log:\n%s", f.logged())
-	}
-	if n := f.src.opens.Load(); n != 2 {
-		t.Errorf("%d readers opened, want 2", n)
+// A job that starts afresh while the hub reads (a source that is no
+// generator: it has a history) reads on its own from the table's
+// startup position (here, the partition's start) until it has caught up,
+// then through the hub: it gets every row, once, in order. So does a job
+// reading a changelog (whole), even of a generator.
+func TestShareCatchUp(t *testing.T) {
+	for _, whole := range []bool{false, true} {
+		t.Run(fmt.Sprintf("whole=%v", whole), func(t *testing.T) {
+			f := newFixture(t, Options{BatchSize: 3})
+			f.whole, f.src.gen = whole, whole
+			a := f.open(t, "a", false, 0)
+			defer a.Close()
+			b := f.open(t, "b", false, 0) // nothing read yet: b attaches
+			defer b.Close()
+			f.push(0, 10)
+			read(t, a, 10)
+			read(t, b, 10)
+			c := f.open(t, "c", false, 0)
+			defer c.Close()
+			if !strings.Contains(f.logged(), "job c reads partition 0 on its own, from the table's startup position, until it reaches the shared reader (at offset 10)") {
+				t.Errorf("log:\n%s", f.logged())
+			}
+			got := read(t, c, 10)
+			f.push(10, 20)
+			read(t, a, 10)
+			read(t, b, 10)
+			got = append(got, read(t, c, 10)...)
+			if !slices.Equal(got, seq(0, 20)) {
+				t.Errorf("c read %v", got)
+			}
+			if in := f.reg.Sources()[0]; !slices.Equal(in.Jobs, []string{"a", "b", "c"}) || in.Opens != 1 {
+				t.Errorf("shared source %+v", in)
+			}
+			if !strings.Contains(f.logged(), "job c has caught up with the shared reader on partition 0 (offset 10): it reads through it now") {
+				t.Errorf("log:\n%s", f.logged())
+			}
+			if n := f.src.opens.Load(); n != 2 {
+				t.Errorf("%d readers opened, want 2 (the hub's, c's until it caught up)", n)
+			}
+		})
 	}
 }
 

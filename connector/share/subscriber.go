@@ -133,6 +133,87 @@ func (s *subscriber) Close() error {
 	}
 }
 
+// catchUp is a job's reader of a partition that the hub has read past
+// where the job starts: it reads with a reader of the job's own, and
+// after every read that leaves it at a known offset tries to join the
+// hub there; once it has, it hands out the hub's rows.
+type catchUp struct {
+	src  *Source
+	part int
+	own  connector.Reader
+	// last is the origin offset of the last row the job got (or the
+	// offset it resumed after), when known.
+	last  int64
+	known bool
+	sub   *subscriber
+	// ownSkipped is what the own reader skipped before it was closed.
+	ownSkipped int64
+}
+
+// Read implements connector.Reader.
+func (c *catchUp) Read(ctx context.Context, b *types.Batch, max int) error {
+	if c.sub != nil {
+		return c.sub.Read(ctx, b, max)
+	}
+	n := len(b.Rows)
+	err := c.own.Read(ctx, b, max)
+	// The hub is at when its last row is one of those just read (or the
+	// one before them): joining there, the job waits for it at most for
+	// those rows, which it drops.
+	lo := c.last
+	for _, r := range b.Rows[n:] {
+		if r.Origin.Part < 0 {
+			continue
+		}
+		if !c.known {
+			lo, c.known = r.Origin.Offset-1, true
+		}
+		c.last = r.Origin.Offset
+	}
+	if err != nil || !c.known {
+		return err
+	}
+	h := c.src.reg.lookup(c.src.key)
+	if h == nil {
+		return nil
+	}
+	sub := h.join(c.src.job, c.part, lo, c.last)
+	if sub == nil {
+		c.src.reg.release(h)
+		return nil
+	}
+	if st, ok := c.own.(connector.Stats); ok {
+		c.ownSkipped = st.Skipped()
+	}
+	c.own.Close()
+	c.own, c.sub = nil, sub
+	return nil
+}
+
+// Skipped implements connector.Stats.
+func (c *catchUp) Skipped() int64 {
+	if c.sub != nil {
+		return c.ownSkipped + c.sub.Skipped()
+	}
+	if st, ok := c.own.(connector.Stats); ok {
+		return st.Skipped()
+	}
+	return 0
+}
+
+// Close implements connector.Reader.
+func (c *catchUp) Close() error {
+	if c.sub != nil {
+		return c.sub.Close()
+	}
+	if c.own != nil {
+		err := c.own.Close()
+		c.own = nil
+		return err
+	}
+	return nil
+}
+
 // skipTo is a reader of a source that is not a connector.Resumer,
 // replayed from its start, that drops the rows up to a resumed job's
 // offset.
