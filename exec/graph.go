@@ -598,6 +598,11 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 			tasks = append(tasks, t)
 		}
 	}
+	if coord != nil && coord.need == 0 && len(tasks) > 0 {
+		// A checkpoint completes when every terminal task has taken its
+		// part; without one it would complete before any task did.
+		return errors.New("no task of the job acknowledges checkpoints: a graph must end in a sink or a shuffle")
+	}
 
 	// Open every chain before any data flows.
 	var opened []*task
