@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -178,7 +179,15 @@ func sfInput(t *testing.T, rng *rand.Rand, dir string, files, rows int) {
 // anything, over one file and over several), exactly the rows each rule
 // keeps evaluated alone, in the same order.
 func TestSharedFiltersDifferential(t *testing.T) {
-	for seed := range uint64(6) {
+	seeds := uint64(6)
+	if s := os.Getenv("SLUICE_SF_SEEDS"); s != "" { // more: SLUICE_SF_SEEDS=200
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seeds = n
+	}
+	for seed := range seeds {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 7))
 			dir := t.TempDir()
