@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	resyntax "regexp/syntax"
 	"slices"
 	"strings"
 	"sync"
@@ -567,5 +568,25 @@ func TestPatternSetConcurrent(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Error(e)
+	}
+}
+
+// minMatchBytes is a lower bound of the bytes of any match: each rune a
+// match holds takes one byte at least.
+func TestMinMatchBytes(t *testing.T) {
+	for _, c := range []struct {
+		re   string
+		want int
+	}{
+		{`abc`, 3}, {`a{3}`, 3}, {`[0-9]{5,}`, 5}, {`(ab|c)d`, 2}, {`x*`, 0}, {`x+y?`, 1},
+		{`é`, 1}, {`(?i)k`, 1}, {`^$`, 0}, {`\bfoo\b`, 3}, {`-[Ee]nc[a-z]* [A-Z]{40,}`, 45}, {`(a{2}){3}`, 6},
+	} {
+		tree, err := resyntax.Parse(c.re, resyntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := minMatchBytes(tree); got != c.want {
+			t.Errorf("minMatchBytes(%q) = %d, want %d", c.re, got, c.want)
+		}
 	}
 }
