@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sluicesql/sluice/catalog"
 	"github.com/sluicesql/sluice/connector"
@@ -596,17 +597,27 @@ func (p *Planner) bindScan(at ast.Node, t *catalog.Table) (plan.Node, *scope, er
 		scan.Watermark = we
 		scan.RowtimeCol = idx
 	}
-	idle, err := connector.Options(t.Options).Duration("scan.watermark.idle-timeout", 0)
+	idle, err := p.idleTimeout(at, t)
 	if err != nil {
-		return nil, nil, p.errorf(t.Decl, "table '%s': %v", t.Name, err)
-	}
-	if idle == 0 {
-		if idle, err = config.Duration(p.Config, config.SourceIdleTimeout); err != nil {
-			return nil, nil, p.errorf(at, "%v", err)
-		}
+		return nil, nil, err
 	}
 	scan.IdleTimeoutMillis = idle.Milliseconds()
 	return scan, scopeOf(t.Name, scan.Out), nil
+}
+
+// idleTimeout returns the idle timeout of a scan of t: its
+// 'scan.watermark.idle-timeout', else the session's.
+func (p *Planner) idleTimeout(at ast.Node, t *catalog.Table) (time.Duration, error) {
+	idle, err := connector.Options(t.Options).Duration("scan.watermark.idle-timeout", 0)
+	if err != nil {
+		return 0, p.errorf(t.Decl, "table '%s': %v", t.Name, err)
+	}
+	if idle == 0 {
+		if idle, err = config.Duration(p.Config, config.SourceIdleTimeout); err != nil {
+			return 0, p.errorf(at, "%v", err)
+		}
+	}
+	return idle, nil
 }
 
 // ---------------------------------------------------------------------------

@@ -81,7 +81,19 @@ func (p *Planner) TableFromDDL(ct *ast.CreateTable) (*catalog.Table, error) {
 		return nil, p.errorf(ct.Name, "table '%s' needs a 'connector' option in its WITH clause", t.Name)
 	}
 	// Bind computed columns and the watermark now, so that mistakes are
-	// reported at the DDL rather than at the first query.
+	// reported at the DDL rather than at the first query. A table with
+	// neither (a rule's sink, of thousands) has only its idle timeout to
+	// check.
+	computed := t.Watermark != nil
+	for _, c := range t.Columns {
+		computed = computed || c.Computed != nil
+	}
+	if !computed {
+		if _, err := p.idleTimeout(ct, t); err != nil {
+			return nil, err
+		}
+		return t, nil
+	}
 	if _, _, err := p.bindScan(ct, t); err != nil {
 		return nil, err
 	}
