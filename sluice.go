@@ -961,33 +961,14 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 }
 
 // SharedSource is an unbounded source that the engine reads once for
-// the jobs attached to it (see 'pipeline.shared-source').
-type SharedSource struct {
-	// Table is the table's name.
-	Table string
-	// Jobs are the names of the jobs attached to it, sorted.
-	Jobs []string
-	// Subscribers counts the partitions the jobs attached, over all jobs.
-	Subscribers int
-	// Readers counts the source's readers open: one per partition being
-	// read, however many jobs read it.
-	Readers int
-	// Opens counts the readers opened since the jobs began to share it.
-	Opens int64
-	// RowsRead counts the rows its readers read, once however many jobs
-	// received them.
-	RowsRead int64
-}
+// the jobs attached to it (see 'pipeline.shared-source'): its table, the
+// jobs, the partitions they attached, the readers open, the readers
+// opened and the rows read once.
+type SharedSource = share.Info
 
 // SharedSources lists the sources read once for several jobs (or for a
 // job alone, which others may join), by table.
-func (e *Engine) SharedSources() []SharedSource {
-	var out []SharedSource
-	for _, in := range e.shares.Sources() {
-		out = append(out, SharedSource(in))
-	}
-	return out
-}
+func (e *Engine) SharedSources() []SharedSource { return e.shares.Sources() }
 
 // explainMismatch adds to a job refused over another job's state where
 // that state is and what to do.
