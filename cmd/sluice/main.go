@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -261,8 +262,11 @@ func repl(ctx context.Context, e *sluice.Engine, in io.Reader, out, errw io.Writ
 }
 
 // startCPUProfile writes a CPU profile of the process to path until the
-// returned function is called.
+// returned function is called. A closed standard output or error (the
+// run piped into head) then fails the writes instead of killing the
+// process before the profile is written.
 func startCPUProfile(path string) (func(), error) {
+	signal.Ignore(syscall.SIGPIPE)
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
