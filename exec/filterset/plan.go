@@ -31,6 +31,7 @@ package filterset
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -84,10 +85,10 @@ func NewPlan(conds []expr.Node, schema types.Schema, env *expr.Env) (*Plan, erro
 	// one, the more candidates it brings when TRUE, and the worse a guard
 	// it is (integrity_level = 'System' in four hundred rules).
 	uses := map[string]int{}
+	conds = slices.Clone(conds) // folded below; the caller's stay as they are
 	for r, cond := range conds {
 		if cond == nil {
 			cond = &expr.Literal{V: types.BoolValue(true), T: types.Boolean.WithNullable(false)}
-			conds[r] = cond
 		}
 		if k := cond.Type().Kind; k != types.KindBoolean && k != types.KindNull {
 			return nil, fmt.Errorf("cannot use %s as a condition: it is %s, not BOOLEAN", cond, cond.Type())
@@ -190,9 +191,6 @@ func guardCost(c expr.Node) float64 {
 	}
 	return 8
 }
-
-// Rules returns the number of rules.
-func (p *Plan) Rules() int { return len(p.rules) }
 
 // String prints the groups: per column, its conjuncts and how many rules
 // each guards; then the rules that are evaluated whole.

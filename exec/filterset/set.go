@@ -69,6 +69,23 @@ type group struct {
 
 	lookups, hits int
 	off           int // rows left with the cache off
+	// The counts of this batch, added to stats once it is done (an atomic
+	// add per row and group would cost more than the lookup).
+	nHits, nMisses, nUncached int64
+}
+
+// flush adds the batch's counts to the group's stats.
+func (g *group) flush() {
+	if g.nHits != 0 {
+		g.stats.Hits.Add(g.nHits)
+	}
+	if g.nMisses != 0 {
+		g.stats.Misses.Add(g.nMisses)
+	}
+	if g.nUncached != 0 {
+		g.stats.Uncached.Add(g.nUncached)
+	}
+	g.nHits, g.nMisses, g.nUncached = 0, 0, 0
 }
 
 // New compiles the plan for one task; m receives the groups' counters
@@ -82,14 +99,19 @@ func (p *Plan) New(m *exec.Metrics) (*Set, error) {
 				return nil, err
 			}
 		}
-		// The conjuncts a matcher does not decide are compiled now; the
-		// others when first evaluated alone (a rule's rest, the cache
-		// off), if ever.
-		for j := range gp.conjs {
-			if (g.matchers == nil && g.indexes == nil) || slices.Contains(g.others, int32(j)) {
-				if _, err := g.pred(j); err != nil {
-					return nil, err
-				}
+		// The conjuncts a matcher or an index does not decide are
+		// compiled now; the others when first evaluated alone (a rule's
+		// rest, the cache off), if ever.
+		eager := g.others
+		if g.matchers == nil && g.indexes == nil {
+			eager = make([]int32, len(gp.conjs))
+			for j := range eager {
+				eager[j] = int32(j)
+			}
+		}
+		for _, j := range eager {
+			if _, err := g.pred(int(j)); err != nil {
+				return nil, err
 			}
 		}
 		s.groups = append(s.groups, g)
@@ -138,6 +160,11 @@ func (s *Set) Close() {
 
 // Select implements exec.BranchFilter.
 func (s *Set) Select(b *types.Batch, sel *exec.Selection) error {
+	defer func() {
+		for _, g := range s.guarding {
+			g.flush()
+		}
+	}()
 	for i := range b.Rows {
 		row := b.Rows[i].Vals
 		s.stamp++
@@ -245,7 +272,7 @@ func (g *group) lookup(row []types.Value) ([]uint32, error) {
 	}
 	if g.off > 0 {
 		g.off--
-		g.stats.Uncached.Add(1)
+		g.nUncached++
 		return g.evaluate(row, g.scratch[:0])
 	}
 	var f fingerprint
@@ -254,9 +281,9 @@ func (g *group) lookup(row []types.Value) ([]uint32, error) {
 	l, ok := g.cache.get(f)
 	if ok {
 		g.hits++
-		g.stats.Hits.Add(1)
+		g.nHits++
 	} else {
-		g.stats.Misses.Add(1)
+		g.nMisses++
 		var err error
 		if l, err = g.evaluate(row, g.scratch[:0]); err != nil {
 			return nil, err
