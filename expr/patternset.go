@@ -249,6 +249,9 @@ type setPattern struct {
 	op  setOp
 	lit string  // opEquals ... opContains
 	m   matcher // opVerify
+	// dfa is m's automaton, when it has one: patterns a literal
+	// triggers together run as one product of their automata.
+	dfa *regexDFA
 	// clauses (opVerify): every match holds a literal of each clause.
 	// The first is the best filter: the pattern is verified when one of
 	// its literals occurs and every other clause has one that occurs.
@@ -354,13 +357,14 @@ func regexSetPattern(src string, m matcher, dfaBudget *int) setPattern {
 		}
 		return literalTest(op, lit)
 	}
+	var dfa *regexDFA
 	if dfaBudget != nil && *dfaBudget > 0 {
 		if d := compileRegexDFA(src); d != nil && len(d.next) <= *dfaBudget {
 			*dfaBudget -= len(d.next)
-			m = d.MatchString
+			m, dfa = d.MatchString, d
 		}
 	}
-	return setPattern{op: opVerify, m: m, clauses: requiredClauses(tree, true, maxAltLiterals, maxClauses), minLen: minMatchBytes(tree)}
+	return setPattern{op: opVerify, m: m, dfa: dfa, clauses: requiredClauses(tree, true, maxAltLiterals, maxClauses), minLen: minMatchBytes(tree)}
 }
 
 // minMatchBytes returns a lower bound of the bytes any match of r spans:
@@ -474,6 +478,11 @@ type PatternSet struct {
 	litKey           []int32
 	litOff, litUsers []int32
 	unsafe           []int32 // folded literals a non-ASCII string may hold unseen (see foldUnsafe)
+	// litProd[l] runs the patterns with automata that literal l
+	// triggers, when there are several (nil otherwise); allProd those of
+	// verifyAll.
+	litProd []*dfaProduct
+	allProd *dfaProduct
 	scratch          sync.Pool
 }
 
@@ -570,6 +579,11 @@ func NewPatternSet(ps []Pattern) (*PatternSet, error) {
 	}
 	s.keyOff, s.keyLits = flatten(keyLits)
 	s.litOff, s.litUsers = flatten(users)
+	s.litProd = make([]*dfaProduct, len(s.lits))
+	for l, u := range users {
+		s.litProd[l] = s.product(u)
+	}
+	s.allProd = s.product(s.verifyAll)
 	if len(keys) > 0 {
 		s.ac = newACAutomaton(keys, acDenseBudget)
 	}
@@ -578,6 +592,23 @@ func NewPatternSet(ps []Pattern) (*PatternSet, error) {
 		return &psScratch{seen: make([]uint64, keyWords), occ: make([]uint64, litWords)}
 	}
 	return s, nil
+}
+
+// product returns the product of the automata of those of patterns that
+// have one, or nil when there are fewer than two.
+func (s *PatternSet) product(patterns []int32) *dfaProduct {
+	var dfas []*regexDFA
+	var ids []int32
+	for _, p := range patterns {
+		if sp := &s.pats[p]; sp.op == opVerify && sp.dfa != nil {
+			dfas = append(dfas, sp.dfa)
+			ids = append(ids, p)
+		}
+	}
+	if len(dfas) < 2 {
+		return nil
+	}
+	return newDFAProduct(dfas, ids)
 }
 
 func hasUnsafe(k string) bool {
@@ -613,8 +644,11 @@ func (s *PatternSet) Match(str string, dst []uint64) {
 			dst[p>>6] |= 1 << (p & 63)
 		}
 	}
+	if s.allProd != nil {
+		s.allProd.match(str, dst)
+	}
 	for _, p := range s.verifyAll {
-		if sp := &s.pats[p]; len(str) >= sp.minLen && sp.m(str) {
+		if sp := &s.pats[p]; (s.allProd == nil || sp.dfa == nil) && len(str) >= sp.minLen && sp.m(str) {
 			dst[p>>6] |= 1 << (p & 63)
 		}
 	}
@@ -677,12 +711,19 @@ func (m *matching) occurs(l int32) bool { return m.occ[l>>6]&(1<<(l&63)) != 0 }
 // decide tests the patterns of literal l, which occurs in the string.
 func (m *matching) decide(l int32) {
 	s, str, dst := m.s, m.str, m.dst
+	prod := s.litProd[l]
+	if prod != nil {
+		prod.match(str, dst)
+	}
 	for _, p := range s.litUsers[s.litOff[l]:s.litOff[l+1]] {
 		w, b := p>>6, uint64(1)<<(p&63)
 		if dst[w]&b != 0 {
 			continue // an alternation's other literal decided it
 		}
 		sp := &s.pats[p]
+		if prod != nil && sp.dfa != nil {
+			continue // the product decided it
+		}
 		var ok bool
 		switch sp.op {
 		case opContains:

@@ -1,0 +1,75 @@
+package expr
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestDFAProduct: regular expressions that one literal triggers run as
+// one product automaton, and it gives what each expression gives alone
+// (Go's regexp), over ASCII, non-ASCII and invalid UTF-8, with the
+// product's cache big enough and cleared every few characters.
+func TestDFAProduct(t *testing.T) {
+	var ps []Pattern
+	for n := 1; n <= 12; n++ {
+		ps = append(ps,
+			Pattern{Kind: Regexp, Text: fmt.Sprintf(`-[Ee]nc[a-zA-Z]* [A-Za-z0-9+/]{%d,}`, n)},
+			Pattern{Kind: Regexp, Text: fmt.Sprintf(`-enc.*é{%d}`, n%3+1)},
+			Pattern{Kind: Regexp, Text: fmt.Sprintf(`(?i)-enc[0-9a-f]{%d}\z`, n)},
+			Pattern{Kind: Regexp, Text: fmt.Sprintf(`\A[a-z ]*-enc [^ ]{%d} `, n)},
+		)
+	}
+	ps = append(ps, Pattern{Kind: Regexp, Text: `x*`}, Pattern{Kind: Regexp, Text: `[0-9]{3}é`}, Pattern{Kind: Regexp, Text: `[a-c]{2}\z`})
+	set, err := NewPatternSet(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	products := 0
+	for _, p := range set.litProd {
+		if p != nil {
+			products++
+		}
+	}
+	if products == 0 || set.allProd == nil {
+		t.Fatalf("%d products of literals, %v over every string: the expressions run one by one", products, set.allProd)
+	}
+	res := make([]*regexp.Regexp, len(ps))
+	for i, p := range ps {
+		res[i] = regexp.MustCompile(p.Text)
+	}
+	pieces := []string{"-enc", "-Enc", "-ENC", "odedCommand", " ", "a", "Z", "0", "9", "f", "+", "/", "é", "É", "\xff", "\xe4\xb8", "世", "x", "12", "\n"}
+	rng := rand.New(rand.NewPCG(5, 6))
+	defer func(n int) { productMaxEntries = n }(productMaxEntries)
+	for _, limit := range []int{productMaxEntries, 1} {
+		productMaxEntries = limit
+		set, err := NewPatternSet(ps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := make([]uint64, (len(ps)+63)/64)
+		matched := 0
+		for range 3000 {
+			var b strings.Builder
+			for range rng.IntN(30) {
+				b.WriteString(pieces[rng.IntN(len(pieces))])
+			}
+			s := b.String()
+			set.Match(s, dst)
+			for i, re := range res {
+				want := re.MatchString(s)
+				if hasBit(dst, i) != want {
+					t.Fatalf("cache limit %d: %s on %q: the set says %v, regexp %v", limit, ps[i].Text, s, !want, want)
+				}
+				if want {
+					matched++
+				}
+			}
+		}
+		if matched < 3000 {
+			t.Fatalf("only %d matches: the strings do not exercise the expressions", matched)
+		}
+	}
+}
