@@ -483,7 +483,7 @@ type PatternSet struct {
 	// verifyAll.
 	litProd []*dfaProduct
 	allProd *dfaProduct
-	scratch          sync.Pool
+	scratch sync.Pool
 }
 
 // psScratch is the per-call state of Match.
