@@ -3,6 +3,8 @@ package filterset
 import (
 	"encoding/binary"
 	"math"
+	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/sluicesql/sluice/exec"
@@ -112,10 +114,52 @@ func (g *generation) insert(f fingerprint, l []uint32) {
 // current one; when the budget runs out, the older one is dropped and the
 // current one becomes the older (a value found there moves back into the
 // current one), so what is used often stays and memory stays bounded.
+//
+// Short strings of a column with few distinct values (a host, a user, a
+// state) are first kept exactly, by their text, in a map: a lookup there
+// costs a map access instead of a 128-bit hash and a probe. Once the
+// column shows more than smallMax distinct values, or a long one, the map
+// is dropped and the fingerprints take over.
 type cache struct {
 	budget   *Budget
 	cur, old generation
 	stats    *exec.FilterGroupStats
+
+	small      map[string][]uint32 // nil once given up
+	smallBytes int64
+}
+
+// The exact tier: at most smallMax values of at most smallLen bytes,
+// each costing its bytes, its list and smallEntryBytes.
+const (
+	smallMax        = 4096
+	smallLen        = 64
+	smallEntryBytes = 64
+)
+
+func newCache(budget *Budget, stats *exec.FilterGroupStats) *cache {
+	return &cache{budget: budget, cur: newGeneration(), old: newGeneration(), stats: stats, small: map[string][]uint32{}}
+}
+
+// putSmall keeps l for s in the exact tier, or gives the tier up (s is
+// too long, the tier full, or the budget spent) and reports false.
+func (c *cache) putSmall(s string, l []uint32) bool {
+	cost := smallEntryBytes + int64(len(s)) + 4*int64(len(l))
+	if len(s) > smallLen || len(c.small) >= smallMax || !c.budget.take(cost) {
+		c.dropSmall()
+		return false
+	}
+	c.small[strings.Clone(s)] = slices.Clone(l)
+	c.smallBytes += cost
+	c.stats.Bytes.Add(cost)
+	return true
+}
+
+// dropSmall gives the exact tier up.
+func (c *cache) dropSmall() {
+	c.budget.give(c.smallBytes)
+	c.stats.Bytes.Add(-c.smallBytes)
+	c.small, c.smallBytes = nil, 0
 }
 
 func newGeneration() generation { return generation{slots: make([]slot, 64)} }
@@ -162,9 +206,10 @@ func (c *cache) rotate() {
 
 // release gives the cache's memory back to the budget.
 func (c *cache) release() {
-	c.budget.give(c.cur.bytes + c.old.bytes)
-	c.stats.Bytes.Add(-(c.cur.bytes + c.old.bytes))
+	c.budget.give(c.cur.bytes + c.old.bytes + c.smallBytes)
+	c.stats.Bytes.Add(-(c.cur.bytes + c.old.bytes + c.smallBytes))
 	c.cur, c.old = newGeneration(), newGeneration()
+	c.small, c.smallBytes = nil, 0
 }
 
 // fingerprintOf hashes v (not NULL); buf is scratch space.

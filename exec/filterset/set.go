@@ -124,7 +124,7 @@ func (p *Plan) New(m *exec.Metrics) (*Set, error) {
 		// A group that guards no rule is only asked of one conjunct at a
 		// time, for a candidate: evaluating it costs less than a lookup.
 		if p.Budget != nil && len(s.guarding) > 0 && s.guarding[len(s.guarding)-1] == g {
-			g.cache = &cache{budget: p.Budget, cur: newGeneration(), old: newGeneration(), stats: g.stats}
+			g.cache = newCache(p.Budget, g.stats)
 		}
 	}
 	for r, rp := range p.rules {
@@ -275,10 +275,18 @@ func (g *group) lookup(row []types.Value) ([]uint32, error) {
 		g.nUncached++
 		return g.evaluate(row, g.scratch[:0])
 	}
-	var f fingerprint
-	f, g.buf = fingerprintOf(v, g.buf)
 	g.lookups++
-	l, ok := g.cache.get(f)
+	c := g.cache
+	var l []uint32
+	var ok bool
+	var f fingerprint
+	str := c.small != nil && (v.Kind() == types.KindVarChar || v.Kind() == types.KindChar)
+	if str {
+		l, ok = c.small[v.Str()]
+	} else {
+		f, g.buf = fingerprintOf(v, g.buf)
+		l, ok = c.get(f)
+	}
 	if ok {
 		g.hits++
 		g.nHits++
@@ -289,7 +297,12 @@ func (g *group) lookup(row []types.Value) ([]uint32, error) {
 			return nil, err
 		}
 		g.scratch = l
-		g.cache.put(f, l)
+		if !str || !c.putSmall(v.Str(), l) {
+			if str {
+				f, g.buf = fingerprintOf(v, g.buf)
+			}
+			c.put(f, l)
+		}
 	}
 	if g.lookups == window {
 		if float64(g.hits) < minHitRate*window {

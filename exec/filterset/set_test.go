@@ -2,6 +2,7 @@ package filterset
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/sluicesql/sluice/exec"
@@ -95,7 +96,8 @@ func containsByte(s string, c byte) bool {
 }
 
 // A budget too small for all values drops the older generation and stays
-// within its bytes; values cached again are found.
+// within its bytes; values cached again are found. (The values are longer
+// than the exact tier takes: this is the fingerprints' cache.)
 func TestCacheBudget(t *testing.T) {
 	p, err := NewPlan(conds(t, "%1%", "%2%"), schema, &expr.Env{})
 	if err != nil {
@@ -110,7 +112,7 @@ func TestCacheBudget(t *testing.T) {
 	}
 	for round := range 3 {
 		for i := range 120 {
-			v := fmt.Sprintf("v%d", i%60+round*30)
+			v := fmt.Sprintf("v%d", i%60+round*30) + strings.Repeat("x", smallLen)
 			rows := selectRows(t, set, []types.Value{types.StringValue(v), types.NullValue})
 			if (len(rows[0]) == 1) != containsByte(v, '1') || (len(rows[1]) == 1) != containsByte(v, '2') {
 				t.Fatalf("value %s: %v", v, rows[:2])
@@ -153,5 +155,62 @@ func TestNegativeZero(t *testing.T) {
 		if (len(rows[0]) == 1) != c.keep {
 			t.Errorf("d = %v: kept %v, want %v", c.d.Float(), rows[0], c.keep)
 		}
+	}
+}
+
+// Short values are first cached exactly by their text; past smallMax
+// distinct values the exact tier gives way to the fingerprints, its bytes
+// given back, and the rows kept stay right throughout.
+func TestCacheExactTier(t *testing.T) {
+	p, err := NewPlan(conds(t, "%1%", "%2%"), schema, &expr.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := NewBudget(1 << 30)
+	p.Budget = budget
+	m := &exec.Metrics{}
+	set, err := p.New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	var c *cache
+	for _, g := range set.groups {
+		if g.cache != nil {
+			c = g.cache
+		}
+	}
+	check := func(v string) {
+		rows := selectRows(t, set, []types.Value{types.StringValue(v), types.NullValue})
+		if (len(rows[0]) == 1) != containsByte(v, '1') || (len(rows[1]) == 1) != containsByte(v, '2') {
+			t.Fatalf("value %s: %v", v, rows[:2])
+		}
+	}
+	for range 2 {
+		for i := range 100 {
+			check(fmt.Sprintf("v%d", i))
+		}
+	}
+	g := m.FilterGroups()[0]
+	if c.small == nil || len(c.small) != 100 || g.Hits.Load() != 100 || g.Misses.Load() != 100 {
+		t.Fatalf("exact tier %d values, %d hits, %d misses: want 100 values, 100 hits and 100 misses", len(c.small), g.Hits.Load(), g.Misses.Load())
+	}
+	if budget.Used() != c.smallBytes || c.smallBytes == 0 {
+		t.Fatalf("%d bytes used, the exact tier holds %d", budget.Used(), c.smallBytes)
+	}
+	for i := range smallMax + 10 {
+		check(fmt.Sprintf("w%d", i))
+	}
+	if c.small != nil || c.cur.used+c.old.used == 0 {
+		t.Fatalf("exact tier %v, %d fingerprints: the tier should have given way", c.small != nil, c.cur.used+c.old.used)
+	}
+	if budget.Used() != c.cur.bytes+c.old.bytes {
+		t.Fatalf("%d bytes used, the fingerprints hold %d", budget.Used(), c.cur.bytes+c.old.bytes)
+	}
+	hits := g.Hits.Load()
+	check("w4100")
+	check("v1")
+	if g.Hits.Load() != hits+1 {
+		t.Fatalf("hits %d, want %d: a value seen after the switch is found by its fingerprint", g.Hits.Load(), hits+1)
 	}
 }
