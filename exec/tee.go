@@ -31,6 +31,12 @@ type tee struct {
 	filter BranchFilter
 	rules  []int
 	sel    Selection
+	// With a filter: the heads without a rule, and the heads of each
+	// rule, so that a batch costs the rules that keep rows of it, not all
+	// of them (thousands of rules keep nothing of most batches).
+	plain   []int
+	byRule  [][]int
+	indexed bool
 }
 
 // Open implements Operator.
@@ -45,51 +51,72 @@ func (t *tee) Open(ctx *Context) error {
 
 // Process implements Operator.
 func (t *tee) Process(b *types.Batch) error {
-	if t.filter != nil {
-		t.sel.reset()
-		if err := t.filter.Select(b, &t.sel); err != nil {
+	if t.filter == nil {
+		for k := range t.heads {
+			if err := t.pass(k, b, nil, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if !t.indexed {
+		t.byRule = make([][]int, len(t.sel.Rows))
+		for k, r := range t.rules {
+			if r < 0 {
+				t.plain = append(t.plain, k)
+			} else {
+				t.byRule[r] = append(t.byRule[r], k)
+			}
+		}
+		t.indexed = true
+	}
+	t.sel.reset()
+	if err := t.filter.Select(b, &t.sel); err != nil {
+		return err
+	}
+	for _, k := range t.plain {
+		if err := t.pass(k, b, nil, false); err != nil {
 			return err
 		}
 	}
-	for k, h := range t.heads {
-		var rows []int32
-		filtered := t.filter != nil && t.rules[k] >= 0
-		if filtered {
-			if rows = t.sel.Rows[t.rules[k]]; len(rows) == 0 {
-				continue
-			}
-		} else if t.shifts[k] == 0 {
-			if err := h.Process(b); err != nil {
+	for _, r := range t.sel.Touched {
+		for _, k := range t.byRule[r] {
+			if err := t.pass(k, b, t.sel.Rows[r], true); err != nil {
 				return err
 			}
-			continue
-		}
-		c := &t.buf // rows only: their values alias b's
-		shift := t.shifts[k]
-		if filtered {
-			for _, i := range rows {
-				r := b.Rows[i]
-				if r.Origin.Part >= 0 {
-					r.Origin.Part += shift
-				}
-				c.Rows = append(c.Rows, r)
-			}
-		} else {
-			for _, r := range b.Rows {
-				if r.Origin.Part >= 0 {
-					r.Origin.Part += shift
-				}
-				c.Rows = append(c.Rows, r)
-			}
-		}
-		err := h.Process(c)
-		clear(c.Rows) // hold no values
-		c.Rows = c.Rows[:0]
-		if err != nil {
-			return err
 		}
 	}
 	return nil
+}
+
+// pass hands head k the batch b, or (filtered) its rows at rows.
+func (t *tee) pass(k int, b *types.Batch, rows []int32, filtered bool) error {
+	h := t.heads[k]
+	shift := t.shifts[k]
+	if !filtered && shift == 0 {
+		return h.Process(b)
+	}
+	c := &t.buf // rows only: their values alias b's
+	if filtered {
+		for _, i := range rows {
+			r := b.Rows[i]
+			if r.Origin.Part >= 0 {
+				r.Origin.Part += shift
+			}
+			c.Rows = append(c.Rows, r)
+		}
+	} else {
+		for _, r := range b.Rows {
+			if r.Origin.Part >= 0 {
+				r.Origin.Part += shift
+			}
+			c.Rows = append(c.Rows, r)
+		}
+	}
+	err := h.Process(c)
+	clear(c.Rows) // hold no values
+	c.Rows = c.Rows[:0]
+	return err
 }
 
 // Watermark implements Operator.
