@@ -203,11 +203,9 @@ func (e *Engine) startCluster(ctx context.Context, id, name string, env physical
 	}
 
 	jctx, cancel := context.WithCancel(ctx)
-	j := &Job{ID: id, Name: name, Metrics: &exec.Metrics{}, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}
+	j := &Job{ID: id, Name: name, Metrics: &exec.Metrics{}, session: e, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}
 	cj.job = j
-	e.mu.Lock()
-	e.jobs = append(e.jobs, j)
-	e.mu.Unlock()
+	e.trackJob(j)
 	go func() {
 		select {
 		case <-j.stop:
@@ -228,6 +226,7 @@ func (e *Engine) startCluster(ctx context.Context, id, name string, env physical
 	warnAt, _ := config.WarnSize(cfg) // checked by start
 	go func() {
 		defer close(j.done)
+		defer e.untrackJob(j)
 		defer cancel()
 		unwatch := e.watchState(j, warnAt)
 		err := cj.loop(jctx)

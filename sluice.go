@@ -94,8 +94,19 @@ func (o *Options) EnsureDefaults() {
 
 // Engine plans and runs SQL jobs.
 type Engine struct {
+	*core
+	// A session's own (see NewSession): its tables and views, over the
+	// engine's, and its SET options with where each was last set.
+	catalog *catalog.Catalog
+	config  map[string]string
+	setAt   map[string]token.Position
+	// root is the engine a session belongs to; nil for the engine.
+	root *Engine
+}
+
+// core is what the sessions of an engine share.
+type core struct {
 	opts       Options
-	catalog    *catalog.Catalog
 	connectors *connector.Registry
 	formats    *format.Registry
 	funcs      *expr.Registry
@@ -106,16 +117,15 @@ type Engine struct {
 	wasm    *wasmudf.Host
 	created map[string]wasmudf.Kind
 
-	mu     sync.Mutex
-	config map[string]string
+	// mu guards the fields below and the sessions' config and setAt.
+	mu sync.Mutex
+	// jobs are the jobs running, of every session.
 	jobs   []*Job
 	nextID atomic.Int64
 	// names counts the jobs started under each name: a second job of the
 	// same name (two SELECTs, two INSERTs into one table) gets "-2", so
 	// that jobs never share operator IDs, and so state.
 	names map[string]int
-	// setAt is where each session option was last SET, for messages.
-	setAt map[string]token.Position
 	// durable are the local state backends opened for 'state.dir' values.
 	durable map[string]*lsm.Backend
 	// dims are the dimension tables of lookup joins, shared by the jobs
@@ -131,6 +141,24 @@ type Engine struct {
 	filterBudget *filterset.Budget
 }
 
+// NewSession returns a session of the engine: an Engine of its own for
+// the statements it executes, whose tables and views are its own over
+// the engine's (a name it declares hides the engine's, as Flink's
+// temporary tables hide catalog tables) and whose SET options start as a
+// copy of the engine's. Everything else is the engine's and shared by
+// its sessions: connectors, formats, functions, dimension tables, state
+// directories, the filter caches' budget and the readers of shared
+// sources (so jobs of separate sessions that read one table read it
+// once). Job names are unique across sessions. Closing a session stops
+// its jobs; closing the engine stops every session's.
+func (e *Engine) NewSession() *Engine {
+	root := e
+	if e.root != nil {
+		root = e.root
+	}
+	return &Engine{core: e.core, catalog: catalog.NewChild(e.catalog), config: e.Config(), root: root}
+}
+
 // Open returns a new engine with the built-in connectors, formats and
 // functions.
 func Open(opts Options) (*Engine, error) {
@@ -142,18 +170,19 @@ func Open(opts Options) (*Engine, error) {
 	if opts.Log != nil {
 		opts.Log = lockWriter(opts.Log)
 	}
-	e := &Engine{
+	e := &Engine{core: &core{
 		opts:       opts,
-		catalog:    catalog.New(),
 		connectors: connector.NewRegistry(),
 		formats:    format.NewRegistry(),
 		funcs:      expr.NewRegistry(),
 		aggs:       agg.NewRegistry(),
 		wasm:       wasmudf.NewHost(),
 		created:    map[string]wasmudf.Kind{},
-		config:     map[string]string{},
 
 		filterBudget: filterset.NewBudget(config.DefaultFilterCacheSize),
+	},
+		catalog: catalog.New(),
+		config:  map[string]string{},
 	}
 	e.logf = logf(opts.Log, e.secrets)
 	e.dims = dimensions(opts, e.logf)
@@ -229,16 +258,25 @@ func logf(w io.Writer, secrets func() []string) func(format string, args ...any)
 	}
 }
 
-// Close stops every running job and waits for them.
+// Close stops every running job (of a session: the session's) and waits
+// for them.
 func (e *Engine) Close() error {
 	e.mu.Lock()
-	jobs := append([]*Job(nil), e.jobs...)
+	var jobs []*Job
+	for _, j := range e.jobs {
+		if e.root == nil || j.session == e {
+			jobs = append(jobs, j)
+		}
+	}
 	e.mu.Unlock()
 	for _, j := range jobs {
 		j.Cancel()
 	}
 	for _, j := range jobs {
 		j.Wait()
+	}
+	if e.root != nil {
+		return nil
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -251,6 +289,36 @@ func (e *Engine) Close() error {
 		return fmt.Errorf("sluice: cannot close the WebAssembly runtime: %w", err)
 	}
 	return e.opts.State.Close()
+}
+
+// trackJob adds j to the running jobs.
+func (e *Engine) trackJob(j *Job) {
+	e.mu.Lock()
+	e.jobs = append(e.jobs, j)
+	e.mu.Unlock()
+}
+
+// untrackJob removes j, which ended: a long-running engine must not hold
+// every job it ran.
+func (e *Engine) untrackJob(j *Job) {
+	e.mu.Lock()
+	if i := slices.Index(e.jobs, j); i >= 0 {
+		e.jobs = slices.Delete(e.jobs, i, i+1)
+	}
+	e.mu.Unlock()
+}
+
+// Jobs returns the jobs running (of a session: the session's).
+func (e *Engine) Jobs() []*Job {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []*Job
+	for _, j := range e.jobs {
+		if e.root == nil || j.session == e {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 // jobBackend returns the state backend of a job and how to release it:
@@ -420,11 +488,12 @@ type Job struct {
 	// Bounded: every source of the job ends, so the job ends by itself.
 	Bounded bool
 
-	cancel context.CancelFunc
-	stop   chan struct{}
-	once   sync.Once
-	done   chan struct{}
-	err    error
+	session *Engine
+	cancel  context.CancelFunc
+	stop    chan struct{}
+	once    sync.Once
+	done    chan struct{}
+	err     error
 }
 
 // Wait blocks until the job ends and returns its error (nil when it ended
@@ -937,13 +1006,12 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		return nil, err
 	}
 	jctx, cancel := context.WithCancel(ctx)
-	j := &Job{ID: id, Name: name, Metrics: &exec.Metrics{}, Bounded: g.Bounded(), cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}
-	e.mu.Lock()
-	e.jobs = append(e.jobs, j)
-	e.mu.Unlock()
+	j := &Job{ID: id, Name: name, Metrics: &exec.Metrics{}, Bounded: g.Bounded(), session: e, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}
+	e.trackJob(j)
 	go func() {
 		defer close(j.done)
 		defer cancel()
+		defer e.untrackJob(j)
 		unwatch := e.watchState(j, warnAt)
 		err := g.Run(jctx, exec.RunOptions{Job: name, State: backend, Metrics: j.Metrics, Now: now, Stop: j.stop,
 			CheckpointInterval: interval, StartFresh: fresh})

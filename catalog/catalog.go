@@ -5,6 +5,7 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -78,11 +79,23 @@ type Catalog struct {
 	mu     sync.RWMutex
 	tables map[string]*Table
 	views  map[string]*View
+	// parent's names are seen through this catalog's, which hide them.
+	parent *Catalog
 }
 
 // New returns an empty catalog.
 func New() *Catalog {
 	return &Catalog{tables: map[string]*Table{}, views: map[string]*View{}}
+}
+
+// NewChild returns an empty catalog over parent: a lookup finds its own
+// tables and views first, then parent's; a name it declares hides
+// parent's (as Flink's temporary tables hide catalog tables); it drops
+// only its own.
+func NewChild(parent *Catalog) *Catalog {
+	c := New()
+	c.parent = parent
+	return c
 }
 
 // AddTable declares a table. With ifNotExists an existing name is kept
@@ -148,13 +161,27 @@ func (c *Catalog) Drop(what, name string, ifExists bool) error {
 // case-insensitive match. Exactly one of the results is non-nil, or err
 // names the nearest known name.
 func (c *Catalog) Lookup(name string) (*Table, *View, error) {
+	t, v, ok := c.lookup(name)
+	if ok {
+		return t, v, nil
+	}
+	if c.parent != nil {
+		if t, v, err := c.parent.Lookup(name); err == nil {
+			return t, v, nil
+		}
+	}
+	return nil, nil, fmt.Errorf("unknown table '%s'%s", name, suggest.Hint(name, append(c.Tables(), c.Views()...)))
+}
+
+// lookup finds name among the catalog's own tables and views.
+func (c *Catalog) lookup(name string) (*Table, *View, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if t, ok := c.tables[name]; ok {
-		return t, nil, nil
+		return t, nil, true
 	}
 	if v, ok := c.views[name]; ok {
-		return nil, v, nil
+		return nil, v, true
 	}
 	var ft *Table
 	var fv *View
@@ -169,24 +196,38 @@ func (c *Catalog) Lookup(name string) (*Table, *View, error) {
 			fv, n = v, n+1
 		}
 	}
-	if n == 1 {
-		return ft, fv, nil
-	}
-	return nil, nil, fmt.Errorf("unknown table '%s'%s", name, suggest.Hint(name, c.namesLocked()))
+	return ft, fv, n == 1
 }
 
 // Tables returns the names of tables, sorted.
 func (c *Catalog) Tables() []string {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return sortedKeys(c.tables)
+	names := sortedKeys(c.tables)
+	c.mu.RUnlock()
+	return c.withParent(names, (*Catalog).Tables)
 }
 
 // Views returns the names of views, sorted.
 func (c *Catalog) Views() []string {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return sortedKeys(c.views)
+	names := sortedKeys(c.views)
+	c.mu.RUnlock()
+	return c.withParent(names, (*Catalog).Views)
+}
+
+// withParent adds to names (sorted) those of parent's that the catalog
+// does not hide.
+func (c *Catalog) withParent(names []string, of func(*Catalog) []string) []string {
+	if c.parent == nil {
+		return names
+	}
+	for _, n := range of(c.parent) {
+		if _, _, own := c.lookup(n); !own {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 func (c *Catalog) namesLocked() []string {
