@@ -191,7 +191,7 @@ SIGTERM stops it and exits.`,
 			fmt.Fprintln(stdout, "sluice", sluice.Version)
 		},
 	}
-	root.AddCommand(run, explain, sqlCmd, version, newBench(stdout), newDev(stdout, stderr))
+	root.AddCommand(run, explain, sqlCmd, version, newBench(stdout), newDev(stdout, stderr), newJob(stdout, stderr))
 	return root
 }
 
