@@ -127,6 +127,56 @@ var jobs = []crashJob{
 	{name: "groupby", upsert: true, expect: expectGroupBy, canon: canonGroupBy},
 	{name: "filter", expect: expectFilter, canon: canonFilter, rowKey: filterKey, rowID: filterRowID},
 	{name: "join", expect: expectJoin, canon: canonJoin, rowKey: filterKey, rowID: filterRowID},
+	{name: "rules", expect: expectRules, canon: canonRules, rowKey: rulesKey, rowID: filterRowID},
+}
+
+// expectRules is what testdata/rules.sql's rules keep: rule|id|k|v.
+func expectRules(in []event) map[string]int {
+	m := map[string]int{}
+	for _, e := range in {
+		n, _ := strconv.Atoi(strings.TrimPrefix(e.k, "k"))
+		for _, r := range []struct {
+			name string
+			keep bool
+		}{
+			{"a", strings.Contains(e.k, "7")},
+			{"b", e.k == "k1" || e.k == "k22" || e.k == "k333" || e.k == "k400"},
+			{"c", n%10 == 3 && e.v >= 50},
+			{"d", e.v < 5 && strings.HasPrefix(e.k, "k1")},
+			{"e", e.k == "k42" || e.v == 99},
+		} {
+			if r.keep {
+				m[fmt.Sprintf("%s|%d|%s|%d", r.name, e.id, e.k, e.v)]++
+			}
+		}
+	}
+	return m
+}
+
+func canonRules(r *kgo.Record) (string, error) {
+	var row struct {
+		Rule string
+		ID   *int64
+		K    string
+		V    *int64
+	}
+	if err := strictJSON(r.Value, &row, nil); err != nil {
+		return "", err
+	}
+	if row.ID == nil || row.V == nil {
+		return "", fmt.Errorf("missing id or v in %s", r.Value)
+	}
+	return fmt.Sprintf("%s|%d|%s|%d", row.Rule, *row.ID, row.K, *row.V), nil
+}
+
+// rulesKey: a row is its rule's and its input's.
+func rulesKey(value []byte) (string, error) {
+	var row struct {
+		Rule string
+		ID   int64
+	}
+	err := json.Unmarshal(value, &row)
+	return fmt.Sprintf("%s/%d", row.Rule, row.ID), err
 }
 
 // paymentsTopic is the join job's second input: a payment for every third
