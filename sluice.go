@@ -100,6 +100,9 @@ type Engine struct {
 	catalog *catalog.Catalog
 	config  map[string]string
 	setAt   map[string]token.Position
+	// names counts the jobs the session started under each name (see
+	// claimName).
+	names map[string]int
 	// root is the engine a session belongs to; nil for the engine.
 	root *Engine
 }
@@ -117,15 +120,15 @@ type core struct {
 	wasm    *wasmudf.Host
 	created map[string]wasmudf.Kind
 
-	// mu guards the fields below and the sessions' config and setAt.
+	// mu guards the fields below and the sessions' config, setAt and
+	// names.
 	mu sync.Mutex
 	// jobs are the jobs running, of every session.
 	jobs   []*Job
 	nextID atomic.Int64
-	// names counts the jobs started under each name: a second job of the
-	// same name (two SELECTs, two INSERTs into one table) gets "-2", so
-	// that jobs never share operator IDs, and so state.
-	names map[string]int
+	// running holds the names of the jobs running, of every session
+	// (see claimName).
+	running map[string]bool
 	// durable are the local state backends opened for 'state.dir' values.
 	durable map[string]*lsm.Backend
 	// dims are the dimension tables of lookup joins, shared by the jobs
@@ -149,8 +152,10 @@ type core struct {
 // its sessions: connectors, formats, functions, dimension tables, state
 // directories, the filter caches' budget and the readers of shared
 // sources (so jobs of separate sessions that read one table read it
-// once). Job names are unique across sessions. Closing a session stops
-// its jobs; closing the engine stops every session's.
+// once). Two jobs running at once never share a name, whatever their
+// sessions; a job of a new session may take the name of one that ended
+// (and so its state: see claimName). Closing a session stops its jobs;
+// closing the engine stops every session's.
 func (e *Engine) NewSession() *Engine {
 	root := e
 	if e.root != nil {
@@ -897,15 +902,13 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	if n := cfg[config.PipelineName]; n != "" {
 		name = n
 	}
-	e.mu.Lock()
-	if e.names == nil {
-		e.names = map[string]int{}
-	}
-	e.names[name]++
-	if n := e.names[name]; n > 1 {
-		name = fmt.Sprintf("%s-%d", name, n)
-	}
-	e.mu.Unlock()
+	name = e.claimName(name)
+	started := false
+	defer func() {
+		if !started {
+			e.releaseName(name)
+		}
+	}()
 	env, err := e.jobEnv(cfg, name)
 	if err != nil {
 		return nil, err
@@ -927,7 +930,15 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		if err != nil {
 			return nil, err
 		}
-		return e.startCluster(ctx, id, name, env, cfg, interval, before, sinks)
+		j, err := e.startCluster(ctx, id, name, env, cfg, interval, before, sinks)
+		if err == nil {
+			started = true
+			go func() {
+				<-j.Done()
+				e.releaseName(name)
+			}()
+		}
+		return j, err
 	}
 	shared, err := config.SharedSource(cfg)
 	if err != nil {
@@ -979,10 +990,12 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	jctx, cancel := context.WithCancel(ctx)
 	j := &Job{ID: id, Name: name, Metrics: &exec.Metrics{}, Bounded: g.Bounded(), session: e, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}
 	e.trackJob(j)
+	started = true
 	go func() {
 		defer close(j.done)
 		defer cancel()
 		defer e.untrackJob(j)
+		defer e.releaseName(name)
 		unwatch := e.watchState(j, warnAt)
 		err := g.Run(jctx, exec.RunOptions{Job: name, State: backend, Metrics: j.Metrics, Now: env.ConnEnv.Now, Stop: j.stop,
 			CheckpointInterval: interval, StartFresh: fresh, AllowStateLoss: allowLoss, Logf: e.logf})
@@ -997,6 +1010,45 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		j.err = redact.Error(err, e.secrets()...)
 	}()
 	return j, nil
+}
+
+// claimName returns the name of a job to be named name, and holds it
+// until releaseName: name itself, unless the session started a job of
+// that name before, or a job running now holds it; then name-2, name-3,
+// and so on. Jobs never share a name while they run, and so operator IDs
+// and state; a script run again names its jobs as it did, in the order
+// they start (its second SELECT is "select-2" again, and resumes what
+// that one saved); and a job of a new session takes the name of a job
+// that has ended (a new version of it, started in a session of its own,
+// resumes its state).
+func (e *Engine) claimName(name string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.names == nil {
+		e.names = map[string]int{}
+	}
+	if e.running == nil {
+		e.running = map[string]bool{}
+	}
+	for {
+		e.names[name]++
+		got := name
+		if n := e.names[name]; n > 1 {
+			got = fmt.Sprintf("%s-%d", name, n)
+		}
+		if !e.running[got] {
+			e.running[got] = true
+			return got
+		}
+	}
+}
+
+// releaseName lets another job take name, whose job has ended or never
+// started.
+func (e *Engine) releaseName(name string) {
+	e.mu.Lock()
+	delete(e.running, name)
+	e.mu.Unlock()
 }
 
 // jobEnv returns what translating the job name needs, as the session

@@ -267,7 +267,9 @@ func splitCall(s string) (string, []item, bool) {
 		case '(', '[':
 			depth++
 		case ')', ']':
-			depth--
+			if depth--; depth < 0 {
+				return "", nil, false // "F(a), G(b)": not one call
+			}
 		case ',':
 			if depth == 0 {
 				add(body[start:i])
