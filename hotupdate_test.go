@@ -529,3 +529,62 @@ INSERT INTO out SELECT k FROM t;`
 		t.Errorf("names %v, want %v", names, want)
 	}
 }
+
+// Planning a job builds its connectors and closes them unused: planning
+// the script of a running job whose Kafka sink writes in transactions of
+// its own does not fence the job's producer.
+func TestPlanLeavesRunningJobAlone(t *testing.T) {
+	bs := kafkatest.Start(t, 2, "in", "out")
+	src := strings.ReplaceAll(`CREATE TABLE src (id BIGINT, s STRING) WITH ('connector' = 'kafka', 'topic' = 'in',
+  'properties.bootstrap.servers' = '$BS', 'scan.startup.mode' = 'earliest-offset', 'format' = 'json');
+CREATE TABLE out (id BIGINT, s STRING) WITH ('connector' = 'kafka', 'topic' = 'out',
+  'properties.bootstrap.servers' = '$BS', 'format' = 'json', 'sink.delivery-guarantee' = 'exactly-once',
+  'sink.transactional-id-prefix' = 'plan-test', 'sink.transaction.interval' = '50ms');
+INSERT INTO out SELECT id, s FROM src;`, "$BS", bs)
+	e, err := sluice.Open(sluice.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	res, err := e.NewSession().Exec(context.Background(), "job.sql", []byte(src))
+	if err != nil {
+		t.Fatal(sluice.FormatError(err, []byte(src)))
+	}
+	j := res[len(res)-1].Job
+	defer j.Cancel()
+	waitOut := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for len(kafkatest.ReadAll(t, bs, "out")) < n {
+			select {
+			case <-j.Done():
+				t.Fatalf("the job ended: %v", j.Wait())
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("fewer than %d records in out", n)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	produceIDs(t, bs, "in", 0, 10)
+	waitOut(10)
+	for range 2 {
+		p, err := e.Plan("job.sql", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Name != "insert-into-out" || len(p.Manifest.Entries) != 1 {
+			t.Fatalf("plan %+v", p)
+		}
+	}
+	produceIDs(t, bs, "in", 10, 20)
+	waitOut(20)
+	j.Stop()
+	if err := j.Wait(); err != nil {
+		t.Fatalf("the job failed once its script was planned: %v", err)
+	}
+	if n := len(kafkatest.ReadAll(t, bs, "out")); n != 20 {
+		t.Errorf("out holds %d records, want 20", n)
+	}
+}
