@@ -100,6 +100,9 @@ type Engine struct {
 	catalog *catalog.Catalog
 	config  map[string]string
 	setAt   map[string]token.Position
+	// names counts the jobs the session started under each name (see
+	// claimName).
+	names map[string]int
 	// root is the engine a session belongs to; nil for the engine.
 	root *Engine
 }
@@ -117,15 +120,15 @@ type core struct {
 	wasm    *wasmudf.Host
 	created map[string]wasmudf.Kind
 
-	// mu guards the fields below and the sessions' config and setAt.
+	// mu guards the fields below and the sessions' config, setAt and
+	// names.
 	mu sync.Mutex
 	// jobs are the jobs running, of every session.
 	jobs   []*Job
 	nextID atomic.Int64
-	// names counts the jobs started under each name: a second job of the
-	// same name (two SELECTs, two INSERTs into one table) gets "-2", so
-	// that jobs never share operator IDs, and so state.
-	names map[string]int
+	// running holds the names of the jobs running, of every session
+	// (see claimName).
+	running map[string]bool
 	// durable are the local state backends opened for 'state.dir' values.
 	durable map[string]*lsm.Backend
 	// dims are the dimension tables of lookup joins, shared by the jobs
@@ -149,8 +152,10 @@ type core struct {
 // its sessions: connectors, formats, functions, dimension tables, state
 // directories, the filter caches' budget and the readers of shared
 // sources (so jobs of separate sessions that read one table read it
-// once). Job names are unique across sessions. Closing a session stops
-// its jobs; closing the engine stops every session's.
+// once). Two jobs running at once never share a name, whatever their
+// sessions; a job of a new session may take the name of one that ended
+// (and so its state: see claimName). Closing a session stops its jobs;
+// closing the engine stops every session's.
 func (e *Engine) NewSession() *Engine {
 	root := e
 	if e.root != nil {
@@ -665,27 +670,49 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 			return Result{}, err
 		}
 		return Result{Message: text}, nil
-	case *ast.Insert:
-		sink, err := e.planInsert(p, s)
+	case *ast.Insert, *ast.StatementSet:
+		name, sinks, err := e.jobSinks(p, st)
 		if err != nil {
 			return Result{}, err
 		}
-		j, err := e.start(ctx, "insert-into-"+sink.Table.Name, nil, sink)
+		j, err := e.start(ctx, name, nil, sinks...)
+		return Result{Job: j}, startError(file, st, err)
+	case *ast.QueryStmt:
+		name, sinks, err := e.jobSinks(p, st)
+		if err != nil {
+			return Result{}, err
+		}
+		header := func() { fmt.Fprintln(e.opts.Stdout, strings.Join(sinks[0].Input.Schema().Names(), ", ")) }
+		j, err := e.start(ctx, name, header, sinks...)
 		return Result{Job: j}, startError(file, s, err)
+	}
+	return Result{}, token.NewError(file, st.Pos(), "unsupported statement %T", st)
+}
+
+// jobSinks plans the job that statement st (an INSERT, a statement set
+// or a SELECT) starts: its sinks, and its name unless 'pipeline.name'
+// gives one.
+func (e *Engine) jobSinks(p *planner.Planner, st ast.Statement) (name string, sinks []*plan.Sink, err error) {
+	switch s := st.(type) {
+	case *ast.Insert:
+		sink, err := e.planInsert(p, s)
+		if err != nil {
+			return "", nil, err
+		}
+		return "insert-into-" + sink.Table.Name, []*plan.Sink{sink}, nil
 	case *ast.StatementSet:
-		var sinks []*plan.Sink
 		writers := map[string]*ast.Insert{}
 		for _, ins := range s.Inserts {
 			sink, err := e.planInsert(p, ins)
 			if err != nil {
-				return Result{}, err
+				return "", nil, err
 			}
 			// One output file takes one writer: two INSERTs into it
 			// would each append their own commits over the other's.
 			if target, ok := e.connectors.SingleWriterTarget(sink.Table); ok {
 				if first, dup := writers[target]; dup {
-					at := file.Position(first.Pos())
-					return Result{}, token.NewError(file, ins.Table.Pos(),
+					at := p.File.Position(first.Pos())
+					return "", nil, token.NewError(p.File, ins.Table.Pos(),
 						"table '%s' writes the file %s, which the INSERT at line %d, column %d of this statement set writes too; "+
 							"one output file takes one writer: make the table's path a directory (a path ending in /), "+
 							"where each INSERT writes part files of its own, or write one INSERT of a UNION ALL",
@@ -695,18 +722,15 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 			}
 			sinks = append(sinks, sink)
 		}
-		j, err := e.start(ctx, "statement-set", nil, sinks...)
-		return Result{Job: j}, startError(file, s, err)
+		return "statement-set", sinks, nil
 	case *ast.QueryStmt:
 		sink, err := e.planSelect(p, s.Query)
 		if err != nil {
-			return Result{}, err
+			return "", nil, err
 		}
-		header := func() { fmt.Fprintln(e.opts.Stdout, strings.Join(sink.Input.Schema().Names(), ", ")) }
-		j, err := e.start(ctx, "select", header, sink)
-		return Result{Job: j}, startError(file, s, err)
+		return "select", []*plan.Sink{sink}, nil
 	}
-	return Result{}, token.NewError(file, st.Pos(), "unsupported statement %T", st)
+	return "", nil, token.NewError(p.File, st.Pos(), "%T starts no job", st)
 }
 
 // startError positions an error from starting the job of statement st
@@ -878,33 +902,14 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	if n := cfg[config.PipelineName]; n != "" {
 		name = n
 	}
-	e.mu.Lock()
-	if e.names == nil {
-		e.names = map[string]int{}
-	}
-	e.names[name]++
-	if n := e.names[name]; n > 1 {
-		name = fmt.Sprintf("%s-%d", name, n)
-	}
-	e.mu.Unlock()
-	par := 1
-	if v, ok := cfg[config.ParallelismDefault]; ok {
-		n, err := config.Parallelism(v)
-		if err != nil {
-			return nil, err
+	name = e.claimName(name)
+	started := false
+	defer func() {
+		if !started {
+			e.releaseName(name)
 		}
-		par = n
-	}
-	now := func() int64 { return e.opts.Now().UnixMicro() }
-	ttl, err := config.Duration(cfg, config.StateTTL)
-	if err != nil {
-		return nil, err
-	}
-	miniBatch, err := miniBatchOptions(cfg, e.setWhere)
-	if err != nil {
-		return nil, err
-	}
-	dropNulls, err := config.DropNullRows(cfg)
+	}()
+	env, err := e.jobEnv(cfg, name)
 	if err != nil {
 		return nil, err
 	}
@@ -912,56 +917,28 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	if err != nil {
 		return nil, err
 	}
-	reuse, err := config.ReuseSource(cfg)
-	if err != nil {
-		return nil, err
-	}
-	shareFilters, err := config.ShareFilters(cfg)
-	if err != nil {
-		return nil, err
-	}
 	cacheSize, err := config.FilterCache(cfg)
 	if err != nil {
 		return nil, err
 	}
-	multiPattern, err := config.MultiPattern(cfg)
-	if err != nil {
-		return nil, err
-	}
-	var budget *filterset.Budget
 	if cacheSize > 0 {
-		budget = e.filterBudget
-		budget.SetLimit(cacheSize)
-	}
-	env := physical.Env{
-		NoSourceReuse:   !reuse,
-		NoSharedFilters: !shareFilters,
-		FilterBudget:    budget,
-		NoMultiPattern:  !multiPattern,
-		StateTTL:        ttl,
-		MiniBatch:       miniBatch,
-		DropNullRows:    dropNulls,
-		Job:             name,
-		Connectors:      e.connectors,
-		ConnEnv:         connector.Env{Formats: e.formats, Stdout: e.opts.Stdout, Now: now, Logf: e.logf},
-		Expr:            &expr.Env{Now: now, Location: time.UTC},
-		Parallelism:     par,
-		Dims:            e.dims,
-	}
-	if tz, ok := cfg[config.LocalTimeZone]; ok {
-		loc, err := config.Location(tz)
-		if err != nil {
-			return nil, err
-		}
-		env.Expr.Location = loc
-		env.ConnEnv.Location = loc
+		env.FilterBudget = e.filterBudget
+		env.FilterBudget.SetLimit(cacheSize)
 	}
 	if cfg[config.ClusterGroupID] != "" {
 		interval, err := config.CheckpointInterval(cfg, time.Second)
 		if err != nil {
 			return nil, err
 		}
-		return e.startCluster(ctx, id, name, env, cfg, interval, before, sinks)
+		j, err := e.startCluster(ctx, id, name, env, cfg, interval, before, sinks)
+		if err == nil {
+			started = true
+			go func() {
+				<-j.Done()
+				e.releaseName(name)
+			}()
+		}
+		return j, err
 	}
 	shared, err := config.SharedSource(cfg)
 	if err != nil {
@@ -1005,16 +982,23 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		closeBackend()
 		return nil, err
 	}
+	allowLoss, err := config.AllowStateLoss(cfg)
+	if err != nil {
+		closeBackend()
+		return nil, err
+	}
 	jctx, cancel := context.WithCancel(ctx)
 	j := &Job{ID: id, Name: name, Metrics: &exec.Metrics{}, Bounded: g.Bounded(), session: e, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}
 	e.trackJob(j)
+	started = true
 	go func() {
 		defer close(j.done)
 		defer cancel()
 		defer e.untrackJob(j)
+		defer e.releaseName(name)
 		unwatch := e.watchState(j, warnAt)
-		err := g.Run(jctx, exec.RunOptions{Job: name, State: backend, Metrics: j.Metrics, Now: now, Stop: j.stop,
-			CheckpointInterval: interval, StartFresh: fresh})
+		err := g.Run(jctx, exec.RunOptions{Job: name, State: backend, Metrics: j.Metrics, Now: env.ConnEnv.Now, Stop: j.stop,
+			CheckpointInterval: interval, StartFresh: fresh, AllowStateLoss: allowLoss, Logf: e.logf})
 		unwatch()
 		if errors.Is(err, context.Canceled) {
 			err = nil
@@ -1026,6 +1010,108 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		j.err = redact.Error(err, e.secrets()...)
 	}()
 	return j, nil
+}
+
+// claimName returns the name of a job to be named name, and holds it
+// until releaseName: name itself, unless the session started a job of
+// that name before, or a job running now holds it; then name-2, name-3,
+// and so on. Jobs never share a name while they run, and so operator IDs
+// and state; a script run again names its jobs as it did, in the order
+// they start (its second SELECT is "select-2" again, and resumes what
+// that one saved); and a job of a new session takes the name of a job
+// that has ended (a new version of it, started in a session of its own,
+// resumes its state).
+func (e *Engine) claimName(name string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.names == nil {
+		e.names = map[string]int{}
+	}
+	if e.running == nil {
+		e.running = map[string]bool{}
+	}
+	for {
+		e.names[name]++
+		got := name
+		if n := e.names[name]; n > 1 {
+			got = fmt.Sprintf("%s-%d", name, n)
+		}
+		if !e.running[got] {
+			e.running[got] = true
+			return got
+		}
+	}
+}
+
+// releaseName lets another job take name, whose job has ended or never
+// started.
+func (e *Engine) releaseName(name string) {
+	e.mu.Lock()
+	delete(e.running, name)
+	e.mu.Unlock()
+}
+
+// jobEnv returns what translating the job name needs, as the session
+// options cfg set it: everything but the filter caches' budget, the
+// readers of shared sources and what the state backend lends.
+func (e *Engine) jobEnv(cfg map[string]string, name string) (physical.Env, error) {
+	var env physical.Env
+	par := 1
+	if v, ok := cfg[config.ParallelismDefault]; ok {
+		n, err := config.Parallelism(v)
+		if err != nil {
+			return env, err
+		}
+		par = n
+	}
+	now := func() int64 { return e.opts.Now().UnixMicro() }
+	ttl, err := config.Duration(cfg, config.StateTTL)
+	if err != nil {
+		return env, err
+	}
+	miniBatch, err := miniBatchOptions(cfg, e.setWhere)
+	if err != nil {
+		return env, err
+	}
+	dropNulls, err := config.DropNullRows(cfg)
+	if err != nil {
+		return env, err
+	}
+	reuse, err := config.ReuseSource(cfg)
+	if err != nil {
+		return env, err
+	}
+	shareFilters, err := config.ShareFilters(cfg)
+	if err != nil {
+		return env, err
+	}
+	multiPattern, err := config.MultiPattern(cfg)
+	if err != nil {
+		return env, err
+	}
+	env = physical.Env{
+		NoSourceReuse:   !reuse,
+		NoSharedFilters: !shareFilters,
+		NoMultiPattern:  !multiPattern,
+		StateTTL:        ttl,
+		MiniBatch:       miniBatch,
+		DropNullRows:    dropNulls,
+		Job:             name,
+		Connectors:      e.connectors,
+		ConnEnv:         connector.Env{Formats: e.formats, Stdout: e.opts.Stdout, Now: now, Logf: e.logf},
+		Expr:            &expr.Env{Now: now, Location: time.UTC},
+		Parallelism:     par,
+		Dims:            e.dims,
+	}
+	if tz, ok := cfg[config.LocalTimeZone]; ok {
+		loc, err := config.Location(tz)
+		if err != nil {
+			return env, err
+		}
+		env.Expr.Location = loc
+		env.ConnEnv.Location = loc
+	}
+	return env, nil
 }
 
 // SharedSource is an unbounded source that the engine reads once for
@@ -1054,6 +1140,7 @@ func (e *Engine) explainMismatch(err error, cfg map[string]string) error {
 	}
 	return fmt.Errorf("%w\nThe state in %s was saved under the same job name (%s). "+
 		"Give this job a name of its own with SET 'pipeline.name' = '...', "+
+		"keep the state of what did not change and drop the rest with SET 'state.allow-loss' = 'true', "+
 		"or discard the saved state and start from scratch with SET 'state.start-fresh' = 'true'", err, where, me.Job)
 }
 

@@ -169,6 +169,13 @@ type RunOptions struct {
 	// name before the job starts; without it, a state saved by a job that
 	// read or computed something else is refused (see Graph.Manifest).
 	StartFresh bool
+	// AllowStateLoss starts the job over a state saved by a job whose
+	// manifest differs instead of refusing it: the entries whose IDs
+	// both have keep their state, the new ones start from zero, and the
+	// stores and positions of those the job no longer has are dropped
+	// (see state.Compare). Logf, if set, hears what was dropped.
+	AllowStateLoss bool
+	Logf           func(format string, args ...any)
 	// CheckpointInterval, if positive, takes a checkpoint that often: the
 	// stateful operators' changes and the sources' positions are committed
 	// to the state backend together. Sources resume from the backend's

@@ -208,8 +208,10 @@ func (g *Graph) numbered(s *Stage) connector.Source {
 // claimState makes the job's state in opts.State the graph's: with
 // StartFresh, whatever the job's name held is dropped; else a state saved
 // by a job whose manifest differs (other sources, other computations) is
-// refused with a state.MismatchError. Then the graph's manifest is saved,
-// to be committed with the first checkpoint.
+// refused with a state.MismatchError, unless AllowStateLoss, with which
+// the state of the entries the graph no longer has is dropped and the
+// rest kept. Then the graph's manifest is saved, to be committed with the
+// first checkpoint.
 func (g *Graph) claimState(opts RunOptions) error {
 	if opts.StartFresh {
 		if err := opts.State.Drop(opts.Job); err != nil {
@@ -222,9 +224,66 @@ func (g *Graph) claimState(opts RunOptions) error {
 		}
 		if ok {
 			if diffs := g.Manifest.Diff(old); len(diffs) > 0 {
-				return &state.MismatchError{Job: opts.Job, Diffs: diffs}
+				if !opts.AllowStateLoss {
+					return &state.MismatchError{Job: opts.Job, Diffs: diffs}
+				}
+				if err := g.dropLost(opts, state.Compare(old, g.Manifest)); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	return state.SaveManifest(opts.State, opts.Job, g.Manifest)
+}
+
+// dropLost drops the stores and positions of the entries of a saved state
+// that r says the graph does not keep, and logs what it dropped and what
+// starts from zero.
+func (g *Graph) dropLost(opts RunOptions, r state.Report) error {
+	logf := opts.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	for _, c := range r.Changes {
+		switch c.Change {
+		case state.Dropped:
+			if err := dropEntry(opts.State, c.OldID); err != nil {
+				return fmt.Errorf("cannot drop the state of %s (%s) of job %s: %w", c.Label, c.OldID, opts.Job, err)
+			}
+			logf("job %s: 'state.allow-loss': dropped the state of %s (%s): %s", opts.Job, c.Label, c.OldID, c.Reason)
+		case state.New:
+			logf("job %s: %s (%s) has no saved state: %s", opts.Job, c.Label, c.NewID, c.Reason)
+		}
+	}
+	return nil
+}
+
+// dropEntry drops the state of the manifest entry id: the stores and
+// positions named under it ("<id>/<task>", "<id>/<partition>"), as a
+// job's are under its name, and the store named id itself (a stateful
+// sink's).
+func dropEntry(b state.Backend, id string) error {
+	if err := b.Drop(id); err != nil {
+		return err
+	}
+	st, err := b.Store(id)
+	if err != nil {
+		return err
+	}
+	var keys [][]byte
+	if err := st.Scan(nil, func(k, _ []byte) bool {
+		keys = append(keys, bytes.Clone(k))
+		return true
+	}); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := st.Delete(k); err != nil {
+			return err
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	return st.Checkpoint()
 }

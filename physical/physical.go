@@ -146,10 +146,22 @@ type builder struct {
 	// shared maps each scan that shares its source with others to its
 	// group (see shareScans).
 	shared map[*plan.Scan]*scanGroup
+	// sinks are the sinks the graph writes, for Manifest to close.
+	sinks []connector.Sink
 }
 
 // Build translates sinks (one INSERT, or a statement set) into a graph.
 func Build(env Env, sinks ...*plan.Sink) (*exec.Graph, error) {
+	b, err := build(env, sinks)
+	if err != nil {
+		return nil, err
+	}
+	return &exec.Graph{Stages: b.stages, Manifest: b.manifest}, nil
+}
+
+// build translates sinks into the stages of a graph. It returns the
+// builder also on an error once sinks may have been built.
+func build(env Env, sinks []*plan.Sink) (*builder, error) {
 	if env.Parallelism < 1 {
 		env.Parallelism = 1
 	}
@@ -165,16 +177,40 @@ func Build(env Env, sinks ...*plan.Sink) (*exec.Graph, error) {
 	}
 	for _, s := range sinks {
 		if err := b.sink(s); err != nil {
-			return nil, err
+			return b, err
 		}
 	}
 	if err := b.checkOwnInput(); err != nil {
-		return nil, err
+		return b, err
 	}
 	if err := b.shareFilters(); err != nil {
-		return nil, err
+		return b, err
 	}
-	return &exec.Graph{Stages: b.stages, Manifest: b.manifest}, nil
+	return b, nil
+}
+
+// Manifest returns the manifest of the job of sinks (the IDs its state
+// would be kept under, see state.Manifest) as Build would make it, with
+// no graph to run: the sinks built on the way are closed before it
+// returns, having written nothing, and sources open nothing until they
+// run. Connectors are still built, so a table Build would refuse (an
+// unknown option, a Kafka topic that does not exist) is refused here
+// too. env.ShareSource is not used: a shared reader has no part in the
+// manifest, which names the table's source either way.
+func Manifest(env Env, sinks ...*plan.Sink) (state.Manifest, error) {
+	env.ShareSource = nil
+	b, err := build(env, sinks)
+	if b != nil {
+		for _, s := range b.sinks {
+			if cerr := s.Close(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}
+	}
+	if err != nil {
+		return state.Manifest{}, err
+	}
+	return b.manifest, nil
 }
 
 // checkOwnInput refuses a job that writes what it reads (a filesystem
@@ -383,6 +419,7 @@ func (b *builder) sink(s *plan.Sink) error {
 	if err != nil {
 		return &TableError{Table: s.Table.Name, Err: err, HintAt: s.HintAt}
 	}
+	b.sinks = append(b.sinks, sink)
 	// One writer per sink: merge the upstream tasks into one. A branch of
 	// a source read by one task is one already: its sink runs in that
 	// task, as many rules' sinks do, without a stage (a goroutine and an

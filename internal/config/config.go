@@ -41,6 +41,7 @@ const (
 	StateDir                   = "state.dir"
 	StateBackend               = "state.backend"
 	StateStartFresh            = "state.start-fresh"
+	StateAllowLoss             = "state.allow-loss"
 	StateKafkaBootstrapServers = "state.kafka.bootstrap.servers"
 	StateKafkaTopic            = "state.kafka.topic"
 	StateKafkaTransactionalID  = "state.kafka.transactional-id"
@@ -88,6 +89,7 @@ var options = []option{
 	{StateDir, nil},
 	{StateBackend, nil},
 	{StateStartFresh, checkBool(StateStartFresh)},
+	{StateAllowLoss, checkBool(StateAllowLoss)},
 	{StateKafkaBootstrapServers, nil},
 	{StateKafkaTopic, nil},
 	{StateKafkaTransactionalID, nil},
@@ -269,6 +271,21 @@ func StartFresh(cfg map[string]string) (bool, error) {
 	b, err := strconv.ParseBool(v)
 	if err != nil {
 		return false, fmt.Errorf("%s must be 'true' or 'false', got '%s'", StateStartFresh, v)
+	}
+	return b, nil
+}
+
+// AllowStateLoss reads 'state.allow-loss': whether a job may start over
+// a state saved by a version of it that read or computed something else,
+// keeping the state of what is unchanged and dropping the rest.
+func AllowStateLoss(cfg map[string]string) (bool, error) {
+	v, ok := cfg[StateAllowLoss]
+	if !ok {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%s must be 'true' or 'false', got '%s'", StateAllowLoss, v)
 	}
 	return b, nil
 }

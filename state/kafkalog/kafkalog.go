@@ -89,6 +89,8 @@ type Backend struct {
 	positions map[string]int64
 	stores    map[string]*store
 	inTxn     bool
+	// readOnly: opened by OpenReadOnly, it commits nothing.
+	readOnly bool
 
 	// gate is held for writing while a transaction commits and the next
 	// begins (Commit); producers into the transaction hold it for
@@ -150,6 +152,49 @@ func Open(ctx context.Context, o Options) (*Backend, error) {
 	return b, nil
 }
 
+// ErrNoChangelog is OpenReadOnly's error for a changelog topic that does
+// not exist: no job has saved state there.
+var ErrNoChangelog = errors.New("kafkalog: the changelog topic does not exist")
+
+// OpenReadOnly restores the last committed checkpoint of the changelog
+// o.Topic to read it (a job's manifest, say) while the job that owns it
+// may be running: it does not take over the job's transactional ID
+// (o.TransactionalID is not used) and reads up to the changelog's last
+// stable offset, so that a transaction still open is not waited for.
+// Commit fails; Close releases the client. A topic that does not exist
+// gives ErrNoChangelog.
+func OpenReadOnly(ctx context.Context, o Options) (*Backend, error) {
+	if o.Timeout <= 0 {
+		o.Timeout = 30 * time.Second
+	}
+	if o.Topic == "" || len(o.Bootstrap) == 0 {
+		return nil, errors.New("kafkalog: bootstrap servers and topic are required")
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(o.Bootstrap...),
+		brokerwatch.New("kafka state backend (topic "+o.Topic+")", o.Logf).Opt())
+	if err != nil {
+		return nil, fmt.Errorf("kafkalog: cannot create client: %w", err)
+	}
+	b := &Backend{opts: o, cl: cl, data: map[string][]byte{}, dirty: map[string]bool{},
+		positions: map[string]int64{}, stores: map[string]*store{}, readOnly: true}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	topics, err := kadm.NewClient(cl).ListTopics(ctx, o.Topic)
+	switch {
+	case err != nil:
+		err = fmt.Errorf("kafkalog: cannot look changelog topic %s up: %w", o.Topic, err)
+	case !topics.Has(o.Topic):
+		err = ErrNoChangelog
+	default:
+		err = b.restore(ctx)
+	}
+	if err != nil {
+		cl.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
 func (b *Backend) ensureTopic(ctx context.Context) error {
 	adm := kadm.NewClient(b.cl)
 	cleanup := "compact"
@@ -185,7 +230,13 @@ func (b *Backend) fence(ctx context.Context) error {
 // whether that transaction committed or aborted.
 func (b *Backend) restore(ctx context.Context) error {
 	adm := kadm.NewClient(b.cl)
-	ends, err := adm.ListEndOffsets(ctx, b.opts.Topic)
+	list := adm.ListEndOffsets
+	if b.readOnly {
+		// The owner may be running: read what its transactions
+		// committed, up to the last stable offset.
+		list = adm.ListCommittedOffsets
+	}
+	ends, err := list(ctx, b.opts.Topic)
 	if err != nil {
 		return fmt.Errorf("kafkalog: cannot list the changelog's end: %w", err)
 	}
@@ -281,6 +332,9 @@ func (b *Backend) Store(id string) (state.Store, error) {
 // positions go into the open transaction with whatever the sinks produced
 // into it, and the transaction commits.
 func (b *Backend) Commit(job string, positions map[string]int64) error {
+	if b.readOnly {
+		return errors.New("kafkalog: the backend was opened read-only")
+	}
 	// No record goes into the transaction from here on: what was produced
 	// is flushed with it, and the next begins before the gate opens.
 	b.gate.Lock()
