@@ -100,6 +100,10 @@ type Engine struct {
 	catalog *catalog.Catalog
 	config  map[string]string
 	setAt   map[string]token.Position
+	// names counts the jobs the session started under each name: its
+	// second job of a name (two SELECTs, two INSERTs into one table) gets
+	// "-2", so that its jobs never share operator IDs, and so state.
+	names map[string]int
 	// root is the engine a session belongs to; nil for the engine.
 	root *Engine
 }
@@ -117,15 +121,15 @@ type core struct {
 	wasm    *wasmudf.Host
 	created map[string]wasmudf.Kind
 
-	// mu guards the fields below and the sessions' config and setAt.
+	// mu guards the fields below and the sessions' config, setAt and
+	// names.
 	mu sync.Mutex
 	// jobs are the jobs running, of every session.
 	jobs   []*Job
 	nextID atomic.Int64
-	// names counts the jobs started under each name: a second job of the
-	// same name (two SELECTs, two INSERTs into one table) gets "-2", so
-	// that jobs never share operator IDs, and so state.
-	names map[string]int
+	// claimed are the names of the jobs running or starting, of every
+	// session: no two of them share a name (see claimName).
+	claimed map[string]bool
 	// durable are the local state backends opened for 'state.dir' values.
 	durable map[string]*lsm.Backend
 	// dims are the dimension tables of lookup joins, shared by the jobs
@@ -298,13 +302,50 @@ func (e *Engine) trackJob(j *Job) {
 	e.mu.Unlock()
 }
 
-// untrackJob removes j, which ended: a long-running engine must not hold
-// every job it ran.
+// untrackJob removes j, which ended, and frees its name: a long-running
+// engine must not hold every job it ran.
 func (e *Engine) untrackJob(j *Job) {
 	e.mu.Lock()
 	if i := slices.Index(e.jobs, j); i >= 0 {
 		e.jobs = slices.Delete(e.jobs, i, i+1)
 	}
+	delete(e.claimed, j.Name)
+	e.mu.Unlock()
+}
+
+// claimName returns the name of a job the session starts under base:
+// base, or base-N when the session started a job of that name before or
+// a running job of any session holds it. A job started again in a new
+// session once the first ended (a server resuming a stopped job) gets
+// its name back, and so its state; within a session, names follow the
+// order of its jobs, whatever ended meanwhile.
+func (e *Engine) claimName(base string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.names == nil {
+		e.names = map[string]int{}
+	}
+	if e.claimed == nil {
+		e.claimed = map[string]bool{}
+	}
+	n := e.names[base] + 1
+	name := base
+	if n > 1 {
+		name = fmt.Sprintf("%s-%d", base, n)
+	}
+	for e.claimed[name] {
+		n++
+		name = fmt.Sprintf("%s-%d", base, n)
+	}
+	e.names[base] = n
+	e.claimed[name] = true
+	return name
+}
+
+// releaseName frees a name claimed for a job that did not start.
+func (e *Engine) releaseName(name string) {
+	e.mu.Lock()
+	delete(e.claimed, name)
 	e.mu.Unlock()
 }
 
@@ -878,15 +919,13 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	if n := cfg[config.PipelineName]; n != "" {
 		name = n
 	}
-	e.mu.Lock()
-	if e.names == nil {
-		e.names = map[string]int{}
-	}
-	e.names[name]++
-	if n := e.names[name]; n > 1 {
-		name = fmt.Sprintf("%s-%d", name, n)
-	}
-	e.mu.Unlock()
+	name = e.claimName(name)
+	started := false
+	defer func() {
+		if !started {
+			e.releaseName(name)
+		}
+	}()
 	par := 1
 	if v, ok := cfg[config.ParallelismDefault]; ok {
 		n, err := config.Parallelism(v)
@@ -961,7 +1000,9 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		if err != nil {
 			return nil, err
 		}
-		return e.startCluster(ctx, id, name, env, cfg, interval, before, sinks)
+		j, err := e.startCluster(ctx, id, name, env, cfg, interval, before, sinks)
+		started = err == nil
+		return j, err
 	}
 	shared, err := config.SharedSource(cfg)
 	if err != nil {
@@ -1008,6 +1049,7 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 	jctx, cancel := context.WithCancel(ctx)
 	j := &Job{ID: id, Name: name, Metrics: &exec.Metrics{}, Bounded: g.Bounded(), session: e, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}
 	e.trackJob(j)
+	started = true
 	go func() {
 		defer close(j.done)
 		defer cancel()
@@ -1026,6 +1068,41 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		j.err = redact.Error(err, e.secrets()...)
 	}()
 	return j, nil
+}
+
+// DropState discards the state saved under the job name in the session's
+// state backend ('state.dir', or Kafka with 'state.backend' = 'kafka'),
+// as 'state.start-fresh' does when a job starts, and commits the
+// discarding, so that a job started later under that name starts from
+// scratch: for a server that deletes a job with its state. It fails
+// while a job of that name runs.
+func (e *Engine) DropState(ctx context.Context, job string) error {
+	e.mu.Lock()
+	if e.claimed[job] {
+		e.mu.Unlock()
+		return fmt.Errorf("sluice: cannot discard the state of job %s: the job is running", job)
+	}
+	if e.claimed == nil {
+		e.claimed = map[string]bool{}
+	}
+	e.claimed[job] = true // no job of that name starts meanwhile
+	e.mu.Unlock()
+	defer e.releaseName(job)
+	b, closeBackend, err := e.jobBackend(ctx, job, e.Config())
+	if err != nil {
+		return fmt.Errorf("sluice: cannot discard the state of job %s: %w", job, err)
+	}
+	err = b.Drop(job)
+	if err == nil {
+		err = b.Commit(job, nil)
+	}
+	if cerr := closeBackend(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sluice: cannot discard the state of job %s: %w", job, err)
+	}
+	return nil
 }
 
 // SharedSource is an unbounded source that the engine reads once for
