@@ -447,6 +447,14 @@ func (e *Engine) RegisterTableFunction(f expr.TableFunction) error { return e.fu
 // agg.NewUserFunc).
 func (e *Engine) RegisterAggregate(f agg.Func) error { return e.aggs.Register(f) }
 
+// Tables lists the tables the session sees (its own and the engine's),
+// sorted.
+func (e *Engine) Tables() []string { return e.catalog.Tables() }
+
+// Views lists the views the session sees (its own and the engine's),
+// sorted.
+func (e *Engine) Views() []string { return e.catalog.Views() }
+
 // Config returns a copy of the session's SET options.
 func (e *Engine) Config() map[string]string {
 	e.mu.Lock()
