@@ -389,9 +389,10 @@ func (s *Server) showJob(w http.ResponseWriter, r *http.Request) {
 		// A job not run since the server started: its plan as it would
 		// run now.
 		if plan, err := s.explain(name+".sql", sql); err == nil {
+			shown := s.mask(sql, plan)
 			s.mu.Lock()
 			if j.plan == "" {
-				j.plan = s.mask(sql, plan)
+				j.plan = shown
 			}
 			s.mu.Unlock()
 		}

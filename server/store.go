@@ -82,8 +82,8 @@ func openStore(dir string, keep int) (*store, error) {
 	return &store{dir: dir, keep: keep}, nil
 }
 
-func (s *store) stateDir() string        { return filepath.Join(s.dir, "state") }
-func (s *store) catalogFile() string     { return filepath.Join(s.dir, "catalog.sql") }
+func (s *store) stateDir() string          { return filepath.Join(s.dir, "state") }
+func (s *store) catalogFile() string       { return filepath.Join(s.dir, "catalog.sql") }
 func (s *store) jobDir(name string) string { return filepath.Join(s.dir, "jobs", name) }
 func (s *store) versionFile(name string, v int) string {
 	return filepath.Join(s.jobDir(name), "versions", strconv.Itoa(v)+".sql")
