@@ -93,11 +93,10 @@ type job struct {
 	// plan is the EXPLAIN text of the version run last, masked ("" until
 	// known).
 	plan string
-	// run is the running job, in session; nil when not running. ended
-	// is closed once the run's end is recorded.
-	run     *sluice.Job
-	session *sluice.Engine
-	ended   chan struct{}
+	// run is the running job (in a session of its own); nil when not
+	// running. ended is closed once the run's end is recorded.
+	run   *sluice.Job
+	ended chan struct{}
 	// stopping: the server asked the run to stop.
 	stopping bool
 	// metrics are the counters of the current or last run.
@@ -162,8 +161,7 @@ func New(cfg Config) (*Server, error) {
 			continue
 		}
 		if err := s.start(j); err != nil {
-			s.log.Error("job failed to start", "job", name, "error", s.mask(j.sql, err.Error()))
-			s.ended(j, err)
+			s.ended(j, err) // logged there
 			continue
 		}
 		s.log.Info("job started again", "job", name, "version", j.rec.Version)
@@ -381,7 +379,7 @@ func (s *Server) start(j *job) error {
 	}
 	ended := make(chan struct{})
 	s.mu.Lock()
-	j.run, j.session, j.ended, j.stopping, j.metrics = run, sess, ended, false, run.Metrics
+	j.run, j.ended, j.stopping, j.metrics = run, ended, false, run.Metrics
 	j.rec.Status = statusRunning
 	j.rec.StartedAt = time.Now().UTC()
 	j.rec.StoppedAt = time.Time{}
@@ -403,20 +401,19 @@ func (s *Server) watch(j *job, run *sluice.Job, sess *sluice.Engine, ended chan 
 	sess.Close()
 	s.mu.Lock()
 	closing := s.closing
-	s.mu.Unlock()
 	if closing {
-		s.mu.Lock()
-		j.run, j.session = nil, nil
-		s.mu.Unlock()
-		return
+		j.run = nil
 	}
-	s.ended(j, err)
+	s.mu.Unlock()
+	if !closing {
+		s.ended(j, err)
+	}
 }
 
 // ended records that j's run (or its start) ended with err.
 func (s *Server) ended(j *job, err error) {
 	s.mu.Lock()
-	j.run, j.session = nil, nil
+	j.run = nil
 	j.rec.StoppedAt = time.Now().UTC()
 	switch {
 	case err != nil:
