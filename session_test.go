@@ -2,6 +2,10 @@ package sluice_test
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -85,5 +89,94 @@ SET 'pipeline.name' = 'second';`)
 	}
 	if jobs := se.Jobs(); len(jobs) != 1 {
 		t.Fatalf("the engine still holds %d jobs, want 1 (an ended job is forgotten)", len(jobs))
+	}
+}
+
+// A job run again in a new session of the engine, once the first run
+// ended, gets its name back and so resumes from its state; while a job
+// of the name runs, another gets "-2". DropState discards the state
+// saved under a name (refused while a job of the name runs), so that
+// the next run starts from scratch.
+func TestSessionJobNamesAndDropState(t *testing.T) {
+	dir := t.TempDir()
+	var lines strings.Builder
+	for i := 0; i < 5; i++ {
+		fmt.Fprintf(&lines, "{\"id\":%d}\n", i)
+	}
+	writeFile(t, dir, "in.jsonl", lines.String())
+	e, err := sluice.Open(sluice.Options{Stdout: io.Discard, Config: map[string]string{
+		"state.dir": filepath.Join(dir, "state"), "pipeline.name": "p"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ddl := strings.ReplaceAll(`CREATE TABLE src (id BIGINT) WITH ('connector' = 'filesystem', 'path' = '$DIR/in.jsonl', 'format' = 'json');
+CREATE TABLE out (id BIGINT) WITH ('connector' = 'filesystem', 'path' = '$DIR/out/', 'format' = 'json');
+CREATE TABLE gen (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '10');
+CREATE TABLE hole (id BIGINT) WITH ('connector' = 'blackhole');
+`, "$DIR", dir)
+	start := func(s *sluice.Engine, insert string) *sluice.Job {
+		t.Helper()
+		res, err := s.Exec(context.Background(), "job.sql", []byte(ddl+insert))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res[len(res)-1].Job
+	}
+	written := func() int {
+		t.Helper()
+		n := 0
+		files, _ := filepath.Glob(filepath.Join(dir, "out", "part-*"))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += strings.Count(string(b), "\n")
+		}
+		return n
+	}
+	run := func() {
+		t.Helper()
+		s := e.NewSession()
+		j := start(s, "INSERT INTO out SELECT id FROM src;")
+		if j.Name != "p" {
+			t.Fatalf("job named %q, want p", j.Name)
+		}
+		if err := j.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run()
+	if n := written(); n != 5 {
+		t.Fatalf("first run wrote %d rows, want 5", n)
+	}
+	run() // resumes after the 5 rows: nothing new
+	if n := written(); n != 5 {
+		t.Fatalf("the second run read the input again: %d rows in all, want 5", n)
+	}
+
+	// While p runs, another session's job of the name is p-2, and p's
+	// state cannot be dropped.
+	s1, s2 := e.NewSession(), e.NewSession()
+	live := start(s1, "SET 'pipeline.name' = 'live'; INSERT INTO hole SELECT id FROM gen;")
+	if other := start(s2, "SET 'pipeline.name' = 'live'; INSERT INTO hole SELECT id FROM gen;"); other.Name != "live-2" {
+		t.Fatalf("second running job named %q, want live-2", other.Name)
+	}
+	if err := e.DropState(context.Background(), "live"); err == nil || !strings.Contains(err.Error(), "running") {
+		t.Fatalf("DropState of a running job: %v", err)
+	}
+	s1.Close()
+	s2.Close()
+	if live.Name != "live" {
+		t.Fatalf("job named %q, want live", live.Name)
+	}
+
+	if err := e.DropState(context.Background(), "p"); err != nil {
+		t.Fatal(err)
+	}
+	run() // from scratch: the 5 rows again
+	if n := written(); n != 10 {
+		t.Fatalf("after DropState the run wrote %d rows in all, want 10", n)
 	}
 }

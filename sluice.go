@@ -411,6 +411,14 @@ func (e *Engine) RegisterTableFunction(f expr.TableFunction) error { return e.fu
 // agg.NewUserFunc).
 func (e *Engine) RegisterAggregate(f agg.Func) error { return e.aggs.Register(f) }
 
+// Tables lists the tables the session sees (its own and the engine's),
+// sorted.
+func (e *Engine) Tables() []string { return e.catalog.Tables() }
+
+// Views lists the views the session sees (its own and the engine's),
+// sorted.
+func (e *Engine) Views() []string { return e.catalog.Views() }
+
 // Config returns a copy of the session's SET options.
 func (e *Engine) Config() map[string]string {
 	e.mu.Lock()
@@ -1112,6 +1120,41 @@ func (e *Engine) jobEnv(cfg map[string]string, name string) (physical.Env, error
 		env.ConnEnv.Location = loc
 	}
 	return env, nil
+}
+
+// DropState discards the state saved under the job name in the session's
+// state backend ('state.dir', or Kafka with 'state.backend' = 'kafka'),
+// as 'state.start-fresh' does when a job starts, and commits the
+// discarding, so that a job started later under that name starts from
+// scratch: for a server that deletes a job with its state. It fails
+// while a job of that name runs.
+func (e *Engine) DropState(ctx context.Context, job string) error {
+	e.mu.Lock()
+	if e.running[job] {
+		e.mu.Unlock()
+		return fmt.Errorf("sluice: cannot discard the state of job %s: the job is running", job)
+	}
+	if e.running == nil {
+		e.running = map[string]bool{}
+	}
+	e.running[job] = true // no job of that name starts meanwhile
+	e.mu.Unlock()
+	defer e.releaseName(job)
+	b, closeBackend, err := e.jobBackend(ctx, job, e.Config())
+	if err != nil {
+		return fmt.Errorf("sluice: cannot discard the state of job %s: %w", job, err)
+	}
+	err = b.Drop(job)
+	if err == nil {
+		err = b.Commit(job, nil)
+	}
+	if cerr := closeBackend(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sluice: cannot discard the state of job %s: %w", job, err)
+	}
+	return nil
 }
 
 // SharedSource is an unbounded source that the engine reads once for

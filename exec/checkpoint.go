@@ -183,6 +183,7 @@ type coordinator struct {
 	interval time.Duration
 	backend  state.Backend
 	job      string       // whose positions the checkpoints commit
+	metrics  *Metrics     // counts the checkpoints; may be nil
 	sources  []chan int64 // one per source task
 	acks     chan ack
 	need     int // terminal tasks, numbered 0..need-1
@@ -203,8 +204,8 @@ type coordinator struct {
 	trigger sync.Mutex
 }
 
-func newCoordinator(interval time.Duration, backend state.Backend, job string) *coordinator {
-	return &coordinator{interval: interval, backend: backend, job: job, acks: make(chan ack, 64),
+func newCoordinator(interval time.Duration, backend state.Backend, job string, metrics *Metrics) *coordinator {
+	return &coordinator{interval: interval, backend: backend, job: job, metrics: metrics, acks: make(chan ack, 64),
 		terminalDone: make(chan int, 1024), positions: map[string]int64{}, finals: map[string]int64{}}
 }
 
@@ -291,6 +292,7 @@ func (c *coordinator) complete(id int64) error {
 	if err := c.backend.Commit(c.job, pos); err != nil {
 		return fmt.Errorf("cannot complete checkpoint %d: %w", id, err)
 	}
+	c.committed()
 	for _, ch := range c.completes {
 		select {
 		case ch <- id:
@@ -348,5 +350,14 @@ func (c *coordinator) commitFinal() error {
 	if err := c.backend.Commit(c.job, pos); err != nil {
 		return fmt.Errorf("cannot commit the final checkpoint: %w", err)
 	}
+	c.committed()
 	return nil
+}
+
+// committed counts a checkpoint committed.
+func (c *coordinator) committed() {
+	if c.metrics != nil {
+		c.metrics.Checkpoints.Add(1)
+		c.metrics.LastCheckpoint.Store(time.Now().UnixMicro())
+	}
 }

@@ -296,7 +296,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 	var coord *coordinator
 	var resume map[string]int64
 	if opts.CheckpointInterval > 0 {
-		coord = newCoordinator(opts.CheckpointInterval, opts.State, opts.Job)
+		coord = newCoordinator(opts.CheckpointInterval, opts.State, opts.Job, opts.Metrics)
 		if resume, err = opts.State.Positions(opts.Job); err != nil {
 			return fmt.Errorf("cannot read checkpointed positions: %w", err)
 		}

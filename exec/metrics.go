@@ -23,6 +23,10 @@ type Metrics struct {
 	LookupCacheHits, LookupCacheMisses atomic.Int64
 	// Round trips to the systems of on-demand dimension tables.
 	LookupFetches atomic.Int64
+	// Checkpoints counts the checkpoints committed (the final one
+	// included); LastCheckpoint is when the last one was, in Unix
+	// microseconds of the wall clock (0: none yet).
+	Checkpoints, LastCheckpoint atomic.Int64
 
 	mu      sync.Mutex
 	gauges  []*StateGauge

@@ -1,7 +1,8 @@
 // Command sluice runs Flink SQL jobs: `sluice run job.sql` runs the
 // statements of a file, `sluice explain` prints their plans, `sluice sql`
-// reads statements from the terminal, and `sluice bench` measures the
-// engine on this machine.
+// reads statements from the terminal, `sluice serve` runs the server
+// (package server) and `sluice bench` measures the engine on this
+// machine.
 package main
 
 import (
@@ -191,7 +192,8 @@ SIGTERM stops it and exits.`,
 			fmt.Fprintln(stdout, "sluice", sluice.Version)
 		},
 	}
-	root.AddCommand(run, explain, sqlCmd, version, newBench(stdout), newDev(stdout, stderr), newJob(stdout, stderr))
+	serve, token := newServe(stdout, stderr)
+	root.AddCommand(run, explain, sqlCmd, version, newBench(stdout), newDev(stdout, stderr), serve, token, newJob(stdout, stderr))
 	return root
 }
 

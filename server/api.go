@@ -1,0 +1,781 @@
+package server
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sluicesql/sluice/internal/suggest"
+	"github.com/sluicesql/sluice/sql/ast"
+	"github.com/sluicesql/sluice/sql/parser"
+	"github.com/sluicesql/sluice/sql/token"
+)
+
+// openAPI describes the routes of routeTable.
+//
+//go:embed openapi.json
+var openAPI []byte
+
+// route is one route of the API.
+type route struct {
+	method, path string
+	handle       http.HandlerFunc
+}
+
+// routeTable lists the API's routes. To come, beside these: PUT
+// /v1/jobs/{name} (update), POST /v1/jobs/{name}/rollback, POST
+// /v1/preview, alerts, and the SQL-session part of Flink's SQL gateway.
+func (s *Server) routeTable() []route {
+	return []route{
+		{"GET", "/healthz", s.health},
+		{"GET", "/metrics", s.metricsHandler()},
+		{"GET", "/openapi.json", s.openapi},
+		{"GET", "/v1/jobs", s.listJobs},
+		{"POST", "/v1/jobs", s.createJob},
+		{"GET", "/v1/jobs/{name}", s.showJob},
+		{"DELETE", "/v1/jobs/{name}", s.deleteJob},
+		{"POST", "/v1/jobs/{name}/stop", s.stopJob},
+		{"POST", "/v1/jobs/{name}/resume", s.resumeJob},
+		{"GET", "/v1/jobs/{name}/versions", s.listVersions},
+		{"POST", "/v1/bulk/stop", s.bulkStop},
+		{"POST", "/v1/bulk/resume", s.bulkResume},
+		{"POST", "/v1/validate", s.validate},
+		{"POST", "/v1/explain", s.explainSQL},
+		{"GET", "/v1/catalog", s.getCatalog},
+		{"POST", "/v1/catalog", s.postCatalog},
+	}
+}
+
+// routes returns the router: each path answers its methods, a 405 with
+// Allow for the others, and an unknown path a 404, all in JSON.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	byPath := map[string]map[string]http.HandlerFunc{}
+	for _, r := range s.routeTable() {
+		if byPath[r.path] == nil {
+			byPath[r.path] = map[string]http.HandlerFunc{}
+		}
+		byPath[r.path][r.method] = r.handle
+	}
+	for path, methods := range byPath {
+		allow := strings.Join(slices.Sorted(maps.Keys(methods)), ", ")
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			h, ok := methods[r.Method]
+			if !ok && r.Method == http.MethodHead {
+				h, ok = methods[http.MethodGet]
+			}
+			if !ok {
+				w.Header().Set("Allow", allow)
+				writeError(w, http.StatusMethodNotAllowed, codeBadRequest, fmt.Sprintf("%s %s: method not allowed (allowed: %s)", r.Method, r.URL.Path, allow), nil)
+				return
+			}
+			h(w, r)
+		})
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no route %s %s (see /openapi.json)", r.Method, r.URL.Path), nil)
+	})
+	return mux
+}
+
+// Error codes of the API.
+const (
+	codeBadSQL       = "bad_sql"
+	codeBadRequest   = "bad_request"
+	codeNotFound     = "not_found"
+	codeConflict     = "conflict"
+	codeUnauthorized = "unauthorized"
+	codeInternal     = "internal"
+)
+
+type errorBody struct {
+	Error apiError `json:"error"`
+}
+
+type apiError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+// writeError answers an error; pos, if valid, is where in the SQL.
+func writeError(w http.ResponseWriter, status int, code, msg string, pos *token.Position) {
+	e := apiError{Code: code, Message: msg}
+	if pos != nil && pos.IsValid() {
+		e.Line, e.Column = pos.Line, pos.Column
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="sluice"`)
+	}
+	writeJSON(w, status, errorBody{e})
+}
+
+// writeSQLError answers an error of the engine about src: 400 bad_sql
+// with the position of the first error when it has one, else 500.
+func (s *Server) writeSQLError(w http.ResponseWriter, src string, err error) {
+	var list token.ErrorList
+	var one *token.Error
+	switch {
+	case errors.As(err, &list) && len(list) > 0:
+		msg := list[0].Msg
+		if len(list) > 1 {
+			msg += fmt.Sprintf(" (and %d more errors)", len(list)-1)
+		}
+		writeError(w, http.StatusBadRequest, codeBadSQL, s.mask(src, msg), &list[0].Pos)
+	case errors.As(err, &one):
+		writeError(w, http.StatusBadRequest, codeBadSQL, s.mask(src, one.Msg), &one.Pos)
+	default:
+		s.log.Error("request failed", "error", s.mask(src, err.Error()))
+		writeError(w, http.StatusInternalServerError, codeInternal, s.mask(src, err.Error()), nil)
+	}
+}
+
+func (s *Server) internal(w http.ResponseWriter, err error) {
+	s.log.Error("request failed", "error", err)
+	writeError(w, http.StatusInternalServerError, codeInternal, err.Error(), nil)
+}
+
+// maxBody bounds a request's body.
+const maxBody = 16 << 20
+
+// decode reads the JSON body of r into v; an empty body leaves v as it
+// is when emptyOK. It answers 400 itself and reports false on failure.
+func decode(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) bool {
+	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(v)
+	if err == nil || emptyOK && errors.Is(err, io.EOF) {
+		return true
+	}
+	writeError(w, http.StatusBadRequest, codeBadRequest, "cannot read the request's JSON body: "+err.Error(), nil)
+	return false
+}
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
+
+// validName reports whether name can name a job (or a token): it is a
+// directory name in the data directory, so "." and ".." cannot.
+func validName(name string) bool {
+	return namePattern.MatchString(name) && name != "." && name != ".."
+}
+
+// jobJSON is a job as the API shows it.
+type jobJSON struct {
+	Name      string            `json:"name"`
+	Labels    map[string]string `json:"labels"`
+	Status    string            `json:"status"`
+	Version   int               `json:"version"`
+	SQL       string            `json:"sql"`
+	CreatedAt time.Time         `json:"created_at"`
+	UpdatedAt time.Time         `json:"updated_at"`
+	StartedAt time.Time         `json:"started_at,omitzero"`
+	StoppedAt time.Time         `json:"stopped_at,omitzero"`
+	Plan      string            `json:"plan,omitempty"`
+	Metrics   metricsJSON       `json:"metrics"`
+	Errors    []jobError        `json:"errors"`
+}
+
+type metricsJSON struct {
+	RowsIn    int64 `json:"rows_in"`
+	RowsOut   int64 `json:"rows_out"`
+	LateRows  int64 `json:"late_rows"`
+	Malformed int64 `json:"malformed"`
+	// Checkpoints committed by the current (or last) run, and when the
+	// last was.
+	Checkpoints    int64     `json:"checkpoints"`
+	LastCheckpoint time.Time `json:"last_checkpoint,omitzero"`
+}
+
+// view returns j as the API shows it; s.mu must be held.
+func (s *Server) view(j *job, withPlan bool) jobJSON {
+	v := jobJSON{
+		Name: j.rec.Name, Labels: maps.Clone(j.rec.Labels), Status: j.rec.Status, Version: j.rec.Version,
+		SQL: j.shownSQL, CreatedAt: j.rec.CreatedAt, UpdatedAt: j.rec.UpdatedAt,
+		StartedAt: j.rec.StartedAt, StoppedAt: j.rec.StoppedAt,
+		Errors: slices.Clone(j.rec.Errors),
+	}
+	if v.Labels == nil {
+		v.Labels = map[string]string{}
+	}
+	if v.Errors == nil {
+		v.Errors = []jobError{}
+	}
+	if withPlan {
+		v.Plan = j.plan
+	}
+	if m := j.metrics; m != nil {
+		v.Metrics = metricsJSON{RowsIn: m.RowsIn.Load(), RowsOut: m.RowsOut.Load(), LateRows: m.LateRows.Load(),
+			Malformed: m.SkippedRecs.Load(), Checkpoints: m.Checkpoints.Load()}
+		if at := m.LastCheckpoint.Load(); at > 0 {
+			v.Metrics.LastCheckpoint = time.UnixMicro(at).UTC()
+		}
+	}
+	return v
+}
+
+// lookup returns the job named name, or answers 404 with the nearest
+// name.
+func (s *Server) lookup(w http.ResponseWriter, name string) *job {
+	s.mu.Lock()
+	j := s.jobs[name]
+	names := slices.Collect(maps.Keys(s.jobs))
+	s.mu.Unlock()
+	if j == nil {
+		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no job named %q%s", name, suggest.Hint(name, names)), nil)
+	}
+	return j
+}
+
+func (s *Server) respondJob(w http.ResponseWriter, status int, j *job, withPlan bool) {
+	s.mu.Lock()
+	v := s.view(j, withPlan)
+	s.mu.Unlock()
+	writeJSON(w, status, v)
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) openapi(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(openAPI)
+}
+
+// listJobs answers GET /v1/jobs[?label=k=v...]: the jobs with every label
+// given, sorted by name.
+func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
+	want := map[string]string{}
+	for _, l := range r.URL.Query()["label"] {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("label %q: expected key=value", l), nil)
+			return
+		}
+		want[k] = v
+	}
+	s.mu.Lock()
+	out := []jobJSON{}
+	for _, j := range s.jobs {
+		if hasLabels(j.rec.Labels, want) {
+			out = append(out, s.view(j, false))
+		}
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
+	writeJSON(w, http.StatusOK, map[string]any{"jobs": out})
+}
+
+func hasLabels(labels, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+type createRequest struct {
+	Name   string            `json:"name"`
+	SQL    string            `json:"sql"`
+	Labels map[string]string `json:"labels"`
+}
+
+// createJob answers POST /v1/jobs: the job is checked, recorded as
+// version 1 and started.
+func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
+	var req createRequest
+	if !decode(w, r, &req, false) {
+		return
+	}
+	if !validName(req.Name) {
+		writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("job name %q: use 1 to 100 letters, digits, '_', '.' or '-'", req.Name), nil)
+		return
+	}
+	for k := range req.Labels {
+		if k == "" || strings.Contains(k, "=") {
+			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("label key %q: a key is not empty and has no '='", k), nil)
+			return
+		}
+	}
+	filename := req.Name + ".sql"
+	if err := checkScript(filename, []byte(req.SQL)); err != nil {
+		s.writeSQLError(w, req.SQL, err)
+		return
+	}
+	s.ops.Lock()
+	defer s.ops.Unlock()
+	s.mu.Lock()
+	_, exists := s.jobs[req.Name]
+	closing := s.closing
+	s.mu.Unlock()
+	if closing {
+		writeError(w, http.StatusServiceUnavailable, codeInternal, "the server is shutting down", nil)
+		return
+	}
+	if exists {
+		writeError(w, http.StatusConflict, codeConflict, fmt.Sprintf("a job named %q exists already: delete it first, or choose another name", req.Name), nil)
+		return
+	}
+	if _, err := s.explain(filename, req.SQL); err != nil {
+		s.writeSQLError(w, req.SQL, err)
+		return
+	}
+	// State left under the name by a job deleted before (a deletion a
+	// crash interrupted) is not this job's.
+	if err := s.dropState(req.Name, req.SQL); err != nil {
+		s.internal(w, err)
+		return
+	}
+	now := time.Now().UTC()
+	j := &job{rec: jobRecord{Name: req.Name, Labels: req.Labels, Status: statusRunning, Version: 1, CreatedAt: now, UpdatedAt: now}}
+	s.setSQL(j, req.SQL)
+	if err := s.store.saveVersion(req.Name, 1, req.SQL); err != nil {
+		s.internal(w, err)
+		return
+	}
+	if err := s.save(j); err != nil {
+		s.internal(w, err)
+		return
+	}
+	if err := s.start(j); err != nil {
+		if derr := s.store.deleteJob(req.Name); derr != nil {
+			s.log.Error("cannot remove a job that failed to start", "job", req.Name, "error", derr)
+		}
+		s.writeSQLError(w, req.SQL, err)
+		return
+	}
+	s.mu.Lock()
+	s.jobs[req.Name] = j
+	s.mu.Unlock()
+	s.log.Info("job created", "job", req.Name, "labels", req.Labels)
+	s.respondJob(w, http.StatusCreated, j, true)
+}
+
+// setSQL sets j's SQL and what the API shows of it.
+func (s *Server) setSQL(j *job, sql string) {
+	j.sql = sql
+	j.shownSQL = s.mask(sql, sql)
+}
+
+func (s *Server) showJob(w http.ResponseWriter, r *http.Request) {
+	j := s.lookup(w, r.PathValue("name"))
+	if j == nil {
+		return
+	}
+	s.mu.Lock()
+	missing, name, sql := j.plan == "", j.rec.Name, j.sql
+	s.mu.Unlock()
+	if missing {
+		// A job not run since the server started: its plan as it would
+		// run now.
+		if plan, err := s.explain(name+".sql", sql); err == nil {
+			shown := s.mask(sql, plan)
+			s.mu.Lock()
+			if j.plan == "" {
+				j.plan = shown
+			}
+			s.mu.Unlock()
+		}
+	}
+	s.respondJob(w, http.StatusOK, j, true)
+}
+
+type stopRequest struct {
+	Mode string `json:"mode"`
+}
+
+// stopMode reads a stop mode: checkpoint (default) or now.
+func stopMode(w http.ResponseWriter, mode string) (now, ok bool) {
+	switch mode {
+	case "", "checkpoint":
+		return false, true
+	case "now":
+		return true, true
+	}
+	writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("stop mode %q: use \"checkpoint\" (the default: a final checkpoint) or \"now\"", mode), nil)
+	return false, false
+}
+
+// stopJob answers POST /v1/jobs/{name}/stop; a job not running is left
+// as it is.
+func (s *Server) stopJob(w http.ResponseWriter, r *http.Request) {
+	var req stopRequest
+	if !decode(w, r, &req, true) {
+		return
+	}
+	now, ok := stopMode(w, req.Mode)
+	if !ok {
+		return
+	}
+	s.ops.Lock()
+	defer s.ops.Unlock()
+	j := s.lookup(w, r.PathValue("name"))
+	if j == nil {
+		return
+	}
+	if err := s.stop(j, now); err != nil {
+		s.internal(w, err)
+		return
+	}
+	s.respondJob(w, http.StatusOK, j, false)
+}
+
+// resumeJob answers POST /v1/jobs/{name}/resume: a job not running runs
+// again from its state; a running one is left as it is.
+func (s *Server) resumeJob(w http.ResponseWriter, r *http.Request) {
+	s.ops.Lock()
+	defer s.ops.Unlock()
+	j := s.lookup(w, r.PathValue("name"))
+	if j == nil {
+		return
+	}
+	if err := s.resume(j); err != nil {
+		s.writeSQLError(w, j.sql, err)
+		return
+	}
+	s.respondJob(w, http.StatusOK, j, false)
+}
+
+// resume starts j if it is not running; a failure to start is recorded
+// as the job's error. s.ops must be held.
+func (s *Server) resume(j *job) error {
+	s.mu.Lock()
+	running, closing := j.run != nil, s.closing
+	if !running && !closing {
+		j.rec.UpdatedAt = time.Now().UTC()
+	}
+	s.mu.Unlock()
+	if running {
+		return nil
+	}
+	if closing {
+		return errors.New("the server is shutting down")
+	}
+	if err := s.start(j); err != nil {
+		s.ended(j, err)
+		return err
+	}
+	s.log.Info("job resumed", "job", j.rec.Name)
+	return nil
+}
+
+// deleteJob answers DELETE /v1/jobs/{name}: the job is stopped at once,
+// its record and versions removed and its state discarded.
+func (s *Server) deleteJob(w http.ResponseWriter, r *http.Request) {
+	s.ops.Lock()
+	defer s.ops.Unlock()
+	j := s.lookup(w, r.PathValue("name"))
+	if j == nil {
+		return
+	}
+	if err := s.stop(j, true); err != nil {
+		s.internal(w, err)
+		return
+	}
+	name := j.rec.Name
+	if err := s.store.deleteJob(name); err != nil {
+		s.internal(w, err)
+		return
+	}
+	s.mu.Lock()
+	delete(s.jobs, name)
+	s.mu.Unlock()
+	if err := s.dropState(name, j.sql); err != nil {
+		s.internal(w, fmt.Errorf("job %s was deleted, but its state could not be discarded (a job published under its name will discard it): %w", name, err))
+		return
+	}
+	s.log.Info("job deleted", "job", name)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+type versionJSON struct {
+	Version   int       `json:"version"`
+	CreatedAt time.Time `json:"created_at"`
+	SQL       string    `json:"sql"`
+}
+
+func (s *Server) listVersions(w http.ResponseWriter, r *http.Request) {
+	j := s.lookup(w, r.PathValue("name"))
+	if j == nil {
+		return
+	}
+	vs, err := s.store.versions(j.rec.Name)
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	out := []versionJSON{}
+	for _, v := range vs {
+		out = append(out, versionJSON{Version: v.Version, CreatedAt: v.CreatedAt, SQL: s.mask(v.SQL, v.SQL)})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"versions": out})
+}
+
+type bulkRequest struct {
+	Labels map[string]string `json:"labels"`
+	// Mode is the stop mode of a bulk stop.
+	Mode string `json:"mode"`
+}
+
+type bulkError struct {
+	Name    string `json:"name"`
+	Message string `json:"message"`
+}
+
+// bulkJobs reads a bulk request and returns the jobs with its labels,
+// sorted by name. s.ops must be held.
+func (s *Server) bulkJobs(w http.ResponseWriter, r *http.Request) ([]*job, bulkRequest, bool) {
+	var req bulkRequest
+	if !decode(w, r, &req, false) {
+		return nil, req, false
+	}
+	if len(req.Labels) == 0 {
+		writeError(w, http.StatusBadRequest, codeBadRequest, "no labels: a bulk request names the labels of the jobs it acts on", nil)
+		return nil, req, false
+	}
+	s.mu.Lock()
+	var out []*job
+	for _, j := range s.jobs {
+		if hasLabels(j.rec.Labels, req.Labels) {
+			out = append(out, j)
+		}
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(a, b int) bool { return out[a].rec.Name < out[b].rec.Name })
+	return out, req, true
+}
+
+// bulkStop answers POST /v1/bulk/stop: every running job with the labels
+// stops (together).
+func (s *Server) bulkStop(w http.ResponseWriter, r *http.Request) {
+	s.ops.Lock()
+	defer s.ops.Unlock()
+	jobs, req, ok := s.bulkJobs(w, r)
+	if !ok {
+		return
+	}
+	now, ok := stopMode(w, req.Mode)
+	if !ok {
+		return
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	stopped, failed := []string{}, []bulkError{}
+	for _, j := range jobs {
+		s.mu.Lock()
+		running := j.run != nil
+		s.mu.Unlock()
+		if !running {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.stop(j, now)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed = append(failed, bulkError{j.rec.Name, err.Error()})
+			} else {
+				stopped = append(stopped, j.rec.Name)
+			}
+		}()
+	}
+	wg.Wait()
+	slices.Sort(stopped)
+	writeJSON(w, http.StatusOK, bulkResponse{Jobs: stopped, Errors: failed})
+}
+
+type bulkResponse struct {
+	Jobs   []string    `json:"jobs"`
+	Errors []bulkError `json:"errors,omitempty"`
+}
+
+// bulkResume answers POST /v1/bulk/resume: every stopped or failed job
+// with the labels runs again.
+func (s *Server) bulkResume(w http.ResponseWriter, r *http.Request) {
+	s.ops.Lock()
+	defer s.ops.Unlock()
+	jobs, _, ok := s.bulkJobs(w, r)
+	if !ok {
+		return
+	}
+	resp := bulkResponse{Jobs: []string{}}
+	for _, j := range jobs {
+		s.mu.Lock()
+		status := j.rec.Status
+		if j.run != nil {
+			status = statusRunning
+		}
+		s.mu.Unlock()
+		if status != statusStopped && status != statusFailed {
+			continue
+		}
+		if err := s.resume(j); err != nil {
+			resp.Errors = append(resp.Errors, bulkError{j.rec.Name, s.mask(j.sql, err.Error())})
+			continue
+		}
+		resp.Jobs = append(resp.Jobs, j.rec.Name)
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+type sqlRequest struct {
+	SQL string `json:"sql"`
+}
+
+// validate answers POST /v1/validate: whether the SQL would be accepted
+// as a job (parsed and planned, not run).
+func (s *Server) validate(w http.ResponseWriter, r *http.Request) {
+	var req sqlRequest
+	if !decode(w, r, &req, false) {
+		return
+	}
+	if err := checkScript("job.sql", []byte(req.SQL)); err != nil {
+		s.writeSQLError(w, req.SQL, err)
+		return
+	}
+	if _, err := s.explain("job.sql", req.SQL); err != nil {
+		s.writeSQLError(w, req.SQL, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"valid": true})
+}
+
+// explainSQL answers POST /v1/explain: the plans of the INSERTs, statement
+// sets and queries of the SQL.
+func (s *Server) explainSQL(w http.ResponseWriter, r *http.Request) {
+	var req sqlRequest
+	if !decode(w, r, &req, false) {
+		return
+	}
+	plan, err := s.explain("query.sql", req.SQL)
+	if err != nil {
+		s.writeSQLError(w, req.SQL, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"plan": s.mask(req.SQL, plan)})
+}
+
+type catalogJSON struct {
+	Tables []string `json:"tables"`
+	Views  []string `json:"views"`
+}
+
+func (s *Server) catalogView() catalogJSON {
+	c := catalogJSON{Tables: s.engine.Tables(), Views: s.engine.Views()}
+	if c.Tables == nil {
+		c.Tables = []string{}
+	}
+	if c.Views == nil {
+		c.Views = []string{}
+	}
+	return c
+}
+
+func (s *Server) getCatalog(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.catalogView())
+}
+
+// postCatalog answers POST /v1/catalog: CREATE TABLE, CREATE VIEW and
+// DROP TABLE|VIEW statements, executed in order in the server's catalog
+// (which every job sees) and recorded in catalog.sql. At an error, the
+// statements before it stay applied.
+func (s *Server) postCatalog(w http.ResponseWriter, r *http.Request) {
+	var req sqlRequest
+	if !decode(w, r, &req, false) {
+		return
+	}
+	src := []byte(req.SQL)
+	stmts, err := parser.ParseFile("catalog.sql", src)
+	if err != nil {
+		s.writeSQLError(w, req.SQL, err)
+		return
+	}
+	file := token.NewFile("catalog.sql", src)
+	for _, st := range stmts {
+		switch st := st.(type) {
+		case *ast.CreateTable, *ast.CreateView:
+			continue
+		case *ast.Drop:
+			if st.What == "TABLE" || st.What == "VIEW" {
+				continue
+			}
+		}
+		s.writeSQLError(w, req.SQL, token.NewError(file, st.Pos(), "the catalog takes CREATE TABLE, CREATE VIEW and DROP TABLE or VIEW statements; SET and the statements that start jobs belong to a job's script"))
+		return
+	}
+	if len(stmts) == 0 {
+		writeError(w, http.StatusBadRequest, codeBadSQL, "no statement", nil)
+		return
+	}
+	s.ops.Lock()
+	defer s.ops.Unlock()
+	res, err := s.engine.Exec(context.Background(), "catalog.sql", src)
+	var applied []string
+	for _, st := range stmts[:len(res)] {
+		applied = append(applied, string(src[st.Pos().Offset():st.End().Offset()]))
+	}
+	if len(applied) > 0 {
+		if serr := s.store.appendCatalog(applied); serr != nil {
+			s.internal(w, serr)
+			return
+		}
+		cat, _ := s.store.catalog()
+		s.mu.Lock()
+		s.catSecrets = scriptSecrets(cat)
+		s.mu.Unlock()
+		s.log.Info("catalog changed", "statements", len(applied))
+	}
+	if err != nil {
+		s.writeSQLError(w, req.SQL, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.catalogView())
+}
+
+// logRequests logs every request: at debug level, and at warning level
+// those answered 5xx.
+func (s *Server) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(sw, r)
+		level := slog.LevelDebug
+		if sw.status >= 500 {
+			level = slog.LevelWarn
+		}
+		s.log.Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
+			"duration", time.Since(start), "remote", r.RemoteAddr)
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	w.status = status
+	w.ResponseWriter.WriteHeader(status)
+}
