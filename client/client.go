@@ -45,10 +45,13 @@ type Job struct {
 
 // JobMetrics are a job's counters.
 type JobMetrics struct {
-	RowsIn    int64 `json:"rows_in"`
-	RowsOut   int64 `json:"rows_out"`
-	LateRows  int64 `json:"late_rows"`
-	Malformed int64 `json:"malformed"`
+	RowsIn      int64 `json:"rows_in"`
+	RowsOut     int64 `json:"rows_out"`
+	LateRows    int64 `json:"late_rows"`
+	Malformed   int64 `json:"malformed"`
+	Checkpoints int64 `json:"checkpoints"`
+	// LastCheckpoint is when the last checkpoint committed.
+	LastCheckpoint *time.Time `json:"last_checkpoint,omitempty"`
 }
 
 // JobError is an error a job met, with its time.

@@ -34,8 +34,7 @@ type route struct {
 	handle       http.HandlerFunc
 }
 
-// routeTable lists the API's routes. To come, beside these: PUT
-// /v1/jobs/{name} (update), POST /v1/jobs/{name}/rollback, POST
+// routeTable lists the API's routes. To come, beside these: POST
 // /v1/preview, alerts, and the SQL-session part of Flink's SQL gateway.
 func (s *Server) routeTable() []route {
 	return []route{
@@ -49,6 +48,8 @@ func (s *Server) routeTable() []route {
 		{"POST", "/v1/jobs/{name}/stop", s.stopJob},
 		{"POST", "/v1/jobs/{name}/resume", s.resumeJob},
 		{"GET", "/v1/jobs/{name}/versions", s.listVersions},
+		{"PUT", "/v1/jobs/{name}", s.updateJob},
+		{"POST", "/v1/jobs/{name}/rollback", s.rollbackJob},
 		{"POST", "/v1/bulk/stop", s.bulkStop},
 		{"POST", "/v1/bulk/resume", s.bulkResume},
 		{"POST", "/v1/validate", s.validate},
@@ -109,6 +110,9 @@ type apiError struct {
 	Message string `json:"message"`
 	Line    int    `json:"line,omitempty"`
 	Column  int    `json:"column,omitempty"`
+	// Update is the report of an update refused for the state it would
+	// drop.
+	Update *updateJSON `json:"update,omitempty"`
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -304,6 +304,7 @@ var serverOwned = map[string]string{
 	config.StateDir:        "every job keeps its state in the server's data directory",
 	config.PipelineName:    "a job's state belongs to its name",
 	config.StateStartFresh: "delete the job and publish it again to start from scratch",
+	config.StateAllowLoss:  "an update that drops state is applied with allow_state_loss (sluice job update --allow-state-loss)",
 }
 
 // checkScript checks that src is a job's script: DDL, SET and one INSERT
@@ -358,7 +359,16 @@ func (s *Server) start(j *job) error {
 		return err
 	}
 	sess := s.engine.NewSession()
-	if _, err := sess.Exec(context.Background(), "server", []byte(s.prelude(name))); err != nil {
+	prelude := s.prelude(name)
+	s.mu.Lock()
+	allowLoss := j.rec.AllowLossOnce
+	s.mu.Unlock()
+	if allowLoss {
+		// An update accepted with allow_state_loss: this start drops the
+		// state the new version has no use for.
+		prelude += fmt.Sprintf("SET '%s' = 'true';\n", config.StateAllowLoss)
+	}
+	if _, err := sess.Exec(context.Background(), "server", []byte(prelude)); err != nil {
 		sess.Close()
 		return fmt.Errorf("cannot set the job's options: %w", err)
 	}
@@ -381,6 +391,7 @@ func (s *Server) start(j *job) error {
 	s.mu.Lock()
 	j.run, j.ended, j.stopping, j.metrics = run, ended, false, run.Metrics
 	j.rec.Status = statusRunning
+	j.rec.AllowLossOnce = false
 	j.rec.StartedAt = time.Now().UTC()
 	j.rec.StoppedAt = time.Time{}
 	j.plan = s.maskLocked(j.sql, plan)

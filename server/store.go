@@ -55,6 +55,9 @@ type jobRecord struct {
 	StoppedAt time.Time         `json:"stopped_at,omitzero"`
 	// Errors are the job's last errors, oldest first.
 	Errors []jobError `json:"errors,omitempty"`
+	// AllowLossOnce: the version was accepted with allow_state_loss and
+	// has not started yet; its start may drop state.
+	AllowLossOnce bool `json:"allow_state_loss_once,omitempty"`
 }
 
 // jobError is an error of a job, with when it happened.
