@@ -187,7 +187,9 @@ type coordinator struct {
 	sources  []chan int64 // one per source task
 	acks     chan ack
 	need     int // terminal tasks, numbered 0..need-1
-	// terminalDone receives the number of each terminal task that ended.
+	// terminalDone receives the number of each terminal task that ended;
+	// made once the graph's terminal tasks are counted (need), with room
+	// for each.
 	terminalDone chan int
 
 	// completes delivers completed checkpoint IDs to the inbox tasks, whose
@@ -206,7 +208,7 @@ type coordinator struct {
 
 func newCoordinator(interval time.Duration, backend state.Backend, job string, metrics *Metrics) *coordinator {
 	return &coordinator{interval: interval, backend: backend, job: job, metrics: metrics, acks: make(chan ack, 64),
-		terminalDone: make(chan int, 1024), positions: map[string]int64{}, finals: map[string]int64{}}
+		positions: map[string]int64{}, finals: map[string]int64{}}
 }
 
 // ack is terminal task `task` acknowledging checkpoint `id`.

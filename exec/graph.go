@@ -605,6 +605,9 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 			tasks = append(tasks, t)
 		}
 	}
+	if coord != nil {
+		coord.terminalDone = make(chan int, coord.need)
+	}
 	if coord != nil && coord.need == 0 && len(tasks) > 0 {
 		// A checkpoint completes when every terminal task has taken its
 		// part; without one it would complete before any task did.

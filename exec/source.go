@@ -383,7 +383,10 @@ func (t *SourceTask) Run(ctx context.Context) error {
 	if n <= 0 {
 		n = 1024
 	}
-	b := types.NewBatch(n, 8)
+	// The batch grows as rows come: a task whose reader hands it a
+	// shared reader's rows (which holds their values) or reads little
+	// keeps little (thousands of jobs each have one).
+	b := &types.Batch{}
 	lastData := time.Now()
 	var tickEvery time.Duration
 	if t.Chain != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sluicesql/sluice/connector"
@@ -169,6 +170,16 @@ func (Factory) CreateSource(t connector.Table, env connector.Env) (connector.Sou
 	}
 	s.seed = uint64(seed)
 
+	s.sizes = [3]int{catalog, hosts, users}
+	s.exp = exp
+	return s, nil
+}
+
+// build makes the model (the catalog of processes, hosts and users) the
+// first time a reader opens: a source that no reader opens (a job
+// reading through another's shared reader) costs no model.
+func (s *Source) build() {
+	catalog, hosts, users, exp := s.sizes[0], s.sizes[1], s.sizes[2], s.exp
 	s.catalogZipf, s.hostZipf, s.userZipf = newZipf(catalog, exp), newZipf(hosts, exp), newZipf(users, exp)
 	s.catalog = make([]process, catalog)
 	for k := range s.catalog {
@@ -182,7 +193,6 @@ func (Factory) CreateSource(t connector.Table, env connector.Env) (connector.Sou
 	for i := range s.users {
 		s.users[i] = userName(i)
 	}
-	return s, nil
 }
 
 // Source is a procgen table.
@@ -197,8 +207,13 @@ type Source struct {
 	seed       uint64
 	parts      int
 
-	catalog                         []process
-	hosts, users                    []string
+	catalog      []process
+	hosts, users []string
+	// The model, built by the first Open (see build): sizes are the
+	// catalog's, the hosts' and the users' counts.
+	sizes                           [3]int
+	exp                             float64
+	once                            sync.Once
 	catalogZipf, hostZipf, userZipf zipf
 }
 
@@ -223,6 +238,7 @@ func (s *Source) OpenAfter(_ context.Context, p int, offset int64) (connector.Re
 	if p < 0 || p >= s.parts {
 		return nil, fmt.Errorf("procgen: partition %d out of range [0, %d)", p, s.parts)
 	}
+	s.once.Do(s.build)
 	r := &Reader{src: s, part: p, done: max(offset, 0), end: -1, pace: pace.Pacer{Rate: s.rps / float64(s.parts)}}
 	if s.total >= 0 {
 		r.end = 0

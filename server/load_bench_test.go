@@ -1,0 +1,139 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// BenchmarkServerJobs publishes SLUICE_SERVER_JOBS jobs (default 1,000)
+// to one server, each a filter over one unbounded procgen table of the
+// catalog (read once for all of them, 'pipeline.shared-source') into a
+// blackhole, and reports the resident memory and Go heap a job adds (the
+// server with one job subtracted), then the latency of 1,000 reads of a
+// job (GET /v1/jobs/{name}) from 50 concurrent clients while the jobs
+// run:
+//
+//	go test ./server -run '^$' -bench ServerJobs -benchtime 1x
+func BenchmarkServerJobs(b *testing.B) {
+	n := 1000
+	if s := os.Getenv("SLUICE_SERVER_JOBS"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if os.Getenv("SLUICE_HEAP_PROFILE") != "" {
+		runtime.MemProfileRate = 512
+	}
+	for range b.N {
+		s, err := New(Config{DataDir: b.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		go s.Serve(ln)
+		ts := &testServer{t: &testing.T{}, s: s, url: "http://" + ln.Addr().String()}
+		post := func(path string, body any) {
+			if code, out := ts.call("POST", path, body); code >= 300 {
+				b.Fatalf("POST %s: %d %s", path, code, out)
+			}
+		}
+		post("/v1/catalog", map[string]string{"sql": `CREATE TABLE events (event_time TIMESTAMP(3), host STRING, user_name STRING,
+  image STRING, command_line STRING) WITH ('connector' = 'procgen', 'rows-per-second' = '2000');`})
+		job := func(i int) map[string]any {
+			return map[string]any{"name": fmt.Sprintf("rule%d", i), "sql": fmt.Sprintf(`CREATE TABLE alert (host STRING, command_line STRING) WITH ('connector' = 'blackhole');
+INSERT INTO alert SELECT host, command_line FROM events WHERE command_line LIKE '%%tool%d%%';`, i)}
+		}
+		measure := func() (rss, heap int64) {
+			time.Sleep(2 * time.Second)
+			runtime.GC()
+			debug.FreeOSMemory()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			return residentBytes(), int64(ms.HeapInuse + ms.StackInuse)
+		}
+		post("/v1/jobs", job(0))
+		rss1, heap1 := measure()
+		start := time.Now()
+		for i := 1; i < n; i++ {
+			post("/v1/jobs", job(i))
+		}
+		created := time.Since(start)
+		rss, heap := measure()
+		if p := os.Getenv("SLUICE_HEAP_PROFILE"); p != "" {
+			f, err := os.Create(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			pprof.WriteHeapProfile(f)
+			f.Close()
+		}
+		b.ReportMetric(float64(rss-rss1)/float64(n-1), "rss-B/job")
+		b.ReportMetric(float64(heap-heap1)/float64(n-1), "heap-B/job")
+		b.ReportMetric(created.Seconds()*1000/float64(n-1), "create-ms/job")
+
+		var mu sync.Mutex
+		var lat []time.Duration
+		errs := 0
+		var wg sync.WaitGroup
+		for c := range 50 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := range 20 {
+					t0 := time.Now()
+					resp, err := http.Get(fmt.Sprintf("%s/v1/jobs/rule%d", ts.url, (c*20+k)%n))
+					d := time.Since(t0)
+					ok := err == nil && resp.StatusCode == 200
+					if err == nil {
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+					}
+					mu.Lock()
+					lat = append(lat, d)
+					if !ok {
+						errs++
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+		b.ReportMetric(float64(errs), "errors")
+		s.Close()
+	}
+}
+
+// residentBytes returns the resident memory of the process (Linux), 0
+// when it cannot be read.
+func residentBytes() int64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}
