@@ -142,6 +142,10 @@ type core struct {
 	// filterBudget bounds the memory of the filter caches of all jobs
 	// ('pipeline.filter-cache.size').
 	filterBudget *filterset.Budget
+	// watches are the jobs whose state size is watched, by one goroutine
+	// while watching (see watchState).
+	watches  map[*stateWatch]bool
+	watching bool
 }
 
 // NewSession returns a session of the engine: an Engine of its own for
@@ -1188,55 +1192,84 @@ func (e *Engine) explainMismatch(err error, cfg map[string]string) error {
 }
 
 // watchState warns, once, when the state of j's unbounded operators
-// passes warnAt bytes: it looks every second while the job runs, and once
-// more when the returned function is called (at its end).
+// passes warnAt bytes: the engine looks at its jobs' state every second
+// (one goroutine for all of them, while any is watched), and once more
+// at a job's end, when the returned function is called.
 func (e *Engine) watchState(j *Job, warnAt int64) (unwatch func()) {
 	if e.logf == nil || warnAt <= 0 {
 		return func() {}
 	}
-	warned := false
-	check := func() {
-		keys, bytes := j.Metrics.State()
-		if warned || bytes < warnAt {
+	w := &stateWatch{j: j, warnAt: warnAt}
+	e.mu.Lock()
+	if e.watches == nil {
+		e.watches = map[*stateWatch]bool{}
+	}
+	e.watches[w] = true
+	if !e.watching {
+		e.watching = true
+		go e.watchLoop()
+	}
+	e.mu.Unlock()
+	return func() {
+		e.mu.Lock()
+		delete(e.watches, w)
+		e.mu.Unlock()
+		e.checkState(w)
+	}
+}
+
+// stateWatch is a job whose state size is watched.
+type stateWatch struct {
+	j      *Job
+	warnAt int64
+	warned atomic.Bool
+}
+
+// watchLoop checks the watched jobs every second until none is left.
+func (e *Engine) watchLoop() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for range t.C {
+		e.mu.Lock()
+		if len(e.watches) == 0 {
+			e.watching = false
+			e.mu.Unlock()
 			return
 		}
-		warned = true
-		byKind := j.Metrics.StateByKind()
-		kinds := make([]string, 0, len(byKind))
-		for k := range byKind {
-			kinds = append(kinds, k)
+		ws := make([]*stateWatch, 0, len(e.watches))
+		for w := range e.watches {
+			ws = append(ws, w)
 		}
-		sort.Strings(kinds)
-		var parts []string
-		for _, k := range kinds {
-			if s := byKind[k]; s[0] > 0 {
-				parts = append(parts, fmt.Sprintf("%s %d keys", k, s[0]))
-			}
+		e.mu.Unlock()
+		for _, w := range ws {
+			e.checkState(w)
 		}
-		e.logf("job %s: warning: its state holds %d keys (%s), about %s, past 'table.exec.state.warn-size' (%s); "+
-			"it grows with every new key: set 'table.exec.state.ttl' to let keys not updated for that long expire, "+
-			"or raise the threshold ('0' turns this warning off)",
-			j.Name, keys, strings.Join(parts, ", "), formatBytes(bytes), formatBytes(warnAt))
 	}
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				check()
-			case <-stop:
-				return
-			}
-		}
-	}()
-	return func() {
-		close(stop)
-		<-done
-		check()
+}
+
+// checkState warns if w's job's state passed its threshold, once.
+func (e *Engine) checkState(w *stateWatch) {
+	j := w.j
+	keys, bytes := j.Metrics.State()
+	if w.warned.Load() || bytes < w.warnAt || !w.warned.CompareAndSwap(false, true) {
+		return
 	}
+	byKind := j.Metrics.StateByKind()
+	kinds := make([]string, 0, len(byKind))
+	for k := range byKind {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	var parts []string
+	for _, k := range kinds {
+		if s := byKind[k]; s[0] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d keys", k, s[0]))
+		}
+	}
+	e.logf("job %s: warning: its state holds %d keys (%s), about %s, past 'table.exec.state.warn-size' (%s); "+
+		"it grows with every new key: set 'table.exec.state.ttl' to let keys not updated for that long expire, "+
+		"or raise the threshold ('0' turns this warning off)",
+		j.Name, keys, strings.Join(parts, ", "), formatBytes(bytes), formatBytes(w.warnAt))
 }
 
 // formatBytes renders a size in bytes in binary units: whole when exact

@@ -70,12 +70,21 @@ INSERT INTO alert SELECT host, command_line FROM events WHERE command_line LIKE 
 		}
 		post("/v1/jobs", job(0))
 		rss1, heap1 := measure()
+		g1 := runtime.NumGoroutine()
 		start := time.Now()
 		for i := 1; i < n; i++ {
 			post("/v1/jobs", job(i))
 		}
 		created := time.Since(start)
 		rss, heap := measure()
+		if p := os.Getenv("SLUICE_GOROUTINE_PROFILE"); p != "" {
+			f, err := os.Create(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			pprof.Lookup("goroutine").WriteTo(f, 1)
+			f.Close()
+		}
 		if p := os.Getenv("SLUICE_HEAP_PROFILE"); p != "" {
 			f, err := os.Create(p)
 			if err != nil {
@@ -84,6 +93,7 @@ INSERT INTO alert SELECT host, command_line FROM events WHERE command_line LIKE 
 			pprof.WriteHeapProfile(f)
 			f.Close()
 		}
+		b.ReportMetric(float64(runtime.NumGoroutine()-g1)/float64(n-1), "goroutines/job")
 		b.ReportMetric(float64(rss-rss1)/float64(n-1), "rss-B/job")
 		b.ReportMetric(float64(heap-heap1)/float64(n-1), "heap-B/job")
 		b.ReportMetric(created.Seconds()*1000/float64(n-1), "create-ms/job")
