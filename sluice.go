@@ -105,6 +105,12 @@ type Engine struct {
 	names map[string]int
 	// root is the engine a session belongs to; nil for the engine.
 	root *Engine
+	// secretsMu guards the secrets of the catalog's tables as of its
+	// generation secretsGen (see secrets).
+	secretsMu   sync.Mutex
+	secretsOK   bool
+	secretsGen  uint64
+	secretsList []string
 }
 
 // core is what the sessions of an engine share.
@@ -1311,8 +1317,25 @@ func (e *Engine) positionTableErrorIn(t *catalog.Table, err error) error {
 }
 
 // secrets returns the secret values of the declared tables' options, for
-// masking in messages that a connector did not mask itself.
+// masking in messages that a connector did not mask itself. Every log line
+// masks them: they are gathered again only when the tables have changed
+// (a rule set declares thousands, and its job logs a line per filter). The
+// slice returned is shared: callers must not change it.
 func (e *Engine) secrets() []string {
+	gen := e.catalog.Generation()
+	e.secretsMu.Lock()
+	defer e.secretsMu.Unlock()
+	if e.secretsOK && e.secretsGen == gen {
+		return e.secretsList
+	}
+	// Tables added while these are gathered make the next call gather
+	// again: gen is older than what they reflect.
+	e.secretsList, e.secretsGen, e.secretsOK = e.tableSecrets(), gen, true
+	return e.secretsList
+}
+
+// tableSecrets gathers the secret values of the declared tables' options.
+func (e *Engine) tableSecrets() []string {
 	var out []string
 	for _, name := range e.catalog.Tables() {
 		if t, _, err := e.catalog.Lookup(name); err == nil && t != nil {

@@ -81,6 +81,8 @@ type Catalog struct {
 	views  map[string]*View
 	// parent's names are seen through this catalog's, which hide them.
 	parent *Catalog
+	// gen counts the changes to tables (see Generation).
+	gen uint64
 }
 
 // New returns an empty catalog.
@@ -110,6 +112,7 @@ func (c *Catalog) AddTable(t *Table, ifNotExists bool) error {
 		return fmt.Errorf("table or view '%s' already exists", t.Name)
 	}
 	c.tables[t.Name] = t
+	c.gen++
 	return nil
 }
 
@@ -141,6 +144,7 @@ func (c *Catalog) Drop(what, name string, ifExists bool) error {
 	case "TABLE":
 		if _, ok := c.tables[name]; ok {
 			delete(c.tables, name)
+			c.gen++
 			return nil
 		}
 	case "VIEW":
@@ -197,6 +201,19 @@ func (c *Catalog) lookup(name string) (*Table, *View, bool) {
 		}
 	}
 	return ft, fv, n == 1
+}
+
+// Generation changes whenever a table is added or dropped, here or in the
+// parent's: what a caller derived from the tables (their secrets, say)
+// holds while it is the same.
+func (c *Catalog) Generation() uint64 {
+	c.mu.RLock()
+	gen := c.gen
+	c.mu.RUnlock()
+	if c.parent != nil {
+		gen += c.parent.Generation() // both only grow
+	}
+	return gen
 }
 
 // Tables returns the names of tables, sorted.
