@@ -51,6 +51,14 @@ type Planner struct {
 	// is bound, for messages.
 	orderItems []*ast.SelectItem
 	inOrderBy  bool
+	// scans are the tables bound so far (see bindScan), by declaration.
+	scans map[*catalog.Table]boundScan
+}
+
+// boundScan is a table's scan as bindScan planned it, and its scope.
+type boundScan struct {
+	scan *plan.Scan
+	sc   *scope
 }
 
 type cte struct {
