@@ -52,7 +52,13 @@ func compileRegexDFA(src string) *regexDFA {
 	if err != nil {
 		return nil
 	}
-	prog, err := resyntax.Compile(re.Simplify())
+	return regexDFAOf(re.Simplify())
+}
+
+// regexDFAOf builds the automaton of a simplified parse tree (Perl
+// flags, as regexp.Compile parses), or returns nil.
+func regexDFAOf(re *resyntax.Regexp) *regexDFA {
+	prog, err := resyntax.Compile(re)
 	if err != nil {
 		return nil
 	}
