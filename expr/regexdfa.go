@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	resyntax "regexp/syntax"
 	"slices"
-	"sort"
 	"unicode"
 	"unicode/utf8"
 )
@@ -62,7 +61,7 @@ func regexDFAOf(re *resyntax.Regexp) *regexDFA {
 	if err != nil {
 		return nil
 	}
-	b := dfaBuilder{prog: prog, ids: map[string]int32{}, seen: make([]uint32, len(prog.Inst))}
+	b := dfaBuilder{prog: prog, ids: map[uint64]int32{}, seen: make([]uint32, len(prog.Inst))}
 	for _, in := range prog.Inst {
 		if in.Op == resyntax.InstEmptyWidth && resyntax.EmptyOp(in.Arg)&^(resyntax.EmptyBeginText|resyntax.EmptyEndText) != 0 {
 			return nil
@@ -78,17 +77,30 @@ func regexDFAOf(re *resyntax.Regexp) *regexDFA {
 	b.gen++
 	b.add(&set, uint32(prog.Start), true)
 	d.start = b.state(&set, true)
+	// reads[k][c] says whether reader k (b.readers) reads the characters
+	// of class c: asked once per reader a state holds, not once per state
+	// and class. t is reused: state copies a new set.
+	reads := make([][]bool, len(b.readers))
+	var t dfaSet
 	for s := 0; s < len(b.sets); s++ {
 		if len(b.sets) > dfaMaxStates || len(b.sets)*d.nclass > dfaMaxEntries {
 			return nil
 		}
 		from := b.sets[s]
+		for _, pc := range from.pcs {
+			if k := b.reader[pc]; k >= 0 && reads[k] == nil {
+				reads[k] = make([]bool, d.nclass)
+				for c, r := range reps {
+					reads[k][c] = b.readers[k].MatchRune(r)
+				}
+			}
+		}
 		for c := range d.nclass {
-			var t dfaSet
+			t = dfaSet{pcs: t.pcs[:0]}
 			b.gen++
 			for _, pc := range from.pcs {
-				if in := &prog.Inst[pc]; in.Op != resyntax.InstEmptyWidth && in.MatchRune(reps[c]) {
-					b.add(&t, in.Out, false)
+				if k := b.reader[pc]; k >= 0 && reads[k][c] {
+					b.add(&t, prog.Inst[pc].Out, false)
 				}
 			}
 			b.add(&t, uint32(prog.Start), false) // a match may start at any character
@@ -131,9 +143,17 @@ type dfaSet struct {
 
 type dfaBuilder struct {
 	prog *resyntax.Prog
-	sets []dfaSet
-	ids  map[string]int32
-	key  []byte
+	// reader[pc] is the index in readers of the instruction that reads
+	// as pc does, -1 when pc reads no character (see classes).
+	reader  []int32
+	readers []*resyntax.Inst
+	sets    []dfaSet
+	// ids holds, by the hash of their instructions, the first of the
+	// states with it; sameHash[id] is the next after id, or -1.
+	ids      map[uint64]int32
+	sameHash []int32
+	// pcs holds the instructions of the states, one after another.
+	pcs []uint32
 	// seen[pc] == gen when add has visited pc for the set being built:
 	// empty loops ((a*)*) must not recurse forever.
 	seen []uint32
@@ -181,28 +201,69 @@ func (b *dfaBuilder) state(set *dfaSet, begin bool) int32 {
 		return dfaDead
 	}
 	slices.Sort(set.pcs)
-	b.key = b.key[:0]
+	// FNV-1a over the instructions; states of one hash are told apart
+	// by their instructions.
+	h := uint64(14695981039346656037)
 	if begin {
-		b.key = append(b.key, 1)
+		h = (h ^ 1) * 1099511628211
 	}
 	for _, pc := range set.pcs {
-		b.key = binary.LittleEndian.AppendUint32(b.key, pc)
+		h = (h ^ uint64(pc)) * 1099511628211
 	}
-	if id, ok := b.ids[string(b.key)]; ok {
-		return id
+	first, ok := b.ids[h]
+	next := int32(-1)
+	if ok {
+		next = first
+		for id := first; id >= 0; id = b.sameHash[id] {
+			if s := &b.sets[id]; s.begin == begin && slices.Equal(s.pcs, set.pcs) {
+				return id
+			}
+		}
 	}
 	id := int32(len(b.sets))
-	b.ids[string(b.key)] = id
-	b.sets = append(b.sets, dfaSet{pcs: slices.Clone(set.pcs), begin: begin})
+	b.ids[h] = id
+	b.sameHash = append(b.sameHash, next)
+	// A state's instructions are never changed: when b.pcs grows into a
+	// new array, the earlier states keep theirs in the old one.
+	b.pcs = append(b.pcs, set.pcs...)
+	b.sets = append(b.sets, dfaSet{pcs: b.pcs[len(b.pcs)-len(set.pcs) : len(b.pcs) : len(b.pcs)], begin: begin})
 	return id
 }
 
 // classes splits the runes into classes that every instruction treats
-// alike, fills d's class tables, and returns a rune of each class.
+// alike, fills d's class tables, and returns a rune of each class. It
+// sets b.reader and b.readers: instructions that read alike (the copies
+// x{100} expands to) are asked once.
 func (b *dfaBuilder) classes(d *regexDFA) ([]rune, bool) {
+	b.reader = make([]int32, len(b.prog.Inst))
+	byKey := map[string]int32{}
+	var key []byte
 	points := []rune{0}
-	single := func(r rune) { points = append(points, r, r+1) }
-	for _, in := range b.prog.Inst {
+	// npoints counts the points of every instruction, as if each read
+	// differently: the limit on them is the same.
+	npoints := len(points)
+	for i := range b.prog.Inst {
+		b.reader[i] = -1
+		in := &b.prog.Inst[i]
+		switch in.Op {
+		case resyntax.InstRune, resyntax.InstRune1, resyntax.InstRuneAny, resyntax.InstRuneAnyNotNL:
+		default:
+			continue
+		}
+		key = append(key[:0], byte(in.Op))
+		key = binary.LittleEndian.AppendUint32(key, in.Arg)
+		for _, r := range in.Rune {
+			key = binary.LittleEndian.AppendUint32(key, uint32(r))
+		}
+		id, seen := byKey[string(key)]
+		if !seen {
+			id = int32(len(b.readers))
+			byKey[string(key)] = id
+			b.readers = append(b.readers, in)
+		}
+		b.reader[i] = id
+		from := len(points)
+		single := func(r rune) { points = append(points, r, r+1) }
 		switch in.Op {
 		case resyntax.InstRuneAnyNotNL:
 			single('\n')
@@ -217,13 +278,17 @@ func (b *dfaBuilder) classes(d *regexDFA) ([]rune, bool) {
 						single(f)
 					}
 				}
-				continue
+				break
 			}
 			for i := 0; i+1 < len(in.Rune); i += 2 {
 				points = append(points, in.Rune[i], in.Rune[i+1]+1)
 			}
 		}
-		if len(points) > 2*dfaMaxRanges {
+		npoints += len(points) - from
+		if seen {
+			points = points[:from] // the same points again
+		}
+		if npoints > 2*dfaMaxRanges {
 			return nil, false
 		}
 	}
@@ -234,19 +299,12 @@ func (b *dfaBuilder) classes(d *regexDFA) ([]rune, bool) {
 	}
 	// Intervals [points[i], points[i+1]) with the same behaviour share a
 	// class.
-	var runeInsts []*resyntax.Inst
-	for i := range b.prog.Inst {
-		switch in := &b.prog.Inst[i]; in.Op {
-		case resyntax.InstRune, resyntax.InstRune1, resyntax.InstRuneAny, resyntax.InstRuneAnyNotNL:
-			runeInsts = append(runeInsts, in)
-		}
-	}
-	sig := make([]byte, len(runeInsts))
+	sig := make([]byte, len(b.readers))
 	classOf := map[string]uint16{}
 	var reps []rune
 	intervalClass := make([]uint16, len(points))
 	for i, p := range points {
-		for j, in := range runeInsts {
+		for j, in := range b.readers {
 			sig[j] = 0
 			if in.MatchRune(p) {
 				sig[j] = 1
@@ -261,8 +319,10 @@ func (b *dfaBuilder) classes(d *regexDFA) ([]rune, bool) {
 		intervalClass[i] = c
 	}
 	d.nclass = len(reps)
-	for r := range rune(utf8.RuneSelf) {
-		i := sort.Search(len(points), func(i int) bool { return points[i] > r }) - 1
+	for r, i := rune(0), 0; r < utf8.RuneSelf; r++ {
+		for i+1 < len(points) && points[i+1] <= r {
+			i++
+		}
 		d.ascii[r] = intervalClass[i]
 	}
 	for i, p := range points {
