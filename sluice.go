@@ -628,7 +628,7 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 		if _, err := e.funcs.Lookup(strings.ToUpper(s.Name.Last().Name)); err == nil {
 			return Result{Message: "[INFO] Execute statement succeeded."}, nil
 		}
-		if _, err := e.aggs.Lookup(strings.ToUpper(s.Name.Last().Name)); err == nil {
+		if e.aggs.Has(s.Name.Last().Name) {
 			return Result{Message: "[INFO] Execute statement succeeded."}, nil
 		}
 		return Result{}, token.NewError(file, s.Name.Pos(),
