@@ -54,6 +54,8 @@ type compiler struct {
 	now func() int64
 	// cse, if set, shares repeated sub-expressions (see cse.go).
 	cse *cse
+	// check is set by Check: what is compiled is never evaluated.
+	check bool
 }
 
 func newCompiler(env *Env) *compiler {
@@ -85,6 +87,19 @@ func Compile(n Node, env *Env) (Eval, error) {
 		s.nextRow()
 		return e(row)
 	}, nil
+}
+
+// Check returns the error Compile returns for n, without preparing what
+// only evaluating n needs: a constant regular expression is parsed, not
+// compiled. The planner checks every call with a constant argument (a
+// pattern, a format) so that a bad one is reported where it is written,
+// and a rule set has thousands.
+func Check(n Node, env *Env) error {
+	c := newCompiler(env)
+	n = c.fold(n) // evaluates constant calls: not checked only
+	c.check = true
+	_, err := c.compile(n)
+	return err
 }
 
 // CompilePredicate compiles a BOOLEAN expression into a filter: it returns
