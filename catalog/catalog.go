@@ -56,7 +56,13 @@ type Table struct {
 
 // Physical returns the physical columns: what the connector reads and writes.
 func (t *Table) Physical() types.Schema {
-	var s types.Schema
+	n := 0
+	for _, c := range t.Columns {
+		if c.Computed == nil && !c.Metadata {
+			n++
+		}
+	}
+	s := types.Schema{Columns: make([]types.Column, 0, n)}
 	for _, c := range t.Columns {
 		if c.Computed == nil && !c.Metadata {
 			s.Columns = append(s.Columns, types.Column{Name: c.Name, Type: c.Type})

@@ -26,9 +26,9 @@ func (p *Planner) TableFromDDL(ct *ast.CreateTable) (*catalog.Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &catalog.Table{Name: name, Watermark: ct.Watermark, Options: map[string]string{},
-		Temporary: ct.Temporary, Decl: ct, File: p.File}
-	seen := map[string]bool{}
+	t := &catalog.Table{Name: name, Watermark: ct.Watermark, Options: make(map[string]string, len(ct.Options)),
+		Temporary: ct.Temporary, Decl: ct, File: p.File, Columns: make([]catalog.Column, 0, len(ct.Columns))}
+	seen := make(map[string]bool, len(ct.Columns))
 	for _, c := range ct.Columns {
 		lc := strings.ToLower(c.Name.Name)
 		if seen[lc] {
