@@ -397,6 +397,10 @@ func (s *Scanner) scanHex(start int) string {
 	return lit
 }
 
+// Text returns the source as a string: the literals Scan returns are
+// slices of it, save those that undo a doubled quote.
+func (s *Scanner) Text() string { return s.text }
+
 // Pos returns the position just after the last token scanned, before any
 // white space or comment that follows it.
 func (s *Scanner) Pos() token.Pos { return token.PosOf(s.offset) }
