@@ -61,7 +61,10 @@ func regexDFAOf(re *resyntax.Regexp) *regexDFA {
 	if err != nil {
 		return nil
 	}
-	b := dfaBuilder{prog: prog, ids: map[uint64]int32{}, seen: make([]uint32, len(prog.Inst))}
+	// About as many states as instructions, for most expressions.
+	size := min(len(prog.Inst), dfaMaxStates)
+	b := dfaBuilder{prog: prog, ids: make(map[uint64]int32, size), sets: make([]dfaSet, 0, size),
+		sameHash: make([]int32, 0, size), seen: make([]uint32, len(prog.Inst))}
 	for _, in := range prog.Inst {
 		if in.Op == resyntax.InstEmptyWidth && resyntax.EmptyOp(in.Arg)&^(resyntax.EmptyBeginText|resyntax.EmptyEndText) != 0 {
 			return nil
@@ -82,6 +85,19 @@ func regexDFAOf(re *resyntax.Regexp) *regexDFA {
 	// and class. t is reused: state copies a new set.
 	reads := make([][]bool, len(b.readers))
 	var t dfaSet
+	// The next state depends only on which of the state's instructions
+	// read the character: the classes that the same ones read (for a
+	// state of a few instructions, most classes, which none reads) share
+	// one computation, and the state where none reads it (a match may
+	// start anywhere) is the same from every state. Each is still found
+	// first where computing every class would find it: the states are
+	// numbered alike.
+	type step struct {
+		reads uint64 // bit i: from.pcs[i] reads the class
+		to    int32
+	}
+	var steps []step
+	restart, restartKnown := int32(0), false
 	for s := 0; s < len(b.sets); s++ {
 		if len(b.sets) > dfaMaxStates || len(b.sets)*d.nclass > dfaMaxEntries {
 			return nil
@@ -95,7 +111,25 @@ func regexDFAOf(re *resyntax.Regexp) *regexDFA {
 				}
 			}
 		}
+		steps = steps[:0]
+		masked := len(from.pcs) <= 64
 		for c := range d.nclass {
+			var mask uint64
+			if masked {
+				for i, pc := range from.pcs {
+					if k := b.reader[pc]; k >= 0 && reads[k][c] {
+						mask |= 1 << i
+					}
+				}
+				if mask == 0 && restartKnown {
+					d.next = append(d.next, restart)
+					continue
+				}
+				if j := slices.IndexFunc(steps, func(x step) bool { return x.reads == mask }); j >= 0 {
+					d.next = append(d.next, steps[j].to)
+					continue
+				}
+			}
 			t = dfaSet{pcs: t.pcs[:0]}
 			b.gen++
 			for _, pc := range from.pcs {
@@ -104,7 +138,15 @@ func regexDFAOf(re *resyntax.Regexp) *regexDFA {
 				}
 			}
 			b.add(&t, uint32(prog.Start), false) // a match may start at any character
-			d.next = append(d.next, b.state(&t, false))
+			to := b.state(&t, false)
+			d.next = append(d.next, to)
+			switch {
+			case !masked:
+			case mask == 0:
+				restart, restartKnown = to, true
+			default:
+				steps = append(steps, step{reads: mask, to: to})
+			}
 		}
 	}
 	d.atEnd = make([]bool, len(b.sets))
@@ -250,16 +292,25 @@ func (b *dfaBuilder) classes(d *regexDFA) ([]rune, bool) {
 		default:
 			continue
 		}
-		key = append(key[:0], byte(in.Op))
-		key = binary.LittleEndian.AppendUint32(key, in.Arg)
-		for _, r := range in.Rune {
-			key = binary.LittleEndian.AppendUint32(key, uint32(r))
+		var id int32
+		seen := false
+		if n := len(b.readers); n > 0 {
+			// x{100} compiles to copies one after another.
+			last := b.readers[n-1]
+			seen = last.Op == in.Op && last.Arg == in.Arg && slices.Equal(last.Rune, in.Rune)
+			id = int32(n - 1)
 		}
-		id, seen := byKey[string(key)]
 		if !seen {
-			id = int32(len(b.readers))
-			byKey[string(key)] = id
-			b.readers = append(b.readers, in)
+			key = append(key[:0], byte(in.Op))
+			key = binary.LittleEndian.AppendUint32(key, in.Arg)
+			for _, r := range in.Rune {
+				key = binary.LittleEndian.AppendUint32(key, uint32(r))
+			}
+			if id, seen = byKey[string(key)]; !seen {
+				id = int32(len(b.readers))
+				byKey[string(key)] = id
+				b.readers = append(b.readers, in)
+			}
 		}
 		b.reader[i] = id
 		from := len(points)
