@@ -716,11 +716,15 @@ func (e *Engine) jobSinks(p *planner.Planner, st ast.Statement) (name string, si
 		return "insert-into-" + sink.Table.Name, []*plan.Sink{sink}, nil
 	case *ast.StatementSet:
 		writers := map[string]*ast.Insert{}
-		for _, ins := range s.Inserts {
+		for i, ins := range s.Inserts {
 			sink, err := e.planInsert(p, ins)
 			if err != nil {
 				return "", nil, err
 			}
+			// The statement was parsed here (Exec, Run) and its INSERTs
+			// are not needed once planned: a rule set's are thousands,
+			// not to be held while the others are planned.
+			s.Inserts[i] = nil
 			// One output file takes one writer: two INSERTs into it
 			// would each append their own commits over the other's.
 			if target, ok := e.connectors.SingleWriterTarget(sink.Table); ok {
