@@ -40,8 +40,9 @@ type Table struct {
 	PartitionKeys []string
 	Options       map[string]string
 	Temporary     bool
-	// Decl is the CREATE TABLE statement and File its source, for
-	// positioned errors.
+	// Decl holds the extent, name and options of the CREATE TABLE
+	// statement, and File its source, for positioned errors; the
+	// declared columns are Columns.
 	Decl *ast.CreateTable
 	File *token.File
 	// Legacy maps the options Flink's legacy options were read as to

@@ -27,7 +27,7 @@ func (p *Planner) TableFromDDL(ct *ast.CreateTable) (*catalog.Table, error) {
 		return nil, err
 	}
 	t := &catalog.Table{Name: name, Watermark: ct.Watermark, Options: make(map[string]string, len(ct.Options)),
-		Temporary: ct.Temporary, Decl: ct, File: p.File, Columns: make([]catalog.Column, 0, len(ct.Columns))}
+		Temporary: ct.Temporary, Decl: declOf(ct), File: p.File, Columns: make([]catalog.Column, 0, len(ct.Columns))}
 	seen := make(map[string]bool, len(ct.Columns))
 	for _, c := range ct.Columns {
 		lc := strings.ToLower(c.Name.Name)
@@ -98,6 +98,15 @@ func (p *Planner) TableFromDDL(ct *ast.CreateTable) (*catalog.Table, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// declOf returns what a catalog table keeps of its CREATE TABLE for
+// positioned errors: its extent, name and options. The columns are the
+// table's Columns (each computed one with its expression, the watermark
+// with its): the rest of the tree, a rule set's thousands of sink tables'
+// column definitions, is not kept.
+func declOf(ct *ast.CreateTable) *ast.CreateTable {
+	return &ast.CreateTable{Span: ct.Span, Temporary: ct.Temporary, IfNotExists: ct.IfNotExists, Name: ct.Name, Options: ct.Options}
 }
 
 // translateLegacy reads Flink's legacy table options of t ('connector.type',
