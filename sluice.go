@@ -560,10 +560,11 @@ func (e *Engine) exec(ctx, stop context.Context, filename string, src []byte) (r
 		return nil, false, err
 	}
 	file := token.NewFile(filename, src)
-	for _, st := range stmts {
+	for i, st := range stmts {
 		if stop.Err() != nil {
 			return results, true, nil
 		}
+		stmts[i] = nil // see Run
 		r, err := e.execStmt(ctx, file, st)
 		if err != nil {
 			return results, false, err
@@ -1408,10 +1409,15 @@ func (e *Engine) Run(ctx context.Context, filename string, src []byte) error {
 	// unbounded (a bounded one is waited for at once).
 	var printing *Job
 	var printingAt token.Position
-	for _, st := range stmts {
+	for i, st := range stmts {
 		if ctx.Err() != nil {
 			break
 		}
+		// A statement's tree is let go once executed: what it declared
+		// keeps what it needs (a table its name, options and columns), and
+		// a rule set's 20,000 trees need not all be held while it is
+		// planned.
+		stmts[i] = nil
 		if printing != nil && printsOutput(st) {
 			if e.logf != nil {
 				e.logf("%s: waits for the SELECT at %s, which reads an unbounded input, to end",
