@@ -148,6 +148,8 @@ type core struct {
 	// filterBudget bounds the memory of the filter caches of all jobs
 	// ('pipeline.filter-cache.size').
 	filterBudget *filterset.Budget
+	// optimizer applies the logical rewrite rules (see optimize).
+	optimizer *optimizer.Optimizer
 }
 
 // NewSession returns a session of the engine: an Engine of its own for
@@ -195,6 +197,7 @@ func Open(opts Options) (*Engine, error) {
 		catalog: catalog.New(),
 		config:  map[string]string{},
 	}
+	e.optimizer = optimizer.New(expr.NewBuilder(e.funcs))
 	e.logf = logf(opts.Log, e.secrets)
 	e.dims = dimensions(opts, e.logf)
 	e.shares = share.NewRegistry(share.Options{Logf: e.logf})
@@ -780,7 +783,7 @@ func (e *Engine) setWhere(key string) string {
 
 // optimize applies the logical rewrite rules.
 func (e *Engine) optimize(n plan.Node) plan.Node {
-	n = optimizer.New(expr.NewBuilder(e.funcs)).Optimize(n)
+	n = e.optimizer.Optimize(n)
 	optimizer.PruneScans(n)
 	return n
 }
