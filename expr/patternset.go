@@ -278,11 +278,19 @@ const maxClauses = 4
 // with Go's regexp.
 const setDFABudget = 1 << 22
 
+// dfaBudget is what the automata of a PatternSet's regular expressions may
+// still take, in transitions (see setDFABudget), and the scratch space
+// that building them one after another reuses.
+type dfaBudget struct {
+	left    int
+	scratch dfaScratch
+}
+
 // compileSetPattern prepares p with the same matcher its SQL function
 // compiles to, and finds how much of it literals decide. A regular
-// expression is given an automaton (regexDFA) when dfaBudget (entries
-// left) allows; nil builds none.
-func compileSetPattern(p Pattern, dfaBudget *int) (setPattern, error) {
+// expression is given an automaton (regexDFA) when dfaBudget allows; nil
+// builds none.
+func compileSetPattern(p Pattern, dfaBudget *dfaBudget) (setPattern, error) {
 	switch p.Kind {
 	case Contains:
 		return literalTest(opContains, p.Text), nil
@@ -389,7 +397,7 @@ func literalTest(op setOp, lit string) setPattern {
 // compiles, so it parses), of parse tree tree (nil: parsed here), matched
 // by what compile returns; its automaton (regexDFA), where it has one
 // within dfaBudget, replaces that matcher, which is then not compiled.
-func regexSetPattern(src string, tree *resyntax.Regexp, compile func() (matcher, error), dfaBudget *int) (setPattern, error) {
+func regexSetPattern(src string, tree *resyntax.Regexp, compile func() (matcher, error), dfaBudget *dfaBudget) (setPattern, error) {
 	if tree == nil {
 		var err error
 		if tree, err = resyntax.Parse(src, resyntax.Perl); err != nil {
@@ -406,9 +414,9 @@ func regexSetPattern(src string, tree *resyntax.Regexp, compile func() (matcher,
 	}
 	var m matcher
 	var dfa *regexDFA
-	if dfaBudget != nil && *dfaBudget > 0 {
-		if d := regexDFAOf(simple); d != nil && len(d.next) <= *dfaBudget {
-			*dfaBudget -= len(d.next)
+	if dfaBudget != nil && dfaBudget.left > 0 {
+		if d := regexDFAOf(simple, &dfaBudget.scratch); d != nil && len(d.next) <= dfaBudget.left {
+			dfaBudget.left -= len(d.next)
 			m, dfa = d.MatchString, d
 		}
 	}
@@ -573,9 +581,9 @@ func NewPatternSet(ps []Pattern) (*PatternSet, error) {
 		}
 		return id
 	}
-	dfaBudget := setDFABudget
+	dfaBudget := &dfaBudget{left: setDFABudget}
 	for i, p := range ps {
-		sp, err := compileSetPattern(p, &dfaBudget)
+		sp, err := compileSetPattern(p, dfaBudget)
 		if err != nil {
 			return nil, fmt.Errorf("cannot prepare pattern %d (%s): %w", i, p, err)
 		}

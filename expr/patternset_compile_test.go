@@ -42,12 +42,12 @@ func TestRegexSetPatternMatchers(t *testing.T) {
 	subjects := []string{"", "abc", "xabcx", "ABC", "a\nb", "héllo wörld", "mimikatz.exe -enc AAAA", "\xff", "aaaaaaaaaaaab"}
 	for _, text := range []string{"a.c", "(?i)abc", "^a\\w+$", "(?s)a.b", "[éa]x", "a{3,}b", "mimikatz.*-enc", "[\\xff]+y", "(?m)^b$"} {
 		for _, budget := range []int{0, setDFABudget} {
-			b := budget
-			sp, err := compileSetPattern(Pattern{Kind: Regexp, Text: text}, &b)
+			b := &dfaBudget{left: budget}
+			sp, err := compileSetPattern(Pattern{Kind: Regexp, Text: text}, b)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if automaton := b < budget; automaton != (budget > 0 && text != "(?m)^b$") {
+			if automaton := b.left < budget; automaton != (budget > 0 && text != "(?m)^b$") {
 				t.Errorf("%s (budget %d): automaton built: %v", text, budget, automaton)
 			}
 			re := mustRegexp(t, text)

@@ -51,26 +51,43 @@ func compileRegexDFA(src string) *regexDFA {
 	if err != nil {
 		return nil
 	}
-	return regexDFAOf(re.Simplify())
+	return regexDFAOf(re.Simplify(), nil)
+}
+
+// dfaScratch is the memory of building automata, kept from one to the
+// next (a rule set's pattern set builds hundreds): the builder's tables,
+// and the transitions, copied out at their size once built.
+type dfaScratch struct {
+	b     dfaBuilder
+	next  []int32
+	reads []bool
+	rows  [][]bool
 }
 
 // regexDFAOf builds the automaton of a simplified parse tree (Perl
-// flags, as regexp.Compile parses), or returns nil.
-func regexDFAOf(re *resyntax.Regexp) *regexDFA {
+// flags, as regexp.Compile parses), or returns nil. sc, if set, lends its
+// memory.
+func regexDFAOf(re *resyntax.Regexp, sc *dfaScratch) *regexDFA {
 	prog, err := resyntax.Compile(re)
 	if err != nil {
 		return nil
 	}
-	// About as many states as instructions, for most expressions.
-	size := min(len(prog.Inst), dfaMaxStates)
-	b := dfaBuilder{prog: prog, ids: make(map[uint64]int32, size), sets: make([]dfaSet, 0, size),
-		sameHash: make([]int32, 0, size), seen: make([]uint32, len(prog.Inst))}
 	for _, in := range prog.Inst {
 		if in.Op == resyntax.InstEmptyWidth && resyntax.EmptyOp(in.Arg)&^(resyntax.EmptyBeginText|resyntax.EmptyEndText) != 0 {
 			return nil
 		}
 	}
-	d := &regexDFA{}
+	if sc == nil {
+		sc = &dfaScratch{}
+	}
+	b := &sc.b
+	b.reset(prog)
+	d := &regexDFA{next: sc.next[:0]}
+	defer func() {
+		// The transitions are the scratch's: the automaton gets a copy.
+		sc.next = d.next[:0]
+		d.next = slices.Clone(d.next)
+	}()
 	reps, ok := b.classes(d)
 	if !ok {
 		return nil
@@ -83,7 +100,10 @@ func regexDFAOf(re *resyntax.Regexp) *regexDFA {
 	// reads[k][c] says whether reader k (b.readers) reads the characters
 	// of class c: asked once per reader a state holds, not once per state
 	// and class. t is reused: state copies a new set.
-	reads := make([][]bool, len(b.readers))
+	reads := slices.Grow(sc.rows[:0], len(b.readers))[:len(b.readers)]
+	clear(reads)
+	sc.reads = sc.reads[:0]
+	defer func() { sc.rows = reads }()
 	var t dfaSet
 	// The next state depends only on which of the state's instructions
 	// read the character: the classes that the same ones read (for a
@@ -105,7 +125,9 @@ func regexDFAOf(re *resyntax.Regexp) *regexDFA {
 		from := b.sets[s]
 		for _, pc := range from.pcs {
 			if k := b.reader[pc]; k >= 0 && reads[k] == nil {
-				reads[k] = make([]bool, d.nclass)
+				n := len(sc.reads)
+				sc.reads = slices.Grow(sc.reads, d.nclass)[:n+d.nclass]
+				reads[k] = sc.reads[n : n+d.nclass : n+d.nclass]
 				for c, r := range reps {
 					reads[k][c] = b.readers[k].MatchRune(r)
 				}
@@ -181,6 +203,23 @@ type dfaSet struct {
 	match bool
 	begin bool // at the start of the input
 	atEnd bool // at its end (only when computing atEnd)
+}
+
+// reset readies b to build prog's automaton, keeping its memory.
+func (b *dfaBuilder) reset(prog *resyntax.Prog) {
+	b.prog = prog
+	b.reader = slices.Grow(b.reader[:0], len(prog.Inst))[:len(prog.Inst)]
+	b.readers = b.readers[:0]
+	b.sets = b.sets[:0]
+	if b.ids == nil {
+		b.ids = make(map[uint64]int32, min(len(prog.Inst), dfaMaxStates))
+	}
+	clear(b.ids)
+	b.sameHash = b.sameHash[:0]
+	b.pcs = b.pcs[:0]
+	b.seen = slices.Grow(b.seen[:0], len(prog.Inst))[:len(prog.Inst)]
+	clear(b.seen)
+	b.gen = 0
 }
 
 type dfaBuilder struct {
@@ -277,7 +316,6 @@ func (b *dfaBuilder) state(set *dfaSet, begin bool) int32 {
 // sets b.reader and b.readers: instructions that read alike (the copies
 // x{100} expands to) are asked once.
 func (b *dfaBuilder) classes(d *regexDFA) ([]rune, bool) {
-	b.reader = make([]int32, len(b.prog.Inst))
 	byKey := map[string]int32{}
 	var key []byte
 	points := []rune{0}
