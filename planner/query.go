@@ -756,8 +756,8 @@ func (p *Planner) bindCondition(e ast.Expr, sc *scope, clause string) (expr.Node
 // unique against the names before them (a, a0). The schema of the result
 // takes uniqueNames(names).
 func (p *Planner) bindItems(items []*ast.SelectItem, b *binder) ([]expr.Node, []string, error) {
-	var projs []expr.Node
-	var names []string
+	projs := make([]expr.Node, 0, len(items))
+	names := make([]string, 0, len(items))
 	for i, it := range items {
 		if it.Star {
 			if b.post != nil {
