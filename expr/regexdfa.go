@@ -86,7 +86,7 @@ func regexDFAOf(re *resyntax.Regexp, sc *dfaScratch) *regexDFA {
 	defer func() {
 		// The transitions are the scratch's: the automaton gets a copy.
 		sc.next = d.next[:0]
-		d.next = slices.Clone(d.next)
+		d.next = slices.Clip(append([]int32(nil), d.next...))
 	}()
 	reps, ok := b.classes(d)
 	if !ok {
@@ -211,11 +211,17 @@ func (b *dfaBuilder) reset(prog *resyntax.Prog) {
 	b.reader = slices.Grow(b.reader[:0], len(prog.Inst))[:len(prog.Inst)]
 	b.readers = b.readers[:0]
 	b.sets = b.sets[:0]
-	if b.ids == nil {
-		b.ids = make(map[uint64]int32, min(len(prog.Inst), dfaMaxStates))
+	// About as many states as instructions, for most expressions; the
+	// table is kept at most half full.
+	size := 16
+	for size < 2*min(len(prog.Inst), dfaMaxStates) {
+		size *= 2
 	}
-	clear(b.ids)
-	b.sameHash = b.sameHash[:0]
+	b.slots = slices.Grow(b.slots[:0], size)[:size]
+	for i := range b.slots {
+		b.slots[i] = -1
+	}
+	b.hashes = b.hashes[:0]
 	b.pcs = b.pcs[:0]
 	b.seen = slices.Grow(b.seen[:0], len(prog.Inst))[:len(prog.Inst)]
 	clear(b.seen)
@@ -229,10 +235,17 @@ type dfaBuilder struct {
 	reader  []int32
 	readers []*resyntax.Inst
 	sets    []dfaSet
-	// ids holds, by the hash of their instructions, the first of the
-	// states with it; sameHash[id] is the next after id, or -1.
-	ids      map[uint64]int32
-	sameHash []int32
+	// slots is a hash table of the states, by the hash of their
+	// instructions (hashes[id]): open addressing, -1 for empty.
+	slots  []int32
+	hashes []uint64
+	// The memory of classes.
+	byKey         map[string]int32
+	classOf       map[string]uint16
+	key           []byte
+	points, reps  []rune
+	sig           []byte
+	intervalClass []uint16
 	// pcs holds the instructions of the states, one after another.
 	pcs []uint32
 	// seen[pc] == gen when add has visited pc for the set being built:
@@ -291,19 +304,20 @@ func (b *dfaBuilder) state(set *dfaSet, begin bool) int32 {
 	for _, pc := range set.pcs {
 		h = (h ^ uint64(pc)) * 1099511628211
 	}
-	first, ok := b.ids[h]
-	next := int32(-1)
-	if ok {
-		next = first
-		for id := first; id >= 0; id = b.sameHash[id] {
-			if s := &b.sets[id]; s.begin == begin && slices.Equal(s.pcs, set.pcs) {
-				return id
-			}
+	mask := uint64(len(b.slots) - 1)
+	i := h & mask
+	for ; b.slots[i] >= 0; i = (i + 1) & mask {
+		id := b.slots[i]
+		if s := &b.sets[id]; b.hashes[id] == h && s.begin == begin && slices.Equal(s.pcs, set.pcs) {
+			return id
 		}
 	}
 	id := int32(len(b.sets))
-	b.ids[h] = id
-	b.sameHash = append(b.sameHash, next)
+	b.slots[i] = id
+	b.hashes = append(b.hashes, h)
+	if 2*len(b.hashes) > len(b.slots) {
+		b.rehash()
+	}
 	// A state's instructions are never changed: when b.pcs grows into a
 	// new array, the earlier states keep theirs in the old one.
 	b.pcs = append(b.pcs, set.pcs...)
@@ -311,14 +325,36 @@ func (b *dfaBuilder) state(set *dfaSet, begin bool) int32 {
 	return id
 }
 
+// rehash doubles the states' hash table.
+func (b *dfaBuilder) rehash() {
+	b.slots = slices.Grow(b.slots[:0], 2*len(b.slots))[:2*len(b.slots)]
+	for i := range b.slots {
+		b.slots[i] = -1
+	}
+	mask := uint64(len(b.slots) - 1)
+	for id, h := range b.hashes {
+		i := h & mask
+		for b.slots[i] >= 0 {
+			i = (i + 1) & mask
+		}
+		b.slots[i] = int32(id)
+	}
+}
+
 // classes splits the runes into classes that every instruction treats
 // alike, fills d's class tables, and returns a rune of each class. It
 // sets b.reader and b.readers: instructions that read alike (the copies
 // x{100} expands to) are asked once.
 func (b *dfaBuilder) classes(d *regexDFA) ([]rune, bool) {
-	byKey := map[string]int32{}
-	var key []byte
-	points := []rune{0}
+	if b.byKey == nil {
+		b.byKey, b.classOf = map[string]int32{}, map[string]uint16{}
+	}
+	byKey := b.byKey
+	clear(byKey)
+	key := b.key[:0]
+	defer func() { b.key = key }()
+	points := append(b.points[:0], 0)
+	defer func() { b.points = points }()
 	// npoints counts the points of every instruction, as if each read
 	// differently: the limit on them is the same.
 	npoints := len(points)
@@ -388,10 +424,14 @@ func (b *dfaBuilder) classes(d *regexDFA) ([]rune, bool) {
 	}
 	// Intervals [points[i], points[i+1]) with the same behaviour share a
 	// class.
-	sig := make([]byte, len(b.readers))
-	classOf := map[string]uint16{}
-	var reps []rune
-	intervalClass := make([]uint16, len(points))
+	sig := slices.Grow(b.sig[:0], len(b.readers))[:len(b.readers)]
+	b.sig = sig
+	classOf := b.classOf
+	clear(classOf)
+	reps := b.reps[:0]
+	defer func() { b.reps = reps }()
+	intervalClass := slices.Grow(b.intervalClass[:0], len(points))[:len(points)]
+	b.intervalClass = intervalClass
 	for i, p := range points {
 		for j, in := range b.readers {
 			sig[j] = 0

@@ -2,6 +2,10 @@ package expr
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"reflect"
+	resyntax "regexp/syntax"
+	"strings"
 	"testing"
 )
 
@@ -27,5 +31,36 @@ func BenchmarkRegexDFABuild(b *testing.B) {
 				b.Fatalf("%s: no automaton", src)
 			}
 		}
+	}
+}
+
+// Automata built one after another in one scratch (as a pattern set
+// builds them) are those built each on its own: nothing of one build
+// leaks into the next, whatever their sizes.
+func TestRegexDFAScratch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	pieces := []string{"a", "(?i)b", "[a-f]", "x{3}", "[A-Za-z0-9+/]{40,}", "(cd|ef)+", ".*", "^", "$", "\\d+", "é", "(?i)mimikatz", "[^q]", "z?"}
+	var sc dfaScratch
+	built := 0
+	for range 2000 {
+		var src strings.Builder
+		for range 1 + rng.IntN(5) {
+			src.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		re, err := resyntax.Parse(src.String(), resyntax.Perl)
+		if err != nil {
+			continue
+		}
+		simple := re.Simplify()
+		shared, alone := regexDFAOf(simple, &sc), regexDFAOf(simple, nil)
+		if !reflect.DeepEqual(shared, alone) {
+			t.Fatalf("%q: the automaton built in a used scratch differs", src.String())
+		}
+		if alone != nil {
+			built++
+		}
+	}
+	if built < 1000 {
+		t.Fatalf("only %d automata built", built)
 	}
 }
