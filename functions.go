@@ -110,8 +110,7 @@ func (e *Engine) createWasmFunction(ctx context.Context, p *planner.Planner, fil
 }
 
 func (e *Engine) hasAggregate(name string) bool {
-	_, err := e.aggs.Lookup(name)
-	return err == nil
+	return e.aggs.Has(name)
 }
 
 func (e *Engine) hasTableFunction(name string) bool {

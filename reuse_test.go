@@ -84,6 +84,38 @@ END;`
 	}
 }
 
+// The INSERTs of a statement set that read one table share its bound
+// scan (the planner binds a table once per statement): one renaming the
+// table's columns, one reading it by its own names, one joining it with
+// itself and one pruning other columns each write what they write as
+// statements of their own.
+func TestStatementSetScansOfOneTable(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "events.jsonl", reuseEvents)
+	ddl := reuseDDL + `
+CREATE TABLE renamed (a STRING, d INT) WITH ('connector' = 'print', 'print-identifier' = 'renamed');
+CREATE TABLE named (k STRING, v2 INT) WITH ('connector' = 'print', 'print-identifier' = 'named');
+CREATE TABLE joined (k STRING, v INT, w INT) WITH ('connector' = 'print', 'print-identifier' = 'joined');
+CREATE TABLE pruned (ts TIMESTAMP(3)) WITH ('connector' = 'print', 'print-identifier' = 'pruned');
+`
+	inserts := []string{
+		"INSERT INTO renamed SELECT a, d FROM events AS e(a, b, c, d) WHERE b > 25",
+		"INSERT INTO named SELECT k, v2 FROM events WHERE v < 25",
+		"INSERT INTO joined SELECT x.k, x.v, y.v FROM events AS x JOIN events AS y ON x.k = y.k AND x.v < y.v",
+		"INSERT INTO pruned SELECT ts FROM events WHERE k = 'c'",
+	}
+	set, _ := runLogged(t, dir, ddl+"EXECUTE STATEMENT SET BEGIN\n"+strings.Join(inserts, ";\n")+";\nEND;")
+	apart, _ := runLogged(t, dir, ddl+strings.Join(inserts, ";\n")+";")
+	if len(set) != 14 || !slices.Equal(set, apart) {
+		t.Errorf("the statement set wrote\n%s\nthe INSERTs apart wrote\n%s", strings.Join(set, "\n"), strings.Join(apart, "\n"))
+	}
+	for _, want := range []string{"renamed> +I[b, 100]", "named> +I[b, 40]", "joined> +I[a, 1, 60]", "pruned> +I[2024-01-01 00:00:07.000]"} {
+		if !slices.Contains(set, want) {
+			t.Errorf("no %q in\n%s", want, strings.Join(set, "\n"))
+		}
+	}
+}
+
 // A self-join of two views over one table (Nexmark q3's shape), a union
 // of the table with itself under an aggregation, and an event-time window
 // join give the same rows with the source shared and apart: the rows of

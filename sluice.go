@@ -105,6 +105,12 @@ type Engine struct {
 	names map[string]int
 	// root is the engine a session belongs to; nil for the engine.
 	root *Engine
+	// secretsMu guards the secrets of the catalog's tables as of its
+	// generation secretsGen (see secrets).
+	secretsMu   sync.Mutex
+	secretsOK   bool
+	secretsGen  uint64
+	secretsList []string
 }
 
 // core is what the sessions of an engine share.
@@ -146,6 +152,8 @@ type core struct {
 	// while watching (see watchState).
 	watches  map[*stateWatch]bool
 	watching bool
+	// optimizer applies the logical rewrite rules (see optimize).
+	optimizer *optimizer.Optimizer
 }
 
 // NewSession returns a session of the engine: an Engine of its own for
@@ -193,6 +201,7 @@ func Open(opts Options) (*Engine, error) {
 		catalog: catalog.New(),
 		config:  map[string]string{},
 	}
+	e.optimizer = optimizer.New(expr.NewBuilder(e.funcs))
 	e.logf = logf(opts.Log, e.secrets)
 	e.dims = dimensions(opts, e.logf)
 	e.shares = share.NewRegistry(share.Options{Logf: e.logf})
@@ -558,10 +567,11 @@ func (e *Engine) exec(ctx, stop context.Context, filename string, src []byte) (r
 		return nil, false, err
 	}
 	file := token.NewFile(filename, src)
-	for _, st := range stmts {
+	for i, st := range stmts {
 		if stop.Err() != nil {
 			return results, true, nil
 		}
+		stmts[i] = nil // see Run
 		r, err := e.execStmt(ctx, file, st)
 		if err != nil {
 			return results, false, err
@@ -626,7 +636,7 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 		if _, err := e.funcs.Lookup(strings.ToUpper(s.Name.Last().Name)); err == nil {
 			return Result{Message: "[INFO] Execute statement succeeded."}, nil
 		}
-		if _, err := e.aggs.Lookup(strings.ToUpper(s.Name.Last().Name)); err == nil {
+		if e.aggs.Has(s.Name.Last().Name) {
 			return Result{Message: "[INFO] Execute statement succeeded."}, nil
 		}
 		return Result{}, token.NewError(file, s.Name.Pos(),
@@ -714,11 +724,15 @@ func (e *Engine) jobSinks(p *planner.Planner, st ast.Statement) (name string, si
 		return "insert-into-" + sink.Table.Name, []*plan.Sink{sink}, nil
 	case *ast.StatementSet:
 		writers := map[string]*ast.Insert{}
-		for _, ins := range s.Inserts {
+		for i, ins := range s.Inserts {
 			sink, err := e.planInsert(p, ins)
 			if err != nil {
 				return "", nil, err
 			}
+			// The statement was parsed here (Exec, Run) and its INSERTs
+			// are not needed once planned: a rule set's are thousands,
+			// not to be held while the others are planned.
+			s.Inserts[i] = nil
 			// One output file takes one writer: two INSERTs into it
 			// would each append their own commits over the other's.
 			if target, ok := e.connectors.SingleWriterTarget(sink.Table); ok {
@@ -773,7 +787,7 @@ func (e *Engine) setWhere(key string) string {
 
 // optimize applies the logical rewrite rules.
 func (e *Engine) optimize(n plan.Node) plan.Node {
-	n = optimizer.New(expr.NewBuilder(e.funcs)).Optimize(n)
+	n = e.optimizer.Optimize(n)
 	optimizer.PruneScans(n)
 	return n
 }
@@ -1344,8 +1358,25 @@ func (e *Engine) positionTableErrorIn(t *catalog.Table, err error) error {
 }
 
 // secrets returns the secret values of the declared tables' options, for
-// masking in messages that a connector did not mask itself.
+// masking in messages that a connector did not mask itself. Every log line
+// masks them: they are gathered again only when the tables have changed
+// (a rule set declares thousands, and its job logs a line per filter). The
+// slice returned is shared: callers must not change it.
 func (e *Engine) secrets() []string {
+	gen := e.catalog.Generation()
+	e.secretsMu.Lock()
+	defer e.secretsMu.Unlock()
+	if e.secretsOK && e.secretsGen == gen {
+		return e.secretsList
+	}
+	// Tables added while these are gathered make the next call gather
+	// again: gen is older than what they reflect.
+	e.secretsList, e.secretsGen, e.secretsOK = e.tableSecrets(), gen, true
+	return e.secretsList
+}
+
+// tableSecrets gathers the secret values of the declared tables' options.
+func (e *Engine) tableSecrets() []string {
 	var out []string
 	for _, name := range e.catalog.Tables() {
 		if t, _, err := e.catalog.Lookup(name); err == nil && t != nil {
@@ -1414,10 +1445,15 @@ func (e *Engine) Run(ctx context.Context, filename string, src []byte) error {
 	// unbounded (a bounded one is waited for at once).
 	var printing *Job
 	var printingAt token.Position
-	for _, st := range stmts {
+	for i, st := range stmts {
 		if ctx.Err() != nil {
 			break
 		}
+		// A statement's tree is let go once executed: what it declared
+		// keeps what it needs (a table its name, options and columns), and
+		// a rule set's 20,000 trees need not all be held while it is
+		// planned.
+		stmts[i] = nil
 		if printing != nil && printsOutput(st) {
 			if e.logf != nil {
 				e.logf("%s: waits for the SELECT at %s, which reads an unbounded input, to end",

@@ -40,8 +40,9 @@ type Table struct {
 	PartitionKeys []string
 	Options       map[string]string
 	Temporary     bool
-	// Decl is the CREATE TABLE statement and File its source, for
-	// positioned errors.
+	// Decl holds the extent, name and options of the CREATE TABLE
+	// statement, and File its source, for positioned errors; the
+	// declared columns are Columns.
 	Decl *ast.CreateTable
 	File *token.File
 	// Legacy maps the options Flink's legacy options were read as to
@@ -56,7 +57,13 @@ type Table struct {
 
 // Physical returns the physical columns: what the connector reads and writes.
 func (t *Table) Physical() types.Schema {
-	var s types.Schema
+	n := 0
+	for _, c := range t.Columns {
+		if c.Computed == nil && !c.Metadata {
+			n++
+		}
+	}
+	s := types.Schema{Columns: make([]types.Column, 0, n)}
 	for _, c := range t.Columns {
 		if c.Computed == nil && !c.Metadata {
 			s.Columns = append(s.Columns, types.Column{Name: c.Name, Type: c.Type})
@@ -81,6 +88,8 @@ type Catalog struct {
 	views  map[string]*View
 	// parent's names are seen through this catalog's, which hide them.
 	parent *Catalog
+	// gen counts the changes to tables (see Generation).
+	gen uint64
 }
 
 // New returns an empty catalog.
@@ -110,6 +119,7 @@ func (c *Catalog) AddTable(t *Table, ifNotExists bool) error {
 		return fmt.Errorf("table or view '%s' already exists", t.Name)
 	}
 	c.tables[t.Name] = t
+	c.gen++
 	return nil
 }
 
@@ -141,6 +151,7 @@ func (c *Catalog) Drop(what, name string, ifExists bool) error {
 	case "TABLE":
 		if _, ok := c.tables[name]; ok {
 			delete(c.tables, name)
+			c.gen++
 			return nil
 		}
 	case "VIEW":
@@ -197,6 +208,19 @@ func (c *Catalog) lookup(name string) (*Table, *View, bool) {
 		}
 	}
 	return ft, fv, n == 1
+}
+
+// Generation changes whenever a table is added or dropped, here or in the
+// parent's: what a caller derived from the tables (their secrets, say)
+// holds while it is the same.
+func (c *Catalog) Generation() uint64 {
+	c.mu.RLock()
+	gen := c.gen
+	c.mu.RUnlock()
+	if c.parent != nil {
+		gen += c.parent.Generation() // both only grow
+	}
+	return gen
 }
 
 // Tables returns the names of tables, sorted.

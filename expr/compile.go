@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/sluicesql/sluice/types"
@@ -54,6 +55,8 @@ type compiler struct {
 	now func() int64
 	// cse, if set, shares repeated sub-expressions (see cse.go).
 	cse *cse
+	// check is set by Check: what is compiled is never evaluated.
+	check bool
 }
 
 func newCompiler(env *Env) *compiler {
@@ -85,6 +88,19 @@ func Compile(n Node, env *Env) (Eval, error) {
 		s.nextRow()
 		return e(row)
 	}, nil
+}
+
+// Check returns the error Compile returns for n, without preparing what
+// only evaluating n needs: a constant regular expression is parsed, not
+// compiled. The planner checks every call with a constant argument (a
+// pattern, a format) so that a bad one is reported where it is written,
+// and a rule set has thousands.
+func Check(n Node, env *Env) error {
+	c := newCompiler(env)
+	n = c.fold(n) // evaluates constant calls: not checked only
+	c.check = true
+	_, err := c.compile(n)
+	return err
 }
 
 // CompilePredicate compiles a BOOLEAN expression into a filter: it returns
@@ -176,7 +192,9 @@ func CompileProgram(filter Node, projs []Node, env *Env) (*Program, error) {
 // Fold replaces constant sub-expressions of n (see IsConstant) by their
 // values, and simplifies AND/OR with a constant FALSE/TRUE operand. A
 // constant whose evaluation fails (1/0) is left in place: the error then
-// surfaces when a row is evaluated, as in Flink.
+// surfaces when a row is evaluated, as in Flink. A sub-expression with
+// nothing to fold is returned as it is, not copied (nodes are never
+// changed once built).
 func Fold(n Node, env *Env) (Node, error) {
 	return newCompiler(env).fold(n), nil
 }
@@ -186,15 +204,24 @@ func (c *compiler) fold(n Node) Node {
 	case *Column, *Literal:
 		return n
 	case *Call:
-		args := make([]Node, len(x.Args))
+		var args []Node // made when an operand folds to another node
 		allLit := true
 		for i, a := range x.Args {
-			args[i] = c.fold(a)
-			if _, ok := args[i].(*Literal); !ok {
+			f := c.fold(a)
+			if f != a && args == nil {
+				args = slices.Clone(x.Args)
+			}
+			if args != nil {
+				args[i] = f
+			}
+			if _, ok := f.(*Literal); !ok {
 				allLit = false
 			}
 		}
-		y := &Call{Name: x.Name, Fn: x.Fn, Args: args, T: x.T}
+		y := x
+		if args != nil {
+			y = &Call{Name: x.Name, Fn: x.Fn, Args: args, T: x.T}
+		}
 		if s := simplifyLogic(y); s != nil {
 			return s
 		}
@@ -203,7 +230,10 @@ func (c *compiler) fold(n Node) Node {
 		}
 		return y
 	case *Cast:
-		y := &Cast{X: c.fold(x.X), T: x.T, Try: x.Try}
+		y := x
+		if f := c.fold(x.X); f != x.X {
+			y = &Cast{X: f, T: x.T, Try: x.Try}
+		}
 		if _, ok := y.X.(*Literal); ok {
 			return c.evalConst(y)
 		}

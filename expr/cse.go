@@ -48,6 +48,25 @@ type cseSlot struct {
 // shared sub-expression's operands are counted once. It returns nil when
 // there are none.
 func planCSE(roots []Node) *cse {
+	// Only a node other than a column or a literal is shared, and one is
+	// shared when reached twice: with fewer than two there is nothing to
+	// share (a rule's x LIKE 'p'), and no keys to build.
+	inner := 0
+	for _, r := range roots {
+		if r != nil && inner < 2 {
+			Walk(r, func(n Node) bool {
+				switch n.(type) {
+				case *Column, *Literal:
+				default:
+					inner++
+				}
+				return inner < 2
+			})
+		}
+	}
+	if inner < 2 {
+		return nil
+	}
 	k := &cseKeys{ids: make(map[string]int), of: make(map[Node]int)}
 	raw := make(map[int]int)
 	for _, r := range roots {

@@ -3,6 +3,7 @@ package expr
 import (
 	"fmt"
 	"regexp"
+	resyntax "regexp/syntax"
 	"strings"
 	"unicode/utf8"
 
@@ -425,8 +426,15 @@ func (c *regexCache) get(src string) (*pattern, error) {
 // constant pattern that does not compile is an error; a non-constant one
 // makes get return a nil Regexp (the function then returns NULL or FALSE,
 // as Flink does).
-func regexArg(call *Call, i int) (get func(v types.Value) *pattern, err error) {
+func regexArg(c *compiler, call *Call, i int) (get func(v types.Value) *pattern, err error) {
 	if v, ok := constArg(call, i); ok && !v.IsNull() {
+		if c.check {
+			// Parse fails where regexp.Compile does, with its error.
+			if _, err := resyntax.Parse(v.Str(), resyntax.Perl); err != nil {
+				return nil, fmt.Errorf("cannot compile regular expression '%s' in %s: %w", v.Str(), call.Name, err)
+			}
+			return func(types.Value) *pattern { return nil }, nil
+		}
 		re, err := compilePattern(v.Str())
 		if err != nil {
 			return nil, fmt.Errorf("cannot compile regular expression '%s' in %s: %w", v.Str(), call.Name, err)

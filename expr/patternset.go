@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"regexp"
 	resyntax "regexp/syntax"
 	"slices"
 	"strings"
@@ -126,7 +127,7 @@ func AsPattern(n Node) (subject Node, p Pattern, negated bool, ok bool) {
 			}
 			p.Escape = esc
 		}
-		if _, err := compileSetPattern(p, nil); err != nil {
+		if checkSetPattern(p) != nil {
 			break
 		}
 		return call.Args[0], p, strings.HasPrefix(call.Name, "NOT "), true
@@ -136,7 +137,7 @@ func AsPattern(n Node) (subject Node, p Pattern, negated bool, ok bool) {
 			break
 		}
 		p = Pattern{Kind: Regexp, Text: text}
-		if _, err := compileSetPattern(p, nil); err != nil {
+		if checkSetPattern(p) != nil {
 			break
 		}
 		return call.Args[0], p, false, true
@@ -277,11 +278,19 @@ const maxClauses = 4
 // with Go's regexp.
 const setDFABudget = 1 << 22
 
+// dfaBudget is what the automata of a PatternSet's regular expressions may
+// still take, in transitions (see setDFABudget), and the scratch space
+// that building them one after another reuses.
+type dfaBudget struct {
+	left    int
+	scratch dfaScratch
+}
+
 // compileSetPattern prepares p with the same matcher its SQL function
 // compiles to, and finds how much of it literals decide. A regular
-// expression is given an automaton (regexDFA) when dfaBudget (entries
-// left) allows; nil builds none.
-func compileSetPattern(p Pattern, dfaBudget *int) (setPattern, error) {
+// expression is given an automaton (regexDFA) when dfaBudget allows; nil
+// builds none.
+func compileSetPattern(p Pattern, dfaBudget *dfaBudget) (setPattern, error) {
 	switch p.Kind {
 	case Contains:
 		return literalTest(opContains, p.Text), nil
@@ -291,7 +300,7 @@ func compileSetPattern(p Pattern, dfaBudget *int) (setPattern, error) {
 			return setPattern{}, err
 		}
 		if lp.re != nil {
-			return regexSetPattern(lp.src, lp.re.MatchString, dfaBudget), nil
+			return regexSetPattern(lp.src, nil, compiled(lp.re), dfaBudget)
 		}
 		pc := lp.pieces
 		switch {
@@ -320,18 +329,59 @@ func compileSetPattern(p Pattern, dfaBudget *int) (setPattern, error) {
 		if err != nil {
 			return setPattern{}, err
 		}
-		return regexSetPattern(src, re.MatchString, dfaBudget), nil
+		return regexSetPattern(src, nil, compiled(re), dfaBudget)
 	case Regexp:
 		if p.Text == "" {
 			return setPattern{op: opNever}, nil // REGEXP(x, '') is FALSE
 		}
-		re, err := compilePattern(p.Text)
+		// Parsed once: the tree gives the literals and the automaton, and
+		// Go's regexp (which parses on its own) is compiled only for an
+		// expression left without an automaton. Parse fails where
+		// regexp.Compile does, with its error.
+		tree, err := resyntax.Parse(p.Text, resyntax.Perl)
 		if err != nil {
 			return setPattern{}, fmt.Errorf("cannot compile regular expression '%s' in REGEXP: %w", p.Text, err)
 		}
-		return regexSetPattern(p.Text, re.Regexp.MatchString, dfaBudget), nil
+		return regexSetPattern(p.Text, tree, func() (matcher, error) {
+			re, err := regexp.Compile(p.Text)
+			if err != nil {
+				return nil, fmt.Errorf("cannot compile regular expression '%s' in REGEXP: %w", p.Text, err)
+			}
+			return re.MatchString, nil
+		}, dfaBudget)
 	}
 	return setPattern{}, fmt.Errorf("unknown pattern kind %d", p.Kind)
+}
+
+// checkSetPattern returns the error compileSetPattern returns for p,
+// without preparing p: AsPattern takes only the patterns a PatternSet
+// accepts, and a rule set has thousands.
+func checkSetPattern(p Pattern) error {
+	switch p.Kind {
+	case Like:
+		_, err := prepareLike(p.Text, p.Escape)
+		return err
+	case SimilarTo:
+		_, _, err := similarRegexp(p.Text, p.Escape)
+		return err
+	case Regexp:
+		if p.Text == "" {
+			return nil
+		}
+		if _, err := resyntax.Parse(p.Text, resyntax.Perl); err != nil {
+			return fmt.Errorf("cannot compile regular expression '%s' in REGEXP: %w", p.Text, err)
+		}
+		return nil
+	case Contains:
+		return nil
+	}
+	return fmt.Errorf("unknown pattern kind %d", p.Kind)
+}
+
+// compiled returns a compiled regular expression as regexSetPattern takes
+// its matcher.
+func compiled(re *regexp.Regexp) func() (matcher, error) {
+	return func() (matcher, error) { return re.MatchString, nil }
 }
 
 // literalTest is a test of a literal; an empty one holds for every
@@ -343,28 +393,40 @@ func literalTest(op setOp, lit string) setPattern {
 	return setPattern{op: op, lit: lit}
 }
 
-// regexSetPattern prepares a compiled regular expression of source src
-// (which compiled, so it parses) matched by m; its automaton
-// (regexDFA), where it has one within dfaBudget, replaces m.
-func regexSetPattern(src string, m matcher, dfaBudget *int) setPattern {
-	tree, err := resyntax.Parse(src, resyntax.Perl)
-	if err != nil {
-		return setPattern{op: opVerify, m: m}
-	}
-	if op, lit, ok := regexLiteralTest(tree.Simplify()); ok {
-		if op == opEquals {
-			return setPattern{op: opEquals, lit: lit}
+// regexSetPattern prepares a regular expression of source src (which
+// compiles, so it parses), of parse tree tree (nil: parsed here), matched
+// by what compile returns; its automaton (regexDFA), where it has one
+// within dfaBudget, replaces that matcher, which is then not compiled.
+func regexSetPattern(src string, tree *resyntax.Regexp, compile func() (matcher, error), dfaBudget *dfaBudget) (setPattern, error) {
+	if tree == nil {
+		var err error
+		if tree, err = resyntax.Parse(src, resyntax.Perl); err != nil {
+			m, err := compile()
+			return setPattern{op: opVerify, m: m}, err
 		}
-		return literalTest(op, lit)
 	}
+	simple := tree.Simplify()
+	if op, lit, ok := regexLiteralTest(simple); ok {
+		if op == opEquals {
+			return setPattern{op: opEquals, lit: lit}, nil
+		}
+		return literalTest(op, lit), nil
+	}
+	var m matcher
 	var dfa *regexDFA
-	if dfaBudget != nil && *dfaBudget > 0 {
-		if d := compileRegexDFA(src); d != nil && len(d.next) <= *dfaBudget {
-			*dfaBudget -= len(d.next)
+	if dfaBudget != nil && dfaBudget.left > 0 {
+		if d := regexDFAOf(simple, &dfaBudget.scratch); d != nil && len(d.next) <= dfaBudget.left {
+			dfaBudget.left -= len(d.next)
 			m, dfa = d.MatchString, d
 		}
 	}
-	return setPattern{op: opVerify, m: m, dfa: dfa, clauses: requiredClauses(tree, true, maxAltLiterals, maxClauses), minLen: minMatchBytes(tree)}
+	if m == nil {
+		var err error
+		if m, err = compile(); err != nil {
+			return setPattern{}, err
+		}
+	}
+	return setPattern{op: opVerify, m: m, dfa: dfa, clauses: requiredClauses(tree, true, maxAltLiterals, maxClauses), minLen: minMatchBytes(tree)}, nil
 }
 
 // minMatchBytes returns a lower bound of the bytes any match of r spans:
@@ -519,9 +581,9 @@ func NewPatternSet(ps []Pattern) (*PatternSet, error) {
 		}
 		return id
 	}
-	dfaBudget := setDFABudget
+	dfaBudget := &dfaBudget{left: setDFABudget}
 	for i, p := range ps {
-		sp, err := compileSetPattern(p, &dfaBudget)
+		sp, err := compileSetPattern(p, dfaBudget)
 		if err != nil {
 			return nil, fmt.Errorf("cannot prepare pattern %d (%s): %w", i, p, err)
 		}

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	resyntax "regexp/syntax"
 	"slices"
-	"sort"
 	"unicode"
 	"unicode/utf8"
 )
@@ -52,17 +51,43 @@ func compileRegexDFA(src string) *regexDFA {
 	if err != nil {
 		return nil
 	}
-	prog, err := resyntax.Compile(re.Simplify())
+	return regexDFAOf(re.Simplify(), nil)
+}
+
+// dfaScratch is the memory of building automata, kept from one to the
+// next (a rule set's pattern set builds hundreds): the builder's tables,
+// and the transitions, copied out at their size once built.
+type dfaScratch struct {
+	b     dfaBuilder
+	next  []int32
+	reads []bool
+	rows  [][]bool
+}
+
+// regexDFAOf builds the automaton of a simplified parse tree (Perl
+// flags, as regexp.Compile parses), or returns nil. sc, if set, lends its
+// memory.
+func regexDFAOf(re *resyntax.Regexp, sc *dfaScratch) *regexDFA {
+	prog, err := resyntax.Compile(re)
 	if err != nil {
 		return nil
 	}
-	b := dfaBuilder{prog: prog, ids: map[string]int32{}, seen: make([]uint32, len(prog.Inst))}
 	for _, in := range prog.Inst {
 		if in.Op == resyntax.InstEmptyWidth && resyntax.EmptyOp(in.Arg)&^(resyntax.EmptyBeginText|resyntax.EmptyEndText) != 0 {
 			return nil
 		}
 	}
-	d := &regexDFA{}
+	if sc == nil {
+		sc = &dfaScratch{}
+	}
+	b := &sc.b
+	b.reset(prog)
+	d := &regexDFA{next: sc.next[:0]}
+	defer func() {
+		// The transitions are the scratch's: the automaton gets a copy.
+		sc.next = d.next[:0]
+		d.next = slices.Clip(append([]int32(nil), d.next...))
+	}()
 	reps, ok := b.classes(d)
 	if !ok {
 		return nil
@@ -72,21 +97,78 @@ func compileRegexDFA(src string) *regexDFA {
 	b.gen++
 	b.add(&set, uint32(prog.Start), true)
 	d.start = b.state(&set, true)
+	// reads[k][c] says whether reader k (b.readers) reads the characters
+	// of class c: asked once per reader a state holds, not once per state
+	// and class. t is reused: state copies a new set.
+	reads := slices.Grow(sc.rows[:0], len(b.readers))[:len(b.readers)]
+	clear(reads)
+	sc.reads = sc.reads[:0]
+	defer func() { sc.rows = reads }()
+	var t dfaSet
+	// The next state depends only on which of the state's instructions
+	// read the character: the classes that the same ones read (for a
+	// state of a few instructions, most classes, which none reads) share
+	// one computation, and the state where none reads it (a match may
+	// start anywhere) is the same from every state. Each is still found
+	// first where computing every class would find it: the states are
+	// numbered alike.
+	type step struct {
+		reads uint64 // bit i: from.pcs[i] reads the class
+		to    int32
+	}
+	var steps []step
+	restart, restartKnown := int32(0), false
 	for s := 0; s < len(b.sets); s++ {
 		if len(b.sets) > dfaMaxStates || len(b.sets)*d.nclass > dfaMaxEntries {
 			return nil
 		}
 		from := b.sets[s]
+		for _, pc := range from.pcs {
+			if k := b.reader[pc]; k >= 0 && reads[k] == nil {
+				n := len(sc.reads)
+				sc.reads = slices.Grow(sc.reads, d.nclass)[:n+d.nclass]
+				reads[k] = sc.reads[n : n+d.nclass : n+d.nclass]
+				for c, r := range reps {
+					reads[k][c] = b.readers[k].MatchRune(r)
+				}
+			}
+		}
+		steps = steps[:0]
+		masked := len(from.pcs) <= 64
 		for c := range d.nclass {
-			var t dfaSet
+			var mask uint64
+			if masked {
+				for i, pc := range from.pcs {
+					if k := b.reader[pc]; k >= 0 && reads[k][c] {
+						mask |= 1 << i
+					}
+				}
+				if mask == 0 && restartKnown {
+					d.next = append(d.next, restart)
+					continue
+				}
+				if j := slices.IndexFunc(steps, func(x step) bool { return x.reads == mask }); j >= 0 {
+					d.next = append(d.next, steps[j].to)
+					continue
+				}
+			}
+			t = dfaSet{pcs: t.pcs[:0]}
 			b.gen++
 			for _, pc := range from.pcs {
-				if in := &prog.Inst[pc]; in.Op != resyntax.InstEmptyWidth && in.MatchRune(reps[c]) {
-					b.add(&t, in.Out, false)
+				if k := b.reader[pc]; k >= 0 && reads[k][c] {
+					b.add(&t, prog.Inst[pc].Out, false)
 				}
 			}
 			b.add(&t, uint32(prog.Start), false) // a match may start at any character
-			d.next = append(d.next, b.state(&t, false))
+			to := b.state(&t, false)
+			d.next = append(d.next, to)
+			switch {
+			case !masked:
+			case mask == 0:
+				restart, restartKnown = to, true
+			default:
+				steps = append(steps, step{reads: mask, to: to})
+			}
 		}
 	}
 	d.atEnd = make([]bool, len(b.sets))
@@ -123,11 +205,49 @@ type dfaSet struct {
 	atEnd bool // at its end (only when computing atEnd)
 }
 
+// reset readies b to build prog's automaton, keeping its memory.
+func (b *dfaBuilder) reset(prog *resyntax.Prog) {
+	b.prog = prog
+	b.reader = slices.Grow(b.reader[:0], len(prog.Inst))[:len(prog.Inst)]
+	b.readers = b.readers[:0]
+	b.sets = b.sets[:0]
+	// About as many states as instructions, for most expressions; the
+	// table is kept at most half full.
+	size := 16
+	for size < 2*min(len(prog.Inst), dfaMaxStates) {
+		size *= 2
+	}
+	b.slots = slices.Grow(b.slots[:0], size)[:size]
+	for i := range b.slots {
+		b.slots[i] = -1
+	}
+	b.hashes = b.hashes[:0]
+	b.pcs = b.pcs[:0]
+	b.seen = slices.Grow(b.seen[:0], len(prog.Inst))[:len(prog.Inst)]
+	clear(b.seen)
+	b.gen = 0
+}
+
 type dfaBuilder struct {
 	prog *resyntax.Prog
-	sets []dfaSet
-	ids  map[string]int32
-	key  []byte
+	// reader[pc] is the index in readers of the instruction that reads
+	// as pc does, -1 when pc reads no character (see classes).
+	reader  []int32
+	readers []*resyntax.Inst
+	sets    []dfaSet
+	// slots is a hash table of the states, by the hash of their
+	// instructions (hashes[id]): open addressing, -1 for empty.
+	slots  []int32
+	hashes []uint64
+	// The memory of classes.
+	byKey         map[string]int32
+	classOf       map[string]uint16
+	key           []byte
+	points, reps  []rune
+	sig           []byte
+	intervalClass []uint16
+	// pcs holds the instructions of the states, one after another.
+	pcs []uint32
 	// seen[pc] == gen when add has visited pc for the set being built:
 	// empty loops ((a*)*) must not recurse forever.
 	seen []uint32
@@ -175,28 +295,100 @@ func (b *dfaBuilder) state(set *dfaSet, begin bool) int32 {
 		return dfaDead
 	}
 	slices.Sort(set.pcs)
-	b.key = b.key[:0]
+	// FNV-1a over the instructions; states of one hash are told apart
+	// by their instructions.
+	h := uint64(14695981039346656037)
 	if begin {
-		b.key = append(b.key, 1)
+		h = (h ^ 1) * 1099511628211
 	}
 	for _, pc := range set.pcs {
-		b.key = binary.LittleEndian.AppendUint32(b.key, pc)
+		h = (h ^ uint64(pc)) * 1099511628211
 	}
-	if id, ok := b.ids[string(b.key)]; ok {
-		return id
+	mask := uint64(len(b.slots) - 1)
+	i := h & mask
+	for ; b.slots[i] >= 0; i = (i + 1) & mask {
+		id := b.slots[i]
+		if s := &b.sets[id]; b.hashes[id] == h && s.begin == begin && slices.Equal(s.pcs, set.pcs) {
+			return id
+		}
 	}
 	id := int32(len(b.sets))
-	b.ids[string(b.key)] = id
-	b.sets = append(b.sets, dfaSet{pcs: slices.Clone(set.pcs), begin: begin})
+	b.slots[i] = id
+	b.hashes = append(b.hashes, h)
+	if 2*len(b.hashes) > len(b.slots) {
+		b.rehash()
+	}
+	// A state's instructions are never changed: when b.pcs grows into a
+	// new array, the earlier states keep theirs in the old one.
+	b.pcs = append(b.pcs, set.pcs...)
+	b.sets = append(b.sets, dfaSet{pcs: b.pcs[len(b.pcs)-len(set.pcs) : len(b.pcs) : len(b.pcs)], begin: begin})
 	return id
 }
 
+// rehash doubles the states' hash table.
+func (b *dfaBuilder) rehash() {
+	b.slots = slices.Grow(b.slots[:0], 2*len(b.slots))[:2*len(b.slots)]
+	for i := range b.slots {
+		b.slots[i] = -1
+	}
+	mask := uint64(len(b.slots) - 1)
+	for id, h := range b.hashes {
+		i := h & mask
+		for b.slots[i] >= 0 {
+			i = (i + 1) & mask
+		}
+		b.slots[i] = int32(id)
+	}
+}
+
 // classes splits the runes into classes that every instruction treats
-// alike, fills d's class tables, and returns a rune of each class.
+// alike, fills d's class tables, and returns a rune of each class. It
+// sets b.reader and b.readers: instructions that read alike (the copies
+// x{100} expands to) are asked once.
 func (b *dfaBuilder) classes(d *regexDFA) ([]rune, bool) {
-	points := []rune{0}
-	single := func(r rune) { points = append(points, r, r+1) }
-	for _, in := range b.prog.Inst {
+	if b.byKey == nil {
+		b.byKey, b.classOf = map[string]int32{}, map[string]uint16{}
+	}
+	byKey := b.byKey
+	clear(byKey)
+	key := b.key[:0]
+	defer func() { b.key = key }()
+	points := append(b.points[:0], 0)
+	defer func() { b.points = points }()
+	// npoints counts the points of every instruction, as if each read
+	// differently: the limit on them is the same.
+	npoints := len(points)
+	for i := range b.prog.Inst {
+		b.reader[i] = -1
+		in := &b.prog.Inst[i]
+		switch in.Op {
+		case resyntax.InstRune, resyntax.InstRune1, resyntax.InstRuneAny, resyntax.InstRuneAnyNotNL:
+		default:
+			continue
+		}
+		var id int32
+		seen := false
+		if n := len(b.readers); n > 0 {
+			// x{100} compiles to copies one after another.
+			last := b.readers[n-1]
+			seen = last.Op == in.Op && last.Arg == in.Arg && slices.Equal(last.Rune, in.Rune)
+			id = int32(n - 1)
+		}
+		if !seen {
+			key = append(key[:0], byte(in.Op))
+			key = binary.LittleEndian.AppendUint32(key, in.Arg)
+			for _, r := range in.Rune {
+				key = binary.LittleEndian.AppendUint32(key, uint32(r))
+			}
+			if id, seen = byKey[string(key)]; !seen {
+				id = int32(len(b.readers))
+				byKey[string(key)] = id
+				b.readers = append(b.readers, in)
+			}
+		}
+		b.reader[i] = id
+		from := len(points)
+		single := func(r rune) { points = append(points, r, r+1) }
 		switch in.Op {
 		case resyntax.InstRuneAnyNotNL:
 			single('\n')
@@ -211,13 +403,17 @@ func (b *dfaBuilder) classes(d *regexDFA) ([]rune, bool) {
 						single(f)
 					}
 				}
-				continue
+				break
 			}
 			for i := 0; i+1 < len(in.Rune); i += 2 {
 				points = append(points, in.Rune[i], in.Rune[i+1]+1)
 			}
 		}
-		if len(points) > 2*dfaMaxRanges {
+		npoints += len(points) - from
+		if seen {
+			points = points[:from] // the same points again
+		}
+		if npoints > 2*dfaMaxRanges {
 			return nil, false
 		}
 	}
@@ -228,19 +424,16 @@ func (b *dfaBuilder) classes(d *regexDFA) ([]rune, bool) {
 	}
 	// Intervals [points[i], points[i+1]) with the same behaviour share a
 	// class.
-	var runeInsts []*resyntax.Inst
-	for i := range b.prog.Inst {
-		switch in := &b.prog.Inst[i]; in.Op {
-		case resyntax.InstRune, resyntax.InstRune1, resyntax.InstRuneAny, resyntax.InstRuneAnyNotNL:
-			runeInsts = append(runeInsts, in)
-		}
-	}
-	sig := make([]byte, len(runeInsts))
-	classOf := map[string]uint16{}
-	var reps []rune
-	intervalClass := make([]uint16, len(points))
+	sig := slices.Grow(b.sig[:0], len(b.readers))[:len(b.readers)]
+	b.sig = sig
+	classOf := b.classOf
+	clear(classOf)
+	reps := b.reps[:0]
+	defer func() { b.reps = reps }()
+	intervalClass := slices.Grow(b.intervalClass[:0], len(points))[:len(points)]
+	b.intervalClass = intervalClass
 	for i, p := range points {
-		for j, in := range runeInsts {
+		for j, in := range b.readers {
 			sig[j] = 0
 			if in.MatchRune(p) {
 				sig[j] = 1
@@ -255,8 +448,10 @@ func (b *dfaBuilder) classes(d *regexDFA) ([]rune, bool) {
 		intervalClass[i] = c
 	}
 	d.nclass = len(reps)
-	for r := range rune(utf8.RuneSelf) {
-		i := sort.Search(len(points), func(i int) bool { return points[i] > r }) - 1
+	for r, i := rune(0), 0; r < utf8.RuneSelf; r++ {
+		for i+1 < len(points) && points[i+1] <= r {
+			i++
+		}
 		d.ascii[r] = intervalClass[i]
 	}
 	for i, p := range points {

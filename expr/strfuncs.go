@@ -473,7 +473,7 @@ func splitIndex(s, sep string, idx int64) types.Value {
 }
 
 func compileRegexp(c *compiler, call *Call, args []Eval) (Eval, error) {
-	get, err := regexArg(call, 1)
+	get, err := regexArg(c, call, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -490,7 +490,7 @@ func compileRegexp(c *compiler, call *Call, args []Eval) (Eval, error) {
 }
 
 func compileRegexpExtract(c *compiler, call *Call, args []Eval) (Eval, error) {
-	get, err := regexArg(call, 1)
+	get, err := regexArg(c, call, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -517,7 +517,7 @@ func compileRegexpExtract(c *compiler, call *Call, args []Eval) (Eval, error) {
 }
 
 func compileRegexpReplace(c *compiler, call *Call, args []Eval) (Eval, error) {
-	get, err := regexArg(call, 1)
+	get, err := regexArg(c, call, 1)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -864,7 +865,7 @@ func (b *builder) scan(n *plan.Scan) (*pipe, error) {
 		g.trunk = b.close(p)
 	}
 	g.branches++
-	st := &exec.Stage{Name: n.Table.Name, ID: fmt.Sprintf("%s/branch-%d", g.trunk.ID, g.branches), Trunk: g.trunk}
+	st := &exec.Stage{Name: n.Table.Name, ID: g.trunk.ID + "/branch-" + strconv.Itoa(g.branches), Trunk: g.trunk}
 	return &pipe{stage: st, assigner: -1, bounded: g.bounded}, nil
 }
 

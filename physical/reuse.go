@@ -2,10 +2,12 @@ package physical
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/filterset"
 	"github.com/sluicesql/sluice/expr"
@@ -58,10 +60,18 @@ func (b *builder) shareFilters() error {
 func (b *builder) shareScans(sinks []*plan.Sink) {
 	byKey := map[string][]*plan.Scan{}
 	var keys []string
+	// The planner binds a table once per statement: the scans of one
+	// table share their parts, and their key is built once.
+	known := map[scanShape]string{}
 	var walk func(n plan.Node)
 	walk = func(n plan.Node) {
 		if s, ok := n.(*plan.Scan); ok {
-			k := scanKey(s)
+			sh := shapeOf(s)
+			k, ok := known[sh]
+			if !ok {
+				k = scanKey(s)
+				known[sh] = k
+			}
 			if byKey[k] == nil {
 				keys = append(keys, k)
 			}
@@ -104,6 +114,63 @@ func unionColumns(a, b []bool) []bool {
 		out[i] = out[i] || v
 	}
 	return out
+}
+
+// scanShape identifies what scanKey reads of a scan by the identity of its
+// parts (the slices' arrays, the options' map) and the values of the
+// rest: two scans of one shape have one key (the parts are not changed
+// once planned). Scans with different shapes may still have one key.
+type scanShape struct {
+	table                 string
+	options               uintptr
+	schema                *types.Column
+	metadata              *connector.MetadataColumn
+	out                   *types.Column
+	computed              *expr.Node
+	primaryKey, partition *string
+	// The lengths of the slices above, in order.
+	lens      [6]int
+	watermark string
+	rowtime   int
+	proctime  int
+	idle      int64
+	changelog bool
+	upsert    bool
+}
+
+// shapeOf returns the shape of s.
+func shapeOf(s *plan.Scan) scanShape {
+	t := &s.Table
+	sh := scanShape{
+		table:     t.Name,
+		options:   reflect.ValueOf(t.Options).Pointer(),
+		schema:    first(t.Schema.Columns),
+		metadata:  first(t.Metadata),
+		out:       first(s.Out.Columns),
+		computed:  first(s.Computed),
+		lens:      [6]int{len(t.Schema.Columns), len(t.Metadata), len(s.Out.Columns), len(s.Computed), len(t.PrimaryKey), len(t.PartitionKeys)},
+		rowtime:   s.RowtimeCol,
+		proctime:  s.ProctimeCol,
+		idle:      s.IdleTimeoutMillis,
+		changelog: s.Changelog,
+		upsert:    s.Upsert,
+
+		primaryKey: first(t.PrimaryKey),
+		partition:  first(t.PartitionKeys),
+	}
+	if s.Watermark != nil {
+		sh.watermark = s.Watermark.String()
+	}
+	return sh
+}
+
+// first returns the address of the first element of s, nil when it is
+// empty.
+func first[T any](s []T) *T {
+	if len(s) == 0 {
+		return nil
+	}
+	return &s[0]
 }
 
 // scanKey is what a scan reads and computes, canonically: two scans with

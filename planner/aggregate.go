@@ -20,8 +20,7 @@ func (p *Planner) isAggregate(c *ast.Call) bool {
 	if c.Over != nil || c.OverName != nil || len(c.Name.Parts) != 1 {
 		return false
 	}
-	_, err := p.Aggs.Lookup(strings.ToUpper(c.Name.Last().Name))
-	return err == nil
+	return p.Aggs.Has(c.Name.Last().Name)
 }
 
 // hasAggregate reports whether the select list or HAVING calls an aggregate.

@@ -38,13 +38,14 @@ func (b *binder) call(n ast.Node, name string, args ...expr.Node) (expr.Node, er
 	return out, b.checkConstants(n, out, args)
 }
 
-// checkConstants compiles a call that has a constant string argument (a
-// pattern, a format, a path), so that a bad one is reported here, at its
-// position, rather than when the job starts.
+// checkConstants checks a call that has a constant string argument (a
+// pattern, a format, a path) as compiling it would (expr.Check), so that a
+// bad one is reported here, at its position, rather than when the job
+// starts.
 func (b *binder) checkConstants(n ast.Node, out expr.Node, args []expr.Node) error {
 	for _, a := range args {
 		if l, ok := a.(*expr.Literal); ok && l.V.Kind().IsString() {
-			if _, err := expr.Compile(out, &expr.Env{Now: func() int64 { return 0 }}); err != nil {
+			if err := expr.Check(out, &expr.Env{Now: func() int64 { return 0 }}); err != nil {
 				return b.p.errorf(n, "%s", err.Error())
 			}
 			return nil

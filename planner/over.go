@@ -104,7 +104,7 @@ func (p *Planner) bindOverAgg(calls []*ast.Call, specs map[*ast.Call]*ast.Window
 	var win *overWindow
 	for _, c := range calls {
 		name := strings.ToUpper(c.Name.Last().Name)
-		if _, err := p.Aggs.Lookup(name); err != nil || len(c.Name.Parts) != 1 {
+		if !p.Aggs.Has(name) || len(c.Name.Parts) != 1 {
 			return nil, nil, nil, p.errorf(c, "%s OVER is not supported: OVER windows take aggregate functions "+
 				"(SUM, COUNT, AVG, MIN, MAX, ...), and ROW_NUMBER() for Top-N", name)
 		}

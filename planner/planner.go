@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/sluicesql/sluice/catalog"
@@ -51,6 +52,14 @@ type Planner struct {
 	// is bound, for messages.
 	orderItems []*ast.SelectItem
 	inOrderBy  bool
+	// scans are the tables bound so far (see bindScan), by declaration.
+	scans map[*catalog.Table]boundScan
+}
+
+// boundScan is a table's scan as bindScan planned it, and its scope.
+type boundScan struct {
+	scan *plan.Scan
+	sc   *scope
 }
 
 type cte struct {
@@ -121,7 +130,10 @@ type scopeCol struct {
 }
 
 // scope is the row an expression is evaluated over: the columns of the
-// FROM clause (or of an operator's input), in order.
+// FROM clause (or of an operator's input), in order. A scope may be
+// shared (a table's scans share one, see bindScan; requalify returns its
+// scope when the qualifier is already that): code that would change one
+// changes a copy.
 type scope struct {
 	cols []scopeCol
 }
@@ -143,6 +155,9 @@ func (s *scope) schema() types.Schema {
 }
 
 func (s *scope) requalify(qual string) *scope {
+	if !slices.ContainsFunc(s.cols, func(c scopeCol) bool { return c.qual != qual }) {
+		return s // shared: see scope
+	}
 	out := &scope{cols: append([]scopeCol(nil), s.cols...)}
 	for i := range out.cols {
 		out.cols[i].qual = qual

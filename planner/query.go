@@ -509,8 +509,40 @@ func (p *Planner) bindView(at ast.Node, v *catalog.View) (plan.Node, *scope, err
 }
 
 // bindScan plans a table read: physical columns, computed columns and the
-// watermark.
+// watermark. A table read again by the statement (a statement set of
+// thousands of rules over one table) is bound once: each scan returned is
+// a node of its own, but its schemas, computed columns and watermark are
+// shared with the table's other scans, and the scope is the same. Nothing
+// changes them once bound (the optimizer replaces a scan's Used and
+// Table.Read, which are its own); a caller that would change the scope
+// copies it first (alias does).
 func (p *Planner) bindScan(at ast.Node, t *catalog.Table) (plan.Node, *scope, error) {
+	if b, ok := p.scans[t]; ok {
+		scan := *b.scan
+		return &scan, b.sc, nil
+	}
+	n, sc, err := p.bindNewScan(at, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Clipped, a slice shared by the scans is copied by whoever appends
+	// to it rather than written past its end for all.
+	scan := n.(*plan.Scan)
+	scan.Out.Columns = slices.Clip(scan.Out.Columns)
+	scan.Computed = slices.Clip(scan.Computed)
+	scan.Table.Schema.Columns = slices.Clip(scan.Table.Schema.Columns)
+	scan.Table.Metadata = slices.Clip(scan.Table.Metadata)
+	sc.cols = slices.Clip(sc.cols)
+	if p.scans == nil {
+		p.scans = map[*catalog.Table]boundScan{}
+	}
+	p.scans[t] = boundScan{scan: scan, sc: sc}
+	cp := *scan
+	return &cp, sc, nil
+}
+
+// bindNewScan binds a scan of t (see bindScan).
+func (p *Planner) bindNewScan(at ast.Node, t *catalog.Table) (plan.Node, *scope, error) {
 	saved := p.File
 	p.File = t.File
 	defer func() { p.File = saved }()
@@ -724,8 +756,8 @@ func (p *Planner) bindCondition(e ast.Expr, sc *scope, clause string) (expr.Node
 // unique against the names before them (a, a0). The schema of the result
 // takes uniqueNames(names).
 func (p *Planner) bindItems(items []*ast.SelectItem, b *binder) ([]expr.Node, []string, error) {
-	var projs []expr.Node
-	var names []string
+	projs := make([]expr.Node, 0, len(items))
+	names := make([]string, 0, len(items))
 	for i, it := range items {
 		if it.Star {
 			if b.post != nil {

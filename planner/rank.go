@@ -13,17 +13,17 @@ import (
 // select list.
 func overCalls(items []*ast.SelectItem) []*ast.Call {
 	var out []*ast.Call
-	for _, it := range items {
-		if it.Expr == nil {
-			continue
+	visit := func(n ast.Node) bool {
+		if c, ok := n.(*ast.Call); ok && (c.Over != nil || c.OverName != nil) {
+			out = append(out, c)
+			return false
 		}
-		ast.Inspect(it.Expr, func(n ast.Node) bool {
-			if c, ok := n.(*ast.Call); ok && (c.Over != nil || c.OverName != nil) {
-				out = append(out, c)
-				return false
-			}
-			return true
-		})
+		return true
+	}
+	for _, it := range items {
+		if it.Expr != nil {
+			ast.Inspect(it.Expr, visit)
+		}
 	}
 	return out
 }

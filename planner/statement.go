@@ -26,9 +26,9 @@ func (p *Planner) TableFromDDL(ct *ast.CreateTable) (*catalog.Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &catalog.Table{Name: name, Watermark: ct.Watermark, Options: map[string]string{},
-		Temporary: ct.Temporary, Decl: ct, File: p.File}
-	seen := map[string]bool{}
+	t := &catalog.Table{Name: name, Watermark: ct.Watermark, Options: make(map[string]string, len(ct.Options)),
+		Temporary: ct.Temporary, Decl: declOf(ct), File: p.File, Columns: make([]catalog.Column, 0, len(ct.Columns))}
+	seen := make(map[string]bool, len(ct.Columns))
 	for _, c := range ct.Columns {
 		lc := strings.ToLower(c.Name.Name)
 		if seen[lc] {
@@ -98,6 +98,15 @@ func (p *Planner) TableFromDDL(ct *ast.CreateTable) (*catalog.Table, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// declOf returns what a catalog table keeps of its CREATE TABLE for
+// positioned errors: its extent, name and options. The columns are the
+// table's Columns (each computed one with its expression, the watermark
+// with its): the rest of the tree, a rule set's thousands of sink tables'
+// column definitions, is not kept.
+func declOf(ct *ast.CreateTable) *ast.CreateTable {
+	return &ast.CreateTable{Span: ct.Span, Temporary: ct.Temporary, IfNotExists: ct.IfNotExists, Name: ct.Name, Options: ct.Options}
 }
 
 // translateLegacy reads Flink's legacy table options of t ('connector.type',
@@ -262,6 +271,59 @@ func (p *Planner) PlanInsert(ins *ast.Insert, acceptsUpdates SinkAcceptsUpdates)
 		}
 	}
 	qs := q.Schema()
+	if !identityInsert(order, qs, target) {
+		if q, err = p.insertProjection(ins, name, q, order, target); err != nil {
+			return nil, err
+		}
+	}
+	sinkTable := connector.Table{Name: name, Schema: target, PrimaryKey: tbl.PrimaryKey, PartitionKeys: tbl.PartitionKeys, Options: tbl.Options}
+	if q.Updating() && (acceptsUpdates == nil || !acceptsUpdates(sinkTable)) {
+		return nil, p.updatingSinkError(ins, name, tbl.Options["connector"], q)
+	}
+	// Flink checks every NOT NULL column of the sink, whatever the query's
+	// types say.
+	var notNull []int
+	var names []string
+	for i, c := range target.Columns {
+		if c.Type.NotNull {
+			notNull, names = append(notNull, i), append(names, c.Name)
+		}
+	}
+	enforcer := plan.ConstraintEnforcer{Input: q, NotNull: notNull, Names: names}
+	enforcer.Length, err = config.TypeLengthEnforcer(p.Config)
+	if err != nil {
+		return nil, p.errorf(ins, "%s", err.Error())
+	}
+	if enforcer.Length != plan.LengthIgnore {
+		enforcer.Chars, enforcer.Binaries = lengthColumns(target)
+	}
+	if len(notNull) > 0 || len(enforcer.Chars) > 0 || len(enforcer.Binaries) > 0 {
+		q = &enforcer
+	}
+	return &plan.Sink{Input: q, Table: sinkTable, HintAt: tbl.HintAt}, nil
+}
+
+// identityInsert reports whether the query's rows, of schema qs, go into
+// the target's columns as they are (insertProjection would project
+// nothing): each query column into the target's column of its place,
+// none cast.
+func identityInsert(order []int, qs, target types.Schema) bool {
+	for ti, qi := range order {
+		if qi != ti {
+			return false
+		}
+		got, want := qs.Columns[qi].Type, target.Columns[ti].Type
+		if !keepsLength(got, want) && !got.SameKind(want) {
+			return false
+		}
+	}
+	return true
+}
+
+// insertProjection returns q projected onto the target's columns: order
+// gives each target column's query column (-1 for NULL).
+func (p *Planner) insertProjection(ins *ast.Insert, name string, q plan.Node, order []int, target types.Schema) (plan.Node, error) {
+	qs := q.Schema()
 	projs := make([]expr.Node, target.Len())
 	out := types.Schema{Columns: slices.Clone(target.Columns)}
 	identity := true
@@ -305,34 +367,10 @@ func (p *Planner) PlanInsert(ins *ast.Insert, acceptsUpdates SinkAcceptsUpdates)
 		}
 		projs[ti] = n
 	}
-	if !identity {
-		q = &plan.Calc{Input: q, Projs: projs, Out: out}
+	if identity {
+		return q, nil
 	}
-	sinkTable := connector.Table{Name: name, Schema: target, PrimaryKey: tbl.PrimaryKey, PartitionKeys: tbl.PartitionKeys, Options: tbl.Options}
-	if q.Updating() && (acceptsUpdates == nil || !acceptsUpdates(sinkTable)) {
-		return nil, p.updatingSinkError(ins, name, tbl.Options["connector"], q)
-	}
-	// Flink checks every NOT NULL column of the sink, whatever the query's
-	// types say.
-	var notNull []int
-	var names []string
-	for i, c := range target.Columns {
-		if c.Type.NotNull {
-			notNull, names = append(notNull, i), append(names, c.Name)
-		}
-	}
-	enforcer := &plan.ConstraintEnforcer{Input: q, NotNull: notNull, Names: names}
-	enforcer.Length, err = config.TypeLengthEnforcer(p.Config)
-	if err != nil {
-		return nil, p.errorf(ins, "%s", err.Error())
-	}
-	if enforcer.Length != plan.LengthIgnore {
-		enforcer.Chars, enforcer.Binaries = lengthColumns(target)
-	}
-	if len(notNull) > 0 || len(enforcer.Chars) > 0 || len(enforcer.Binaries) > 0 {
-		q = enforcer
-	}
-	return &plan.Sink{Input: q, Table: sinkTable, HintAt: tbl.HintAt}, nil
+	return &plan.Calc{Input: q, Projs: projs, Out: out}, nil
 }
 
 // keepsLength reports whether a value of type got is written into a sink

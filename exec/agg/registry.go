@@ -59,6 +59,14 @@ func (r *Registry) Lookup(name string) (Func, error) {
 	return nil, fmt.Errorf("cannot find aggregate function %s%s", name, suggest.Hint(name, r.Names()))
 }
 
+// Has reports whether a function is named name (case-insensitive):
+// Lookup without the error, whose suggestion compares name with every
+// function's (the planner asks of each call it binds).
+func (r *Registry) Has(name string) bool {
+	_, ok := r.funcs[strings.ToUpper(name)]
+	return ok
+}
+
 // Names returns the names of all registered functions, sorted.
 func (r *Registry) Names() []string {
 	names := make([]string, 0, len(r.funcs))

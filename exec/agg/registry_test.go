@@ -21,6 +21,9 @@ func TestRegistry(t *testing.T) {
 	if err != nil || f.Name() != "STDDEV_SAMP" {
 		t.Fatalf("Lookup(stddev) = %v, %v", f, err)
 	}
+	if !r.Has("stddev") || !r.Has("COUNT") || r.Has("COUNTT") || r.Has("") {
+		t.Error("Has disagrees with Lookup")
+	}
 	_, err = r.Lookup("COUNTT")
 	if err == nil || !strings.Contains(err.Error(), `did you mean "COUNT"`) {
 		t.Fatalf("Lookup(COUNTT) error = %v", err)

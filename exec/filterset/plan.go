@@ -86,6 +86,8 @@ func NewPlan(conds []expr.Node, schema types.Schema, env *expr.Env) (*Plan, erro
 	// it is (integrity_level = 'System' in four hundred rules).
 	uses := map[string]int{}
 	conds = slices.Clone(conds) // folded below; the caller's stay as they are
+	// keys[r] are the keys of rule r's conjuncts (conjKey), built once.
+	keys := make([][]string, len(conds))
 	for r, cond := range conds {
 		if cond == nil {
 			cond = &expr.Literal{V: types.BoolValue(true), T: types.Boolean.WithNullable(false)}
@@ -100,14 +102,17 @@ func NewPlan(conds []expr.Node, schema types.Schema, env *expr.Env) (*Plan, erro
 			return nil, err
 		}
 		conds[r] = folded
-		for _, c := range expr.Conjuncts(folded) {
-			uses[conjKey(c)]++
+		conjs := expr.Conjuncts(folded)
+		keys[r] = make([]string, len(conjs))
+		for i, c := range conjs {
+			keys[r][i] = conjKey(c)
+			uses[keys[r][i]]++
 		}
 	}
 	for r, cond := range conds {
 		rp := rulePlan{guard: ref{group: -1}}
 		best := 0.0
-		for _, c := range expr.Conjuncts(cond) {
+		for i, c := range expr.Conjuncts(cond) {
 			col, ok := groupColumn(c, schema)
 			if !ok {
 				rp.residue = append(rp.residue, c)
@@ -121,7 +126,7 @@ func NewPlan(conds []expr.Node, schema types.Schema, env *expr.Env) (*Plan, erro
 					typ: schema.Columns[col].Type, keys: map[string]int32{}})
 			}
 			g := p.groups[gi]
-			key := conjKey(c)
+			key := keys[r][i]
 			j, ok := g.keys[key]
 			if !ok {
 				j = int32(len(g.conjs))

@@ -17,7 +17,8 @@ type Rule struct {
 	Apply func(o *Optimizer, n plan.Node) plan.Node
 }
 
-// Optimizer applies rules in order.
+// Optimizer applies rules in order. It holds no state of its own: one
+// may optimize several plans, at once.
 type Optimizer struct {
 	Builder *expr.Builder
 	Rules   []Rule
@@ -74,8 +75,13 @@ func (o *Optimizer) rewriteInputs(n plan.Node) plan.Node {
 		return n
 	}
 	out := make([]plan.Node, len(ins))
+	same := true
 	for i, in := range ins {
 		out[i] = o.Optimize(in)
+		same = same && out[i] == in
+	}
+	if same {
+		return n // nodes are not changed once built: no copy is needed
 	}
 	return n.WithInputs(out)
 }

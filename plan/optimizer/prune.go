@@ -32,12 +32,18 @@ func pruneScan(s *plan.Scan, c *plan.Calc) {
 		return
 	}
 	used := make([]bool, s.Out.Len())
-	mark := func(e expr.Node) {
-		for _, i := range expr.Columns(e) {
-			if i < len(used) {
-				used[i] = true
-			}
+	// visit sets marks[i] for a column i < len(marks): expr.Columns
+	// without its list, for a rule set prunes thousands of scans.
+	var marks []bool
+	visit := func(x expr.Node) bool {
+		if col, ok := x.(*expr.Column); ok && col.Index < len(marks) {
+			marks[col.Index] = true
 		}
+		return true
+	}
+	mark := func(e expr.Node) {
+		marks = used
+		expr.Walk(e, visit)
 	}
 	if c.Filter != nil {
 		mark(c.Filter)
@@ -57,16 +63,13 @@ func pruneScan(s *plan.Scan, c *plan.Calc) {
 	width := s.Table.Schema.Len() + len(s.Table.Metadata)
 	read := make([]bool, width)
 	all := true
+	marks = read
 	for i, u := range used {
 		if !u {
 			all = false
 			continue
 		}
-		for _, j := range expr.Columns(s.Computed[i]) {
-			if j < width {
-				read[j] = true
-			}
-		}
+		expr.Walk(s.Computed[i], visit)
 	}
 	if all {
 		return

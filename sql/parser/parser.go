@@ -2,6 +2,7 @@ package parser
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/sluicesql/sluice/internal/suggest"
@@ -75,11 +76,14 @@ func ParseExpr(src string) (ast.Expr, error) {
 	return x, nil
 }
 
-// tokenInfo is one scanned token.
+// tokenInfo is one scanned token. It holds no pointer, so that the
+// collector need not scan the hundreds of thousands of a large file: its
+// literal is text[off:off+n], or lits[-off-1] when off is negative (a
+// literal that is no slice of the source).
 type tokenInfo struct {
 	pos, end token.Pos
 	tok      token.Token
-	lit      string
+	off, n   int32
 }
 
 type parser struct {
@@ -87,6 +91,8 @@ type parser struct {
 	errors token.ErrorList
 	toks   []tokenInfo // every token of the source, ending with EOF
 	i      int         // index of the current token
+	text   string      // the source
+	lits   []string    // literals that are no slice of text
 
 	// The current token.
 	pos token.Pos
@@ -103,16 +109,33 @@ func newParser(filename string, src []byte) *parser {
 	p := &parser{file: token.NewFile(filename, src)}
 	var s scanner.Scanner
 	s.Init(p.file, func(pos token.Position, msg string) { p.errors.Add(pos, msg) }, 0)
+	p.text = s.Text()
 	p.toks = make([]tokenInfo, 0, len(src)/4+1)
 	for {
 		pos, tok, lit := s.Scan()
-		p.toks = append(p.toks, tokenInfo{pos: pos, end: s.Pos(), tok: tok, lit: lit})
+		p.toks = append(p.toks, p.token(pos, s.Pos(), tok, lit))
 		if tok == token.EOF {
 			break
 		}
 	}
 	p.setCurrent()
 	return p
+}
+
+// token returns the tokenInfo of a token, its literal found in the source
+// where the scanner took it from (after the opening quote of a string or
+// a quoted identifier, the X' of a hex literal).
+func (p *parser) token(pos, end token.Pos, tok token.Token, lit string) tokenInfo {
+	t := tokenInfo{pos: pos, end: end, tok: tok}
+	for from := pos.Offset(); from <= pos.Offset()+2; from++ {
+		if to := from + len(lit); from >= 0 && to <= len(p.text) && to <= math.MaxInt32 && p.text[from:to] == lit {
+			t.off, t.n = int32(from), int32(len(lit))
+			return t
+		}
+	}
+	p.lits = append(p.lits, lit)
+	t.off = -int32(len(p.lits))
+	return t
 }
 
 func (p *parser) err() error {
@@ -142,7 +165,12 @@ func (p *parser) try(f func()) (ok bool) {
 
 func (p *parser) setCurrent() {
 	t := &p.toks[p.i]
-	p.pos, p.tok, p.lit = t.pos, t.tok, t.lit
+	p.pos, p.tok = t.pos, t.tok
+	if t.off < 0 {
+		p.lit = p.lits[-t.off-1]
+	} else {
+		p.lit = p.text[t.off : t.off+t.n]
+	}
 }
 
 // next advances to the next token; at EOF it stays there.

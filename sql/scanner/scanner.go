@@ -25,6 +25,9 @@ const (
 type Scanner struct {
 	file *token.File
 	src  []byte
+	// text is src as a string: literals are slices of it, not copies (a
+	// rule set has hundreds of thousands of tokens).
+	text string
 	err  ErrorHandler
 	mode Mode
 
@@ -46,6 +49,7 @@ const bom = 0xFEFF
 func (s *Scanner) Init(file *token.File, err ErrorHandler, mode Mode) {
 	s.file = file
 	s.src = file.Source()
+	s.text = string(s.src)
 	s.err = err
 	s.mode = mode
 	s.ch = ' '
@@ -135,7 +139,7 @@ scanAgain:
 		for isIdentChar(s.ch) {
 			s.next()
 		}
-		lit = string(s.src[start:s.offset])
+		lit = s.text[start:s.offset]
 		return pos, token.Lookup(lit), lit
 	case isDigit(ch) || ch == '.' && isDigit(rune(s.peek())):
 		tok, lit = s.scanNumber(start)
@@ -150,12 +154,12 @@ scanAgain:
 	case '"':
 		s.error(start, `unexpected '"': write 'text' for a string and `+"`name`"+` for a quoted identifier`)
 		s.skipQuoted('"')
-		return pos, token.ILLEGAL, string(s.src[start:s.offset])
+		return pos, token.ILLEGAL, s.text[start:s.offset]
 	case '-':
 		if s.ch == '-' {
 			s.skipLineComment()
 			if s.mode&ScanComments != 0 {
-				return pos, token.COMMENT, string(s.src[start:s.offset])
+				return pos, token.COMMENT, s.text[start:s.offset]
 			}
 			goto scanAgain
 		}
@@ -173,7 +177,7 @@ scanAgain:
 			s.next()
 			s.skipBlockComment(start)
 			if s.mode&ScanComments != 0 {
-				return pos, token.COMMENT, string(s.src[start:s.offset])
+				return pos, token.COMMENT, s.text[start:s.offset]
 			}
 			goto scanAgain
 		}
@@ -241,7 +245,7 @@ scanAgain:
 	case ']':
 		return pos, token.RBRACK, "]"
 	}
-	lit = string(s.src[start:s.offset])
+	lit = s.text[start:s.offset]
 	if ch == bom {
 		s.error(start, "illegal byte order mark")
 	} else if ch != utf8.RuneError {
@@ -305,26 +309,45 @@ func (s *Scanner) scanNumber(start int) (token.Token, string) {
 			}
 		}
 	}
-	return tok, string(s.src[start:s.offset])
+	return tok, s.text[start:s.offset]
 }
 
 // scanString scans the rest of a '...' literal whose quote is at start.
 func (s *Scanner) scanString(start int) string {
+	lit, _ := s.scanDelimited(start, '\'', "string literal not terminated")
+	return lit
+}
+
+// scanDelimited scans the rest of a literal whose opening delimiter q is
+// at start, up to the closing one (closed is false when the source ends
+// first); a doubled q stands for one. Without a doubled q the text is a
+// slice of the source.
+func (s *Scanner) scanDelimited(start int, q rune, unterminated string) (lit string, closed bool) {
 	var b strings.Builder
+	doubled := false
 	from := s.offset
 	for {
 		switch s.ch {
 		case -1:
-			s.error(start, "string literal not terminated")
-			b.Write(s.src[from:s.offset])
-			return b.String()
-		case '\'':
-			b.Write(s.src[from:s.offset])
-			s.next()
-			if s.ch != '\'' {
-				return b.String()
+			s.error(start, unterminated)
+			if !doubled {
+				return s.text[from:s.offset], false
 			}
-			from = s.offset // keep one quote of the pair
+			b.WriteString(s.text[from:s.offset])
+			return b.String(), false
+		case q:
+			end := s.offset
+			s.next()
+			if s.ch != q {
+				if !doubled {
+					return s.text[from:end], true
+				}
+				b.WriteString(s.text[from:end])
+				return b.String(), true
+			}
+			b.WriteString(s.text[from:end])
+			doubled = true
+			from = s.offset // keep one delimiter of the pair
 			s.next()
 		default:
 			s.next()
@@ -334,29 +357,11 @@ func (s *Scanner) scanString(start int) string {
 
 // scanQuoted scans the rest of a `...` identifier whose quote is at start.
 func (s *Scanner) scanQuoted(start int) string {
-	var b strings.Builder
-	from := s.offset
-	for {
-		switch s.ch {
-		case -1:
-			s.error(start, "quoted identifier not terminated")
-			b.Write(s.src[from:s.offset])
-			return b.String()
-		case '`':
-			b.Write(s.src[from:s.offset])
-			s.next()
-			if s.ch != '`' {
-				if b.Len() == 0 {
-					s.error(start, "empty quoted identifier")
-				}
-				return b.String()
-			}
-			from = s.offset
-			s.next()
-		default:
-			s.next()
-		}
+	lit, closed := s.scanDelimited(start, '`', "quoted identifier not terminated")
+	if closed && lit == "" {
+		s.error(start, "empty quoted identifier")
 	}
+	return lit
 }
 
 func (s *Scanner) skipQuoted(q rune) {
@@ -376,7 +381,7 @@ func (s *Scanner) scanHex(start int) string {
 	for s.ch != '\'' {
 		if s.ch == -1 {
 			s.error(start, "hex literal not terminated")
-			return string(s.src[from:s.offset])
+			return s.text[from:s.offset]
 		}
 		if !isHex(s.ch) && !bad {
 			s.error(s.offset, fmt.Sprintf("invalid hex digit %q in hex literal", s.ch))
@@ -384,13 +389,17 @@ func (s *Scanner) scanHex(start int) string {
 		}
 		s.next()
 	}
-	lit := string(s.src[from:s.offset])
+	lit := s.text[from:s.offset]
 	s.next()
 	if len(lit)%2 != 0 && !bad {
 		s.error(start, "hex literal has an odd number of digits")
 	}
 	return lit
 }
+
+// Text returns the source as a string: the literals Scan returns are
+// slices of it, save those that undo a doubled quote.
+func (s *Scanner) Text() string { return s.text }
 
 // Pos returns the position just after the last token scanned, before any
 // white space or comment that follows it.

@@ -42,6 +42,7 @@ func TestTokens(t *testing.T) {
 		}},
 		{"1e 1ex", []tok{{token.INT, "1"}, {token.IDENT, "e"}, {token.INT, "1"}, {token.IDENT, "ex"}}},
 		{"'it''s' '' 'a\nb'", []tok{{token.STRING, "it's"}, {token.STRING, ""}, {token.STRING, "a\nb"}}},
+		{"'a''' '''b''''c' ````", []tok{{token.STRING, "a'"}, {token.STRING, "'b''c"}, {token.QIDENT, "`"}}},
 		{"X'0aFF' x''", []tok{{token.HEX, "0aFF"}, {token.HEX, ""}}},
 		{"x 'a'", []tok{{token.IDENT, "x"}, {token.STRING, "a"}}},
 		{"= <> != < <= > >= + - * / % || . , ; ( ) [ ] => ::", []tok{
@@ -111,6 +112,7 @@ func TestErrors(t *testing.T) {
 		{"'abc", "1:1: string literal not terminated"},
 		{"a\n  'abc\n", "2:3: string literal not terminated"},
 		{"`abc", "1:1: quoted identifier not terminated"},
+		{"`a``", "1:1: quoted identifier not terminated"},
 		{"``", "1:1: empty quoted identifier"},
 		{"/* abc", "1:1: comment not terminated"},
 		{"X'12", "1:1: hex literal not terminated"},

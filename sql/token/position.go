@@ -1,6 +1,7 @@
 package token
 
 import (
+	"bytes"
 	"sort"
 	"strconv"
 )
@@ -59,10 +60,13 @@ type File struct {
 // NewFile returns a File for src. The name may be empty.
 func NewFile(name string, src []byte) *File {
 	lines := make([]int, 1, 1+len(src)/32)
-	for i, c := range src {
-		if c == '\n' {
-			lines = append(lines, i+1)
+	for i := 0; ; {
+		j := bytes.IndexByte(src[i:], '\n')
+		if j < 0 {
+			break
 		}
+		i += j + 1
+		lines = append(lines, i)
 	}
 	return &File{name: name, src: src, lines: lines}
 }
