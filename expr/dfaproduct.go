@@ -48,6 +48,8 @@ type dfaProduct struct {
 	key  []byte
 	tmp  []productMember
 	hits []int32
+	// scans counts the strings scanned (for the tests).
+	scans int
 }
 
 // productMember is a member of a product state: member i of the product
@@ -169,6 +171,7 @@ func (p *dfaProduct) step(s int32, c int, r rune) int32 {
 func (p *dfaProduct) match(str string, dst []uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.scans++
 	p.hits = append(p.hits[:0], p.starts...)
 	s := p.start
 	for i := 0; i < len(str) && len(p.tuples[s]) > 0; {

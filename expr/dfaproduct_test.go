@@ -71,5 +71,14 @@ func TestDFAProduct(t *testing.T) {
 		if matched < 3000 {
 			t.Fatalf("only %d matches: the strings do not exercise the expressions", matched)
 		}
+		scans := set.allProd.scans
+		for _, p := range set.litProd {
+			if p != nil {
+				scans += p.scans
+			}
+		}
+		if scans < 1000 {
+			t.Fatalf("the products scanned %d strings: the expressions ran one by one", scans)
+		}
 	}
 }

@@ -773,11 +773,27 @@ func (m *matching) occurs(l int32) bool { return m.occ[l>>6]&(1<<(l&63)) != 0 }
 // decide tests the patterns of literal l, which occurs in the string.
 func (m *matching) decide(l int32) {
 	s, str, dst := m.s, m.str, m.dst
+	users := s.litUsers[s.litOff[l]:s.litOff[l+1]]
 	prod := s.litProd[l]
 	if prod != nil {
-		prod.match(str, dst)
+		// The product scans once for all its members; it pays when two
+		// or more are candidates (their other literals occur, the string
+		// is long enough), else they run alone.
+		n := 0
+		for _, p := range users {
+			if sp := &s.pats[p]; sp.dfa != nil && dst[p>>6]&(1<<(p&63)) == 0 && m.candidate(sp) {
+				if n++; n == 2 {
+					break
+				}
+			}
+		}
+		if n < 2 {
+			prod = nil
+		} else {
+			prod.match(str, dst)
+		}
 	}
-	for _, p := range s.litUsers[s.litOff[l]:s.litOff[l+1]] {
+	for _, p := range users {
 		w, b := p>>6, uint64(1)<<(p&63)
 		if dst[w]&b != 0 {
 			continue // an alternation's other literal decided it
@@ -795,17 +811,24 @@ func (m *matching) decide(l int32) {
 		case opSuffix:
 			ok = strings.HasSuffix(str, sp.lit)
 		case opVerify:
-			ok = true
-			for _, c := range sp.checks {
-				if !slices.ContainsFunc(c, m.occurs) {
-					ok = false
-					break
-				}
-			}
-			ok = ok && len(str) >= sp.minLen && sp.m(str)
+			ok = m.candidate(sp) && sp.m(str)
 		}
 		if ok {
 			dst[w] |= b
 		}
 	}
+}
+
+// candidate reports whether verifying sp can find a match: a literal of
+// each of its other clauses occurs and the string is long enough.
+func (m *matching) candidate(sp *setPattern) bool {
+	if len(m.str) < sp.minLen {
+		return false
+	}
+	for _, c := range sp.checks {
+		if !slices.ContainsFunc(c, m.occurs) {
+			return false
+		}
+	}
+	return true
 }
