@@ -20,7 +20,7 @@ import (
 
 // BenchmarkServerJobs publishes SLUICE_SERVER_JOBS jobs (default 1,000)
 // to one server, each a filter over one unbounded procgen table of the
-// catalog (read once for all of them, 'pipeline.shared-source') into a
+// catalog (SLUICE_SERVER_RATE events a second, default 2,000) (read once for all of them, 'pipeline.shared-source') into a
 // blackhole, and reports the resident memory and Go heap a job adds (the
 // server with one job subtracted), then the latency of 1,000 reads of a
 // job (GET /v1/jobs/{name}) from 50 concurrent clients while the jobs
@@ -37,6 +37,10 @@ func BenchmarkServerJobs(b *testing.B) {
 	}
 	if os.Getenv("SLUICE_HEAP_PROFILE") != "" {
 		runtime.MemProfileRate = 512
+	}
+	rate := "2000"
+	if r := os.Getenv("SLUICE_SERVER_RATE"); r != "" {
+		rate = r
 	}
 	for range b.N {
 		s, err := New(Config{DataDir: b.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -55,7 +59,7 @@ func BenchmarkServerJobs(b *testing.B) {
 			}
 		}
 		post("/v1/catalog", map[string]string{"sql": `CREATE TABLE events (event_time TIMESTAMP(3), host STRING, user_name STRING,
-  image STRING, command_line STRING) WITH ('connector' = 'procgen', 'rows-per-second' = '2000');`})
+  image STRING, command_line STRING) WITH ('connector' = 'procgen', 'rows-per-second' = '` + rate + `');`})
 		job := func(i int) map[string]any {
 			return map[string]any{"name": fmt.Sprintf("rule%d", i), "sql": fmt.Sprintf(`CREATE TABLE alert (host STRING, command_line STRING) WITH ('connector' = 'blackhole');
 INSERT INTO alert SELECT host, command_line FROM events WHERE command_line LIKE '%%tool%d%%';`, i)}
