@@ -56,6 +56,10 @@ func (s *Server) routeTable() []route {
 		{"POST", "/v1/explain", s.explainSQL},
 		{"GET", "/v1/catalog", s.getCatalog},
 		{"POST", "/v1/catalog", s.postCatalog},
+		{"GET", "/v1/alerts", s.listAlerts},
+		{"POST", "/v1/alerts", s.createAlert},
+		{"GET", "/v1/alerts/{name}", s.showAlert},
+		{"DELETE", "/v1/alerts/{name}", s.deleteAlert},
 	}
 }
 

@@ -34,7 +34,7 @@ var statuses = []string{statusRunning, statusStopped, statusFailed, statusFinish
 type collector struct{ s *Server }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRowsIn, descRowsOut, descLate, descMalformed, descCheckpoints, descLastCheckpoint, descStatus} {
+	for _, d := range []*prometheus.Desc{descRowsIn, descRowsOut, descLate, descMalformed, descCheckpoints, descLastCheckpoint, descStatus, descAlertFiring} {
 		ch <- d
 	}
 }
@@ -46,6 +46,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		views = append(views, c.s.view(j, false))
 	}
 	c.s.mu.Unlock()
+	c.s.alerts.collect(ch)
 	counter := func(d *prometheus.Desc, v int64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 	}

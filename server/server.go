@@ -62,6 +62,12 @@ type Config struct {
 	Logger *slog.Logger
 	// Stdout receives what print sinks write; default io.Discard.
 	Stdout io.Writer
+	// AlertInterval is how often the alert rules are evaluated; default
+	// 1 s.
+	AlertInterval time.Duration
+	// AllowRemoteWebhooks lets alert rules post to webhooks on any host;
+	// without it, only to a loopback address.
+	AllowRemoteWebhooks bool
 }
 
 // Server runs published jobs and serves the REST API.
@@ -71,6 +77,7 @@ type Server struct {
 	store  *store
 	engine *sluice.Engine
 	tokens *tokens
+	alerts *alerting
 	http   *http.Server
 	router http.Handler
 
@@ -122,6 +129,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Stdout == nil {
 		cfg.Stdout = io.Discard
 	}
+	if cfg.AlertInterval <= 0 {
+		cfg.AlertInterval = time.Second
+	}
 	if (cfg.TLSCertFile == "") != (cfg.TLSKeyFile == "") {
 		return nil, errors.New("server: TLS needs both a certificate and a key file")
 	}
@@ -136,6 +146,10 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, log: cfg.Logger, store: st, engine: e, jobs: map[string]*job{},
 		tokens: &tokens{path: filepath.Join(cfg.DataDir, tokensFile)}}
 	s.router = s.routes()
+	if s.alerts, err = newAlerting(s, cfg.DataDir, cfg.AllowRemoteWebhooks); err != nil {
+		e.Close()
+		return nil, err
+	}
 	if err := s.replayCatalog(); err != nil {
 		e.Close()
 		return nil, err
@@ -166,6 +180,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.log.Info("job started again", "job", name, "version", j.rec.Version)
 	}
+	s.alerts.start(cfg.AlertInterval)
 	if cfg.Auth && s.tokens.count() == 0 {
 		s.log.Warn("auth is on and there is no API token: every request but /healthz is refused; create one with: sluice token create --data-dir " + cfg.DataDir + " --name NAME")
 	}
@@ -246,6 +261,7 @@ func (s *Server) Close() error {
 		srv.Shutdown(ctx)
 		cancel()
 	}
+	s.alerts.close()
 	s.ops.Lock()
 	defer s.ops.Unlock()
 	s.mu.Lock()

@@ -34,6 +34,7 @@ var serveSettings = []struct{ name, def, usage string }{
 	{"log-level", "info", "log level: debug (every request), info, warn or error"},
 	{"keep-versions", "20", "versions of a job's SQL kept"},
 	{"stop-timeout", defaultStopTimeout.String(), "on SIGTERM or SIGINT, how long the jobs may take to stop with a final checkpoint before they are cancelled"},
+	{"allow-remote-webhooks", "false", "let alert rules post to webhooks on any host (by default only to a loopback address)"},
 }
 
 // newServe returns the commands serve and token.
@@ -129,6 +130,7 @@ next start.`,
 		serve.Flags().String(st.name, st.def, st.usage+" [SLUICE_"+envName(st.name)+"]")
 	}
 	serve.Flags().Lookup("auth").NoOptDefVal = "true"
+	serve.Flags().Lookup("allow-remote-webhooks").NoOptDefVal = "true"
 	serve.Flags().StringVar(&configFile, "config", os.Getenv("SLUICE_CONFIG"), "config file: 'name = value' lines or a JSON object [SLUICE_CONFIG]")
 
 	token = &cobra.Command{
@@ -277,8 +279,12 @@ func buildServeConfig(get func(string) string, stderr io.Writer) (server.Config,
 	if err != nil || stop <= 0 {
 		return cfg, "", nil, fmt.Errorf("stop-timeout %q: a positive duration (10s)", get("stop-timeout"))
 	}
+	remoteHooks, err := strconv.ParseBool(get("allow-remote-webhooks"))
+	if err != nil {
+		return cfg, "", nil, fmt.Errorf("allow-remote-webhooks %q: use true or false", get("allow-remote-webhooks"))
+	}
 	cfg = server.Config{DataDir: get("data-dir"), Auth: auth, TLSCertFile: get("tls-cert"), TLSKeyFile: get("tls-key"),
-		KeepVersions: keep, StopTimeout: stop, Logger: logger}
+		KeepVersions: keep, StopTimeout: stop, Logger: logger, AllowRemoteWebhooks: remoteHooks}
 	if cfg.DataDir == "" {
 		return cfg, "", nil, fmt.Errorf("no data directory: give --data-dir (or SLUICE_DATA_DIR)")
 	}
