@@ -254,7 +254,7 @@ func TestAlertRulesSurviveRestart(t *testing.T) {
 	ts := startServerWith(t, Config{DataDir: dir})
 	ts.must("POST", "/v1/alerts", map[string]any{"name": "lag", "job": "team=web,tier=1",
 		"condition": map[string]any{"kind": "metric_above", "metric": "checkpoint_age_seconds", "threshold": 30, "for": "1m"},
-		"webhook": "http://127.0.0.1:1/hook"}, 201, nil)
+		"webhook":   "http://127.0.0.1:1/hook"}, 201, nil)
 	ts.must("POST", "/v1/alerts", map[string]any{"name": "off", "job": "x", "enabled": false,
 		"condition": map[string]any{"kind": "metric_below", "metric": "rows_in_rate", "threshold": 1.5}}, 201, nil)
 	ts.must("POST", "/v1/alerts", map[string]any{"name": "gone", "job": "*", "condition": map[string]any{"kind": "job_failed"}}, 201, nil)
