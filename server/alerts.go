@@ -355,7 +355,7 @@ func (a *alerting) evaluate(now time.Time) {
 	s.mu.Lock()
 	jobs := make([]jobSnap, 0, len(s.jobs))
 	for _, j := range s.jobs {
-		js := jobSnap{name: j.rec.Name, labels: j.rec.Labels, status: j.rec.Status, metrics: j.metrics, startedAt: j.rec.StartedAt}
+		js := jobSnap{name: j.rec.Name, labels: maps.Clone(j.rec.Labels), status: j.rec.Status, metrics: j.metrics, startedAt: j.rec.StartedAt}
 		if n := len(j.rec.Errors); n > 0 {
 			js.lastError = j.rec.Errors[n-1].Message
 		}
