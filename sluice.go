@@ -697,7 +697,7 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 		if err != nil {
 			return Result{}, err
 		}
-		j, err := e.start(ctx, name, nil, sinks...)
+		j, err := e.start(ctx, name, nil, nil, sinks...)
 		return Result{Job: j}, startError(file, st, err)
 	case *ast.QueryStmt:
 		name, sinks, err := e.jobSinks(p, st)
@@ -705,7 +705,7 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 			return Result{}, err
 		}
 		header := func() { fmt.Fprintln(e.opts.Stdout, strings.Join(sinks[0].Input.Schema().Names(), ", ")) }
-		j, err := e.start(ctx, name, header, sinks...)
+		j, err := e.start(ctx, name, header, nil, sinks...)
 		return Result{Job: j}, startError(file, s, err)
 	}
 	return Result{}, token.NewError(file, st.Pos(), "unsupported statement %T", st)
@@ -921,8 +921,10 @@ func (e *Engine) Explain(filename string, src []byte) (string, error) {
 }
 
 // start builds the graph of sinks and runs it in the background; before,
-// if set, runs once the graph is built and before any row flows.
-func (e *Engine) start(ctx context.Context, name string, before func(), sinks ...*plan.Sink) (*Job, error) {
+// if set, runs once the graph is built and before any row flows. given
+// holds sinks built by the caller for some of sinks, in place of their
+// tables' connectors (see Query).
+func (e *Engine) start(ctx context.Context, name string, before func(), given map[*plan.Sink]connector.Sink, sinks ...*plan.Sink) (*Job, error) {
 	id := strconv.FormatInt(e.nextID.Add(1), 10)
 	cfg := e.Config()
 	if n := cfg[config.PipelineName]; n != "" {
@@ -951,7 +953,11 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		env.FilterBudget = e.filterBudget
 		env.FilterBudget.SetLimit(cacheSize)
 	}
+	env.Sinks = given
 	if cfg[config.ClusterGroupID] != "" {
+		if len(given) > 0 {
+			return nil, fmt.Errorf("a query whose rows the caller receives runs in this process: unset '%s'", config.ClusterGroupID)
+		}
 		interval, err := config.CheckpointInterval(cfg, time.Second)
 		if err != nil {
 			return nil, err
