@@ -9,6 +9,7 @@ import (
 	"github.com/sluicesql/sluice/sql/ast"
 	"github.com/sluicesql/sluice/sql/parser"
 	"github.com/sluicesql/sluice/sql/token"
+	"github.com/sluicesql/sluice/state"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -21,7 +22,9 @@ type RowFunc func(r types.Row) error
 // Query executes src, a script of DDL, SET and one SELECT, as Exec does,
 // but the SELECT's rows go to rows instead of Options.Stdout. It returns
 // the SELECT's job, running, and the columns of its result (time
-// attributes stripped, as the printed result has them). Any other
+// attributes stripped, as the printed result has them). The job keeps
+// its state in memory of its own, dropped at its end, whatever the
+// session's state options: it resumes nothing and leaves nothing behind. Any other
 // statement (INSERT, a statement set, a second SELECT, SHOW, EXPLAIN)
 // is an error positioned in src, reported before anything runs; an error
 // in a statement after the SELECT cancels its job. The job runs until
@@ -68,8 +71,10 @@ func (e *Engine) Query(ctx context.Context, filename string, src []byte, rows Ro
 			return nil, types.Schema{}, err
 		}
 		schema = sinks[0].Table.Schema
-		given := map[*plan.Sink]connector.Sink{sinks[0]: &funcSink{rows: rows}}
-		job, err = e.start(ctx, name, nil, given, sinks...)
+		job, err = e.start(ctx, name, startHooks{
+			sinks: map[*plan.Sink]connector.Sink{sinks[0]: &funcSink{rows: rows}},
+			state: state.NewMemory(),
+		}, sinks...)
 		if err != nil {
 			return nil, types.Schema{}, startError(file, st, err)
 		}

@@ -57,6 +57,16 @@ SELECT id % 2 AS k, COUNT(*) AS n FROM s GROUP BY id % 2;`
 	if last["0"] != "2" || last["1"] != "3" || kinds["-U"] == 0 {
 		t.Errorf("rows %q", got)
 	}
+	// The job kept its state to itself: another query of the same name
+	// ("select") in a new session starts from nothing, where a SELECT run
+	// by Exec would find the first one's state in the engine's.
+	job, _, err = e.NewSession().Query(context.Background(), "q2.sql", []byte(`SELECT COUNT(*) FROM s`), func(types.Row) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := job.Wait(); err != nil {
+		t.Errorf("a second query: %v", err)
+	}
 }
 
 // A query script holds DDL, SET and one SELECT; the receiver's error
