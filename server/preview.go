@@ -43,6 +43,11 @@ type previewRow struct {
 	Values []any  `json:"values"`
 }
 
+type previewEnd struct {
+	Rows   int    `json:"rows"`
+	Reason string `json:"reason"`
+}
+
 // Why a preview ended.
 const (
 	endMaxRows    = "max_rows"
@@ -172,8 +177,9 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request) {
 			reason = endClientGone
 		}
 	}
+	s.log.Info("preview ended", "rows", n, "reason", reason)
 	if reason != endClientGone {
-		send("end", map[string]any{"rows": n, "reason": reason})
+		send("end", previewEnd{Rows: n, Reason: reason})
 	}
 }
 
