@@ -48,6 +48,9 @@ type previewEnd struct {
 	Reason string `json:"reason"`
 }
 
+// previewJob names the jobs of previews; a job's name cannot have a '$'.
+const previewJob = "$preview"
+
 // Why a preview ended.
 const (
 	endMaxRows    = "max_rows"
@@ -98,6 +101,13 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request) {
 
 	sess := s.engine.NewSession()
 	defer sess.Close()
+	// Named so that no job can take its name, nor it a job's: a job
+	// started while a preview holds the name would run under another,
+	// and not resume its state.
+	if _, err := sess.Exec(context.Background(), "server", []byte(fmt.Sprintf("SET '%s' = '%s';", config.PipelineName, previewJob))); err != nil {
+		s.internal(w, err)
+		return
+	}
 	// The rows come from the job's sink goroutine and are written here,
 	// one at a time: the handler alone writes the response. quit tells
 	// the sink that nobody reads any more.
@@ -125,6 +135,9 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
+	// A client that stops reading without going away holds the stream no
+	// longer than the preview lasts, and a little.
+	rc.SetWriteDeadline(time.Now().Add(timeout + 10*time.Second))
 	w.WriteHeader(http.StatusOK)
 	cols := make([]previewColumn, len(schema.Columns))
 	for i, c := range schema.Columns {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -235,9 +236,22 @@ SELECT CAST(x AS INT) AS n FROM s;`})
 				t.Fatal("the stream ended")
 			}
 		}
-		if n := len(ts.s.engine.Jobs()); n != 1 {
-			t.Fatalf("%d jobs running, want the preview's", n)
+		if jobs := ts.s.engine.Jobs(); len(jobs) != 1 || jobs[0].Name != previewJob {
+			t.Fatalf("jobs running: %v, want the preview's", jobs)
 		}
+		// A job published meanwhile runs under its own name, whatever
+		// the preview's is.
+		ts.must("POST", "/v1/jobs", createRequest{Name: "select", SQL: `CREATE TABLE hole (id BIGINT) WITH ('connector' = 'blackhole');
+CREATE TABLE g (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '10');
+INSERT INTO hole SELECT id FROM g;`}, http.StatusCreated, nil)
+		var names []string
+		for _, j := range ts.s.engine.Jobs() {
+			names = append(names, j.Name)
+		}
+		if slices.Sort(names); !slices.Equal(names, []string{previewJob, "select"}) {
+			t.Errorf("jobs running: %v, want the preview's and select", names)
+		}
+		ts.must("DELETE", "/v1/jobs/select", nil, http.StatusNoContent, nil)
 		cancel()
 		for range ch {
 		}
