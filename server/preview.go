@@ -81,7 +81,7 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case req.TimeoutMS == 0:
 		timeout = defaultPreviewTimeout
-	case req.TimeoutMS < 0 || timeout > maxPreviewTimeout:
+	case req.TimeoutMS < 0 || req.TimeoutMS > maxPreviewTimeout.Milliseconds():
 		writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("timeout_ms %d: use 1 to %d (default %d)", req.TimeoutMS, maxPreviewTimeout.Milliseconds(), defaultPreviewTimeout.Milliseconds()), nil)
 		return
 	}

@@ -221,7 +221,7 @@ SELECT CAST(x AS INT) AS n FROM s;`})
 			}
 		}
 		ts.mustFail("POST", "/v1/preview", previewRequest{SQL: "SELECT id FROM seq", MaxRows: maxPreviewRows + 1}, http.StatusBadRequest, codeBadRequest)
-		ts.mustFail("POST", "/v1/preview", previewRequest{SQL: "SELECT id FROM seq", TimeoutMS: 60001}, http.StatusBadRequest, codeBadRequest)
+		ts.mustFail("POST", "/v1/preview", previewRequest{SQL: "SELECT id FROM seq", TimeoutMS: 1 << 62}, http.StatusBadRequest, codeBadRequest)
 		ts.noJobs()
 	})
 
