@@ -697,7 +697,7 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 		if err != nil {
 			return Result{}, err
 		}
-		j, err := e.start(ctx, name, nil, sinks...)
+		j, err := e.start(ctx, name, startHooks{}, sinks...)
 		return Result{Job: j}, startError(file, st, err)
 	case *ast.QueryStmt:
 		name, sinks, err := e.jobSinks(p, st)
@@ -705,7 +705,7 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 			return Result{}, err
 		}
 		header := func() { fmt.Fprintln(e.opts.Stdout, strings.Join(sinks[0].Input.Schema().Names(), ", ")) }
-		j, err := e.start(ctx, name, header, sinks...)
+		j, err := e.start(ctx, name, startHooks{before: header}, sinks...)
 		return Result{Job: j}, startError(file, s, err)
 	}
 	return Result{}, token.NewError(file, st.Pos(), "unsupported statement %T", st)
@@ -920,9 +920,22 @@ func (e *Engine) Explain(filename string, src []byte) (string, error) {
 	return b.String(), nil
 }
 
-// start builds the graph of sinks and runs it in the background; before,
-// if set, runs once the graph is built and before any row flows.
-func (e *Engine) start(ctx context.Context, name string, before func(), sinks ...*plan.Sink) (*Job, error) {
+// startHooks change how start starts a job.
+type startHooks struct {
+	// before, if set, runs once the graph is built and before any row
+	// flows.
+	before func()
+	// sinks holds sinks built by the caller for some of the job's, in
+	// place of their tables' connectors (see Query).
+	sinks map[*plan.Sink]connector.Sink
+	// state, if set, is the job's state backend, whatever the session's
+	// options say; the job closes it at its end.
+	state state.Backend
+}
+
+// start builds the graph of sinks and runs it in the background.
+func (e *Engine) start(ctx context.Context, name string, hooks startHooks, sinks ...*plan.Sink) (*Job, error) {
+	before := hooks.before
 	id := strconv.FormatInt(e.nextID.Add(1), 10)
 	cfg := e.Config()
 	if n := cfg[config.PipelineName]; n != "" {
@@ -951,7 +964,11 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 		env.FilterBudget = e.filterBudget
 		env.FilterBudget.SetLimit(cacheSize)
 	}
+	env.Sinks = hooks.sinks
 	if cfg[config.ClusterGroupID] != "" {
+		if len(hooks.sinks) > 0 || hooks.state != nil {
+			return nil, fmt.Errorf("a query whose rows the caller receives runs in this process: unset '%s'", config.ClusterGroupID)
+		}
 		interval, err := config.CheckpointInterval(cfg, time.Second)
 		if err != nil {
 			return nil, err
@@ -975,7 +992,10 @@ func (e *Engine) start(ctx context.Context, name string, before func(), sinks ..
 			return e.shares.Wrap(name, t, src, updating)
 		}
 	}
-	backend, closeBackend, err := e.jobBackend(ctx, name, cfg)
+	backend, closeBackend := hooks.state, func() error { return hooks.state.Close() }
+	if backend == nil {
+		backend, closeBackend, err = e.jobBackend(ctx, name, cfg)
+	}
 	if err != nil {
 		return nil, err
 	}

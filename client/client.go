@@ -4,9 +4,11 @@
 package client
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -109,17 +111,41 @@ func (e *Error) Error() string {
 // do sends a request with body (JSON, if not nil) and decodes the answer
 // into out (if not nil).
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	resp, err := c.send(ctx, method, path, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return readError(resp)
+	}
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("cannot read the server's answer: %w", err)
+	}
+	if out == nil || resp.StatusCode == http.StatusNoContent {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("cannot decode the server's answer: %w", err)
+	}
+	return nil
+}
+
+// send sends a request with body (JSON, if not nil) and returns the
+// answer, whatever its status.
+func (c *Client) send(ctx context.Context, method, path string, body any) (*http.Response, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rd = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.Server, "/")+path, rd)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -133,30 +159,25 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("cannot reach the server: %w", err)
+		return nil, fmt.Errorf("cannot reach the server: %w", err)
 	}
-	defer resp.Body.Close()
+	return resp, nil
+}
+
+// readError reads the error an answer of status 3xx or more holds.
+func readError(resp *http.Response) error {
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return fmt.Errorf("cannot read the server's answer: %w", err)
 	}
-	if resp.StatusCode >= 300 {
-		var e struct {
-			Error *Error `json:"error"`
-		}
-		if json.Unmarshal(data, &e) != nil || e.Error == nil {
-			return &Error{Status: resp.StatusCode, Code: "http", Message: fmt.Sprintf("%s: %s", resp.Status, bytes.TrimSpace(data))}
-		}
-		e.Error.Status = resp.StatusCode
-		return e.Error
+	var e struct {
+		Error *Error `json:"error"`
 	}
-	if out == nil || resp.StatusCode == http.StatusNoContent {
-		return nil
+	if json.Unmarshal(data, &e) != nil || e.Error == nil {
+		return &Error{Status: resp.StatusCode, Code: "http", Message: fmt.Sprintf("%s: %s", resp.Status, bytes.TrimSpace(data))}
 	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("cannot decode the server's answer: %w", err)
-	}
-	return nil
+	e.Error.Status = resp.StatusCode
+	return e.Error
 }
 
 func jobPath(name string, rest ...string) string {
@@ -266,4 +287,125 @@ func (c *Client) Explain(ctx context.Context, sql string) (string, error) {
 		Plan string `json:"plan"`
 	}
 	return out.Plan, c.do(ctx, http.MethodPost, "/v1/explain", map[string]string{"sql": sql}, &out)
+}
+
+// Column is a column of a preview's result.
+type Column struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// PreviewEnd is how a preview ended: after Rows rows, for Reason:
+// "max_rows", "timeout" or "finished" (the query's inputs ended).
+type PreviewEnd struct {
+	Rows   int    `json:"rows"`
+	Reason string `json:"reason"`
+}
+
+// PreviewError is the error a preview's query failed with while it ran.
+type PreviewError struct {
+	Message string `json:"message"`
+}
+
+func (e *PreviewError) Error() string { return e.Message }
+
+// Preview runs a script of DDL, SET and one SELECT on the server for at
+// most maxRows rows and timeout (zero: the server's defaults, 100 rows
+// and 10 s), and hands its columns, then each row as it comes (its kind,
+// "+I", "-U", "+U" or "-D", and its values as JSON decodes them, with
+// numbers as json.Number), to the functions. An error in the SQL is an
+// *Error with its position; a failure while the query runs, a
+// *PreviewError. Cancelling ctx ends the preview (the server cancels the
+// query).
+func (c *Client) Preview(ctx context.Context, sql string, maxRows int, timeout time.Duration,
+	onColumns func([]Column), onRow func(kind string, values []any)) (PreviewEnd, error) {
+	body := map[string]any{"sql": sql}
+	if maxRows > 0 {
+		body["max_rows"] = maxRows
+	}
+	if timeout > 0 {
+		body["timeout_ms"] = max(timeout.Milliseconds(), 1)
+	}
+	resp, err := c.send(ctx, http.MethodPost, "/v1/preview", body)
+	if err != nil {
+		return PreviewEnd{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return PreviewEnd{}, readError(resp)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), maxEvent)
+	var event string
+	var data []byte
+	for sc.Scan() {
+		line := sc.Bytes()
+		switch {
+		case len(line) == 0:
+			if event == "" && data == nil {
+				continue
+			}
+			end, done, err := previewEvent(event, data, onColumns, onRow)
+			if done || err != nil {
+				return end, err
+			}
+			event, data = "", nil
+		case bytes.HasPrefix(line, []byte("event:")):
+			event = string(bytes.TrimSpace(line[len("event:"):]))
+		case bytes.HasPrefix(line, []byte("data:")):
+			if data != nil {
+				data = append(data, '\n')
+			}
+			data = append(data, bytes.TrimPrefix(line[len("data:"):], []byte(" "))...)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return PreviewEnd{}, fmt.Errorf("cannot read the preview: %w", err)
+	}
+	return PreviewEnd{}, errors.New("the preview's stream ended without an end event")
+}
+
+// maxEvent bounds an event of a preview's stream (a row).
+const maxEvent = 64 << 20
+
+// previewEvent handles one event of a preview's stream; done is set by
+// the last.
+func previewEvent(event string, data []byte, onColumns func([]Column), onRow func(string, []any)) (end PreviewEnd, done bool, err error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	switch event {
+	case "columns":
+		var v struct {
+			Columns []Column `json:"columns"`
+		}
+		if err := dec.Decode(&v); err != nil {
+			return end, true, fmt.Errorf("cannot decode the preview's columns: %w", err)
+		}
+		if onColumns != nil {
+			onColumns(v.Columns)
+		}
+	case "row":
+		var v struct {
+			Kind   string `json:"kind"`
+			Values []any  `json:"values"`
+		}
+		if err := dec.Decode(&v); err != nil {
+			return end, true, fmt.Errorf("cannot decode a row of the preview: %w", err)
+		}
+		if onRow != nil {
+			onRow(v.Kind, v.Values)
+		}
+	case "end":
+		if err := dec.Decode(&end); err != nil {
+			return end, true, fmt.Errorf("cannot decode the preview's end: %w", err)
+		}
+		return end, true, nil
+	case "error":
+		var e PreviewError
+		if err := dec.Decode(&e); err != nil {
+			return end, true, fmt.Errorf("cannot decode the preview's error: %w", err)
+		}
+		return end, true, &e
+	}
+	return end, false, nil
 }

@@ -94,6 +94,10 @@ type Env struct {
 	// stages are cut at re-keying by shuffle topics instead of in-memory
 	// exchanges.
 	Cluster *Cluster
+	// Sinks holds sinks the caller built for some of the plan's sinks
+	// (a query whose rows it receives itself), used in place of their
+	// tables' connectors.
+	Sinks map[*plan.Sink]connector.Sink
 }
 
 // MiniBatch configures mini-batched updating aggregates.
@@ -416,9 +420,12 @@ func (b *builder) sink(s *plan.Sink) error {
 	if err != nil {
 		return err
 	}
-	sink, err := b.env.Connectors.Sink(s.Table, b.env.ConnEnv)
-	if err != nil {
-		return &TableError{Table: s.Table.Name, Err: err, HintAt: s.HintAt}
+	sink, ok := b.env.Sinks[s]
+	if !ok {
+		sink, err = b.env.Connectors.Sink(s.Table, b.env.ConnEnv)
+		if err != nil {
+			return &TableError{Table: s.Table.Name, Err: err, HintAt: s.HintAt}
+		}
 	}
 	b.sinks = append(b.sinks, sink)
 	// One writer per sink: merge the upstream tasks into one. A branch of

@@ -34,8 +34,8 @@ type route struct {
 	handle       http.HandlerFunc
 }
 
-// routeTable lists the API's routes. To come, beside these: POST
-// /v1/preview, alerts, and the SQL-session part of Flink's SQL gateway.
+// routeTable lists the API's routes. To come, beside these: alerts, and
+// the SQL-session part of Flink's SQL gateway.
 func (s *Server) routeTable() []route {
 	return []route{
 		{"GET", "/healthz", s.health},
@@ -54,6 +54,7 @@ func (s *Server) routeTable() []route {
 		{"POST", "/v1/bulk/resume", s.bulkResume},
 		{"POST", "/v1/validate", s.validate},
 		{"POST", "/v1/explain", s.explainSQL},
+		{"POST", "/v1/preview", s.preview},
 		{"GET", "/v1/catalog", s.getCatalog},
 		{"POST", "/v1/catalog", s.postCatalog},
 		{"GET", "/v1/alerts", s.listAlerts},
@@ -782,6 +783,10 @@ type statusWriter struct {
 	http.ResponseWriter
 	status int
 }
+
+// Unwrap lets http.ResponseController reach the connection's writer (to
+// flush a stream).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *statusWriter) WriteHeader(status int) {
 	w.status = status

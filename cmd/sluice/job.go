@@ -36,13 +36,8 @@ JSON for scripts.`,
 	job.PersistentFlags().StringVarP(&output, "output", "o", "table", "output format: table or json")
 	job.PersistentFlags().DurationVar(&timeout, "timeout", time.Minute, "how long to wait for the server")
 
-	// call runs f with a client and prints its result (v) as JSON or by
-	// table; an error from the server is printed with the SQL's position
-	// when it has one.
-	call := func(src *sqlSource, f func(ctx context.Context, c *client.Client) (any, error), table func(w io.Writer, v any)) error {
-		if output != "table" && output != "json" {
-			return fmt.Errorf("-o %s: expected table or json", output)
-		}
+	// connect returns a client of the server the flags name.
+	connect := func() *client.Client {
 		c := &client.Client{Server: server, Token: token}
 		if c.Server == "" {
 			c.Server = cmpOr(os.Getenv("SLUICE_SERVER"), "http://127.0.0.1:8081")
@@ -50,6 +45,17 @@ JSON for scripts.`,
 		if c.Token == "" {
 			c.Token = os.Getenv("SLUICE_TOKEN")
 		}
+		return c
+	}
+
+	// call runs f with a client and prints its result (v) as JSON or by
+	// table; an error from the server is printed with the SQL's position
+	// when it has one.
+	call := func(src *sqlSource, f func(ctx context.Context, c *client.Client) (any, error), table func(w io.Writer, v any)) error {
+		if output != "table" && output != "json" {
+			return fmt.Errorf("-o %s: expected table or json", output)
+		}
+		c := connect()
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		v, err := f(ctx, c)
@@ -225,7 +231,7 @@ state is refused unless --allow-state-loss; --dry-run only prints the report.`,
 		c.Flags().BoolVar(&uo.DryRun, "dry-run", false, "only report what would happen to the state")
 		c.Flags().BoolVar(&uo.AllowStateLoss, "allow-state-loss", false, "apply the update even if it drops state")
 	}
-	job.AddCommand(submit, list, show, explain, stop, resume, del, versions, update, rollback)
+	job.AddCommand(submit, list, show, explain, newPreview(stdout, stderr, connect, &output), stop, resume, del, versions, update, rollback)
 	return job
 }
 
