@@ -34,8 +34,8 @@ type route struct {
 	handle       http.HandlerFunc
 }
 
-// routeTable lists the API's routes. To come, beside these: alerts, and
-// the SQL-session part of Flink's SQL gateway.
+// routeTable lists the API's routes. To come: the SQL-session part of
+// Flink's SQL gateway.
 func (s *Server) routeTable() []route {
 	return []route{
 		{"GET", "/healthz", s.health},

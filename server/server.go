@@ -266,14 +266,20 @@ func (s *Server) Close() error {
 	defer s.ops.Unlock()
 	s.mu.Lock()
 	var runs []*sluice.Job
-	var ended []chan struct{}
+	var ended, recording []chan struct{}
 	for _, j := range s.jobs {
 		if j.run != nil {
 			runs = append(runs, j.run)
 			ended = append(ended, j.ended)
+		} else if j.ended != nil {
+			// A run that ended may still be recording its end.
+			recording = append(recording, j.ended)
 		}
 	}
 	s.mu.Unlock()
+	for _, e := range recording {
+		<-e
+	}
 	for _, r := range runs {
 		r.Stop()
 	}
