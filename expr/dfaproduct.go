@@ -128,8 +128,8 @@ func (p *dfaProduct) intern(t []productMember) int32 {
 // step moves the members of state s by one character: ascii class c of
 // the product when r < 0, else the rune r. It appends the patterns that
 // match to p.hits and returns the next state; an ASCII transition is
-// cached (when the cache is full it is cleared first, and the returned
-// state belongs to the new cache).
+// cached. When the cache is full (whatever the character) it is cleared
+// first, and the returned state belongs to the new cache.
 func (p *dfaProduct) step(s int32, c int, r rune) int32 {
 	p.tmp = p.tmp[:0]
 	first := len(p.hits)
@@ -149,13 +149,15 @@ func (p *dfaProduct) step(s int32, c int, r rune) int32 {
 			p.tmp = append(p.tmp, productMember{m.i, st})
 		}
 	}
-	if r >= 0 {
-		return p.intern(p.tmp)
-	}
 	if len(p.next)+p.ncls > productMaxEntries {
+		// Full: start the cache again from the state reached (the
+		// members of state s are gone with it).
 		t := append([]productMember(nil), p.tmp...)
 		p.reset()
 		return p.intern(t)
+	}
+	if r >= 0 {
+		return p.intern(p.tmp)
 	}
 	t := p.intern(p.tmp)
 	e := int(s)*p.ncls + c

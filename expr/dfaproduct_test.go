@@ -82,3 +82,43 @@ func TestDFAProduct(t *testing.T) {
 		}
 	}
 }
+
+// Non-ASCII text grows the product's states too: the cache stays within
+// its bound whatever the characters.
+func TestDFAProductBoundedOnNonASCII(t *testing.T) {
+	defer func(n int) { productMaxEntries = n }(productMaxEntries)
+	productMaxEntries = 64
+	var ps []Pattern
+	for n := 1; n <= 20; n++ {
+		ps = append(ps, Pattern{Kind: Regexp, Text: fmt.Sprintf(`é[^x]{%d}ü`, n)})
+	}
+	set, err := NewPatternSet(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := make([]*regexp.Regexp, len(ps))
+	for i, p := range ps {
+		res[i] = regexp.MustCompile(p.Text)
+	}
+	rng := rand.New(rand.NewPCG(8, 9))
+	runes := []rune("éüßж世€") // no ASCII: only non-ASCII steps
+	dst := make([]uint64, 1)
+	for range 2000 {
+		var b strings.Builder
+		for range 5 + rng.IntN(60) {
+			b.WriteRune(runes[rng.IntN(len(runes))])
+		}
+		s := b.String()
+		set.Match(s, dst)
+		for i, re := range res {
+			if hasBit(dst, i) != re.MatchString(s) {
+				t.Fatalf("%s on %q: the set says %v", ps[i].Text, s, !re.MatchString(s))
+			}
+		}
+	}
+	for _, p := range append(set.litProd, set.allProd) {
+		if p != nil && len(p.next) > productMaxEntries {
+			t.Fatalf("the product holds %d transitions, above its bound %d", len(p.next), productMaxEntries)
+		}
+	}
+}
