@@ -263,7 +263,7 @@ func BenchmarkRulesMemory(b *testing.B) {
 		debug.FreeOSMemory()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		heap, rss = int64(ms.HeapInuse+ms.StackInuse), residentBytes()
+		heap, rss = int64(ms.HeapInuse+ms.StackInuse), bench.ResidentBytes()
 		job.Cancel()
 		if err := job.Wait(); err != nil {
 			b.Fatal(err)
@@ -289,21 +289,6 @@ func BenchmarkRulesMemory(b *testing.B) {
 			}
 		})
 	}
-}
-
-// residentBytes returns the resident memory of the process (Linux), 0
-// when it cannot be read.
-func residentBytes() int64 {
-	data, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(data))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseInt(f[1], 10, 64)
-	return pages * int64(os.Getpagesize())
 }
 
 // BenchmarkRegexRules runs 100 REGEXP rules (bench.URLRegexes) over the

@@ -12,10 +12,11 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluicesql/sluice/internal/bench"
 )
 
 // BenchmarkServerJobs publishes SLUICE_SERVER_JOBS jobs (default 1,000)
@@ -70,7 +71,7 @@ INSERT INTO alert SELECT host, command_line FROM events WHERE command_line LIKE 
 			debug.FreeOSMemory()
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
-			return residentBytes(), int64(ms.HeapInuse + ms.StackInuse)
+			return bench.ResidentBytes(), int64(ms.HeapInuse + ms.StackInuse)
 		}
 		post("/v1/jobs", job(0))
 		rss1, heap1 := measure()
@@ -135,19 +136,4 @@ INSERT INTO alert SELECT host, command_line FROM events WHERE command_line LIKE 
 		b.ReportMetric(float64(errs), "errors")
 		s.Close()
 	}
-}
-
-// residentBytes returns the resident memory of the process (Linux), 0
-// when it cannot be read.
-func residentBytes() int64 {
-	data, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(data))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseInt(f[1], 10, 64)
-	return pages * int64(os.Getpagesize())
 }
