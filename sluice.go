@@ -105,6 +105,10 @@ type Engine struct {
 	names map[string]int
 	// root is the engine a session belongs to; nil for the engine.
 	root *Engine
+	// logf writes a line to opts.Log from any goroutine, with the
+	// secrets of the session's tables (and its engine's) masked; nil
+	// without a log.
+	logf func(format string, args ...any)
 	// secretsMu guards the secrets of the catalog's tables as of its
 	// generation secretsGen (see secrets).
 	secretsMu   sync.Mutex
@@ -143,8 +147,6 @@ type core struct {
 	// shares are the readers of unbounded sources shared by the jobs
 	// that read the same table ('pipeline.shared-source').
 	shares *share.Registry
-	// logf writes a line to opts.Log from any goroutine; nil without it.
-	logf func(format string, args ...any)
 	// filterBudget bounds the memory of the filter caches of all jobs
 	// ('pipeline.filter-cache.size').
 	filterBudget *filterset.Budget
@@ -173,7 +175,9 @@ func (e *Engine) NewSession() *Engine {
 	if e.root != nil {
 		root = e.root
 	}
-	return &Engine{core: e.core, catalog: catalog.NewChild(e.catalog), config: e.Config(), root: root}
+	s := &Engine{core: e.core, catalog: catalog.NewChild(e.catalog), config: e.Config(), root: root}
+	s.logf = logf(e.opts.Log, s.secrets)
+	return s
 }
 
 // Open returns a new engine with the built-in connectors, formats and
