@@ -399,21 +399,29 @@ func (t *SourceTask) Run(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx)
 		}
-		select {
-		case <-t.Stop:
-			if err := t.end(last, read); err != nil {
-				return err
+		// Everything pending before the next read: a barrier and a
+		// completed checkpoint can both be waiting, and handling one a
+		// read (up to an idle reader's wait) would let completions lag
+		// behind, and a sink in this task commit late.
+	pending:
+		for {
+			select {
+			case <-t.Stop:
+				if err := t.end(last, read); err != nil {
+					return err
+				}
+				return t.finish()
+			case id := <-t.Barriers:
+				if err := t.barrier(id, last, read); err != nil {
+					return err
+				}
+			case id := <-t.Complete:
+				if err := t.Chain.notify(id); err != nil {
+					return err
+				}
+			default:
+				break pending
 			}
-			return t.finish()
-		case id := <-t.Barriers:
-			if err := t.barrier(id, last, read); err != nil {
-				return err
-			}
-		case id := <-t.Complete:
-			if err := t.Chain.notify(id); err != nil {
-				return err
-			}
-		default:
 		}
 		b.Reset()
 		err := r.Read(ctx, b, n)
