@@ -20,24 +20,7 @@ import (
 // server's message.
 func TestJobCommands(t *testing.T) {
 	dir := t.TempDir()
-	data := filepath.Join(dir, "data")
-	out, stderr, err := runCLI(t, dir, "", "token", "create", "--data-dir", data, "--name", "cli")
-	if err != nil {
-		t.Fatal(err, stderr)
-	}
-	token := strings.TrimSpace(out)
-	s, err := server.New(server.Config{DataDir: data, Auth: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve(ln)
-	defer s.Close()
-	t.Setenv("SLUICE_SERVER", "http://"+ln.Addr().String())
-	t.Setenv("SLUICE_TOKEN", token)
+	startJobServer(t, dir)
 
 	job := func(sql string) string {
 		return `CREATE TABLE gen (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '20');
@@ -67,13 +50,13 @@ INSERT INTO hole SELECT id FROM gen WHERE ` + sql + ";\n"
 		t.Fatalf("submit printed:\n%s", out)
 	}
 	fail("bad.sql:3:43: column 'idd' not found", "submit", "bad.sql", "--name", "rule2")
-	_, stderr, _ = runCLI(t, dir, "", "job", "submit", "bad.sql", "--name", "rule2")
+	_, stderr, _ := runCLI(t, dir, "", "job", "submit", "bad.sql", "--name", "rule2")
 	if lines := strings.Split(stderr, "\n"); len(lines) < 3 || !strings.HasPrefix(lines[1], "INSERT INTO hole") || strings.Index(lines[2], "^") != 42 {
 		t.Fatalf("the error does not show the line and a caret under column 43:\n%s", stderr)
 	}
 	fail("exists", "submit", "v1.sql", "--name", "rule1")
 
-	out, _ = run("list", "-l", "team=sec")
+	out, _ := run("list", "-l", "team=sec")
 	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[0], "NAME") || !strings.Contains(lines[1], "team=sec") {
 		t.Fatalf("list:\n%s", out)
 	}
@@ -119,4 +102,29 @@ INSERT INTO hole SELECT id FROM gen WHERE ` + sql + ";\n"
 	fail("no job named", "show", "rule1")
 	t.Setenv("SLUICE_TOKEN", "sluice_wrong")
 	fail("error: invalid API token", "list")
+}
+
+// startJobServer starts a server with auth on over a data directory in
+// dir, creates a token with the CLI, and points the job commands at the
+// server with it (SLUICE_SERVER, SLUICE_TOKEN); the server closes with
+// the test.
+func startJobServer(t *testing.T, dir string) {
+	t.Helper()
+	data := filepath.Join(dir, "data")
+	out, stderr, err := runCLI(t, dir, "", "token", "create", "--data-dir", data, "--name", "cli")
+	if err != nil {
+		t.Fatal(err, stderr)
+	}
+	s, err := server.New(server.Config{DataDir: data, Auth: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Close() })
+	t.Setenv("SLUICE_SERVER", "http://"+ln.Addr().String())
+	t.Setenv("SLUICE_TOKEN", strings.TrimSpace(out))
 }

@@ -2,15 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"io"
-	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/sluicesql/sluice/server"
 )
 
 // sluice job preview against a server with auth on: a bounded query's
@@ -19,24 +14,7 @@ import (
 // a SQL error with the file's line and a caret, and a run-time error.
 func TestJobPreview(t *testing.T) {
 	dir := t.TempDir()
-	data := filepath.Join(dir, "data")
-	out, stderr, err := runCLI(t, dir, "", "token", "create", "--data-dir", data, "--name", "cli")
-	if err != nil {
-		t.Fatal(err, stderr)
-	}
-	token := strings.TrimSpace(out)
-	s, err := server.New(server.Config{DataDir: data, Auth: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve(ln)
-	defer s.Close()
-	t.Setenv("SLUICE_SERVER", "http://"+ln.Addr().String())
-	t.Setenv("SLUICE_TOKEN", token)
+	startJobServer(t, dir)
 
 	write := func(name, sql string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(sql), 0o644); err != nil {
@@ -98,12 +76,12 @@ Received a total of 3 rows (stopped at the end of the query's input)
 		t.Errorf("preview --max-rows 5 printed\n%s", strings.Join(lines, "\n"))
 	}
 	// At 1 row a second, 10,000 rows take longer than the timeout.
-	out = run("slow.sql", "--max-rows", "10000", "--timeout", "300ms")
+	out := run("slow.sql", "--max-rows", "10000", "--timeout", "300ms")
 	if !strings.HasSuffix(out, "rows (stopped at the timeout)\n") {
 		t.Errorf("preview --timeout 300ms printed\n%s", out)
 	}
 
-	_, stderr, err = runCLI(t, dir, "", "job", "preview", "bad.sql")
+	_, stderr, err := runCLI(t, dir, "", "job", "preview", "bad.sql")
 	if err == nil || !strings.HasPrefix(stderr, "bad.sql:2:8: column 'idd' not found") || !strings.Contains(stderr, "SELECT idd FROM seq;\n       ^") {
 		t.Errorf("a bad SELECT: err %v, stderr\n%s", err, stderr)
 	}
