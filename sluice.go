@@ -34,6 +34,7 @@ import (
 	"github.com/sluicesql/sluice/exec/filterset"
 	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/internal/config"
+	"github.com/sluicesql/sluice/internal/suggest"
 	"github.com/sluicesql/sluice/internal/wasmudf"
 	"github.com/sluicesql/sluice/physical"
 	"github.com/sluicesql/sluice/plan"
@@ -621,6 +622,32 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 			return Result{}, token.NewError(file, s.Name.Pos(), "%s", err.Error())
 		}
 		return Result{Message: "[INFO] Execute statement succeeded."}, nil
+	case *ast.CreateRuleset:
+		v, err := p.RulesetFromDDL(s)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := e.catalog.AddView(v, s.IfNotExists); err != nil {
+			return Result{}, token.NewError(file, s.Name.Pos(), "%s", err.Error())
+		}
+		return Result{Message: "[INFO] Execute statement succeeded."}, nil
+	case *ast.AlterRuleset:
+		name, err := p.ObjectName(s.Name)
+		if err != nil {
+			return Result{}, err
+		}
+		_, v, err := e.catalog.Lookup(name)
+		if err != nil || v == nil || v.Ruleset == nil {
+			return Result{}, token.NewError(file, s.Name.Pos(), "unknown ruleset '%s'%s", name, suggest.Hint(name, e.catalog.Rulesets()))
+		}
+		next, err := p.AlterRuleset(v, s)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := e.catalog.ReplaceView(next); err != nil {
+			return Result{}, token.NewError(file, s.Name.Pos(), "%s", err.Error())
+		}
+		return Result{Message: fmt.Sprintf("[INFO] Execute statement succeeded: ruleset %s is at version %d.", next.Name, next.Version)}, nil
 	case *ast.Drop:
 		if s.What == "FUNCTION" {
 			return e.dropFunction(file, s)

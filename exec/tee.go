@@ -149,7 +149,7 @@ func (t *tee) Process(b *types.Batch) error {
 	for _, p := range t.projs {
 		p.reset(len(b.Rows))
 	}
-	t.sel.reset()
+	t.sel.Reset()
 	if err := t.filter.Select(b, &t.sel); err != nil {
 		return err
 	}

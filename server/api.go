@@ -724,14 +724,14 @@ func (s *Server) postCatalog(w http.ResponseWriter, r *http.Request) {
 	file := token.NewFile("catalog.sql", src)
 	for _, st := range stmts {
 		switch st := st.(type) {
-		case *ast.CreateTable, *ast.CreateView:
+		case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset:
 			continue
 		case *ast.Drop:
-			if st.What == "TABLE" || st.What == "VIEW" {
+			if st.What == "TABLE" || st.What == "VIEW" || st.What == "RULESET" {
 				continue
 			}
 		}
-		s.writeSQLError(w, req.SQL, token.NewError(file, st.Pos(), "the catalog takes CREATE TABLE, CREATE VIEW and DROP TABLE or VIEW statements; SET and the statements that start jobs belong to a job's script"))
+		s.writeSQLError(w, req.SQL, token.NewError(file, st.Pos(), "the catalog takes CREATE TABLE, VIEW and RULESET, ALTER RULESET and DROP TABLE, VIEW or RULESET statements; SET and the statements that start jobs belong to a job's script"))
 		return
 	}
 	if len(stmts) == 0 {

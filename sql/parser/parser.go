@@ -363,7 +363,7 @@ func (p *parser) parseString(what string) (string, token.Pos) {
 
 var statementWords = []string{
 	"SELECT", "WITH", "VALUES", "CREATE", "DROP", "INSERT", "EXECUTE", "BEGIN",
-	"EXPLAIN", "SHOW", "DESCRIBE", "DESC", "SET", "RESET",
+	"EXPLAIN", "SHOW", "DESCRIBE", "DESC", "SET", "RESET", "ALTER",
 }
 
 func (p *parser) parseFile() []ast.Statement {
@@ -442,6 +442,9 @@ func (p *parser) parseStatement() ast.Statement {
 		p.next()
 		name := p.parseObjectName()
 		return &ast.Describe{Span: ast.Span{Start: pos, Stop: p.prevEnd()}, Name: name}
+	}
+	if p.isWord("ALTER") {
+		return p.parseAlterRuleset()
 	}
 	msg := "expected statement, found " + p.describe()
 	if p.tok == token.IDENT {

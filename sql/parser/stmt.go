@@ -53,7 +53,10 @@ func (p *parser) parseCreate() ast.Statement {
 	case token.FUNCTION:
 		return p.parseCreateFunction(start, temporary, system)
 	}
-	p.errorExpected(p.pos, "TABLE, VIEW or FUNCTION")
+	if p.isWord("RULESET") && !temporary {
+		return p.parseCreateRuleset(start)
+	}
+	p.errorExpected(p.pos, "TABLE, VIEW, FUNCTION or RULESET")
 	return nil
 }
 
@@ -346,7 +349,12 @@ func (p *parser) parseDrop() *ast.Drop {
 		d.What = p.tok.String()
 		p.next()
 	default:
-		p.errorExpected(p.pos, "TABLE, VIEW or FUNCTION")
+		if p.isWord("RULESET") && !d.Temporary {
+			d.What = "RULESET"
+			p.next()
+			break
+		}
+		p.errorExpected(p.pos, "TABLE, VIEW, FUNCTION or RULESET")
 	}
 	d.IfExists = p.parseIfExists()
 	d.Name = p.parseObjectName()
