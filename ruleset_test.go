@@ -3,6 +3,8 @@ package sluice_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -118,5 +120,123 @@ ALTER RULESET rs DROP RULE r_c;
 	want = []string{"+I[1, [r_d, r_b, r_a], critical, [y, x], 4]"}
 	if !slices.Equal(got, want) {
 		t.Errorf("altered: got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A ruleset's errors name the line, the column and what was expected,
+// with the nearest name where one is unknown.
+func TestRulesetErrors(t *testing.T) {
+	for _, c := range []struct{ script, want string }{
+		{"CREATE RULESET rs ON ev (RULE a WHEN sx = 'a');", "rules.sql:3:38: column 'sx' not found in any table (did you mean \"s\"?)"},
+		{"CREATE RULESET rs ON evv (RULE a WHEN s = 'a');", "rules.sql:3:22: unknown table 'evv' (did you mean \"ev\"?)"},
+		{"CREATE RULESET rs ON ev (RULE a WHEN s = 'a' SEVERITY 'hihg');", "rules.sql:3:55: unknown severity 'hihg': a rule's severity is one of informational, low, medium, high, critical (did you mean \"high\"?)"},
+		{"CREATE RULESET rs ON ev (RULE a WHEN s = 'a', RULE A WHEN n = 1);", "rules.sql:3:52: ruleset 'rs' has two rules named 'A'"},
+		{"CREATE RULESET rs ON ev MATCH AT LEAST 0 (RULE a WHEN s = 'a');", "rules.sql:3:31: MATCH AT LEAST needs 1 rule or more, not 0"},
+		{"CREATE RULESET rs ON ev MATCH AT LEAST 101 PERCENT (RULE a WHEN s = 'a');", "rules.sql:3:31: MATCH AT LEAST n PERCENT needs n from 1 to 100, not 101"},
+		{"CREATE RULESET rs ON ev MATCH SOME (RULE a WHEN s = 'a');", "rules.sql:3:31: expected ANY, ALL, FIRST or AT LEAST n [PERCENT] after MATCH, found 'SOME'"},
+		{"CREATE RULESET rs ON ev (RULE a WHEN s);", "rules.sql:3:38: WHEN condition must be BOOLEAN, but is"},
+		{"CREATE RULESET rs ON ev (a WHEN s = 'a');", "rules.sql:3:26: expected RULE, found 'a'"},
+		{"CREATE RULESET rs ON ev (RULE a WHEN s = 'a');\nALTER RULESET rs DROP RULE b;", "rules.sql:4:28: ruleset 'rs' has no rule 'b' (did you mean \"a\"?)"},
+		{"CREATE RULESET rs ON ev (RULE a WHEN s = 'a');\nALTER RULESET rx DROP RULE a;", "rules.sql:4:15: unknown ruleset 'rx' (did you mean \"rs\"?)"},
+		{"CREATE RULESET rs ON ev (RULE a WHEN s = 'a');\nALTER RULESET rs ADD RULE a WHEN n = 1;", "rules.sql:4:27: ruleset 'rs' already has a rule 'a'"},
+		{"CREATE RULESET rs ON ev (RULE a WHEN s = 'a');\nALTER RULESET rs ADD RULE b WHEN nn = 1;", "rules.sql:4:34: column 'nn' not found in any table (did you mean \"n\"?)"},
+		{"CREATE RULESET rs ON ev (RULE a WHEN s = 'a');\nDROP VIEW rs;", "rules.sql:4:11: 'rs' is a ruleset: drop it with DROP RULESET"},
+		{"CREATE VIEW v2 AS SELECT id AS alert_severity FROM ev;\nCREATE RULESET rs ON v2 (RULE a WHEN alert_severity = 1);", "rules.sql:4:22: ruleset 'rs' adds a column 'alert_severity' to the rows of 'v2', which has one: rename it in a view"},
+	} {
+		src := rulesetEvents + c.script + "\n"
+		e, err := sluice.Open(sluice.Options{Stdout: &bytes.Buffer{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = e.Run(context.Background(), "rules.sql", []byte(src))
+		e.Close()
+		if err == nil {
+			t.Errorf("%s: no error", c.script)
+			continue
+		}
+		if got := err.Error(); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s:\n got %s\nwant %s", c.script, got, c.want)
+		}
+	}
+}
+
+// DROP RULESET drops a ruleset (and only a ruleset).
+func TestRulesetDrop(t *testing.T) {
+	got := runRuleset(t, "CREATE RULESET rs ON ev "+rulesetRules+";\nDROP RULESET rs;\nCREATE RULESET rs ON ev (RULE only WHEN id = 2);\n"+rulesetInsert)
+	if want := []string{"+I[2, [only], medium, [], 1]"}; !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+// A ruleset of random rules (those of the shared-filter differential
+// test: NULLs, non-ASCII text, patterns, functions of one column) raises,
+// under MATCH ANY, an alert for exactly the rows some rule keeps alone,
+// each naming exactly the rules that keep it, in order.
+func TestRulesetDifferential(t *testing.T) {
+	for seed := range uint64(4) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		dir := t.TempDir()
+		sfInput(t, rng, dir, 1, 400)
+		conds := make([]string, 30)
+		for i := range conds {
+			conds[i] = sfCondition(rng, 3)
+		}
+		// Alone: each rule a job of its own, filters not shared.
+		alone := sfRun(t, dir, conds, "SET 'pipeline.shared-filters' = 'false'")
+		want := map[int][]string{}
+		for i := range conds {
+			for _, row := range alone[fmt.Sprintf("r%d", i)] {
+				var id int
+				if _, err := fmt.Sscanf(row, "+I[%d", &id); err != nil {
+					t.Fatal(err)
+				}
+				want[id] = append(want[id], fmt.Sprintf("r%d", i))
+			}
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "CREATE TABLE ev (id BIGINT, s STRING, t STRING, n BIGINT, d DOUBLE, b BOOLEAN) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');\n", dir)
+		b.WriteString("CREATE TABLE out (id BIGINT, rules ARRAY<STRING>) WITH ('connector' = 'print');\nCREATE RULESET rs ON ev (\n")
+		for i, c := range conds {
+			if i > 0 {
+				b.WriteString(",\n")
+			}
+			fmt.Fprintf(&b, "  RULE r%d WHEN %s", i, c)
+		}
+		b.WriteString(");\nINSERT INTO out SELECT id, matched_rules FROM rs;\n")
+		var out bytes.Buffer
+		e, err := sluice.Open(sluice.Options{Stdout: &out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := []byte(b.String())
+		if err := e.Run(context.Background(), "rs.sql", src); err != nil {
+			t.Fatal(sluice.FormatError(err, src))
+		}
+		e.Close()
+		got := map[int][]string{}
+		for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			if l == "" {
+				continue
+			}
+			var id int
+			if _, err := fmt.Sscanf(l, "+I[%d,", &id); err != nil {
+				t.Fatalf("%q: %v", l, err)
+			}
+			if _, dup := got[id]; dup {
+				t.Errorf("seed %d: two alerts for row %d", seed, id)
+			}
+			list := l[strings.Index(l, "[r")+1 : strings.LastIndex(l, "]]")]
+			got[id] = strings.Split(list, ", ")
+		}
+		for id, w := range want {
+			if g := got[id]; !slices.Equal(g, w) {
+				t.Errorf("seed %d: row %d: ruleset matched %v, the rules alone %v", seed, id, g, w)
+			}
+		}
+		for id, g := range got {
+			if _, ok := want[id]; !ok {
+				t.Errorf("seed %d: row %d: ruleset matched %v, no rule alone", seed, id, g)
+			}
+		}
 	}
 }
