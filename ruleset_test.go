@@ -15,7 +15,7 @@ import (
 // rulesetEvents is the input of the ruleset tests, and rulesetRules three
 // rules over it. Row by row (s, n): r_a (s LIKE '%a%') holds for 1 and 3
 // (NULL for 4); r_b (n > 5) for 1, 3 and 4; r_c (s = 'abc') for 1. In
-// priority order: r_c (0), r_b (1), r_a (2).
+// priority order, higher first: r_a (2), r_b (1), r_c (0).
 const rulesetEvents = `CREATE VIEW ev AS SELECT * FROM (VALUES
   (1, 'abc', 10), (2, 'xyz', 3), (3, 'a', 7), (4, CAST(NULL AS STRING), 9), (5, 'b', 1)) AS t(id, s, n);
 `
@@ -62,34 +62,34 @@ func TestRulesetPolicies(t *testing.T) {
 		want  []string
 	}{
 		{"", []string{ // ANY, the default
-			"+I[1, [r_c, r_b, r_a], high, [y, x], 1]",
-			"+I[3, [r_b, r_a], high, [y, x], 1]",
+			"+I[1, [r_a, r_b, r_c], high, [x, y], 1]",
+			"+I[3, [r_a, r_b], high, [x, y], 1]",
 			"+I[4, [r_b], high, [y, x], 1]",
 		}},
 		{"MATCH ANY", []string{
-			"+I[1, [r_c, r_b, r_a], high, [y, x], 1]",
-			"+I[3, [r_b, r_a], high, [y, x], 1]",
+			"+I[1, [r_a, r_b, r_c], high, [x, y], 1]",
+			"+I[3, [r_a, r_b], high, [x, y], 1]",
 			"+I[4, [r_b], high, [y, x], 1]",
 		}},
-		{"MATCH ALL", []string{"+I[1, [r_c, r_b, r_a], high, [y, x], 1]"}},
+		{"MATCH ALL", []string{"+I[1, [r_a, r_b, r_c], high, [x, y], 1]"}},
 		{"MATCH AT LEAST 2", []string{
-			"+I[1, [r_c, r_b, r_a], high, [y, x], 1]",
-			"+I[3, [r_b, r_a], high, [y, x], 1]",
+			"+I[1, [r_a, r_b, r_c], high, [x, y], 1]",
+			"+I[3, [r_a, r_b], high, [x, y], 1]",
 		}},
 		{"MATCH AT LEAST 4", nil},
 		// 34 percent of 3 rules, rounded up, is 2; 33 percent is 1.
 		{"MATCH AT LEAST 34 PERCENT", []string{
-			"+I[1, [r_c, r_b, r_a], high, [y, x], 1]",
-			"+I[3, [r_b, r_a], high, [y, x], 1]",
+			"+I[1, [r_a, r_b, r_c], high, [x, y], 1]",
+			"+I[3, [r_a, r_b], high, [x, y], 1]",
 		}},
 		{"MATCH AT LEAST 33 PERCENT", []string{
-			"+I[1, [r_c, r_b, r_a], high, [y, x], 1]",
-			"+I[3, [r_b, r_a], high, [y, x], 1]",
+			"+I[1, [r_a, r_b, r_c], high, [x, y], 1]",
+			"+I[3, [r_a, r_b], high, [x, y], 1]",
 			"+I[4, [r_b], high, [y, x], 1]",
 		}},
 		{"MATCH FIRST", []string{
-			"+I[1, [r_c], medium, [], 1]",
-			"+I[3, [r_b], high, [y, x], 1]",
+			"+I[1, [r_a], low, [x], 1]",
+			"+I[3, [r_a], low, [x], 1]",
 			"+I[4, [r_b], high, [y, x], 1]",
 		}},
 	} {
@@ -107,7 +107,7 @@ func TestRulesetPolicies(t *testing.T) {
 func TestRulesetVersions(t *testing.T) {
 	disabled := strings.Replace(rulesetRules, "TAGS ('y', 'x'),", "TAGS ('y', 'x') DISABLED,", 1)
 	got := runRuleset(t, "CREATE RULESET rs ON ev "+disabled+";\n"+rulesetInsert)
-	want := []string{"+I[1, [r_c, r_a], medium, [x], 1]", "+I[3, [r_a], low, [x], 1]"}
+	want := []string{"+I[1, [r_a, r_c], medium, [x], 1]", "+I[3, [r_a], low, [x], 1]"}
 	if !slices.Equal(got, want) {
 		t.Errorf("disabled: got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
@@ -116,8 +116,8 @@ ALTER RULESET rs ADD RULE r_d WHEN id < 3 SEVERITY 'critical';
 ALTER RULESET rs ENABLE RULE r_b;
 ALTER RULESET rs DROP RULE r_c;
 `+rulesetInsert)
-	// Version 4: r_a, r_b and r_d, all of them.
-	want = []string{"+I[1, [r_d, r_b, r_a], critical, [y, x], 4]"}
+	// Version 4: r_a, r_b and r_d, all of them (tags in the rules' order).
+	want = []string{"+I[1, [r_a, r_b, r_d], critical, [x, y], 4]"}
 	if !slices.Equal(got, want) {
 		t.Errorf("altered: got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}

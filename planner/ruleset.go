@@ -152,8 +152,8 @@ func (p *Planner) bindRuleset(at ast.Node, v *catalog.View) (plan.Node, *scope, 
 			rules = append(rules, ordered{plan.Rule{Name: r.Name.Name, Cond: cond, Severity: sev, Priority: r.Priority, Tags: r.Tags}, i})
 		}
 	}
-	// Priority order: the lower PRIORITY first, then as written.
-	slices.SortStableFunc(rules, func(a, b ordered) int { return cmp.Compare(a.rule.Priority, b.rule.Priority) })
+	// Priority order: the higher PRIORITY first, then as written.
+	slices.SortStableFunc(rules, func(a, b ordered) int { return cmp.Compare(b.rule.Priority, a.rule.Priority) })
 	for _, r := range rules {
 		n.Rules = append(n.Rules, r.rule)
 	}

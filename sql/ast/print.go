@@ -140,10 +140,11 @@ func (p *printer) stmt(s Statement) {
 	case *AlterRuleset:
 		p.str("ALTER RULESET ")
 		p.name(s.Name)
-		p.str(" " + s.Action + " RULE ")
+		p.str(" " + s.Action + " ")
 		if s.Rule != nil {
 			p.ruleDef(s.Rule)
 		} else {
+			p.str("RULE ")
 			p.ident(s.Target)
 		}
 	case *Drop:

@@ -53,7 +53,10 @@ func (p *parser) parseCreate() ast.Statement {
 	case token.FUNCTION:
 		return p.parseCreateFunction(start, temporary, system)
 	}
-	if p.isWord("RULESET") && !temporary {
+	if p.isWord("RULESET") {
+		if temporary {
+			p.error(p.pos, "a ruleset cannot be TEMPORARY: it lives in the catalog, with its versions")
+		}
 		return p.parseCreateRuleset(start)
 	}
 	p.errorExpected(p.pos, "TABLE, VIEW, FUNCTION or RULESET")
