@@ -437,6 +437,60 @@ func (e *Engine) Tables() []string { return e.catalog.Tables() }
 // sorted.
 func (e *Engine) Views() []string { return e.catalog.Views() }
 
+// Ruleset describes a ruleset of the catalog.
+type Ruleset struct {
+	Name    string `json:"name"`
+	Version int    `json:"version"`
+	Source  string `json:"source"`
+	Match   string `json:"match"`
+	Rules   []Rule `json:"rules"`
+}
+
+// Rule describes a rule of a ruleset.
+type Rule struct {
+	Name     string   `json:"name"`
+	When     string   `json:"when"`
+	Severity string   `json:"severity"`
+	Priority int64    `json:"priority"`
+	Tags     []string `json:"tags"`
+	Enabled  bool     `json:"enabled"`
+}
+
+// Rulesets returns the rulesets of the catalog, by name, each at its
+// current version.
+func (e *Engine) Rulesets() []Ruleset {
+	var out []Ruleset
+	for _, name := range e.catalog.Rulesets() {
+		_, v, err := e.catalog.Lookup(name)
+		if err != nil || v == nil || v.Ruleset == nil {
+			continue
+		}
+		def := v.Ruleset
+		rs := Ruleset{Name: v.Name, Version: v.Version, Source: def.Source.String(), Match: def.Match.Kind, Rules: []Rule{}}
+		switch rs.Match {
+		case "":
+			rs.Match = "ANY"
+		case "AT LEAST":
+			rs.Match = fmt.Sprintf("AT LEAST %d", def.Match.N)
+		case "AT LEAST PERCENT":
+			rs.Match = fmt.Sprintf("AT LEAST %d PERCENT", def.Match.N)
+		}
+		for _, r := range def.Rules {
+			sev := strings.ToLower(r.Severity)
+			if sev == "" {
+				sev = "medium"
+			}
+			tags := r.Tags
+			if tags == nil {
+				tags = []string{}
+			}
+			rs.Rules = append(rs.Rules, Rule{Name: r.Name.Name, When: ast.Format(r.When), Severity: sev, Priority: r.Priority, Tags: tags, Enabled: !r.Disabled})
+		}
+		out = append(out, rs)
+	}
+	return out
+}
+
 // Config returns a copy of the session's SET options.
 func (e *Engine) Config() map[string]string {
 	e.mu.Lock()

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicesql/sluice"
 	"github.com/sluicesql/sluice/internal/suggest"
 	"github.com/sluicesql/sluice/sql/ast"
 	"github.com/sluicesql/sluice/sql/parser"
@@ -687,17 +688,23 @@ func (s *Server) explainSQL(w http.ResponseWriter, r *http.Request) {
 }
 
 type catalogJSON struct {
-	Tables []string `json:"tables"`
-	Views  []string `json:"views"`
+	Tables   []string         `json:"tables"`
+	Views    []string         `json:"views"`
+	Rulesets []sluice.Ruleset `json:"rulesets"`
 }
 
 func (s *Server) catalogView() catalogJSON {
-	c := catalogJSON{Tables: s.engine.Tables(), Views: s.engine.Views()}
+	c := catalogJSON{Tables: s.engine.Tables(), Views: []string{}, Rulesets: s.engine.Rulesets()}
 	if c.Tables == nil {
 		c.Tables = []string{}
 	}
-	if c.Views == nil {
-		c.Views = []string{}
+	if c.Rulesets == nil {
+		c.Rulesets = []sluice.Ruleset{}
+	}
+	for _, v := range s.engine.Views() {
+		if !slices.ContainsFunc(c.Rulesets, func(r sluice.Ruleset) bool { return r.Name == v }) {
+			c.Views = append(c.Views, v)
+		}
 	}
 	return c
 }
