@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -121,6 +122,18 @@ ALTER RULESET rs DROP RULE r_c;
 	if !slices.Equal(got, want) {
 		t.Errorf("altered: got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	// A rollback to version 1 makes version 5 of its rules: r_a and r_c
+	// (r_b disabled), all of them.
+	got = runRuleset(t, "CREATE RULESET rs ON ev MATCH ALL "+disabled+`;
+ALTER RULESET rs ADD RULE r_d WHEN id < 3 SEVERITY 'critical';
+ALTER RULESET rs ENABLE RULE r_b;
+ALTER RULESET rs DROP RULE r_c;
+ALTER RULESET rs ROLLBACK TO VERSION 1;
+`+rulesetInsert)
+	want = []string{"+I[1, [r_a, r_c], medium, [x], 5]"}
+	if !slices.Equal(got, want) {
+		t.Errorf("rolled back: got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }
 
 // A ruleset's errors name the line, the column and what was expected,
@@ -140,6 +153,7 @@ func TestRulesetErrors(t *testing.T) {
 		{"CREATE RULESET rs ON ev (RULE a WHEN s = 'a');\nALTER RULESET rx DROP RULE a;", "rules.sql:4:15: unknown ruleset 'rx' (did you mean \"rs\"?)"},
 		{"CREATE RULESET rs ON ev (RULE a WHEN s = 'a');\nALTER RULESET rs ADD RULE a WHEN n = 1;", "rules.sql:4:27: ruleset 'rs' already has a rule 'a'"},
 		{"CREATE RULESET rs ON ev (RULE a WHEN s = 'a');\nALTER RULESET rs ADD RULE b WHEN nn = 1;", "rules.sql:4:34: column 'nn' not found in any table (did you mean \"n\"?)"},
+		{"CREATE RULESET rs ON ev (RULE a WHEN s = 'a');\nALTER RULESET rs ROLLBACK TO VERSION 3;", "rules.sql:4:38: ruleset 'rs' has no version 3: it is at version 1, and keeps its earlier ones"},
 		{"CREATE RULESET rs ON ev (RULE a WHEN s = 'a');\nDROP VIEW rs;", "rules.sql:4:11: 'rs' is a ruleset: drop it with DROP RULESET"},
 		{"CREATE VIEW v2 AS SELECT id AS alert_severity FROM ev;\nCREATE RULESET rs ON v2 (RULE a WHEN alert_severity = 1);", "rules.sql:4:22: ruleset 'rs' adds a column 'alert_severity' to the rows of 'v2', which has one: rename it in a view"},
 	} {
@@ -238,5 +252,35 @@ func TestRulesetDifferential(t *testing.T) {
 				t.Errorf("seed %d: row %d: ruleset matched %v, no rule alone", seed, id, g)
 			}
 		}
+	}
+}
+
+// A ruleset keeps its last 100 versions for rollback.
+func TestRulesetVersionsKept(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(rulesetEvents + "CREATE RULESET rs ON ev (RULE a WHEN id = 1);\n")
+	for i := range 120 {
+		fmt.Fprintf(&b, "ALTER RULESET rs %s RULE a;\n", []string{"DISABLE", "ENABLE"}[i%2])
+	}
+	e, err := sluice.Open(sluice.Options{Stdout: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.Exec(context.Background(), "v.sql", []byte(b.String())); err != nil {
+		t.Fatal(err)
+	}
+	if rs := e.Rulesets(); len(rs) != 1 || rs[0].Version != 121 {
+		t.Fatalf("rulesets: %+v", rs)
+	}
+	if _, err := e.Exec(context.Background(), "r.sql", []byte("ALTER RULESET rs ROLLBACK TO VERSION 21;")); err == nil || !strings.Contains(err.Error(), "no version 21") {
+		t.Errorf("rollback past the kept versions: %v", err)
+	}
+	// Version 22 (the 21st ALTER's: odd ones disable) is kept.
+	if _, err := e.Exec(context.Background(), "r.sql", []byte("ALTER RULESET rs ROLLBACK TO VERSION 22;")); err != nil {
+		t.Fatal(err)
+	}
+	if rs := e.Rulesets(); rs[0].Version != 122 || rs[0].Rules[0].Enabled {
+		t.Errorf("rolled back to 22: %+v", rs[0])
 	}
 }

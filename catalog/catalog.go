@@ -85,6 +85,19 @@ type View struct {
 	// RuleFiles, parallel to Ruleset.Rules, is the file each rule was
 	// written in (nil: File; ALTER RULESET ... ADD RULE writes in its own).
 	RuleFiles []*token.File
+	// Previous is the ruleset's version before this one (nil: none).
+	Previous *View
+}
+
+// RulesetVersion returns version n of ruleset v (v or one of its
+// previous versions), or nil.
+func (v *View) RulesetVersion(n int) *View {
+	for ; v != nil; v = v.Previous {
+		if v.Version == n {
+			return v
+		}
+	}
+	return nil
 }
 
 // Catalog is a session's namespace of tables and views. It is safe for

@@ -49,6 +49,13 @@ func (p *Planner) AlterRuleset(v *catalog.View, alter *ast.AlterRuleset) (*catal
 		return -1, p.errorf(alter.Target, "ruleset '%s' has no rule '%s'%s", v.Name, alter.Target.Name, suggest.Hint(alter.Target.Name, names))
 	}
 	switch alter.Action {
+	case "ROLLBACK":
+		old := v.RulesetVersion(int(alter.Version))
+		if old == nil {
+			return nil, token.NewError(p.File, alter.VersionPos, "ruleset '%s' has no version %d: it is at version %d, and keeps its earlier ones", v.Name, alter.Version, v.Version)
+		}
+		def.Rules, def.Match = slices.Clone(old.Ruleset.Rules), old.Ruleset.Match
+		files = slices.Clone(old.RuleFiles)
 	case "ADD":
 		for _, r := range def.Rules {
 			if strings.EqualFold(r.Name.Name, alter.Rule.Name.Name) {
@@ -73,11 +80,42 @@ func (p *Planner) AlterRuleset(v *catalog.View, alter *ast.AlterRuleset) (*catal
 		r.Disabled = alter.Action == "DISABLE"
 		def.Rules[i] = &r
 	}
-	next := &catalog.View{Name: v.Name, Ruleset: &def, File: v.File, Version: v.Version + 1, RuleFiles: files}
+	next := &catalog.View{Name: v.Name, Ruleset: &def, File: v.File, Version: v.Version + 1, RuleFiles: files, Previous: keptVersions(v)}
 	if _, _, err := p.bindRuleset(alter.Name, next); err != nil {
 		return nil, err
 	}
 	return next, nil
+}
+
+// maxRulesetVersions is how many earlier versions of a ruleset are kept
+// for ALTER RULESET ... ROLLBACK TO VERSION.
+const maxRulesetVersions = 100
+
+// keptVersions returns v with at most maxRulesetVersions-1 versions
+// before it (the older ones let go).
+func keptVersions(v *catalog.View) *catalog.View {
+	head := v
+	for i := 1; v != nil; i++ {
+		if i == maxRulesetVersions-1 && v.Previous != nil {
+			cut := *v
+			cut.Previous = nil
+			return rebuild(head, v, &cut)
+		}
+		v = v.Previous
+	}
+	return head
+}
+
+// rebuild copies the chain from head down to old, which it replaces
+// with repl (the chain's versions are shared by the jobs that planned
+// them, and are not changed).
+func rebuild(head, old, repl *catalog.View) *catalog.View {
+	if head == old {
+		return repl
+	}
+	c := *head
+	c.Previous = rebuild(head.Previous, old, repl)
+	return &c
 }
 
 // bindRuleset plans ruleset v over its source.

@@ -249,13 +249,17 @@ type RuleDef struct {
 }
 
 // AlterRuleset is ALTER RULESET name ADD RULE ... | DROP RULE name |
-// ENABLE RULE name | DISABLE RULE name: each makes a new version.
+// ENABLE RULE name | DISABLE RULE name | ROLLBACK TO VERSION n: each
+// makes a new version (a rollback's holds the rules of version n).
 type AlterRuleset struct {
 	Span
-	Name   *ObjectName
-	Action string   // "ADD", "DROP", "ENABLE" or "DISABLE"
-	Rule   *RuleDef // ADD
-	Target *Ident   // DROP, ENABLE, DISABLE
+	Name    *ObjectName
+	Action  string   // "ADD", "DROP", "ENABLE", "DISABLE" or "ROLLBACK"
+	Rule    *RuleDef // ADD
+	Target  *Ident   // DROP, ENABLE, DISABLE
+	Version int64    // ROLLBACK
+	// VersionPos is where the version is written.
+	VersionPos token.Pos
 }
 
 // Drop is DROP [TEMPORARY [SYSTEM]] TABLE|VIEW|FUNCTION|RULESET [IF EXISTS] name.

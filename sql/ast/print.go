@@ -141,7 +141,9 @@ func (p *printer) stmt(s Statement) {
 		p.str("ALTER RULESET ")
 		p.name(s.Name)
 		p.str(" " + s.Action + " ")
-		if s.Rule != nil {
+		if s.Action == "ROLLBACK" {
+			p.str("TO VERSION " + strconv.FormatInt(s.Version, 10))
+		} else if s.Rule != nil {
 			p.ruleDef(s.Rule)
 		} else {
 			p.str("RULE ")

@@ -157,8 +157,18 @@ func (p *parser) parseAlterRuleset() *ast.AlterRuleset {
 		}
 		p.next()
 		a.Target = p.parseIdent()
+	case p.isWord("ROLLBACK"):
+		a.Action = "ROLLBACK"
+		p.next()
+		p.expect(token.TO)
+		if !p.isWord("VERSION") {
+			p.errorExpected(p.pos, "VERSION")
+		}
+		p.next()
+		a.VersionPos = p.pos
+		a.Version = p.parseCount("version number")
 	default:
-		p.errorExpected(p.pos, "ADD RULE, DROP RULE, ENABLE RULE or DISABLE RULE")
+		p.errorExpected(p.pos, "ADD RULE, DROP RULE, ENABLE RULE, DISABLE RULE or ROLLBACK TO VERSION n")
 	}
 	a.Span = p.span(start)
 	return a
