@@ -763,11 +763,55 @@ func (s *Server) postCatalog(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		s.log.Info("catalog changed", "statements", len(applied))
 	}
+	var altered []string
+	for _, st := range stmts[:len(res)] {
+		if a, ok := st.(*ast.AlterRuleset); ok {
+			altered = append(altered, a.Name.String())
+		}
+	}
+	s.swapRulesets(altered)
 	if err != nil {
 		s.writeSQLError(w, req.SQL, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, s.catalogView())
+}
+
+// swapRulesets runs the running jobs that read one of the rulesets named
+// (a new version of each) again: each stops with a final checkpoint and
+// starts from it, planned with the rulesets' new versions (a ruleset
+// keeps no state: the job's state carries over). The caller holds s.ops.
+func (s *Server) swapRulesets(names []string) {
+	if len(names) == 0 {
+		return
+	}
+	s.mu.Lock()
+	var running []*job
+	for _, j := range s.jobs {
+		if j.run != nil {
+			running = append(running, j)
+		}
+	}
+	s.mu.Unlock()
+	for _, j := range running {
+		s.mu.Lock()
+		name, sql := j.rec.Name, j.sql
+		s.mu.Unlock()
+		plan, err := s.explain(name+".sql", sql)
+		if err != nil || !slices.ContainsFunc(names, func(n string) bool { return strings.Contains(plan, "Ruleset(name=["+n+"],") }) {
+			continue
+		}
+		if err := s.stop(j, false); err != nil {
+			s.log.Error("cannot stop a job to run a ruleset's new version", "job", name, "error", err)
+			continue
+		}
+		if err := s.start(j); err != nil {
+			s.ended(j, fmt.Errorf("cannot run again with a ruleset's new version: %w", err))
+			s.log.Error("a job failed to start again with a ruleset's new version", "job", name, "error", err)
+			continue
+		}
+		s.log.Info("job runs a ruleset's new version", "job", name, "rulesets", strings.Join(names, ","))
+	}
 }
 
 // logRequests logs every request: at debug level, and at warning level
