@@ -34,10 +34,10 @@ type route struct {
 	handle       http.HandlerFunc
 }
 
-// routeTable lists the API's routes. To come: the SQL-session part of
-// Flink's SQL gateway.
+// routeTable lists the API's routes: Sluice's, then the SQL-session part
+// of Flink's SQL gateway API (gateway.go).
 func (s *Server) routeTable() []route {
-	return []route{
+	return append([]route{
 		{"GET", "/healthz", s.health},
 		{"GET", "/metrics", s.metricsHandler()},
 		{"GET", "/openapi.json", s.openapi},
@@ -61,7 +61,7 @@ func (s *Server) routeTable() []route {
 		{"POST", "/v1/alerts", s.createAlert},
 		{"GET", "/v1/alerts/{name}", s.showAlert},
 		{"DELETE", "/v1/alerts/{name}", s.deleteAlert},
-	}
+	}, s.gatewayRoutes()...)
 }
 
 // routes returns the router: each path answers its methods, a 405 with
