@@ -84,16 +84,30 @@ func (s *Server) routes() http.Handler {
 			}
 			if !ok {
 				w.Header().Set("Allow", allow)
-				writeError(w, http.StatusMethodNotAllowed, codeBadRequest, fmt.Sprintf("%s %s: method not allowed (allowed: %s)", r.Method, r.URL.Path, allow), nil)
+				routeError(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed (allowed: %s)", r.Method, r.URL.Path, allow))
 				return
 			}
 			h(w, r)
 		})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no route %s %s (see /openapi.json)", r.Method, r.URL.Path), nil)
+		routeError(w, r, http.StatusNotFound, fmt.Sprintf("no route %s %s (see /openapi.json)", r.Method, r.URL.Path))
 	})
 	return mux
+}
+
+// routeError answers a request no route takes: in Flink's form under the
+// gateway's paths.
+func routeError(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if isGatewayPath(r.URL.Path) {
+		gwError(w, status, msg)
+		return
+	}
+	code := codeNotFound
+	if status == http.StatusMethodNotAllowed {
+		code = codeBadRequest
+	}
+	writeError(w, status, code, msg, nil)
 }
 
 // Error codes of the API.

@@ -544,6 +544,10 @@ FROM small WHERE id = 1`, "PLAIN_TEXT")
 		ts.gwFail("POST", "/v2/sessions/00000000-0000-4000-8000-000000000000/statements", map[string]any{"statement": "SELECT 1"}, 404)
 		ts.gwFail("GET", sp+"/operations/00000000-0000-4000-8000-000000000000/status", nil, 404)
 		ts.gwFail("POST", sp+"/statements", "not an object", 400)
+		// Paths and methods the gateway does not take answer in Flink's
+		// form too.
+		ts.gwFail("POST", sp+"/scripts", map[string]any{}, 404)
+		ts.gwFail("PUT", sp+"/statements", map[string]any{}, 405)
 		// A query that fails while it runs: its rows, then its error.
 		op := ts.execute("v2", sh, "SELECT CAST(CAST(id AS STRING) || 'x' AS INT) AS n FROM small")
 		uri := op + "/result/0"
