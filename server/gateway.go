@@ -228,16 +228,6 @@ func (gs *gwSession) script() string {
 	return strings.Join(gs.ddl, ";\n")
 }
 
-func (gs *gwSession) addOp(op *gwOp) bool {
-	gs.mu.Lock()
-	defer gs.mu.Unlock()
-	if gs.closed {
-		return false
-	}
-	gs.ops[op.id] = op
-	return true
-}
-
 func (gs *gwSession) op(id string) *gwOp {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
@@ -299,8 +289,6 @@ type gwFail struct {
 	status int
 	msg    string
 }
-
-func (f *gwFail) Error() string { return f.msg }
 
 func (f *gwFail) write(w http.ResponseWriter) { gwError(w, f.status, f.msg) }
 
@@ -500,35 +488,44 @@ func (s *Server) runStatement(gs *gwSession, src string, extra map[string]string
 	if len(stmts) != 1 {
 		return nil, badRequest("A request runs one statement; this one holds %d.", len(stmts))
 	}
-	gs.run.Lock()
-	defer gs.run.Unlock()
-	var op *gwOp
-	var fail *gwFail
-	switch st := stmts[0].(type) {
+	st := stmts[0]
+	switch st.(type) {
 	case *ast.CreateTable, *ast.CreateView, *ast.CreateFunction, *ast.Drop, *ast.Set, *ast.Reset:
-		op, fail = s.runDDL(gs, st, src)
-	case *ast.QueryStmt, *ast.Insert, *ast.StatementSet, *ast.Show, *ast.Describe, *ast.Explain:
+	default:
 		if configure {
 			return nil, badRequest("configure-session takes DDL, SET and RESET statements; run the others with POST .../statements.")
 		}
-		switch st.(type) {
-		case *ast.QueryStmt:
-			op, fail = s.runQuery(gs, src, extra)
-		case *ast.Insert, *ast.StatementSet:
-			op, fail = s.runInsert(gs, st, src, extra)
-		default:
-			op, fail = s.runShow(gs, st, src)
-		}
+	}
+	gs.run.Lock()
+	defer gs.run.Unlock()
+	// Closing waits for gs.run: a session open now stays open until the
+	// statement's end.
+	gs.mu.Lock()
+	closed := gs.closed
+	gs.mu.Unlock()
+	if closed {
+		return nil, &gwFail{http.StatusNotFound, fmt.Sprintf("Session '%s' was closed.", gs.id)}
+	}
+	var op *gwOp
+	var fail *gwFail
+	switch st.(type) {
+	case *ast.CreateTable, *ast.CreateView, *ast.CreateFunction, *ast.Drop, *ast.Set, *ast.Reset:
+		op, fail = s.runDDL(gs, st, src)
+	case *ast.QueryStmt:
+		op, fail = s.runQuery(gs, src, extra)
+	case *ast.Insert, *ast.StatementSet:
+		op, fail = s.runInsert(gs, st, src, extra)
+	case *ast.Show, *ast.Describe, *ast.Explain:
+		op, fail = s.runShow(gs, st, src)
 	default:
 		return nil, badRequest("Statement %T is not supported.", st)
 	}
 	if fail != nil || configure {
 		return nil, fail
 	}
-	if !gs.addOp(op) {
-		op.stop(opClosed)
-		return nil, &gwFail{http.StatusNotFound, fmt.Sprintf("Session '%s' was closed.", gs.id)}
-	}
+	gs.mu.Lock()
+	gs.ops[op.id] = op
+	gs.mu.Unlock()
 	return op, nil
 }
 
