@@ -723,7 +723,10 @@ func (s *Server) gwFetchResults(w http.ResponseWriter, r *http.Request) {
 		gwError(w, http.StatusInternalServerError, "Cannot encode the results: "+err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, body)
+	// Compact: a page holds up to gatewayBufferRows rows, which
+	// indentation would double.
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(body)
 }
 
 // gwCompleteStatement answers GET .../complete-statement: the keywords,

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,7 +9,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -66,11 +66,12 @@ type gwOp struct {
 	child *sluice.Engine
 	loc   *time.Location
 
-	// fetchMu serializes the fetches and guards token, prev and enc.
+	// fetchMu serializes the fetches and guards token, prev and encs
+	// (the encoders of the columns' JSON values).
 	fetchMu sync.Mutex
 	token   int64
 	prev    []types.Row
-	enc     *flinkjson.Encoder
+	encs    []*flinkjson.Encoder
 
 	// mu guards the fields below.
 	mu     sync.Mutex
@@ -355,33 +356,37 @@ func rowKind(k types.RowKind) string {
 
 // jsonFields returns the values of r as Flink's gateway writes them in
 // the JSON row format: as Flink's json format does, with ISO-8601
-// timestamps. op.fetchMu must be held.
+// timestamps. Each value is written by an encoder of a one-column row
+// {"v": value}, and taken out of it. op.fetchMu must be held.
 func (op *gwOp) jsonFields(r types.Row) ([]any, error) {
-	n := len(op.schema.Columns)
-	if op.enc == nil {
-		// Columns renamed f0, f1, ...: a result's names need not be
-		// distinct.
-		cols := make([]types.Column, n)
-		for i, c := range op.schema.Columns {
-			cols[i] = types.Column{Name: "f" + strconv.Itoa(i), Type: c.Type}
-		}
+	if op.encs == nil {
 		opts, err := flinkjson.ParseOptions("json", map[string]string{"timestamp-format.standard": "ISO-8601", "map-null-key.mode": "LITERAL"})
 		if err != nil {
 			return nil, err
 		}
-		op.enc = opts.NewEncoder(types.NewSchema(cols...))
+		for _, c := range op.schema.Columns {
+			op.encs = append(op.encs, opts.NewEncoder(types.NewSchema(types.Column{Name: "v", Type: c.Type})))
+		}
 	}
-	obj, err := op.enc.Encode(nil, r)
-	if err != nil {
-		return nil, err
+	const head = `{"v":`
+	out := make([]any, len(r.Vals))
+	var buf []byte
+	ends := make([]int, len(r.Vals))
+	for i, v := range r.Vals {
+		start := len(buf)
+		var err error
+		if buf, err = op.encs[i].Encode(buf, types.Row{Vals: []types.Value{v}}); err != nil {
+			return nil, err
+		}
+		if !bytes.HasPrefix(buf[start:], []byte(head)) || buf[len(buf)-1] != '}' {
+			return nil, fmt.Errorf("the json format wrote %q for a value", buf[start:])
+		}
+		ends[i] = len(buf)
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(obj, &m); err != nil {
-		return nil, err
-	}
-	out := make([]any, n)
-	for i := range out {
-		out[i] = m["f"+strconv.Itoa(i)]
+	start := 0
+	for i, end := range ends {
+		out[i] = json.RawMessage(buf[start+len(head) : end-1])
+		start = end
 	}
 	return out, nil
 }
