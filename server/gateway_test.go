@@ -391,6 +391,32 @@ FROM small WHERE id = 1`, "PLAIN_TEXT")
 		}
 	})
 
+	t.Run("types", func(t *testing.T) {
+		// Nested types as Flink describes them, and their values in
+		// both row formats.
+		const sql = `SELECT ARRAY[1, 2] AS a, MAP['k', 1] AS m, ROW(1, 'x') AS r, CAST('ab' AS BYTES) AS b,
+  DATE '2024-01-02' AS d, TIME '03:04:05' AS t, TO_TIMESTAMP_LTZ(0, 3) AS ltz`
+		wantCols := `[{"comment":null,"logicalType":{"elementType":{"nullable":false,"type":"INTEGER"},"nullable":false,"type":"ARRAY"},"name":"a"},` +
+			`{"comment":null,"logicalType":{"keyType":{"length":1,"nullable":false,"type":"CHAR"},"nullable":false,"type":"MAP","valueType":{"nullable":false,"type":"INTEGER"}},"name":"m"},` +
+			`{"comment":null,"logicalType":{"fields":[{"fieldType":{"nullable":false,"type":"INTEGER"},"name":"EXPR$0"},{"fieldType":{"length":1,"nullable":false,"type":"CHAR"},"name":"EXPR$1"}],"nullable":false,"type":"ROW"},"name":"r"},` +
+			`{"comment":null,"logicalType":{"length":2147483647,"nullable":true,"type":"VARBINARY"},"name":"b"},` +
+			`{"comment":null,"logicalType":{"nullable":false,"type":"DATE"},"name":"d"},` +
+			`{"comment":null,"logicalType":{"nullable":false,"precision":0,"type":"TIME_WITHOUT_TIME_ZONE"},"name":"t"},` +
+			`{"comment":null,"logicalType":{"nullable":true,"precision":3,"type":"TIMESTAMP_WITH_LOCAL_TIME_ZONE"},"name":"ltz"}]`
+		for format, want := range map[string]string{
+			"JSON":       `{"fields":[[1,2],{"k":1},{"EXPR$0":1,"EXPR$1":"x"},"YWI=","2024-01-02","03:04:05","1970-01-01T00:00:00Z"],"kind":"INSERT"}`,
+			"PLAIN_TEXT": `{"fields":["[1, 2]","{k=1}","(1, x)","x'6162'","2024-01-02","03:04:05","1970-01-01 08:00:00.000"],"kind":"INSERT"}`,
+		} {
+			res := ts.run("v2", sh, sql, format)
+			if got := columnsJSON(t, res.columns); got != wantCols {
+				t.Errorf("%s: columns\n%s\nwant\n%s", format, got, wantCols)
+			}
+			if got := strings.Join(res.rows, "\n"); got != want {
+				t.Errorf("%s: rows\n%s\nwant\n%s", format, got, want)
+			}
+		}
+	})
+
 	t.Run("pages", func(t *testing.T) {
 		// 2,500 rows come in pages of at most 1,000 (what a query
 		// buffers), so in 3 or more, each id once and in order.
