@@ -650,3 +650,29 @@ func TestGatewayIdleTimeout(t *testing.T) {
 		t.Error("no log of the closing")
 	}
 }
+
+// The server closes while a query waits for its client (its buffer
+// full): the query is cancelled, and Close returns.
+func TestGatewayServerClose(t *testing.T) {
+	ts := startServer(t, t.TempDir(), false, "")
+	sh := ts.openSession("v2", nil)
+	ts.gw("POST", "/v2/sessions/"+sh+"/configure-session", map[string]any{"statement": `CREATE TABLE fast (id BIGINT) WITH ('connector' = 'datagen')`}, 200, flinkEmpty)
+	op := ts.execute("v2", sh, "SELECT id FROM fast")
+	o := ts.s.gw.get(sh).op(op[strings.LastIndex(op, "/")+1:])
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		o.mu.Lock()
+		n := len(o.rows)
+		o.mu.Unlock()
+		if n == gatewayBufferRows {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d rows buffered after a minute", n)
+		}
+	}
+	engine := ts.s.engine
+	ts.close()
+	if n := len(engine.Jobs()); n != 0 {
+		t.Errorf("%d jobs run after Close", n)
+	}
+}
