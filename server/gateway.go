@@ -2,10 +2,9 @@ package server
 
 // The SQL-session part of Apache Flink's SQL Gateway REST API (see
 // docs/server.md, "Flink SQL gateway API"), for clients written for
-// Flink's gateway: Flink's SQL client in gateway mode, its JDBC driver,
-// scripts. Its bodies have exactly the fields Flink's have (Flink's
-// client refuses a field it does not know), and its errors are Flink's
-// {"errors": [...]}.
+// Flink's gateway: Flink's SQL client in gateway mode, scripts. Its
+// bodies have exactly the fields Flink's have (Flink's client refuses a
+// field it does not know), and its errors are Flink's {"errors": [...]}.
 //
 // A gateway session is a session of the server's engine: its tables,
 // views and SETs are its own, over the server's catalog, until it is
