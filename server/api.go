@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicesql/sluice"
 	"github.com/sluicesql/sluice/internal/suggest"
 	"github.com/sluicesql/sluice/sql/ast"
 	"github.com/sluicesql/sluice/sql/parser"
@@ -725,17 +726,23 @@ func (s *Server) explainSQL(w http.ResponseWriter, r *http.Request) {
 }
 
 type catalogJSON struct {
-	Tables []string `json:"tables"`
-	Views  []string `json:"views"`
+	Tables   []string         `json:"tables"`
+	Views    []string         `json:"views"`
+	Rulesets []sluice.Ruleset `json:"rulesets"`
 }
 
 func (s *Server) catalogView() catalogJSON {
-	c := catalogJSON{Tables: s.engine.Tables(), Views: s.engine.Views()}
+	c := catalogJSON{Tables: s.engine.Tables(), Views: []string{}, Rulesets: s.engine.Rulesets()}
 	if c.Tables == nil {
 		c.Tables = []string{}
 	}
-	if c.Views == nil {
-		c.Views = []string{}
+	if c.Rulesets == nil {
+		c.Rulesets = []sluice.Ruleset{}
+	}
+	for _, v := range s.engine.Views() {
+		if !slices.ContainsFunc(c.Rulesets, func(r sluice.Ruleset) bool { return r.Name == v }) {
+			c.Views = append(c.Views, v)
+		}
 	}
 	return c
 }
@@ -762,14 +769,14 @@ func (s *Server) postCatalog(w http.ResponseWriter, r *http.Request) {
 	file := token.NewFile("catalog.sql", src)
 	for _, st := range stmts {
 		switch st := st.(type) {
-		case *ast.CreateTable, *ast.CreateView:
+		case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset:
 			continue
 		case *ast.Drop:
-			if st.What == "TABLE" || st.What == "VIEW" {
+			if st.What == "TABLE" || st.What == "VIEW" || st.What == "RULESET" {
 				continue
 			}
 		}
-		s.writeSQLError(w, req.SQL, token.NewError(file, st.Pos(), "the catalog takes CREATE TABLE, CREATE VIEW and DROP TABLE or VIEW statements; SET and the statements that start jobs belong to a job's script"))
+		s.writeSQLError(w, req.SQL, token.NewError(file, st.Pos(), "the catalog takes CREATE TABLE, VIEW and RULESET, ALTER RULESET and DROP TABLE, VIEW or RULESET statements; SET and the statements that start jobs belong to a job's script"))
 		return
 	}
 	if len(stmts) == 0 {
