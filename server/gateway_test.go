@@ -417,6 +417,22 @@ FROM small WHERE id = 1`, "PLAIN_TEXT")
 		}
 	})
 
+	t.Run("ruleset", func(t *testing.T) {
+		// A ruleset is DDL of the session, as a view is.
+		res := ts.run("v2", sh, "CREATE RULESET few ON small (RULE first WHEN id = 1 SEVERITY 'high', RULE odd WHEN id % 2 = 1)", "JSON")
+		if "["+strings.Join(res.rows, ",")+"]" != okResult {
+			t.Fatalf("CREATE RULESET: %v", res.rows)
+		}
+		res = ts.run("v2", sh, "SELECT id, matched_rules, alert_severity FROM few", "JSON")
+		want := []string{
+			`{"fields":[1,["first","odd"],"high"],"kind":"INSERT"}`,
+			`{"fields":[3,["odd"],"medium"],"kind":"INSERT"}`,
+		}
+		if !slices.Equal(res.rows, want) {
+			t.Errorf("alerts\n%s\nwant\n%s", strings.Join(res.rows, "\n"), strings.Join(want, "\n"))
+		}
+	})
+
 	t.Run("pages", func(t *testing.T) {
 		// 2,500 rows come in pages of at most 1,000 (what a query
 		// buffers), so in 3 or more, each id once and in order.
