@@ -443,7 +443,9 @@ type Ruleset struct {
 	Version int    `json:"version"`
 	Source  string `json:"source"`
 	Match   string `json:"match"`
-	Rules   []Rule `json:"rules"`
+	// Except is the EXCEPT WHEN condition, as SQL ("": none).
+	Except string `json:"except,omitempty"`
+	Rules  []Rule `json:"rules"`
 }
 
 // Rule describes a rule of a ruleset.
@@ -467,6 +469,9 @@ func (e *Engine) Rulesets() []Ruleset {
 		}
 		def := v.Ruleset
 		rs := Ruleset{Name: v.Name, Version: v.Version, Source: def.Source.String(), Match: def.Match.Kind, Rules: []Rule{}}
+		if def.Except != nil {
+			rs.Except = ast.Format(def.Except)
+		}
 		switch rs.Match {
 		case "":
 			rs.Match = "ANY"

@@ -969,9 +969,17 @@ func (b *builder) ruleset(n *plan.Ruleset) (*pipe, error) {
 	for i, r := range n.Rules {
 		rules[i] = filterset.RulesetRule{Name: types.StringValue(r.Name), Severity: slices.Index(plan.Severities, r.Severity), Tags: r.Tags}
 	}
-	name, version, needed, first := n.Name, n.Version, n.Needed(), n.Match == "FIRST"
+	name, version, needed, first, except, env := n.Name, n.Version, n.Needed(), n.Match == "FIRST", n.Except, b.env.Expr
 	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
-		return &filterset.Ruleset{Plan: fp, Name: name, Version: version, Needed: needed, First: first, Rules: rules, Next: next}, nil
+		op := &filterset.Ruleset{Plan: fp, Name: name, Version: version, Needed: needed, First: first, Rules: rules, Next: next}
+		if except != nil {
+			pred, err := expr.CompilePredicate(except, env)
+			if err != nil {
+				return nil, err
+			}
+			op.Except = exec.RowPredicate(pred)
+		}
+		return op, nil
 	})
 	return p, nil
 }

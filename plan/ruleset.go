@@ -23,6 +23,8 @@ type Ruleset struct {
 	N     int64
 	// Rules are the enabled rules in priority order.
 	Rules []Rule
+	// Except, if set, holds for the rows that raise no alert.
+	Except expr.Node
 	Out   types.Schema
 }
 
@@ -87,7 +89,11 @@ func (r *Ruleset) Describe() string {
 	case "AT LEAST PERCENT":
 		match = fmt.Sprintf("AT LEAST %d PERCENT", r.N)
 	}
-	fmt.Fprintf(&b, "Ruleset(name=[%s], version=[%d], match=[%s], rules=[", r.Name, r.Version, match)
+	fmt.Fprintf(&b, "Ruleset(name=[%s], version=[%d], match=[%s], ", r.Name, r.Version, match)
+	if r.Except != nil {
+		fmt.Fprintf(&b, "except=[%s], ", r.Except)
+	}
+	b.WriteString("rules=[")
 	for i, ru := range r.Rules {
 		if i > 0 {
 			b.WriteString(", ")

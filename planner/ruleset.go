@@ -157,6 +157,11 @@ func (p *Planner) bindRuleset(at ast.Node, v *catalog.View) (plan.Node, *scope, 
 			}
 		}
 	}
+	if rs.Except != nil {
+		if n.Except, err = p.bindCondition(rs.Except, sc, "EXCEPT WHEN"); err != nil {
+			return nil, nil, err
+		}
+	}
 	seen := map[string]bool{}
 	type ordered struct {
 		rule plan.Rule

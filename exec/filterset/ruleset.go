@@ -1,6 +1,7 @@
 package filterset
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/sluicesql/sluice/exec"
@@ -23,6 +24,9 @@ type Ruleset struct {
 	Needed int
 	First  bool
 	Rules  []RulesetRule
+	// Except, if set, holds for the rows that raise no alert; it is
+	// asked only of those that would.
+	Except exec.RowPredicate
 	Next   exec.Operator
 
 	set    *Set
@@ -86,10 +90,19 @@ func (r *Ruleset) Process(b *types.Batch) error {
 		if len(matched) < r.Needed {
 			continue
 		}
+		in := &b.Rows[i]
+		if r.Except != nil {
+			skip, err := r.Except(in.Vals)
+			if err != nil {
+				return filterError(in.Origin, fmt.Errorf("EXCEPT WHEN of ruleset %s: %w", r.Name, err))
+			}
+			if skip {
+				continue
+			}
+		}
 		if r.First {
 			matched = matched[:1]
 		}
-		in := &b.Rows[i]
 		w := len(in.Vals)
 		vals := out.AddRow(in.Kind, in.Origin, w+5)
 		copy(vals, in.Vals)

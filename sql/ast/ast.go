@@ -222,8 +222,12 @@ type CreateRuleset struct {
 	Name        *ObjectName
 	Source      *ObjectName
 	Match       RulesetMatch
-	Rules       []*RuleDef
-	Comment     string
+	// Except, if set (EXCEPT WHEN condition), holds for the rows that
+	// raise no alert whatever rules they match: the known false
+	// positives of every rule.
+	Except  Expr
+	Rules   []*RuleDef
+	Comment string
 }
 
 // RulesetMatch is a ruleset's match policy: Kind is "ANY" (the default),

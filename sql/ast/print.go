@@ -126,6 +126,10 @@ func (p *printer) stmt(s Statement) {
 		default:
 			p.str(" MATCH " + s.Match.Kind)
 		}
+		if s.Except != nil {
+			p.str(" EXCEPT WHEN ")
+			p.expr(s.Except, 0)
+		}
 		if s.Comment != "" {
 			p.str(" COMMENT " + quote(s.Comment))
 		}

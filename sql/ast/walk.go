@@ -71,6 +71,7 @@ func Walk(v Visitor, n Node) {
 	case *CreateRuleset:
 		Walk(v, n.Name)
 		Walk(v, n.Source)
+		walkExpr(v, n.Except)
 		for _, r := range n.Rules {
 			Walk(v, r)
 		}

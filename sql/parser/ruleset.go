@@ -11,7 +11,7 @@ import (
 // parseCreateRuleset parses CREATE RULESET after CREATE:
 //
 //	CREATE RULESET [IF NOT EXISTS] name ON source
-//	  [MATCH ANY | ALL | FIRST | AT LEAST n [PERCENT]] [COMMENT 'text']
+//	  [MATCH ANY | ALL | FIRST | AT LEAST n [PERCENT]] [EXCEPT WHEN condition] [COMMENT 'text']
 //	  (RULE name WHEN condition [SEVERITY 'level'] [PRIORITY n] [TAGS ('tag', ...)] [DISABLED], ...)
 func (p *parser) parseCreateRuleset(start token.Pos) *ast.CreateRuleset {
 	p.next() // RULESET
@@ -23,6 +23,10 @@ func (p *parser) parseCreateRuleset(start token.Pos) *ast.CreateRuleset {
 	if p.isWord("MATCH") {
 		p.next()
 		rs.Match = p.parseRulesetMatch()
+	}
+	if p.got(token.EXCEPT) {
+		p.expect(token.WHEN)
+		rs.Except = p.parseExpr()
 	}
 	if p.got(token.COMMENT_KW) {
 		rs.Comment, _ = p.parseString("comment string")
