@@ -25,7 +25,7 @@ type Ruleset struct {
 	Rules []Rule
 	// Except, if set, holds for the rows that raise no alert.
 	Except expr.Node
-	Out   types.Schema
+	Out    types.Schema
 }
 
 // Rule is a rule of a Ruleset.
