@@ -138,6 +138,16 @@ type pipe struct {
 	// a writer of its own; anything else merges them in this stage when
 	// it closes it.
 	parts []*pipe
+	// marks say which of ops belong to which operator of the plan, in
+	// order, for the per-operator metrics (see exec.Meter).
+	marks []mark
+}
+
+// mark says that ops[from:to] of a pipe are the operator info of the
+// plan (none, from == to, for a source read as it is).
+type mark struct {
+	from, to int
+	info     *exec.OperatorInfo
 }
 
 type builder struct {
@@ -153,6 +163,8 @@ type builder struct {
 	shared map[*plan.Scan]*scanGroup
 	// sinks are the sinks the graph writes, for Manifest to close.
 	sinks []connector.Sink
+	// operators counts the operators marked (see mark).
+	operators int
 }
 
 // Build translates sinks (one INSERT, or a statement set) into a graph.
@@ -300,6 +312,46 @@ func opLabel(n plan.Node) string {
 	return d
 }
 
+// mark marks the ops of p from from on as the operator of the plan of
+// the given kind (as EXPLAIN names it) and table (a source's or sink's).
+func (b *builder) mark(p *pipe, from int, kind, table string) *exec.OperatorInfo {
+	b.operators++
+	info := &exec.OperatorInfo{Name: fmt.Sprintf("%s[%d]", kind, b.operators), Kind: kind, Table: table}
+	p.marks = append(p.marks, mark{from: from, to: len(p.ops), info: info})
+	return info
+}
+
+// markNode marks the ops that building n appended to p, if any, as n's.
+func (b *builder) markNode(p *pipe, n plan.Node) {
+	from := 0
+	if k := len(p.marks); k > 0 {
+		from = p.marks[k-1].to
+	}
+	if len(p.ops) > from {
+		b.mark(p, from, opLabel(n), "")
+	}
+}
+
+// meterPoints returns, for each place of a chain of the given marks (in
+// front of op i; len(ops) is in front of the edge), the operators whose
+// output and input pass there.
+func meterPoints(marks []mark) map[int]*exec.Meter {
+	points := map[int]*exec.Meter{}
+	at := func(i int) *exec.Meter {
+		if points[i] == nil {
+			points[i] = &exec.Meter{}
+		}
+		return points[i]
+	}
+	for _, mk := range marks {
+		at(mk.from).In = append(at(mk.from).In, mk.info)
+		if !mk.info.Sink { // a sink's output is what it wrote: its input
+			at(mk.to).Out = append(at(mk.to).Out, mk.info)
+		}
+	}
+	return points
+}
+
 // close turns a pipe into a finished stage whose chain ends in the stage's
 // output edge.
 func (b *builder) close(p *pipe) *exec.Stage {
@@ -308,8 +360,15 @@ func (b *builder) close(p *pipe) *exec.Stage {
 	}
 	p.parts = nil
 	ops, asg := p.ops, p.assigner
+	points := meterPoints(p.marks)
+	meter := func(i int, next exec.Operator) exec.Operator {
+		if pt := points[i]; pt != nil {
+			return &exec.Meter{Next: next, Out: pt.Out, In: pt.In}
+		}
+		return next
+	}
 	p.stage.Build = func(task int, out exec.Output) (*exec.Chain, error) {
-		var next exec.Operator = out
+		next := meter(len(ops), out)
 		c := &exec.Chain{Ops: make([]exec.Operator, len(ops))}
 		for i := len(ops) - 1; i >= 0; i-- {
 			op, err := ops[i](task, next)
@@ -320,7 +379,7 @@ func (b *builder) close(p *pipe) *exec.Stage {
 				c.Assigner = op.(*exec.WatermarkAssigner)
 			}
 			c.Ops[i] = op
-			next = op
+			next = meter(i, op)
 		}
 		c.Head = next
 		return c, nil
@@ -382,7 +441,11 @@ func (b *builder) shuffleInputs(name string, in *pipe) ([]*pipe, error) {
 		if p.stage.Source == nil {
 			return nil, fmt.Errorf("%s: in cluster mode, a union's input that is not read from a source cannot be re-keyed", name)
 		}
+		at := len(p.ops)
 		p.ops = append(p.ops, in.ops...)
+		for _, mk := range in.marks {
+			p.marks = append(p.marks, mark{from: at + mk.from, to: at + mk.to, info: mk.info})
+		}
 	}
 	return ins, nil
 }
@@ -436,6 +499,7 @@ func (b *builder) sink(s *plan.Sink) error {
 		p = b.newStage("sink "+s.Table.Name, 1, nil, p)
 	}
 	name := s.Table.Name
+	first := len(p.ops)
 	if enforcer != nil {
 		var lengths []exec.LengthColumn
 		for _, lc := range append(append([]plan.LengthColumn(nil), enforcer.Chars...), enforcer.Binaries...) {
@@ -454,6 +518,7 @@ func (b *builder) sink(s *plan.Sink) error {
 	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
 		return &exec.SinkOperator{Table: name, Sink: sink, ID: id}, nil
 	})
+	b.mark(p, first, "Sink", name).Sink = true
 	b.close(p)
 	return nil
 }
@@ -474,7 +539,18 @@ func (b *builder) compile(n expr.Node) (exec.RowFunc, error) {
 	return exec.RowFunc(ev), nil
 }
 
+// build builds n and its inputs, and marks the operators it appended as
+// n's.
 func (b *builder) build(n plan.Node) (*pipe, error) {
+	p, err := b.buildNode(n)
+	if err != nil {
+		return nil, err
+	}
+	b.markNode(p, n)
+	return p, nil
+}
+
+func (b *builder) buildNode(n plan.Node) (*pipe, error) {
 	switch n := n.(type) {
 	case *plan.Scan:
 		return b.scan(n)
@@ -484,7 +560,9 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 		}
 		src := memory.NewBounded(valuesRows(n.Rows))
 		st := &exec.Stage{Name: "values", ID: b.id("values", "VALUES", n.Describe()), Source: src}
-		return &pipe{stage: st, assigner: -1, bounded: true}, nil
+		p := &pipe{stage: st, assigner: -1, bounded: true}
+		b.mark(p, 0, opLabel(n), "").Source = true
+		return p, nil
 	case *plan.Calc:
 		p, err := b.build(n.Input)
 		if err != nil {
@@ -942,5 +1020,8 @@ func (b *builder) source(n *plan.Scan) (*pipe, error) {
 			return &exec.WatermarkAssigner{ProcTime: true, Now: now, Next: next}, nil
 		})
 	}
+	// The scan, its computed columns and its watermark are one operator,
+	// as EXPLAIN shows them.
+	b.mark(p, 0, opLabel(n), n.Table.Name).Source = true
 	return p, nil
 }
