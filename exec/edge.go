@@ -79,15 +79,22 @@ func (in *Inbox) send(ctx context.Context, m message, st *taskStats) error {
 		return nil
 	default:
 	}
-	var start time.Time
-	if st != nil {
-		start = time.Now()
+	if st == nil {
+		select {
+		case in.ch <- m:
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
 	}
+	start := time.Now()
+	st.blockedSince.Store(start.UnixNano())
+	defer func() {
+		st.blocked.Add(int64(time.Since(start)))
+		st.blockedSince.Store(0)
+	}()
 	select {
 	case in.ch <- m:
-		if st != nil {
-			st.blocked.Add(int64(time.Since(start)))
-		}
 		return nil
 	case <-ctx.Done():
 		return context.Cause(ctx)

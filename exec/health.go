@@ -131,7 +131,10 @@ func (m *Meter) SetIdle(idle bool) error {
 // on a full inbox downstream (back pressure), and its source reader's
 // backlog.
 type taskStats struct {
-	blocked atomic.Int64 // nanoseconds
+	// blocked is the time the task's sends blocked, in nanoseconds;
+	// blockedSince when the send blocked now began (Unix nanoseconds; 0:
+	// none blocks).
+	blocked, blockedSince atomic.Int64
 
 	// Guarded by Metrics.mu.
 	start     time.Time
@@ -157,6 +160,9 @@ func (t *taskStats) backPressure(now time.Time) float64 {
 		return 0
 	}
 	blocked := t.blocked.Load()
+	if since := t.blockedSince.Load(); since > 0 {
+		blocked += max(now.UnixNano()-since, 0)
+	}
 	if t.sampledAt.IsZero() {
 		t.sampledAt = t.start
 	}
