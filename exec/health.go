@@ -346,8 +346,9 @@ type OperatorHealth struct {
 	// BackPressureWindow (0 to 1). A task's operators share its share.
 	BackPressure float64
 	// StateKeys and StateBytes are the state its tasks hold in memory,
-	// for operators whose state grows with their keys.
+	// for operators whose state grows with their keys (HasState).
 	StateKeys, StateBytes int64
+	HasState              bool
 	// ConsumerLag, for a source whose readers know it (Kafka), is the
 	// number of records of its partitions not read yet: the sum over its
 	// partitions of the log's end (the high watermark of the last fetch)
@@ -405,6 +406,7 @@ func (m *Metrics) Health(now time.Time) Health {
 		for _, g := range op.gauges {
 			o.StateKeys += g.keys.Load()
 			o.StateBytes += g.bytes.Load()
+			o.HasState = true
 		}
 		for _, t := range op.readers {
 			if t.reader == nil {
