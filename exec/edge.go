@@ -135,6 +135,9 @@ func (s *sender) Watermark(wm int64) error {
 }
 
 func (s *sender) SetIdle(idle bool) error {
+	if s.stats != nil {
+		s.stats.idle.Store(idle)
+	}
 	k := msgActive
 	if idle {
 		k = msgIdle

@@ -135,6 +135,9 @@ type taskStats struct {
 	// blockedSince when the send blocked now began (Unix nanoseconds; 0:
 	// none blocks).
 	blocked, blockedSince atomic.Int64
+	// idle: the task told the next stage that it is idle, whose
+	// watermark then leaves it out.
+	idle atomic.Bool
 
 	// Guarded by Metrics.mu.
 	start     time.Time
@@ -182,13 +185,19 @@ func (t *taskStats) backPressure(now time.Time) float64 {
 // opMetrics are the meters and gauges of one operator of the job.
 type opMetrics struct {
 	info    OperatorInfo
-	ins     []*flow
-	outs    []*flow
+	ins     []taskFlow
+	outs    []taskFlow
 	gauges  []*StateGauge
 	tasks   []*taskStats
 	readers []*taskStats // the tasks of a source whose reader has a backlog
 	baseIn  int64        // rows counted by earlier runs of the graph
 	baseOut int64
+}
+
+// taskFlow is a flow and the task it belongs to (nil if unknown).
+type taskFlow struct {
+	f *flow
+	t *taskStats
 }
 
 // operator returns the metrics of the operator info names; m.mu is held.
@@ -211,17 +220,18 @@ func (m *Metrics) operator(info *OperatorInfo) *opMetrics {
 func (m *Metrics) attachFlow(f *flow, out, in []*OperatorInfo, t *taskStats) *opMetrics {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	tf := taskFlow{f, t}
 	for _, info := range out {
 		op := m.operator(info)
-		op.outs = append(op.outs, f)
+		op.outs = append(op.outs, tf)
 		op.addTask(t)
 	}
 	var last *opMetrics
 	for _, info := range in {
 		op := m.operator(info)
-		op.ins = append(op.ins, f)
+		op.ins = append(op.ins, tf)
 		if info.Sink {
-			op.outs = append(op.outs, f)
+			op.outs = append(op.outs, tf)
 		}
 		op.addTask(t)
 		if info.Source && t != nil {
@@ -284,11 +294,11 @@ func (m *Metrics) taskEnded(t *taskStats) {
 // the run that starts has its own. m.mu is held.
 func (m *Metrics) newRun() {
 	for _, op := range m.ops {
-		for _, f := range op.ins {
-			op.baseIn += f.rows.Load()
+		for _, tf := range op.ins {
+			op.baseIn += tf.f.rows.Load()
 		}
-		for _, f := range op.outs {
-			op.baseOut += f.rows.Load()
+		for _, tf := range op.outs {
+			op.baseOut += tf.f.rows.Load()
 		}
 		op.ins, op.outs, op.gauges, op.tasks, op.readers = nil, nil, nil, nil, nil
 	}
@@ -334,8 +344,9 @@ type OperatorHealth struct {
 	// rows in are those it read, a sink's rows out those it wrote.
 	RowsIn, RowsOut int64
 	// Watermark is the lowest event-time watermark among its tasks that
-	// have one and have not ended (microseconds since the epoch): the
-	// watermark it received, or for a source the one it generates.
+	// have one and have not ended, leaving out those idle unless all are
+	// (microseconds since the epoch): the watermark it received, or for
+	// a source the one it generates.
 	// WatermarkLag is the wall clock at the snapshot minus it. Without
 	// such a task HasWatermark is false and both are zero.
 	Watermark    int64
@@ -357,6 +368,24 @@ type OperatorHealth struct {
 	HasConsumerLag bool
 }
 
+// lowestWatermark returns the lowest watermark of flows that have one
+// (not ended), of the tasks that are not idle only if busy.
+func lowestWatermark(flows []taskFlow, busy bool) (wm int64, ok bool) {
+	for _, tf := range flows {
+		if busy && tf.t != nil && tf.t.idle.Load() {
+			continue
+		}
+		w := tf.f.wm.Load()
+		if w == MinWatermark || w == MaxWatermark {
+			continue
+		}
+		if !ok || w < wm {
+			wm, ok = w, true
+		}
+	}
+	return wm, ok
+}
+
 // Health returns a snapshot of the job's metrics, with the lags taken
 // at now (the wall clock).
 func (m *Metrics) Health(now time.Time) Health {
@@ -374,24 +403,19 @@ func (m *Metrics) Health(now time.Time) Health {
 	for _, op := range m.ops {
 		o := OperatorHealth{Name: op.info.Name, Kind: op.info.Kind, Table: op.info.Table, Tasks: len(op.tasks),
 			RowsIn: op.baseIn, RowsOut: op.baseOut}
-		for _, f := range op.ins {
-			o.RowsIn += f.rows.Load()
+		for _, tf := range op.ins {
+			o.RowsIn += tf.f.rows.Load()
 		}
-		for _, f := range op.outs {
-			o.RowsOut += f.rows.Load()
+		for _, tf := range op.outs {
+			o.RowsOut += tf.f.rows.Load()
 		}
 		wms := op.ins
 		if op.info.Source {
 			wms = op.outs
 		}
-		for _, f := range wms {
-			wm := f.wm.Load()
-			if wm == MinWatermark || wm == MaxWatermark {
-				continue
-			}
-			if !o.HasWatermark || wm < o.Watermark {
-				o.Watermark, o.HasWatermark = wm, true
-			}
+		o.Watermark, o.HasWatermark = lowestWatermark(wms, true)
+		if !o.HasWatermark {
+			o.Watermark, o.HasWatermark = lowestWatermark(wms, false)
 		}
 		if o.HasWatermark {
 			o.WatermarkLag = time.Duration(nowMicros-o.Watermark) * time.Microsecond
