@@ -170,15 +170,18 @@ type catchUp struct {
 	sub   *subscriber
 	// ownSkipped is what the own reader skipped before it was closed.
 	ownSkipped int64
-	// backlog is the connector.Backlog of the reader read now (own,
+	// backlog holds the connector.Backlog of the reader read now (own,
 	// then sub), if it has one: Backlog is called from other goroutines.
-	backlog atomic.Value
+	backlog atomic.Pointer[backlogOf]
 }
+
+// backlogOf holds a reader's connector.Backlog.
+type backlogOf struct{ connector.Backlog }
 
 // Backlog implements connector.Backlog: that of the reader read now.
 func (c *catchUp) Backlog() (int64, bool) {
-	if bl, ok := c.backlog.Load().(connector.Backlog); ok {
-		return bl.Backlog()
+	if bl := c.backlog.Load(); bl != nil {
+		return bl.Backlog.Backlog()
 	}
 	return 0, false
 }
@@ -186,7 +189,9 @@ func (c *catchUp) Backlog() (int64, bool) {
 // noteReader makes r the reader whose backlog Backlog reports.
 func (c *catchUp) noteReader(r connector.Reader) {
 	if bl, ok := r.(connector.Backlog); ok {
-		c.backlog.Store(bl)
+		c.backlog.Store(&backlogOf{bl})
+	} else {
+		c.backlog.Store(nil)
 	}
 }
 
