@@ -18,8 +18,7 @@ import (
 // that pass it. The rows that pass the point in front of a node are its
 // rows in, those that pass the point behind it its rows out (the next
 // node's in, within one chain). A meter adds to its counter once per
-// batch, in a cache line of its own; nothing is counted per row and no
-// lock is taken on the way. Readers (Metrics.Health) sum the meters of an
+// batch; nothing is counted per row and no lock is taken on the way. Readers (Metrics.Health) sum the meters of an
 // operator's tasks.
 //
 // A task's back pressure is the time its sends into a full inbox of the
@@ -29,10 +28,12 @@ import (
 // OperatorInfo names an operator of a job's plan for its metrics. One
 // value is shared by the meters of all the operator's tasks.
 type OperatorInfo struct {
-	// Name is unique in the job: the kind and the operator's number in
-	// the order the plan was built in (sources first), as
+	// Name is unique in the job: the kind and Index, as
 	// "WindowAggregate[3]".
 	Name string
+	// Index numbers the job's operators in the order the plan was built
+	// in (sources first), from 1; Health lists them in that order.
+	Index int
 	// Kind is the plan node as EXPLAIN names it: TableSourceScan, Calc,
 	// WindowAggregate, GroupAggregate, Join, Sink...
 	Kind string
@@ -46,12 +47,10 @@ type OperatorInfo struct {
 	Sink bool
 }
 
-// flow is what passed one point of one task's chain. It fills a cache
-// line, so that tasks running on different cores never write one line.
+// flow is what passed one point of one task's chain.
 type flow struct {
 	rows atomic.Int64
 	wm   atomic.Int64 // the last watermark; MinWatermark before any
-	_    [48]byte
 }
 
 // Meter is a point of a task's chain between two operators of the plan:
@@ -63,27 +62,31 @@ type Meter struct {
 	Next    Operator
 	Out, In []*OperatorInfo
 
-	f     *flow
+	f     flow
 	multi MultiInput
 }
 
 // Open implements Operator: the meter joins the job's metrics, and the
-// operators downstream open with a context that names the operator they
-// belong to (for the state they report).
+// operators downstream open knowing the operator of the plan they belong
+// to (for the state they report: see Context.StateGauge).
 func (m *Meter) Open(ctx *Context) error {
 	m.multi, _ = m.Next.(MultiInput)
-	m.f = &flow{}
 	m.f.wm.Store(MinWatermark)
 	if ctx == nil || ctx.Metrics == nil {
 		return m.Next.Open(ctx)
 	}
-	op := ctx.Metrics.attachFlow(m.f, m.Out, m.In, ctx.task)
+	op := ctx.Metrics.attachFlow(&m.f, m.Out, m.In, ctx.task)
 	if op == nil {
 		return m.Next.Open(ctx)
 	}
-	c := *ctx
-	c.op = op
-	return m.Next.Open(&c)
+	// The operators of one task open one after the other on one
+	// goroutine, each meter naming the operator behind it while those
+	// open (a copy of the context each would cost memory per rule).
+	prev := ctx.op
+	ctx.op = op
+	err := m.Next.Open(ctx)
+	ctx.op = prev
+	return err
 }
 
 // Process implements Operator.
@@ -142,7 +145,6 @@ type taskStats struct {
 	// Guarded by Metrics.mu.
 	start     time.Time
 	reader    connector.Backlog // set while a source task reads
-	sourceOps []*opMetrics      // the source operators the task runs
 	sampledAt time.Time
 	sampled   int64 // blocked at sampledAt
 	ratio     float64
@@ -182,16 +184,15 @@ func (t *taskStats) backPressure(now time.Time) float64 {
 	return t.ratio
 }
 
-// opMetrics are the meters and gauges of one operator of the job.
-type opMetrics struct {
-	info    OperatorInfo
-	ins     []taskFlow
-	outs    []taskFlow
-	gauges  []*StateGauge
-	tasks   []*taskStats
-	readers []*taskStats // the tasks of a source whose reader has a backlog
-	baseIn  int64        // rows counted by earlier runs of the graph
-	baseOut int64
+// meterEntry says that a flow of task t is the input (or the output)
+// of operator info: the job's Metrics keep one a role, in a flat list,
+// which costs less memory than a structure per operator (a statement set
+// of rules has thousands).
+type meterEntry struct {
+	f    *flow
+	t    *taskStats
+	info *OperatorInfo
+	out  bool
 }
 
 // taskFlow is a flow and the task it belongs to (nil if unknown).
@@ -200,59 +201,30 @@ type taskFlow struct {
 	t *taskStats
 }
 
-// operator returns the metrics of the operator info names; m.mu is held.
-func (m *Metrics) operator(info *OperatorInfo) *opMetrics {
-	if op := m.opIndex[info.Name]; op != nil {
-		return op
-	}
-	if m.opIndex == nil {
-		m.opIndex = map[string]*opMetrics{}
-	}
-	op := &opMetrics{info: *info}
-	m.opIndex[info.Name] = op
-	m.ops = append(m.ops, op)
-	return op
+// gaugeEntry is a StateGauge of a task of operator info.
+type gaugeEntry struct {
+	g    *StateGauge
+	info *OperatorInfo
 }
 
 // attachFlow registers f as the output of the operators out and the
 // input of in, run by task t, and returns the operator whose input it is
 // (the last of in), nil if none.
-func (m *Metrics) attachFlow(f *flow, out, in []*OperatorInfo, t *taskStats) *opMetrics {
+func (m *Metrics) attachFlow(f *flow, out, in []*OperatorInfo, t *taskStats) *OperatorInfo {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	tf := taskFlow{f, t}
 	for _, info := range out {
-		op := m.operator(info)
-		op.outs = append(op.outs, tf)
-		op.addTask(t)
+		m.meters = append(m.meters, meterEntry{f: f, t: t, info: info, out: true})
 	}
-	var last *opMetrics
+	var last *OperatorInfo
 	for _, info := range in {
-		op := m.operator(info)
-		op.ins = append(op.ins, tf)
+		m.meters = append(m.meters, meterEntry{f: f, t: t, info: info})
 		if info.Sink {
-			op.outs = append(op.outs, tf)
+			m.meters = append(m.meters, meterEntry{f: f, t: t, info: info, out: true})
 		}
-		op.addTask(t)
-		if info.Source && t != nil {
-			t.sourceOps = appendOnce(t.sourceOps, op)
-		}
-		last = op
+		last = info
 	}
 	return last
-}
-
-func appendOnce[T comparable](s []T, v T) []T {
-	if slices.Contains(s, v) {
-		return s
-	}
-	return append(s, v)
-}
-
-func (op *opMetrics) addTask(t *taskStats) {
-	if t != nil && !slices.Contains(op.tasks, t) {
-		op.tasks = append(op.tasks, t)
-	}
 }
 
 // newTask returns the stats of a new task of the graph's run; m may be
@@ -265,7 +237,7 @@ func (m *Metrics) newTask() *taskStats {
 }
 
 // readerOpened notes that task t reads through r, whose backlog the
-// task's source operators report.
+// task's source operator reports.
 func (m *Metrics) readerOpened(t *taskStats, r connector.Reader) {
 	bl, ok := r.(connector.Backlog)
 	if m == nil || t == nil || !ok {
@@ -273,9 +245,6 @@ func (m *Metrics) readerOpened(t *taskStats, r connector.Reader) {
 	}
 	m.mu.Lock()
 	t.reader = bl
-	for _, op := range t.sourceOps {
-		op.readers = appendOnce(op.readers, t)
-	}
 	m.mu.Unlock()
 }
 
@@ -293,15 +262,22 @@ func (m *Metrics) taskEnded(t *taskStats) {
 // into the operators' totals and forgets the meters, gauges and tasks:
 // the run that starts has its own. m.mu is held.
 func (m *Metrics) newRun() {
-	for _, op := range m.ops {
-		for _, tf := range op.ins {
-			op.baseIn += tf.f.rows.Load()
+	for _, e := range m.meters {
+		if m.base == nil {
+			m.base = map[*OperatorInfo]*[2]int64{}
 		}
-		for _, tf := range op.outs {
-			op.baseOut += tf.f.rows.Load()
+		b := m.base[e.info]
+		if b == nil {
+			b = new([2]int64)
+			m.base[e.info] = b
 		}
-		op.ins, op.outs, op.gauges, op.tasks, op.readers = nil, nil, nil, nil, nil
+		if e.out {
+			b[1] += e.f.rows.Load()
+		} else {
+			b[0] += e.f.rows.Load()
+		}
 	}
+	m.meters, m.opGauges = nil, nil
 }
 
 // Health is a snapshot of a job's metrics.
@@ -398,20 +374,64 @@ func (m *Metrics) Health(now time.Time) Health {
 	h.StateKeys, h.StateBytes = m.State()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+
+	// The operators, with their entries, in the order of the plan.
+	type opView struct {
+		info      *OperatorInfo
+		ins, outs []taskFlow
+		tasks     []*taskStats
+		o         OperatorHealth
+	}
+	byInfo := map[*OperatorInfo]*opView{}
+	var ops []*opView
+	view := func(info *OperatorInfo) *opView {
+		v := byInfo[info]
+		if v == nil {
+			v = &opView{info: info}
+			byInfo[info] = v
+			ops = append(ops, v)
+		}
+		return v
+	}
+	for info := range m.base {
+		view(info)
+	}
+	for _, e := range m.meters {
+		v := view(e.info)
+		if e.out {
+			v.outs = append(v.outs, taskFlow{e.f, e.t})
+		} else {
+			v.ins = append(v.ins, taskFlow{e.f, e.t})
+		}
+		if e.t != nil && !slices.Contains(v.tasks, e.t) {
+			v.tasks = append(v.tasks, e.t)
+		}
+	}
+	for _, ge := range m.opGauges {
+		v := view(ge.info)
+		v.o.StateKeys += ge.g.keys.Load()
+		v.o.StateBytes += ge.g.bytes.Load()
+		v.o.HasState = true
+	}
+	slices.SortStableFunc(ops, func(a, b *opView) int { return a.info.Index - b.info.Index })
+
 	nowMicros := now.UnixMicro()
-	h.Operators = make([]OperatorHealth, 0, len(m.ops))
-	for _, op := range m.ops {
-		o := OperatorHealth{Name: op.info.Name, Kind: op.info.Kind, Table: op.info.Table, Tasks: len(op.tasks),
-			RowsIn: op.baseIn, RowsOut: op.baseOut}
-		for _, tf := range op.ins {
+	h.Operators = make([]OperatorHealth, 0, len(ops))
+	for _, v := range ops {
+		o := v.o
+		o.Name, o.Kind, o.Table, o.Tasks = v.info.Name, v.info.Kind, v.info.Table, len(v.tasks)
+		if b := m.base[v.info]; b != nil {
+			o.RowsIn, o.RowsOut = b[0], b[1]
+		}
+		for _, tf := range v.ins {
 			o.RowsIn += tf.f.rows.Load()
 		}
-		for _, tf := range op.outs {
+		for _, tf := range v.outs {
 			o.RowsOut += tf.f.rows.Load()
 		}
-		wms := op.ins
-		if op.info.Source {
-			wms = op.outs
+		wms := v.ins
+		if v.info.Source {
+			wms = v.outs
 		}
 		o.Watermark, o.HasWatermark = lowestWatermark(wms, true)
 		if !o.HasWatermark {
@@ -423,24 +443,16 @@ func (m *Metrics) Health(now time.Time) Health {
 				h.MaxWatermarkLag, h.HasWatermarkLag = o.WatermarkLag, true
 			}
 		}
-		for _, t := range op.tasks {
+		for _, t := range v.tasks {
 			o.BackPressure = max(o.BackPressure, t.backPressure(now))
+			if v.info.Source && t.reader != nil {
+				if n, ok := t.reader.Backlog(); ok {
+					o.ConsumerLag += n
+					o.HasConsumerLag = true
+				}
+			}
 		}
 		h.MaxBackPressure = max(h.MaxBackPressure, o.BackPressure)
-		for _, g := range op.gauges {
-			o.StateKeys += g.keys.Load()
-			o.StateBytes += g.bytes.Load()
-			o.HasState = true
-		}
-		for _, t := range op.readers {
-			if t.reader == nil {
-				continue
-			}
-			if n, ok := t.reader.Backlog(); ok {
-				o.ConsumerLag += n
-				o.HasConsumerLag = true
-			}
-		}
 		if o.HasConsumerLag {
 			h.ConsumerLag += o.ConsumerLag
 			h.HasConsumerLag = true

@@ -34,10 +34,13 @@ type Metrics struct {
 	mu      sync.Mutex
 	gauges  []*StateGauge
 	filters []*FilterGroupStats
-	// ops are the job's operators (see Meter), in the order their
-	// meters joined; opIndex finds them by name.
-	ops     []*opMetrics
-	opIndex map[string]*opMetrics
+	// meters say which flows are the inputs and outputs of which
+	// operators of the plan, opGauges which gauges are their state (see
+	// Meter); base holds the rows of each operator's input and output
+	// that earlier runs of the graph counted.
+	meters   []meterEntry
+	opGauges []gaugeEntry
+	base     map[*OperatorInfo]*[2]int64
 }
 
 // FilterGroupStats are the counters of one group of shared filters: the
@@ -123,8 +126,9 @@ func (m *Metrics) StateGauge(kind string) *StateGauge {
 
 // StateGauge returns a new gauge of the state of an operator task of the
 // given kind, counted in the job's state and in the state of the plan's
-// operator the task's operator belongs to (see Meter). A nil Context, or
-// one without Metrics, returns nil, which ignores what it is set to.
+// operator the task's operator belongs to (see Meter): call it in Open.
+// A nil Context, or one without Metrics, returns nil, which ignores what
+// it is set to.
 func (c *Context) StateGauge(kind string) *StateGauge {
 	if c == nil {
 		return nil
@@ -132,7 +136,7 @@ func (c *Context) StateGauge(kind string) *StateGauge {
 	g := c.Metrics.StateGauge(kind)
 	if g != nil && c.op != nil {
 		c.Metrics.mu.Lock()
-		c.op.gauges = append(c.op.gauges, g)
+		c.Metrics.opGauges = append(c.Metrics.opGauges, gaugeEntry{g: g, info: c.op})
 		c.Metrics.mu.Unlock()
 	}
 	return g

@@ -71,7 +71,7 @@ type Context struct {
 	// task is the stats of the task the operator runs in; op the
 	// operator of the plan it belongs to (see Meter). Either may be nil.
 	task *taskStats
-	op   *opMetrics
+	op   *OperatorInfo
 }
 
 // Stopped reports whether the job is being stopped (see Stopping).

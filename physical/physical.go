@@ -316,7 +316,7 @@ func opLabel(n plan.Node) string {
 // the given kind (as EXPLAIN names it) and table (a source's or sink's).
 func (b *builder) mark(p *pipe, from int, kind, table string) *exec.OperatorInfo {
 	b.operators++
-	info := &exec.OperatorInfo{Name: fmt.Sprintf("%s[%d]", kind, b.operators), Kind: kind, Table: table}
+	info := &exec.OperatorInfo{Name: fmt.Sprintf("%s[%d]", kind, b.operators), Index: b.operators, Kind: kind, Table: table}
 	p.marks = append(p.marks, mark{from: from, to: len(p.ops), info: info})
 	return info
 }
@@ -332,24 +332,35 @@ func (b *builder) markNode(p *pipe, n plan.Node) {
 	}
 }
 
-// meterPoints returns, for each place of a chain of the given marks (in
-// front of op i; len(ops) is in front of the edge), the operators whose
-// output and input pass there.
-func meterPoints(marks []mark) map[int]*exec.Meter {
-	points := map[int]*exec.Meter{}
-	at := func(i int) *exec.Meter {
-		if points[i] == nil {
-			points[i] = &exec.Meter{}
+// meterPoint is a place of a chain (in front of op at; len(ops) is in
+// front of the edge) and the operators whose output and input pass there.
+type meterPoint struct {
+	at      int
+	out, in []*exec.OperatorInfo
+}
+
+// meterPoints returns the places of a chain of the given marks where a
+// meter goes, in order.
+func meterPoints(marks []mark) []meterPoint {
+	var points []meterPoint
+	at := func(i int) *meterPoint {
+		for k := range points {
+			if points[k].at == i {
+				return &points[k]
+			}
 		}
-		return points[i]
+		points = append(points, meterPoint{at: i})
+		return &points[len(points)-1]
 	}
 	for _, mk := range marks {
-		at(mk.from).In = append(at(mk.from).In, mk.info)
+		pt := at(mk.from)
+		pt.in = append(pt.in, mk.info)
 		if !mk.info.Sink { // a sink's output is what it wrote: its input
-			at(mk.to).Out = append(at(mk.to).Out, mk.info)
+			pt = at(mk.to)
+			pt.out = append(pt.out, mk.info)
 		}
 	}
-	return points
+	return slices.Clip(points)
 }
 
 // close turns a pipe into a finished stage whose chain ends in the stage's
@@ -362,8 +373,10 @@ func (b *builder) close(p *pipe) *exec.Stage {
 	ops, asg := p.ops, p.assigner
 	points := meterPoints(p.marks)
 	meter := func(i int, next exec.Operator) exec.Operator {
-		if pt := points[i]; pt != nil {
-			return &exec.Meter{Next: next, Out: pt.Out, In: pt.In}
+		for _, pt := range points {
+			if pt.at == i {
+				return &exec.Meter{Next: next, Out: pt.out, In: pt.in}
+			}
 		}
 		return next
 	}
