@@ -18,8 +18,8 @@ import (
 // that pass it. The rows that pass the point in front of a node are its
 // rows in, those that pass the point behind it its rows out (the next
 // node's in, within one chain). A meter adds to its counter once per
-// batch; nothing is counted per row and no lock is taken on the way. Readers (Metrics.Health) sum the meters of an
-// operator's tasks.
+// batch; nothing is counted per row and no lock is taken on the way.
+// Readers (Metrics.Health) sum the meters of an operator's tasks.
 //
 // A task's back pressure is the time its sends into a full inbox of the
 // next stage blocked; the send tries first without blocking, so only a
@@ -185,9 +185,9 @@ func (t *taskStats) backPressure(now time.Time) float64 {
 }
 
 // meterEntry says that a flow of task t is the input (or the output)
-// of operator info: the job's Metrics keep one a role, in a flat list,
-// which costs less memory than a structure per operator (a statement set
-// of rules has thousands).
+// of operator info. The job's Metrics keep one per role of a flow in a
+// flat list, which costs less memory than a structure per operator (a
+// statement set of rules has thousands of operators).
 type meterEntry struct {
 	f    *flow
 	t    *taskStats
