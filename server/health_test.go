@@ -244,3 +244,21 @@ func TestAlertTableErrors(t *testing.T) {
 	}
 	ts.must("GET", "/v1/jobs/f", nil, 200, nil) // the server answers on
 }
+
+// A notification's text goes into the table as it is: quotes, a
+// backslash, a line break.
+func TestAlertTableQuoting(t *testing.T) {
+	ts := startServerWith(t, Config{DataDir: t.TempDir()})
+	dir := t.TempDir()
+	ts.must("POST", "/v1/catalog", map[string]any{"sql": fmt.Sprintf(alertTable, dir)}, 200, nil)
+	n := notification{Alert: "a-1", Job: "j.1", State: alertFiring, Since: time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC),
+		Value: 1.5e-7, Message: "it's \\ 'quoted'\n-- and on"}
+	if err := ts.s.alerts.write("alerts_sink", n); err != nil {
+		t.Fatal(err)
+	}
+	rows := alertRows(t, dir)
+	want := alertRow{Alert: "a-1", Job: "j.1", State: "firing", Message: n.Message, Value: 1.5e-7, TS: "2026-01-02 03:04:05.006"}
+	if len(rows) != 1 || rows[0] != want {
+		t.Fatalf("rows %+v, want %+v", rows, want)
+	}
+}
