@@ -2,6 +2,7 @@ package exec
 
 import (
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -28,9 +29,6 @@ import (
 // OperatorInfo names an operator of a job's plan for its metrics. One
 // value is shared by the meters of all the operator's tasks.
 type OperatorInfo struct {
-	// Name is unique in the job: the kind and Index, as
-	// "WindowAggregate[3]".
-	Name string
 	// Index numbers the job's operators in the order the plan was built
 	// in (sources first), from 1; Health lists them in that order.
 	Index int
@@ -47,6 +45,10 @@ type OperatorInfo struct {
 	Sink bool
 }
 
+// Name returns the operator's name, unique in its job: its kind and its
+// index, as "WindowAggregate[3]".
+func (o *OperatorInfo) Name() string { return o.Kind + "[" + strconv.Itoa(o.Index) + "]" }
+
 // flow is what passed one point of one task's chain.
 type flow struct {
 	rows atomic.Int64
@@ -62,15 +64,13 @@ type Meter struct {
 	Next    Operator
 	Out, In []*OperatorInfo
 
-	f     flow
-	multi MultiInput
+	f flow
 }
 
 // Open implements Operator: the meter joins the job's metrics, and the
 // operators downstream open knowing the operator of the plan they belong
 // to (for the state they report: see Context.StateGauge).
 func (m *Meter) Open(ctx *Context) error {
-	m.multi, _ = m.Next.(MultiInput)
 	m.f.wm.Store(MinWatermark)
 	if ctx == nil || ctx.Metrics == nil {
 		return m.Next.Open(ctx)
@@ -103,8 +103,8 @@ func (m *Meter) ProcessInput(input int, b *types.Batch) error {
 	if n := len(b.Rows); n > 0 {
 		m.f.rows.Add(int64(n))
 	}
-	if m.multi != nil {
-		return m.multi.ProcessInput(input, b)
+	if mi, ok := m.Next.(MultiInput); ok {
+		return mi.ProcessInput(input, b)
 	}
 	return m.Next.Process(b)
 }
@@ -419,7 +419,7 @@ func (m *Metrics) Health(now time.Time) Health {
 	h.Operators = make([]OperatorHealth, 0, len(ops))
 	for _, v := range ops {
 		o := v.o
-		o.Name, o.Kind, o.Table, o.Tasks = v.info.Name, v.info.Kind, v.info.Table, len(v.tasks)
+		o.Name, o.Kind, o.Table, o.Tasks = v.info.Name(), v.info.Kind, v.info.Table, len(v.tasks)
 		if b := m.base[v.info]; b != nil {
 			o.RowsIn, o.RowsOut = b[0], b[1]
 		}

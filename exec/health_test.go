@@ -24,9 +24,9 @@ func evenRows(next exec.Operator) exec.Operator {
 // same metrics (cluster mode runs it again at every assignment) adds to
 // the rows and starts the rest afresh.
 func TestHealthMeters(t *testing.T) {
-	scan := &exec.OperatorInfo{Name: "TableSourceScan[1]", Index: 1, Kind: "TableSourceScan", Table: "src", Source: true}
-	filter := &exec.OperatorInfo{Name: "Calc[2]", Index: 2, Kind: "Calc"}
-	sink := &exec.OperatorInfo{Name: "Sink[3]", Index: 3, Kind: "Sink", Table: "out", Sink: true}
+	scan := &exec.OperatorInfo{Index: 1, Kind: "TableSourceScan", Table: "src", Source: true}
+	filter := &exec.OperatorInfo{Index: 2, Kind: "Calc"}
+	sink := &exec.OperatorInfo{Index: 3, Kind: "Sink", Table: "out", Sink: true}
 	in := func(next exec.Operator, ops ...*exec.OperatorInfo) exec.Operator {
 		return &exec.Meter{Next: next, In: ops}
 	}

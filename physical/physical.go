@@ -163,8 +163,10 @@ type builder struct {
 	shared map[*plan.Scan]*scanGroup
 	// sinks are the sinks the graph writes, for Manifest to close.
 	sinks []connector.Sink
-	// operators counts the operators marked (see mark).
+	// operators counts the operators marked (see mark); kinds holds
+	// their kinds.
 	operators int
+	kinds     map[string]string
 }
 
 // Build translates sinks (one INSERT, or a statement set) into a graph.
@@ -316,7 +318,18 @@ func opLabel(n plan.Node) string {
 // the given kind (as EXPLAIN names it) and table (a source's or sink's).
 func (b *builder) mark(p *pipe, from int, kind, table string) *exec.OperatorInfo {
 	b.operators++
-	info := &exec.OperatorInfo{Name: fmt.Sprintf("%s[%d]", kind, b.operators), Index: b.operators, Kind: kind, Table: table}
+	// One copy of each kind: a label cut from a node's description
+	// would keep the whole description alive.
+	if k, ok := b.kinds[kind]; ok {
+		kind = k
+	} else {
+		kind = strings.Clone(kind)
+		if b.kinds == nil {
+			b.kinds = map[string]string{}
+		}
+		b.kinds[kind] = kind
+	}
+	info := &exec.OperatorInfo{Index: b.operators, Kind: kind, Table: table}
 	p.marks = append(p.marks, mark{from: from, to: len(p.ops), info: info})
 	return info
 }
