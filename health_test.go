@@ -204,3 +204,52 @@ func TestHealthKafkaWindow(t *testing.T) {
 		t.Errorf("job's watermark lag %v, below the aggregate's %v", h.MaxWatermarkLag, agg.WatermarkLag)
 	}
 }
+
+// The rules of a statement set over one source: each rule's Calc and
+// sink count the rows its WHERE keeps, also when the source's task hands
+// them past the Calc (a rule that only picks columns).
+func TestHealthRules(t *testing.T) {
+	e, err := sluice.Open(sluice.Options{Stdout: &syncBuffer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	src := `
+CREATE TABLE ids (id BIGINT, s STRING) WITH ('connector' = 'datagen', 'number-of-rows' = '1000',
+  'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '1000');
+CREATE TABLE even (id BIGINT) WITH ('connector' = 'blackhole');
+CREATE TABLE high (id BIGINT, s STRING) WITH ('connector' = 'blackhole');
+CREATE TABLE twice (id BIGINT) WITH ('connector' = 'blackhole');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO even SELECT id FROM ids WHERE MOD(id, 2) = 0;
+INSERT INTO high SELECT id, s FROM ids WHERE id > 900;
+INSERT INTO twice SELECT id * 2 FROM ids WHERE id <= 10;
+END;`
+	res, err := e.Exec(context.Background(), "rules.sql", []byte(src))
+	if err != nil {
+		t.Fatal(sluice.FormatError(err, []byte(src)))
+	}
+	j := res[len(res)-1].Job
+	if err := j.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	h := j.Health()
+	want := map[string]int64{"even": 500, "high": 100, "twice": 10}
+	sinks := 0
+	for i, o := range h.Operators {
+		if o.Kind == "TableSourceScan" && (o.RowsIn != 1000 || o.RowsOut != 1000) {
+			t.Errorf("source: %+v", o)
+		}
+		if o.Kind != "Sink" {
+			continue
+		}
+		sinks++
+		calc := h.Operators[i-1]
+		if n := want[o.Table]; calc.Kind != "Calc" || calc.RowsIn != n || calc.RowsOut != n || o.RowsIn != n || o.RowsOut != n {
+			t.Errorf("rule into %s: %+v, then %+v; want %d rows each", o.Table, calc, o, n)
+		}
+	}
+	if sinks != 3 || h.RowsOut != 610 {
+		t.Fatalf("%d sinks, %d rows written: %+v", sinks, h.RowsOut, h.Operators)
+	}
+}

@@ -53,6 +53,28 @@ var (
 // event). Each rule is one INSERT of the
 // matching events into a blackhole sink, all in one statement set.
 func ruleSet(n int, seed uint64) string {
+	conds := ruleConditions(n, seed)
+	var b strings.Builder
+	b.WriteString(ruleEventsTable)
+	for i := range n {
+		fmt.Fprintf(&b, "CREATE TABLE alert%d (host STRING, user_name STRING, command_line STRING) WITH ('connector' = 'blackhole');\n", i)
+	}
+	b.WriteString("EXECUTE STATEMENT SET BEGIN\n")
+	for i, cond := range conds {
+		fmt.Fprintf(&b, "INSERT INTO alert%d SELECT host, user_name, command_line FROM events WHERE %s;\n", i, cond)
+	}
+	b.WriteString("END;\n")
+	return b.String()
+}
+
+// ruleEventsTable declares the procgen table the rules read.
+const ruleEventsTable = `CREATE TABLE events (event_time TIMESTAMP(3), host STRING, user_name STRING, parent_image STRING,
+  image STRING, command_line STRING, pid BIGINT, parent_pid BIGINT, integrity_level STRING)
+WITH ('connector' = 'procgen', 'events.num' = '$EVENTS');
+`
+
+// ruleConditions draws the WHERE conditions of ruleSet's n rules.
+func ruleConditions(n int, seed uint64) []string {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	// indicator draws a distinct-looking string a rule looks for.
 	indicator := func() string {
@@ -104,15 +126,7 @@ func ruleSet(n int, seed uint64) string {
 	}
 	quote := func(s string) string { return strings.ReplaceAll(s, "'", "''") }
 	user := func() string { return fmt.Sprintf(`'CORP\user%05d'`, rng.IntN(2000)) }
-	var b strings.Builder
-	b.WriteString(`CREATE TABLE events (event_time TIMESTAMP(3), host STRING, user_name STRING, parent_image STRING,
-  image STRING, command_line STRING, pid BIGINT, parent_pid BIGINT, integrity_level STRING)
-WITH ('connector' = 'procgen', 'events.num' = '$EVENTS');
-`)
-	for i := range n {
-		fmt.Fprintf(&b, "CREATE TABLE alert%d (host STRING, user_name STRING, command_line STRING) WITH ('connector' = 'blackhole');\n", i)
-	}
-	b.WriteString("EXECUTE STATEMENT SET BEGIN\n")
+	conds := make([]string, n)
 	for i := range n {
 		var cond string
 		switch u := rng.IntN(100); {
@@ -135,10 +149,9 @@ WITH ('connector' = 'procgen', 'events.num' = '$EVENTS');
 		default:
 			cond = fmt.Sprintf("integrity_level = 'High' AND user_name = %s AND pid < %d", user(), 4+rng.IntN(65532))
 		}
-		fmt.Fprintf(&b, "INSERT INTO alert%d SELECT host, user_name, command_line FROM events WHERE %s;\n", i, cond)
+		conds[i] = cond
 	}
-	b.WriteString("END;\n")
-	return b.String()
+	return conds
 }
 
 // BenchmarkRules runs rule sets of 10, 100 and 1,000 rules (and
@@ -362,6 +375,60 @@ INSERT INTO bids_file SELECT bid.auction, bid.bidder, bid.price, bid.channel, bi
 		e.Close()
 	}
 	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	if c := cputime.Seconds() - cpu; c > 0 {
+		b.ReportMetric(float64(events)*float64(b.N)/c, "events/cpu-s")
+	}
+}
+
+// BenchmarkRuleset runs ruleSet's conditions as one ruleset (CREATE
+// RULESET ... MATCH ANY, SLUICE_RULESET_RULES rules, default 1,000) over
+// SLUICE_RULES_EVENTS procgen events (default 100,000), its alerts into a
+// blackhole, and reports events per CPU second (the setup included) and
+// alerts per event:
+//
+//	GOMAXPROCS=1 SLUICE_RULES_EVENTS=1000000 go test . -run '^$' -bench '^BenchmarkRuleset$' -benchtime 1x
+func BenchmarkRuleset(b *testing.B) {
+	events, n := 100_000, 1000
+	for env, p := range map[string]*int{"SLUICE_RULES_EVENTS": &events, "SLUICE_RULESET_RULES": &n} {
+		if s := os.Getenv(env); s != "" {
+			v, err := strconv.Atoi(s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			*p = v
+		}
+	}
+	var src strings.Builder
+	src.WriteString(strings.ReplaceAll(ruleEventsTable, "$EVENTS", strconv.Itoa(events)))
+	src.WriteString(`CREATE TABLE alerts (host STRING, user_name STRING, command_line STRING, rules ARRAY<STRING>, severity STRING)
+WITH ('connector' = 'blackhole');
+CREATE RULESET rs ON events (
+`)
+	for i, c := range ruleConditions(n, 42) {
+		if i > 0 {
+			src.WriteString(",\n")
+		}
+		fmt.Fprintf(&src, "  RULE r%d WHEN %s", i, c)
+	}
+	src.WriteString(");\nINSERT INTO alerts SELECT host, user_name, command_line, matched_rules, alert_severity FROM rs;\n")
+	b.ResetTimer()
+	cpu := cputime.Seconds()
+	for range b.N {
+		e, err := sluice.Open(sluice.Options{Stdout: io.Discard})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := e.Exec(context.Background(), "ruleset.sql", []byte(src.String()))
+		if err != nil {
+			b.Fatal(sluice.FormatError(err, []byte(src.String())))
+		}
+		job := res[len(res)-1].Job
+		if err := job.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(job.Metrics.RowsOut.Load())/float64(events), "alerts/event")
+		e.Close()
+	}
 	if c := cputime.Seconds() - cpu; c > 0 {
 		b.ReportMetric(float64(events)*float64(b.N)/c, "events/cpu-s")
 	}

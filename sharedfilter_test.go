@@ -107,23 +107,42 @@ func sfCondition(rng *rand.Rand, depth int) string {
 	}
 }
 
+// sfProjections are the SELECT lists of the rules, with their sinks'
+// columns: most pick columns (which rules of one list share), in the
+// table's order or not; one computes.
+var sfProjections = [][2]string{
+	{"id", "id BIGINT"},
+	{"id, s", "id BIGINT, v STRING"},
+	{"id, n, s", "id BIGINT, n BIGINT, v STRING"},
+	{"id, UPPER(t)", "id BIGINT, v STRING"},
+}
+
+// sfProjection returns the SELECT list of rule r and its sink's columns.
+func sfProjection(r string) (string, string) {
+	p := sfProjections[len(r)%len(sfProjections)]
+	return p[0], p[1]
+}
+
 // sfRun runs rules (one INSERT each into a print sink named after it, of
-// the ids of the rows it keeps) as one statement set over the JSON files
-// of dir, with the given SETs first, and returns each rule's ids in the
-// order its sink received them.
-func sfRun(t *testing.T, dir string, rules []string, sets ...string) map[string][]int {
+// the columns sfProjection gives, id first, of the rows it keeps) as one
+// statement set over the JSON files of dir, with the given SETs first,
+// and returns each rule's rows as printed, in the order its sink
+// received them.
+func sfRun(t *testing.T, dir string, rules []string, sets ...string) map[string][]string {
 	t.Helper()
 	var b strings.Builder
 	for _, s := range sets {
 		b.WriteString(s + ";\n")
 	}
 	fmt.Fprintf(&b, "CREATE TABLE ev (id BIGINT, s STRING, t STRING, n BIGINT, d DOUBLE, b BOOLEAN) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');\n", dir)
-	for i := range rules {
-		fmt.Fprintf(&b, "CREATE TABLE r%d (id BIGINT) WITH ('connector' = 'print', 'print-identifier' = 'r%d');\n", i, i)
+	for i, r := range rules {
+		_, cols := sfProjection(r)
+		fmt.Fprintf(&b, "CREATE TABLE r%d (%s) WITH ('connector' = 'print', 'print-identifier' = 'r%d');\n", i, cols, i)
 	}
 	b.WriteString("EXECUTE STATEMENT SET BEGIN\n")
 	for i, r := range rules {
-		fmt.Fprintf(&b, "INSERT INTO r%d SELECT id FROM ev WHERE %s;\n", i, r)
+		list, _ := sfProjection(r)
+		fmt.Fprintf(&b, "INSERT INTO r%d SELECT %s FROM ev WHERE %s;\n", i, list, r)
 	}
 	b.WriteString("END;\n")
 	var out bytes.Buffer
@@ -136,17 +155,16 @@ func sfRun(t *testing.T, dir string, rules []string, sets ...string) map[string]
 	if err := e.Run(context.Background(), "rules.sql", src); err != nil {
 		t.Fatal(sluice.FormatError(err, src))
 	}
-	got := map[string][]int{}
+	got := map[string][]string{}
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		if line == "" {
 			continue
 		}
-		var id int
 		name, row, _ := strings.Cut(line, "> ")
-		if _, err := fmt.Sscanf(row, "+I[%d]", &id); err != nil {
-			t.Fatalf("line %q: %v", line, err)
+		if !strings.HasPrefix(row, "+I[") {
+			t.Fatalf("line %q: not an insertion", line)
 		}
-		got[name] = append(got[name], id)
+		got[name] = append(got[name], row)
 	}
 	return got
 }
@@ -229,11 +247,11 @@ func TestSharedFiltersDifferential(t *testing.T) {
 	}
 }
 
-// firstDiff describes where two lists of ids first differ.
-func firstDiff(got, want []int) string {
+// firstDiff describes where two lists of ids or rows first differ.
+func firstDiff[T comparable](got, want []T) string {
 	for i := range min(len(got), len(want)) {
 		if got[i] != want[i] {
-			return fmt.Sprintf("at %d: %d, want %d", i, got[i], want[i])
+			return fmt.Sprintf("at %d: %v, want %v", i, got[i], want[i])
 		}
 	}
 	if len(got) > len(want) {

@@ -34,6 +34,7 @@ import (
 	"github.com/sluicesql/sluice/exec/filterset"
 	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/internal/config"
+	"github.com/sluicesql/sluice/internal/suggest"
 	"github.com/sluicesql/sluice/internal/wasmudf"
 	"github.com/sluicesql/sluice/physical"
 	"github.com/sluicesql/sluice/plan"
@@ -436,6 +437,60 @@ func (e *Engine) Tables() []string { return e.catalog.Tables() }
 // sorted.
 func (e *Engine) Views() []string { return e.catalog.Views() }
 
+// Ruleset describes a ruleset of the catalog.
+type Ruleset struct {
+	Name    string `json:"name"`
+	Version int    `json:"version"`
+	Source  string `json:"source"`
+	Match   string `json:"match"`
+	Rules   []Rule `json:"rules"`
+}
+
+// Rule describes a rule of a ruleset.
+type Rule struct {
+	Name     string   `json:"name"`
+	When     string   `json:"when"`
+	Severity string   `json:"severity"`
+	Priority int64    `json:"priority"`
+	Tags     []string `json:"tags"`
+	Enabled  bool     `json:"enabled"`
+}
+
+// Rulesets returns the rulesets of the catalog, by name, each at its
+// current version.
+func (e *Engine) Rulesets() []Ruleset {
+	var out []Ruleset
+	for _, name := range e.catalog.Rulesets() {
+		_, v, err := e.catalog.Lookup(name)
+		if err != nil || v == nil || v.Ruleset == nil {
+			continue
+		}
+		def := v.Ruleset
+		rs := Ruleset{Name: v.Name, Version: v.Version, Source: def.Source.String(), Match: def.Match.Kind, Rules: []Rule{}}
+		switch rs.Match {
+		case "":
+			rs.Match = "ANY"
+		case "AT LEAST":
+			rs.Match = fmt.Sprintf("AT LEAST %d", def.Match.N)
+		case "AT LEAST PERCENT":
+			rs.Match = fmt.Sprintf("AT LEAST %d PERCENT", def.Match.N)
+		}
+		for _, r := range def.Rules {
+			sev := strings.ToLower(r.Severity)
+			if sev == "" {
+				sev = "medium"
+			}
+			tags := r.Tags
+			if tags == nil {
+				tags = []string{}
+			}
+			rs.Rules = append(rs.Rules, Rule{Name: r.Name.Name, When: ast.Format(r.When), Severity: sev, Priority: r.Priority, Tags: tags, Enabled: !r.Disabled})
+		}
+		out = append(out, rs)
+	}
+	return out
+}
+
 // Config returns a copy of the session's SET options.
 func (e *Engine) Config() map[string]string {
 	e.mu.Lock()
@@ -627,6 +682,32 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 			return Result{}, token.NewError(file, s.Name.Pos(), "%s", err.Error())
 		}
 		return Result{Message: "[INFO] Execute statement succeeded."}, nil
+	case *ast.CreateRuleset:
+		v, err := p.RulesetFromDDL(s)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := e.catalog.AddView(v, s.IfNotExists); err != nil {
+			return Result{}, token.NewError(file, s.Name.Pos(), "%s", err.Error())
+		}
+		return Result{Message: "[INFO] Execute statement succeeded."}, nil
+	case *ast.AlterRuleset:
+		name, err := p.ObjectName(s.Name)
+		if err != nil {
+			return Result{}, err
+		}
+		_, v, err := e.catalog.Lookup(name)
+		if err != nil || v == nil || v.Ruleset == nil {
+			return Result{}, token.NewError(file, s.Name.Pos(), "unknown ruleset '%s'%s", name, suggest.Hint(name, e.catalog.Rulesets()))
+		}
+		next, err := p.AlterRuleset(v, s)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := e.catalog.ReplaceView(next); err != nil {
+			return Result{}, token.NewError(file, s.Name.Pos(), "%s", err.Error())
+		}
+		return Result{Message: fmt.Sprintf("[INFO] Execute statement succeeded: ruleset %s is at version %d.", next.Name, next.Version)}, nil
 	case *ast.Drop:
 		if s.What == "FUNCTION" {
 			return e.dropFunction(file, s)

@@ -72,12 +72,32 @@ func (t *Table) Physical() types.Schema {
 	return s
 }
 
-// View is a declared view.
+// View is a declared view, or a ruleset: a view whose rows are the
+// alerts its rules raise over the rows of its source (Ruleset set, Query
+// nil). Each change of a ruleset makes a new View of the next Version.
 type View struct {
 	Name    string
 	Columns []string
 	Query   *ast.Query
 	File    *token.File
+	Ruleset *ast.CreateRuleset
+	Version int
+	// RuleFiles, parallel to Ruleset.Rules, is the file each rule was
+	// written in (nil: File; ALTER RULESET ... ADD RULE writes in its own).
+	RuleFiles []*token.File
+	// Previous is the ruleset's version before this one (nil: none).
+	Previous *View
+}
+
+// RulesetVersion returns version n of ruleset v (v or one of its
+// previous versions), or nil.
+func (v *View) RulesetVersion(n int) *View {
+	for ; v != nil; v = v.Previous {
+		if v.Version == n {
+			return v
+		}
+	}
+	return nil
 }
 
 // Catalog is a session's namespace of tables and views. It is safe for
@@ -137,6 +157,22 @@ func (c *Catalog) AddView(v *View, ifNotExists bool) error {
 	return nil
 }
 
+// ReplaceView replaces the view of v's name with v, in the catalog (this
+// one or a parent) that holds it.
+func (c *Catalog) ReplaceView(v *View) error {
+	c.mu.Lock()
+	if _, ok := c.views[v.Name]; ok {
+		c.views[v.Name] = v
+		c.mu.Unlock()
+		return nil
+	}
+	c.mu.Unlock()
+	if c.parent != nil {
+		return c.parent.ReplaceView(v)
+	}
+	return fmt.Errorf("view '%s' does not exist", v.Name)
+}
+
 func (c *Catalog) exists(name string) bool {
 	_, t := c.tables[name]
 	_, v := c.views[name]
@@ -154,8 +190,15 @@ func (c *Catalog) Drop(what, name string, ifExists bool) error {
 			c.gen++
 			return nil
 		}
-	case "VIEW":
-		if _, ok := c.views[name]; ok {
+	case "VIEW", "RULESET":
+		if v, ok := c.views[name]; ok {
+			if (v.Ruleset != nil) != (what == "RULESET") {
+				kind := "a view"
+				if v.Ruleset != nil {
+					kind = "a ruleset"
+				}
+				return fmt.Errorf("'%s' is %s: drop it with DROP %s", name, kind, strings.ToUpper(kind[2:]))
+			}
 			delete(c.views, name)
 			return nil
 		}
@@ -237,6 +280,28 @@ func (c *Catalog) Views() []string {
 	names := sortedKeys(c.views)
 	c.mu.RUnlock()
 	return c.withParent(names, (*Catalog).Views)
+}
+
+// Rulesets returns the names of rulesets, sorted.
+func (c *Catalog) Rulesets() []string {
+	var names []string
+	for _, n := range c.Views() {
+		if _, v, ok := c.find(n); ok && v != nil && v.Ruleset != nil {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// find looks name up here, then in the parents.
+func (c *Catalog) find(name string) (*Table, *View, bool) {
+	if t, v, ok := c.lookup(name); ok {
+		return t, v, true
+	}
+	if c.parent != nil {
+		return c.parent.find(name)
+	}
+	return nil, nil, false
 }
 
 // withParent adds to names (sorted) those of parent's that the catalog

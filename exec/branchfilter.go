@@ -33,9 +33,9 @@ func (s *Selection) Add(r int, i int32) {
 	s.Rows[r] = append(s.Rows[r], i)
 }
 
-// reset forgets the rows of the last batch, keeping the memory of the
+// Reset forgets the rows of the last batch, keeping the memory of the
 // rules that had some.
-func (s *Selection) reset() {
+func (s *Selection) Reset() {
 	for _, r := range s.Touched {
 		s.Rows[r] = s.Rows[r][:0]
 	}

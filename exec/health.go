@@ -89,6 +89,14 @@ func (m *Meter) Open(ctx *Context) error {
 	return err
 }
 
+// count counts n rows that pass the meter without its Process (a tee
+// that hands a Calc's rows past it).
+func (m *Meter) count(n int) {
+	if n > 0 {
+		m.f.rows.Add(int64(n))
+	}
+}
+
 // Process implements Operator.
 func (m *Meter) Process(b *types.Batch) error {
 	if n := len(b.Rows); n > 0 {

@@ -3,6 +3,7 @@ package exec
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/sluicesql/sluice/types"
 )
@@ -37,6 +38,75 @@ type tee struct {
 	plain   []int
 	byRule  [][]int
 	indexed bool
+	// With a filter: heads whose first operator is a Calc that only
+	// picks columns (a rule's SELECT list) get their rows projected
+	// here and handed to the Calc's next operator. The projection is
+	// made once a row for all the heads that pick the same columns, and
+	// their batches share its values: a row that several rules keep is
+	// copied once, not once a rule. proj[k] is head k's projection (nil
+	// for the others) and after[k] the operator after its Calc; meter[k]
+	// the meter in front of the Calc, if any, which counts the rows the
+	// tee hands past it.
+	proj  []*teeProjection
+	after []Operator
+	meter []*Meter
+	projs []*teeProjection
+}
+
+// teeProjection is the rows of the batch at hand projected on cols, made
+// as the first head that needs a row asks for it.
+type teeProjection struct {
+	cols []int
+	out  types.Batch
+	// at[i] is 1 + the index in out of row i of the batch (0: not made).
+	at []int32
+}
+
+// row returns row i of b projected.
+func (p *teeProjection) row(b *types.Batch, i int32) []types.Value {
+	if a := p.at[i]; a > 0 {
+		return p.out.Rows[a-1].Vals
+	}
+	in := b.Rows[i].Vals
+	vals := p.out.AddRow(types.Insert, types.Origin{}, len(p.cols))
+	for j, c := range p.cols {
+		vals[j] = in[c]
+	}
+	p.at[i] = int32(len(p.out.Rows))
+	return vals
+}
+
+// reset readies p for a batch of n rows.
+func (p *teeProjection) reset(n int) {
+	if len(p.out.Rows) > 0 {
+		clear(p.at)
+		p.out.Truncate()
+	}
+	if cap(p.at) < n {
+		p.at = make([]int32, n)
+	}
+	p.at = p.at[:n]
+}
+
+// projects returns the columns head h picks and the operator after its
+// Calc, if h is a Calc that only picks columns (its Process, which the
+// tee then stands in for, is all it does with rows), or a Meter in front
+// of one (returned too: it counts the rows handed past it).
+func projects(h Operator) ([]int, Operator, *Meter, bool) {
+	m, metered := h.(*Meter)
+	if metered {
+		h = m.Next
+	}
+	c, ok := h.(*Calc)
+	if !ok || c.Filter != nil || c.NextRow != nil || c.Projs == nil || len(c.Cols) != len(c.Projs) {
+		return nil, nil, nil, false
+	}
+	for _, col := range c.Cols {
+		if col < 0 {
+			return nil, nil, nil, false
+		}
+	}
+	return c.Cols, c.Next, m, true
 }
 
 // Open implements Operator.
@@ -68,9 +138,27 @@ func (t *tee) Process(b *types.Batch) error {
 				t.byRule[r] = append(t.byRule[r], k)
 			}
 		}
+		t.proj = make([]*teeProjection, len(t.heads))
+		t.after = make([]Operator, len(t.heads))
+		t.meter = make([]*Meter, len(t.heads))
+		for k, r := range t.rules {
+			cols, next, m, ok := projects(t.heads[k])
+			if r < 0 || !ok {
+				continue
+			}
+			i := slices.IndexFunc(t.projs, func(p *teeProjection) bool { return slices.Equal(p.cols, cols) })
+			if i < 0 {
+				i = len(t.projs)
+				t.projs = append(t.projs, &teeProjection{cols: cols})
+			}
+			t.proj[k], t.after[k], t.meter[k] = t.projs[i], next, m
+		}
 		t.indexed = true
 	}
-	t.sel.reset()
+	for _, p := range t.projs {
+		p.reset(len(b.Rows))
+	}
+	t.sel.Reset()
 	if err := t.filter.Select(b, &t.sel); err != nil {
 		return err
 	}
@@ -97,7 +185,21 @@ func (t *tee) pass(k int, b *types.Batch, rows []int32, filtered bool) error {
 		return h.Process(b)
 	}
 	c := &t.buf // rows only: their values alias b's
-	if filtered {
+	if filtered && t.proj[k] != nil {
+		p := t.proj[k]
+		for _, i := range rows {
+			r := b.Rows[i]
+			if r.Origin.Part >= 0 {
+				r.Origin.Part += shift
+			}
+			r.Vals = p.row(b, i)
+			c.Rows = append(c.Rows, r)
+		}
+		h = t.after[k]
+		if m := t.meter[k]; m != nil {
+			m.count(len(c.Rows))
+		}
+	} else if filtered {
 		for _, i := range rows {
 			r := b.Rows[i]
 			if r.Origin.Part >= 0 {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/sluicesql/sluice/types"
@@ -253,6 +254,11 @@ type setPattern struct {
 	// dfa is m's automaton, when it has one: patterns a literal
 	// triggers together run as one product of their automata.
 	dfa *regexDFA
+	// pending, until resolved, holds what m and dfa are made of: a set
+	// of thousands of regular expressions builds the automaton (or
+	// compiles the regexp) of each as a literal of it first occurs, and
+	// most of a rule set's never do.
+	pending *pendingRegex
 	// clauses (opVerify): every match holds a literal of each clause.
 	// The first is the best filter: the pattern is verified when one of
 	// its literals occurs and every other clause has one that occurs.
@@ -286,11 +292,53 @@ type dfaBudget struct {
 	scratch dfaScratch
 }
 
+// pendingRegex is a regular expression whose matcher is yet to be made:
+// its simplified tree and how to compile Go's regexp of it.
+type pendingRegex struct {
+	simple  *resyntax.Regexp
+	compile func() (matcher, error)
+}
+
+// resolve makes sp's matcher: its automaton (regexDFA) when dfaBudget
+// allows (nil builds none), else Go's regexp. The regexp compiles: its
+// source parsed, and regexp.Compile fails only where parsing does.
+func (sp *setPattern) resolve(dfaBudget *dfaBudget) error {
+	pr := sp.pending
+	if pr == nil {
+		return nil
+	}
+	if dfaBudget != nil && dfaBudget.left > 0 {
+		if d := regexDFAOf(pr.simple, &dfaBudget.scratch); d != nil && len(d.next) <= dfaBudget.left {
+			dfaBudget.left -= len(d.next)
+			sp.m, sp.dfa = d.MatchString, d
+		}
+	}
+	if sp.m == nil {
+		m, err := pr.compile()
+		if err != nil {
+			return err
+		}
+		sp.m = m
+	}
+	sp.pending = nil
+	return nil
+}
+
 // compileSetPattern prepares p with the same matcher its SQL function
 // compiles to, and finds how much of it literals decide. A regular
 // expression is given an automaton (regexDFA) when dfaBudget allows; nil
 // builds none.
 func compileSetPattern(p Pattern, dfaBudget *dfaBudget) (setPattern, error) {
+	sp, err := prepareSetPattern(p)
+	if err == nil {
+		err = sp.resolve(dfaBudget)
+	}
+	return sp, err
+}
+
+// prepareSetPattern is compileSetPattern leaving a regular expression's
+// matcher pending.
+func prepareSetPattern(p Pattern) (setPattern, error) {
 	switch p.Kind {
 	case Contains:
 		return literalTest(opContains, p.Text), nil
@@ -300,7 +348,7 @@ func compileSetPattern(p Pattern, dfaBudget *dfaBudget) (setPattern, error) {
 			return setPattern{}, err
 		}
 		if lp.re != nil {
-			return regexSetPattern(lp.src, nil, compiled(lp.re), dfaBudget)
+			return regexSetPattern(lp.src, nil, compiled(lp.re))
 		}
 		pc := lp.pieces
 		switch {
@@ -329,7 +377,7 @@ func compileSetPattern(p Pattern, dfaBudget *dfaBudget) (setPattern, error) {
 		if err != nil {
 			return setPattern{}, err
 		}
-		return regexSetPattern(src, nil, compiled(re), dfaBudget)
+		return regexSetPattern(src, nil, compiled(re))
 	case Regexp:
 		if p.Text == "" {
 			return setPattern{op: opNever}, nil // REGEXP(x, '') is FALSE
@@ -348,7 +396,7 @@ func compileSetPattern(p Pattern, dfaBudget *dfaBudget) (setPattern, error) {
 				return nil, fmt.Errorf("cannot compile regular expression '%s' in REGEXP: %w", p.Text, err)
 			}
 			return re.MatchString, nil
-		}, dfaBudget)
+		})
 	}
 	return setPattern{}, fmt.Errorf("unknown pattern kind %d", p.Kind)
 }
@@ -395,9 +443,9 @@ func literalTest(op setOp, lit string) setPattern {
 
 // regexSetPattern prepares a regular expression of source src (which
 // compiles, so it parses), of parse tree tree (nil: parsed here), matched
-// by what compile returns; its automaton (regexDFA), where it has one
-// within dfaBudget, replaces that matcher, which is then not compiled.
-func regexSetPattern(src string, tree *resyntax.Regexp, compile func() (matcher, error), dfaBudget *dfaBudget) (setPattern, error) {
+// by what compile returns or, where resolve can build one, by its
+// automaton (regexDFA); the matcher is left pending.
+func regexSetPattern(src string, tree *resyntax.Regexp, compile func() (matcher, error)) (setPattern, error) {
 	if tree == nil {
 		var err error
 		if tree, err = resyntax.Parse(src, resyntax.Perl); err != nil {
@@ -412,21 +460,8 @@ func regexSetPattern(src string, tree *resyntax.Regexp, compile func() (matcher,
 		}
 		return literalTest(op, lit), nil
 	}
-	var m matcher
-	var dfa *regexDFA
-	if dfaBudget != nil && dfaBudget.left > 0 {
-		if d := regexDFAOf(simple, &dfaBudget.scratch); d != nil && len(d.next) <= dfaBudget.left {
-			dfaBudget.left -= len(d.next)
-			m, dfa = d.MatchString, d
-		}
-	}
-	if m == nil {
-		var err error
-		if m, err = compile(); err != nil {
-			return setPattern{}, err
-		}
-	}
-	return setPattern{op: opVerify, m: m, dfa: dfa, clauses: requiredClauses(tree, true, maxAltLiterals, maxClauses), minLen: minMatchBytes(tree)}, nil
+	return setPattern{op: opVerify, pending: &pendingRegex{simple: simple, compile: compile},
+		clauses: requiredClauses(tree, true, maxAltLiterals, maxClauses), minLen: minMatchBytes(tree)}, nil
 }
 
 // minMatchBytes returns a lower bound of the bytes any match of r spans:
@@ -546,6 +581,12 @@ type PatternSet struct {
 	litProd []*dfaProduct
 	allProd *dfaProduct
 	scratch sync.Pool
+	// The patterns of literal l are resolved, and litProd[l] built, as
+	// l first occurs (litReady[l] then holds), under mu; dfaBudget is
+	// what automata may still take.
+	mu        sync.Mutex
+	litReady  []atomic.Bool
+	dfaBudget dfaBudget
 }
 
 // psScratch is the per-call state of Match.
@@ -581,9 +622,9 @@ func NewPatternSet(ps []Pattern) (*PatternSet, error) {
 		}
 		return id
 	}
-	dfaBudget := &dfaBudget{left: setDFABudget}
+	s.dfaBudget.left = setDFABudget
 	for i, p := range ps {
-		sp, err := compileSetPattern(p, dfaBudget)
+		sp, err := prepareSetPattern(p)
 		if err != nil {
 			return nil, fmt.Errorf("cannot prepare pattern %d (%s): %w", i, p, err)
 		}
@@ -642,8 +683,11 @@ func NewPatternSet(ps []Pattern) (*PatternSet, error) {
 	s.keyOff, s.keyLits = flatten(keyLits)
 	s.litOff, s.litUsers = flatten(users)
 	s.litProd = make([]*dfaProduct, len(s.lits))
-	for l, u := range users {
-		s.litProd[l] = s.product(u)
+	s.litReady = make([]atomic.Bool, len(s.lits))
+	for _, p := range s.verifyAll {
+		if err := s.pats[p].resolve(&s.dfaBudget); err != nil {
+			return nil, fmt.Errorf("cannot prepare pattern %d (%s): %w", p, ps[p], err)
+		}
 	}
 	s.allProd = s.product(s.verifyAll)
 	if len(keys) > 0 {
@@ -770,9 +814,31 @@ type matching struct {
 // occurs reports whether literal l occurs in the string.
 func (m *matching) occurs(l int32) bool { return m.occ[l>>6]&(1<<(l&63)) != 0 }
 
+// ready resolves the patterns of literal l and builds their product.
+func (s *PatternSet) ready(l int32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.litReady[l].Load() {
+		return
+	}
+	users := s.litUsers[s.litOff[l]:s.litOff[l+1]]
+	for _, p := range users {
+		if err := s.pats[p].resolve(&s.dfaBudget); err != nil {
+			// The source parsed, and Go's regexp fails to compile only
+			// what does not parse.
+			panic(fmt.Sprintf("regular expression of pattern %d parsed but does not compile: %v", p, err))
+		}
+	}
+	s.litProd[l] = s.product(users)
+	s.litReady[l].Store(true)
+}
+
 // decide tests the patterns of literal l, which occurs in the string.
 func (m *matching) decide(l int32) {
 	s, str, dst := m.s, m.str, m.dst
+	if !s.litReady[l].Load() {
+		s.ready(l)
+	}
 	users := s.litUsers[s.litOff[l]:s.litOff[l+1]]
 	prod := s.litProd[l]
 	if prod != nil {

@@ -621,6 +621,8 @@ func (b *builder) buildNode(n plan.Node) (*pipe, error) {
 			return c, nil
 		})
 		return p, nil
+	case *plan.Ruleset:
+		return b.ruleset(n)
 	case *plan.Correlate:
 		p, err := b.build(n.Input)
 		if err != nil {
@@ -1049,5 +1051,34 @@ func (b *builder) source(n *plan.Scan) (*pipe, error) {
 	// The scan, its computed columns and its watermark are one operator,
 	// as EXPLAIN shows them.
 	b.mark(p, 0, opLabel(n), n.Table.Name).Source = true
+	return p, nil
+}
+
+// ruleset builds a ruleset's operator, chained after its input: its
+// rules' conditions are evaluated together (filterset), once a row.
+func (b *builder) ruleset(n *plan.Ruleset) (*pipe, error) {
+	p, err := b.build(n.Input)
+	if err != nil {
+		return nil, err
+	}
+	var fp *filterset.Plan
+	if len(n.Rules) > 0 {
+		conds := make([]expr.Node, len(n.Rules))
+		for i, r := range n.Rules {
+			conds[i] = r.Cond
+		}
+		if fp, err = filterset.NewPlan(conds, n.Input.Schema(), b.env.Expr); err != nil {
+			return nil, err
+		}
+		fp.Budget, fp.Name, fp.NoMultiPattern = b.env.FilterBudget, "ruleset "+n.Name, b.env.NoMultiPattern
+	}
+	rules := make([]filterset.RulesetRule, len(n.Rules))
+	for i, r := range n.Rules {
+		rules[i] = filterset.RulesetRule{Name: types.StringValue(r.Name), Severity: slices.Index(plan.Severities, r.Severity), Tags: r.Tags}
+	}
+	name, version, needed, first := n.Name, n.Version, n.Needed(), n.Match == "FIRST"
+	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
+		return &filterset.Ruleset{Plan: fp, Name: name, Version: version, Needed: needed, First: first, Rules: rules, Next: next}, nil
+	})
 	return p, nil
 }

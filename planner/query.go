@@ -486,6 +486,9 @@ func (p *Planner) bindTableRef(name *ast.ObjectName, hints []*ast.Hint) (plan.No
 }
 
 func (p *Planner) bindView(at ast.Node, v *catalog.View) (plan.Node, *scope, error) {
+	if v.Ruleset != nil {
+		return p.bindRuleset(at, v)
+	}
 	if p.viewDepth > 32 {
 		return nil, nil, p.errorf(at, "views are nested more than 32 deep at '%s' (or a view refers to itself)", v.Name)
 	}

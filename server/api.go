@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicesql/sluice"
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/internal/suggest"
 	"github.com/sluicesql/sluice/sql/ast"
@@ -35,10 +36,10 @@ type route struct {
 	handle       http.HandlerFunc
 }
 
-// routeTable lists the API's routes. To come: the SQL-session part of
-// Flink's SQL gateway.
+// routeTable lists the API's routes: Sluice's, then the SQL-session part
+// of Flink's SQL gateway API (gateway.go).
 func (s *Server) routeTable() []route {
-	return []route{
+	return append([]route{
 		{"GET", "/healthz", s.health},
 		{"GET", "/metrics", s.metricsHandler()},
 		{"GET", "/openapi.json", s.openapi},
@@ -62,7 +63,7 @@ func (s *Server) routeTable() []route {
 		{"POST", "/v1/alerts", s.createAlert},
 		{"GET", "/v1/alerts/{name}", s.showAlert},
 		{"DELETE", "/v1/alerts/{name}", s.deleteAlert},
-	}
+	}, s.gatewayRoutes()...)
 }
 
 // routes returns the router: each path answers its methods, a 405 with
@@ -85,16 +86,30 @@ func (s *Server) routes() http.Handler {
 			}
 			if !ok {
 				w.Header().Set("Allow", allow)
-				writeError(w, http.StatusMethodNotAllowed, codeBadRequest, fmt.Sprintf("%s %s: method not allowed (allowed: %s)", r.Method, r.URL.Path, allow), nil)
+				routeError(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed (allowed: %s)", r.Method, r.URL.Path, allow))
 				return
 			}
 			h(w, r)
 		})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no route %s %s (see /openapi.json)", r.Method, r.URL.Path), nil)
+		routeError(w, r, http.StatusNotFound, fmt.Sprintf("no route %s %s (see /openapi.json)", r.Method, r.URL.Path))
 	})
 	return mux
+}
+
+// routeError answers a request no route takes: in Flink's form under the
+// gateway's paths.
+func routeError(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if isGatewayPath(r.URL.Path) {
+		gwError(w, status, msg)
+		return
+	}
+	code := codeNotFound
+	if status == http.StatusMethodNotAllowed {
+		code = codeBadRequest
+	}
+	writeError(w, status, code, msg, nil)
 }
 
 // Error codes of the API.
@@ -406,58 +421,82 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	filename := req.Name + ".sql"
-	if err := checkScript(filename, []byte(req.SQL)); err != nil {
+	j, err := s.publish(req.Name, req.SQL, req.Labels)
+	var pe *publishError
+	switch {
+	case errors.As(err, &pe):
+		writeError(w, pe.status, pe.code, pe.msg, nil)
+		return
+	case err != nil:
 		s.writeSQLError(w, req.SQL, err)
 		return
+	}
+	s.respondJob(w, http.StatusCreated, j, true)
+}
+
+// publishError is why publish refused a job, when the SQL is not why.
+type publishError struct {
+	status int
+	code   string
+	msg    string
+}
+
+func (e *publishError) Error() string { return e.msg }
+
+// publish checks the script of a new job named name, records it as
+// version 1 and starts it. A refusal for a reason other than the SQL
+// (the name is taken, the server shuts down, the data directory cannot
+// be written) is a *publishError; the others are the engine's errors
+// about sql.
+func (s *Server) publish(name, sql string, labels map[string]string) (*job, error) {
+	filename := name + ".sql"
+	if err := checkScript(filename, []byte(sql)); err != nil {
+		return nil, err
 	}
 	s.ops.Lock()
 	defer s.ops.Unlock()
 	s.mu.Lock()
-	_, exists := s.jobs[req.Name]
+	_, exists := s.jobs[name]
 	closing := s.closing
 	s.mu.Unlock()
 	if closing {
-		writeError(w, http.StatusServiceUnavailable, codeInternal, "the server is shutting down", nil)
-		return
+		return nil, &publishError{http.StatusServiceUnavailable, codeInternal, "the server is shutting down"}
 	}
 	if exists {
-		writeError(w, http.StatusConflict, codeConflict, fmt.Sprintf("a job named %q exists already: delete it first, or choose another name", req.Name), nil)
-		return
+		return nil, &publishError{http.StatusConflict, codeConflict, fmt.Sprintf("a job named %q exists already: delete it first, or choose another name", name)}
 	}
-	if _, err := s.explain(filename, req.SQL); err != nil {
-		s.writeSQLError(w, req.SQL, err)
-		return
+	if _, err := s.explain(filename, sql); err != nil {
+		return nil, err
+	}
+	internal := func(err error) error {
+		s.log.Error("request failed", "error", err)
+		return &publishError{http.StatusInternalServerError, codeInternal, err.Error()}
 	}
 	// State left under the name by a job deleted before (a deletion a
 	// crash interrupted) is not this job's.
-	if err := s.dropState(req.Name, req.SQL); err != nil {
-		s.internal(w, err)
-		return
+	if err := s.dropState(name, sql); err != nil {
+		return nil, internal(err)
 	}
 	now := time.Now().UTC()
-	j := &job{rec: jobRecord{Name: req.Name, Labels: req.Labels, Status: statusRunning, Version: 1, CreatedAt: now, UpdatedAt: now}}
-	s.setSQL(j, req.SQL)
-	if err := s.store.saveVersion(req.Name, 1, req.SQL); err != nil {
-		s.internal(w, err)
-		return
+	j := &job{rec: jobRecord{Name: name, Labels: labels, Status: statusRunning, Version: 1, CreatedAt: now, UpdatedAt: now}}
+	s.setSQL(j, sql)
+	if err := s.store.saveVersion(name, 1, sql); err != nil {
+		return nil, internal(err)
 	}
 	if err := s.save(j); err != nil {
-		s.internal(w, err)
-		return
+		return nil, internal(err)
 	}
 	if err := s.start(j); err != nil {
-		if derr := s.store.deleteJob(req.Name); derr != nil {
-			s.log.Error("cannot remove a job that failed to start", "job", req.Name, "error", derr)
+		if derr := s.store.deleteJob(name); derr != nil {
+			s.log.Error("cannot remove a job that failed to start", "job", name, "error", derr)
 		}
-		s.writeSQLError(w, req.SQL, err)
-		return
+		return nil, err
 	}
 	s.mu.Lock()
-	s.jobs[req.Name] = j
+	s.jobs[name] = j
 	s.mu.Unlock()
-	s.log.Info("job created", "job", req.Name, "labels", req.Labels)
-	s.respondJob(w, http.StatusCreated, j, true)
+	s.log.Info("job created", "job", name, "labels", labels)
+	return j, nil
 }
 
 // setSQL sets j's SQL and what the API shows of it.
@@ -767,17 +806,23 @@ func (s *Server) explainSQL(w http.ResponseWriter, r *http.Request) {
 }
 
 type catalogJSON struct {
-	Tables []string `json:"tables"`
-	Views  []string `json:"views"`
+	Tables   []string         `json:"tables"`
+	Views    []string         `json:"views"`
+	Rulesets []sluice.Ruleset `json:"rulesets"`
 }
 
 func (s *Server) catalogView() catalogJSON {
-	c := catalogJSON{Tables: s.engine.Tables(), Views: s.engine.Views()}
+	c := catalogJSON{Tables: s.engine.Tables(), Views: []string{}, Rulesets: s.engine.Rulesets()}
 	if c.Tables == nil {
 		c.Tables = []string{}
 	}
-	if c.Views == nil {
-		c.Views = []string{}
+	if c.Rulesets == nil {
+		c.Rulesets = []sluice.Ruleset{}
+	}
+	for _, v := range s.engine.Views() {
+		if !slices.ContainsFunc(c.Rulesets, func(r sluice.Ruleset) bool { return r.Name == v }) {
+			c.Views = append(c.Views, v)
+		}
 	}
 	return c
 }
@@ -804,14 +849,14 @@ func (s *Server) postCatalog(w http.ResponseWriter, r *http.Request) {
 	file := token.NewFile("catalog.sql", src)
 	for _, st := range stmts {
 		switch st := st.(type) {
-		case *ast.CreateTable, *ast.CreateView:
+		case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset:
 			continue
 		case *ast.Drop:
-			if st.What == "TABLE" || st.What == "VIEW" {
+			if st.What == "TABLE" || st.What == "VIEW" || st.What == "RULESET" {
 				continue
 			}
 		}
-		s.writeSQLError(w, req.SQL, token.NewError(file, st.Pos(), "the catalog takes CREATE TABLE, CREATE VIEW and DROP TABLE or VIEW statements; SET and the statements that start jobs belong to a job's script"))
+		s.writeSQLError(w, req.SQL, token.NewError(file, st.Pos(), "the catalog takes CREATE TABLE, VIEW and RULESET, ALTER RULESET and DROP TABLE, VIEW or RULESET statements; SET and the statements that start jobs belong to a job's script"))
 		return
 	}
 	if len(stmts) == 0 {
@@ -836,11 +881,55 @@ func (s *Server) postCatalog(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		s.log.Info("catalog changed", "statements", len(applied))
 	}
+	var altered []string
+	for _, st := range stmts[:len(res)] {
+		if a, ok := st.(*ast.AlterRuleset); ok {
+			altered = append(altered, a.Name.String())
+		}
+	}
+	s.swapRulesets(altered)
 	if err != nil {
 		s.writeSQLError(w, req.SQL, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, s.catalogView())
+}
+
+// swapRulesets runs the running jobs that read one of the rulesets named
+// (a new version of each) again: each stops with a final checkpoint and
+// starts from it, planned with the rulesets' new versions (a ruleset
+// keeps no state: the job's state carries over). The caller holds s.ops.
+func (s *Server) swapRulesets(names []string) {
+	if len(names) == 0 {
+		return
+	}
+	s.mu.Lock()
+	var running []*job
+	for _, j := range s.jobs {
+		if j.run != nil {
+			running = append(running, j)
+		}
+	}
+	s.mu.Unlock()
+	for _, j := range running {
+		s.mu.Lock()
+		name, sql := j.rec.Name, j.sql
+		s.mu.Unlock()
+		plan, err := s.explain(name+".sql", sql)
+		if err != nil || !slices.ContainsFunc(names, func(n string) bool { return strings.Contains(plan, "Ruleset(name=["+n+"],") }) {
+			continue
+		}
+		if err := s.stop(j, false); err != nil {
+			s.log.Error("cannot stop a job to run a ruleset's new version", "job", name, "error", err)
+			continue
+		}
+		if err := s.start(j); err != nil {
+			s.ended(j, fmt.Errorf("cannot run again with a ruleset's new version: %w", err))
+			s.log.Error("a job failed to start again with a ruleset's new version", "job", name, "error", err)
+			continue
+		}
+		s.log.Info("job runs a ruleset's new version", "job", name, "rulesets", strings.Join(names, ","))
+	}
 }
 
 // logRequests logs every request: at debug level, and at warning level

@@ -149,11 +149,19 @@ func (t *tokens) requireToken(next http.Handler) http.Handler {
 		}
 		auth := r.Header.Get("Authorization")
 		scheme, token, ok := strings.Cut(auth, " ")
+		refuse := func(msg string) {
+			if isGatewayPath(r.URL.Path) {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="sluice"`)
+				gwError(w, http.StatusUnauthorized, msg)
+				return
+			}
+			writeError(w, http.StatusUnauthorized, codeUnauthorized, msg, nil)
+		}
 		switch {
 		case auth == "":
-			writeError(w, http.StatusUnauthorized, codeUnauthorized, "no API token: send Authorization: Bearer <token> (create one with sluice token create)", nil)
+			refuse("no API token: send Authorization: Bearer <token> (create one with sluice token create)")
 		case !ok || !strings.EqualFold(scheme, "Bearer") || !t.valid(strings.TrimSpace(token)):
-			writeError(w, http.StatusUnauthorized, codeUnauthorized, "invalid API token", nil)
+			refuse("invalid API token")
 		default:
 			next.ServeHTTP(w, r)
 		}

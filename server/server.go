@@ -68,6 +68,9 @@ type Config struct {
 	// AllowRemoteWebhooks lets alert rules post to webhooks on any host;
 	// without it, only to a loopback address.
 	AllowRemoteWebhooks bool
+	// GatewayIdleTimeout closes a session of the Flink SQL gateway API
+	// that has had no request for that long; default 10 min, as Flink's.
+	GatewayIdleTimeout time.Duration
 }
 
 // Server runs published jobs and serves the REST API.
@@ -78,6 +81,7 @@ type Server struct {
 	engine *sluice.Engine
 	tokens *tokens
 	alerts *alerting
+	gw     *gateway
 	http   *http.Server
 	router http.Handler
 
@@ -132,6 +136,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.AlertInterval <= 0 {
 		cfg.AlertInterval = time.Second
 	}
+	if cfg.GatewayIdleTimeout <= 0 {
+		cfg.GatewayIdleTimeout = defaultGatewayIdleTimeout
+	}
 	if (cfg.TLSCertFile == "") != (cfg.TLSKeyFile == "") {
 		return nil, errors.New("server: TLS needs both a certificate and a key file")
 	}
@@ -144,7 +151,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, store: st, engine: e, jobs: map[string]*job{},
-		tokens: &tokens{path: filepath.Join(cfg.DataDir, tokensFile)}}
+		tokens: &tokens{path: filepath.Join(cfg.DataDir, tokensFile)}, gw: newGateway(cfg.GatewayIdleTimeout, cfg.Logger)}
 	s.router = s.routes()
 	if s.alerts, err = newAlerting(s, cfg.DataDir, cfg.AllowRemoteWebhooks); err != nil {
 		e.Close()
@@ -181,6 +188,7 @@ func New(cfg Config) (*Server, error) {
 		s.log.Info("job started again", "job", name, "version", j.rec.Version)
 	}
 	s.alerts.start(cfg.AlertInterval)
+	s.gw.start()
 	if cfg.Auth && s.tokens.count() == 0 {
 		s.log.Warn("auth is on and there is no API token: every request but /healthz is refused; create one with: sluice token create --data-dir " + cfg.DataDir + " --name NAME")
 	}
@@ -262,6 +270,9 @@ func (s *Server) Close() error {
 		cancel()
 	}
 	s.alerts.close()
+	// The gateway's queries end before the engine closes: a query
+	// waiting for its client would hold the engine's Close.
+	s.gw.close()
 	s.ops.Lock()
 	defer s.ops.Unlock()
 	s.mu.Lock()
@@ -340,7 +351,7 @@ func checkScript(filename string, src []byte) error {
 	var first ast.Statement
 	for _, st := range stmts {
 		switch st := st.(type) {
-		case *ast.CreateTable, *ast.CreateView, *ast.CreateFunction, *ast.Drop:
+		case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateFunction, *ast.Drop:
 		case *ast.Set:
 			if why, ok := serverOwned[st.Key]; ok {
 				return token.NewError(file, st.Pos(), "the server sets '%s' for every job (%s): remove this SET", st.Key, why)

@@ -308,7 +308,21 @@ DROP TABLE tmp;`}, 200, &cat)
 	if !slices.Equal(cat.Tables, []string{"gen", "hole"}) || !slices.Equal(cat.Views, []string{"evens"}) {
 		t.Fatalf("catalog: %+v", cat)
 	}
-	e := ts.mustFail("POST", "/v1/catalog", map[string]string{"sql": "CREATE TABLE t2 (id BIGINT) WITH ('connector' = 'blackhole');\nSET 'a' = 'b';"}, 400, "bad_sql")
+	// A ruleset, and a version of it.
+	ts.must("POST", "/v1/catalog", map[string]string{"sql": `CREATE RULESET odd ON gen MATCH AT LEAST 50 PERCENT (RULE small WHEN id < 10 SEVERITY 'low', RULE odd WHEN MOD(id, 2) = 1 TAGS ('t'));
+ALTER RULESET odd DISABLE RULE small;`}, 200, &cat)
+	if !slices.Equal(cat.Views, []string{"evens"}) || len(cat.Rulesets) != 1 {
+		t.Fatalf("catalog with a ruleset: %+v", cat)
+	}
+	if rs := cat.Rulesets[0]; rs.Name != "odd" || rs.Version != 2 || rs.Source != "gen" || rs.Match != "AT LEAST 50 PERCENT" || len(rs.Rules) != 2 ||
+		rs.Rules[0].Enabled || rs.Rules[0].Severity != "low" || rs.Rules[1].When != "MOD(id, 2) = 1" || !slices.Equal(rs.Rules[1].Tags, []string{"t"}) || !rs.Rules[1].Enabled {
+		t.Fatalf("ruleset: %+v", rs)
+	}
+	e := ts.mustFail("POST", "/v1/catalog", map[string]string{"sql": "ALTER RULESET odd DROP RULE smal;"}, 400, "bad_sql")
+	if !strings.Contains(e.Message, "did you mean") {
+		t.Errorf("catalog bad ALTER: %+v", e)
+	}
+	e = ts.mustFail("POST", "/v1/catalog", map[string]string{"sql": "CREATE TABLE t2 (id BIGINT) WITH ('connector' = 'blackhole');\nSET 'a' = 'b';"}, 400, "bad_sql")
 	if e.Line != 2 || e.Column != 1 {
 		t.Errorf("catalog SET: %+v", e)
 	}

@@ -35,6 +35,7 @@ var serveSettings = []struct{ name, def, usage string }{
 	{"keep-versions", "20", "versions of a job's SQL kept"},
 	{"stop-timeout", defaultStopTimeout.String(), "on SIGTERM or SIGINT, how long the jobs may take to stop with a final checkpoint before they are cancelled"},
 	{"allow-remote-webhooks", "false", "let alert rules post to webhooks on any host (by default only to a loopback address)"},
+	{"gateway-idle-timeout", "10m", "close a session of the Flink SQL gateway API after this long without a request"},
 }
 
 // newServe returns the commands serve and token.
@@ -47,7 +48,8 @@ func newServe(stdout, stderr io.Writer) (serve, token *cobra.Command) {
 SQL over a REST API (/v1/..., described at /openapi.json), kept in the data
 directory and run again from their last checkpoint when the server starts
 again, also after a crash. /metrics serves Prometheus metrics, /healthz a
-health check.
+health check. Clients of Flink's SQL gateway (its SQL client in gateway
+mode, scripts) open sessions under /v2/sessions (docs/server.md).
 
 Every setting is a flag, an environment variable (SLUICE_LISTEN,
 SLUICE_DATA_DIR, SLUICE_AUTH, SLUICE_TLS_CERT, SLUICE_TLS_KEY, ...) and a
@@ -283,8 +285,12 @@ func buildServeConfig(get func(string) string, stderr io.Writer) (server.Config,
 	if err != nil {
 		return cfg, "", nil, fmt.Errorf("allow-remote-webhooks %q: use true or false", get("allow-remote-webhooks"))
 	}
+	idle, err := time.ParseDuration(get("gateway-idle-timeout"))
+	if err != nil || idle <= 0 {
+		return cfg, "", nil, fmt.Errorf("gateway-idle-timeout %q: a positive duration (10m)", get("gateway-idle-timeout"))
+	}
 	cfg = server.Config{DataDir: get("data-dir"), Auth: auth, TLSCertFile: get("tls-cert"), TLSKeyFile: get("tls-key"),
-		KeepVersions: keep, StopTimeout: stop, Logger: logger, AllowRemoteWebhooks: remoteHooks}
+		KeepVersions: keep, StopTimeout: stop, Logger: logger, AllowRemoteWebhooks: remoteHooks, GatewayIdleTimeout: idle}
 	if cfg.DataDir == "" {
 		return cfg, "", nil, fmt.Errorf("no data directory: give --data-dir (or SLUICE_DATA_DIR)")
 	}

@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"testing"
+	"time"
 )
 
 // --allow-remote-webhooks (bare, or =false) and its environment variable
@@ -42,5 +43,33 @@ func TestServeAllowRemoteWebhooks(t *testing.T) {
 	get, _ := serveConfig(serve.Flags(), "")
 	if _, _, _, err := buildServeConfig(get, io.Discard); err == nil {
 		t.Error("allow-remote-webhooks=sometimes was accepted")
+	}
+}
+
+// --gateway-idle-timeout reaches the server's configuration; a bad value
+// is refused.
+func TestServeGatewayIdleTimeout(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want time.Duration
+		ok   bool
+	}{
+		{[]string{"--data-dir", "d"}, 10 * time.Minute, true},
+		{[]string{"--data-dir", "d", "--gateway-idle-timeout", "90s"}, 90 * time.Second, true},
+		{[]string{"--data-dir", "d", "--gateway-idle-timeout", "0s"}, 0, false},
+		{[]string{"--data-dir", "d", "--gateway-idle-timeout", "soon"}, 0, false},
+	} {
+		serve, _ := newServe(io.Discard, io.Discard)
+		if err := serve.Flags().Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		get, err := serveConfig(serve.Flags(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, _, _, err := buildServeConfig(get, io.Discard)
+		if (err == nil) != c.ok || c.ok && cfg.GatewayIdleTimeout != c.want {
+			t.Errorf("%v: GatewayIdleTimeout %v (%v), want %v (ok %v)", c.args, cfg.GatewayIdleTimeout, err, c.want, c.ok)
+		}
 	}
 }

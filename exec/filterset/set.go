@@ -17,9 +17,6 @@ type Set struct {
 	guarding  []*group
 	rules     []rule
 	unguarded []unguarded
-	// stamp numbers the rows, so that a group computes its list once per
-	// row.
-	stamp uint64
 }
 
 type predicate func(row []types.Value) (bool, error)
@@ -62,8 +59,12 @@ type group struct {
 	null     []uint32
 	nullDone bool
 
-	stamp   uint64
-	list    []uint32
+	// guards says the group guards rules: it looks up every row.
+	guards bool
+	// rows (a guarding group's) are the lists of the rows of the batch
+	// at hand; arena holds those that are no cached list's.
+	rows    [][]uint32
+	arena   []uint32
 	scratch []uint32
 	buf     []byte
 
@@ -118,6 +119,7 @@ func (p *Plan) New(m *exec.Metrics) (*Set, error) {
 		for _, rs := range gp.guards {
 			if len(rs) > 0 {
 				s.guarding = append(s.guarding, g)
+				g.guards = true
 				break
 			}
 		}
@@ -158,24 +160,27 @@ func (s *Set) Close() {
 	}
 }
 
-// Select implements exec.BranchFilter.
+// Select implements exec.BranchFilter. It goes a group at a time: each
+// guarding group looks up the values of its column in every row of the
+// batch (a tight loop whose cache misses overlap, the group's state at
+// hand), then each row's lists decide its rules.
 func (s *Set) Select(b *types.Batch, sel *exec.Selection) error {
 	defer func() {
 		for _, g := range s.guarding {
 			g.flush()
 		}
 	}()
+	for _, g := range s.guarding {
+		if err := g.lookupAll(b); err != nil {
+			return err
+		}
+	}
 	for i := range b.Rows {
 		row := b.Rows[i].Vals
-		s.stamp++
 		for _, g := range s.guarding {
-			l, err := g.trueList(row, s.stamp)
-			if err != nil {
-				return filterError(b.Rows[i].Origin, err)
-			}
-			for _, j := range l {
+			for _, j := range g.rows[i] {
 				for _, r := range g.plan.guards[j] {
-					ok, err := s.keeps(r, row)
+					ok, err := s.keeps(r, row, i)
 					if err != nil {
 						return filterError(b.Rows[i].Origin, err)
 					}
@@ -198,13 +203,15 @@ func (s *Set) Select(b *types.Batch, sel *exec.Selection) error {
 	return nil
 }
 
-// keeps reports whether rule r, whose guard is TRUE, keeps row.
-func (s *Set) keeps(r int32, row []types.Value) (bool, error) {
+// keeps reports whether rule r, whose guard is TRUE, keeps row i of the
+// batch.
+func (s *Set) keeps(r int32, row []types.Value, i int) (bool, error) {
 	ru := &s.rules[r]
 	for _, x := range ru.rest {
 		g := s.groups[x.group]
-		if g.cache == nil || g.off > 0 {
-			// Without a cache, one conjunct costs less than the group's.
+		if !g.guards {
+			// A group that guards nothing has no lists: one conjunct
+			// costs less than the group's.
 			pred, err := g.pred(int(x.conj))
 			if err != nil {
 				return false, err
@@ -214,9 +221,8 @@ func (s *Set) keeps(r int32, row []types.Value) (bool, error) {
 			}
 			continue
 		}
-		l, err := g.trueList(row, s.stamp)
-		if err != nil || !contains(l, uint32(x.conj)) {
-			return false, err
+		if !contains(g.rows[i], uint32(x.conj)) {
+			return false, nil
 		}
 	}
 	for _, pred := range ru.residue {
@@ -241,43 +247,54 @@ func contains(l []uint32, j uint32) bool {
 	return lo < len(l) && l[lo] == j
 }
 
-// trueList returns the conjuncts of the group TRUE for row, computed once
-// per stamp.
-func (g *group) trueList(row []types.Value, stamp uint64) ([]uint32, error) {
-	if g.stamp == stamp {
-		return g.list, nil
+// lookupAll sets g.rows to the lists of the rows of b.
+func (g *group) lookupAll(b *types.Batch) error {
+	g.rows = slices.Grow(g.rows[:0], len(b.Rows))[:len(b.Rows)]
+	g.arena = g.arena[:0]
+	for i := range b.Rows {
+		l, fresh, err := g.lookup(b.Rows[i].Vals)
+		if err != nil {
+			clear(g.rows)
+			return filterError(b.Rows[i].Origin, err)
+		}
+		if fresh {
+			// l is the group's scratch, which the next miss reuses. A
+			// list taken from the arena stays valid as the arena grows
+			// (it keeps the old array).
+			at := len(g.arena)
+			g.arena = append(g.arena, l...)
+			l = g.arena[at:len(g.arena):len(g.arena)]
+		}
+		g.rows[i] = l
 	}
-	l, err := g.lookup(row)
-	if err != nil {
-		return nil, err
-	}
-	g.stamp, g.list = stamp, l
-	return l, nil
+	return nil
 }
 
-func (g *group) lookup(row []types.Value) ([]uint32, error) {
+// lookup returns the list of row; fresh says it is the group's scratch.
+func (g *group) lookup(row []types.Value) (l []uint32, fresh bool, err error) {
 	v := row[g.col]
 	if v.IsNull() {
 		if !g.nullDone {
 			l, err := g.evaluate(row, nil)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			g.null, g.nullDone = l, true
 		}
-		return g.null, nil
+		return g.null, false, nil
 	}
 	if g.cache == nil {
-		return g.evaluate(row, g.scratch[:0])
+		g.scratch, err = g.evaluate(row, g.scratch[:0])
+		return g.scratch, true, err
 	}
 	if g.off > 0 {
 		g.off--
 		g.nUncached++
-		return g.evaluate(row, g.scratch[:0])
+		g.scratch, err = g.evaluate(row, g.scratch[:0])
+		return g.scratch, true, err
 	}
 	g.lookups++
 	c := g.cache
-	var l []uint32
 	var ok bool
 	var f fingerprint
 	str := c.small != nil && (v.Kind() == types.KindVarChar || v.Kind() == types.KindChar)
@@ -292,11 +309,10 @@ func (g *group) lookup(row []types.Value) ([]uint32, error) {
 		g.nHits++
 	} else {
 		g.nMisses++
-		var err error
 		if l, err = g.evaluate(row, g.scratch[:0]); err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		g.scratch = l
+		g.scratch, fresh = l, true
 		if !str || !c.putSmall(v.Str(), l) {
 			if str {
 				f, g.buf = fingerprintOf(v, g.buf)
@@ -311,7 +327,7 @@ func (g *group) lookup(row []types.Value) ([]uint32, error) {
 		}
 		g.lookups, g.hits = 0, 0
 	}
-	return l, nil
+	return l, fresh, nil
 }
 
 // evaluate appends to l the conjuncts TRUE for row, in order.

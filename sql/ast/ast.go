@@ -212,10 +212,60 @@ type CreateView struct {
 	Query       *Query
 }
 
-// Drop is DROP [TEMPORARY [SYSTEM]] TABLE|VIEW|FUNCTION [IF EXISTS] name.
+// CreateRuleset is CREATE RULESET [IF NOT EXISTS] name ON source
+// [MATCH ALL | ANY | FIRST | AT LEAST n [PERCENT]] (RULE ..., ...): named
+// rules over the rows of a table or view, and the policy that says which
+// rows they raise an alert for.
+type CreateRuleset struct {
+	Span
+	IfNotExists bool
+	Name        *ObjectName
+	Source      *ObjectName
+	Match       RulesetMatch
+	Rules       []*RuleDef
+	Comment     string
+}
+
+// RulesetMatch is a ruleset's match policy: Kind is "ANY" (the default),
+// "ALL", "FIRST", "AT LEAST" (N rules) or "AT LEAST PERCENT" (N percent
+// of the enabled rules).
+type RulesetMatch struct {
+	Kind string
+	N    int64
+	At   token.Pos // where the policy is written (NoPos: the default)
+}
+
+// RuleDef is RULE name WHEN condition [SEVERITY 'level'] [PRIORITY n]
+// [TAGS ('tag', ...)] [DISABLED].
+type RuleDef struct {
+	Span
+	Name        *Ident
+	When        Expr
+	Severity    string
+	SeverityPos token.Pos
+	Priority    int64
+	Tags        []string
+	Disabled    bool
+}
+
+// AlterRuleset is ALTER RULESET name ADD RULE ... | DROP RULE name |
+// ENABLE RULE name | DISABLE RULE name | ROLLBACK TO VERSION n: each
+// makes a new version (a rollback's holds the rules of version n).
+type AlterRuleset struct {
+	Span
+	Name    *ObjectName
+	Action  string   // "ADD", "DROP", "ENABLE", "DISABLE" or "ROLLBACK"
+	Rule    *RuleDef // ADD
+	Target  *Ident   // DROP, ENABLE, DISABLE
+	Version int64    // ROLLBACK
+	// VersionPos is where the version is written.
+	VersionPos token.Pos
+}
+
+// Drop is DROP [TEMPORARY [SYSTEM]] TABLE|VIEW|FUNCTION|RULESET [IF EXISTS] name.
 type Drop struct {
 	Span
-	What      string // "TABLE", "VIEW" or "FUNCTION"
+	What      string // "TABLE", "VIEW", "FUNCTION" or "RULESET"
 	IfExists  bool
 	Temporary bool
 	System    bool // TEMPORARY SYSTEM FUNCTION
@@ -851,6 +901,8 @@ type GroupingSet struct {
 
 func (*CreateTable) stmtNode()    {}
 func (*CreateView) stmtNode()     {}
+func (*CreateRuleset) stmtNode()  {}
+func (*AlterRuleset) stmtNode()   {}
 func (*Drop) stmtNode()           {}
 func (*CreateFunction) stmtNode() {}
 func (*Set) stmtNode()            {}

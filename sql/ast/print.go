@@ -109,6 +109,46 @@ func (p *printer) stmt(s Statement) {
 		}
 		p.str(" AS ")
 		p.query(s.Query)
+	case *CreateRuleset:
+		p.str("CREATE RULESET ")
+		if s.IfNotExists {
+			p.str("IF NOT EXISTS ")
+		}
+		p.name(s.Name)
+		p.str(" ON ")
+		p.name(s.Source)
+		switch s.Match.Kind {
+		case "", "ANY":
+		case "AT LEAST":
+			p.str(" MATCH AT LEAST " + strconv.FormatInt(s.Match.N, 10))
+		case "AT LEAST PERCENT":
+			p.str(" MATCH AT LEAST " + strconv.FormatInt(s.Match.N, 10) + " PERCENT")
+		default:
+			p.str(" MATCH " + s.Match.Kind)
+		}
+		if s.Comment != "" {
+			p.str(" COMMENT " + quote(s.Comment))
+		}
+		p.str(" (")
+		for i, r := range s.Rules {
+			if i > 0 {
+				p.str(", ")
+			}
+			p.ruleDef(r)
+		}
+		p.str(")")
+	case *AlterRuleset:
+		p.str("ALTER RULESET ")
+		p.name(s.Name)
+		p.str(" " + s.Action + " ")
+		if s.Action == "ROLLBACK" {
+			p.str("TO VERSION " + strconv.FormatInt(s.Version, 10))
+		} else if s.Rule != nil {
+			p.ruleDef(s.Rule)
+		} else {
+			p.str("RULE ")
+			p.ident(s.Target)
+		}
 	case *Drop:
 		p.str("DROP ")
 		if s.Temporary {
@@ -206,6 +246,32 @@ func (p *printer) stmt(s Statement) {
 	case *QueryStmt:
 		p.query(s.Query)
 	case nil:
+	}
+}
+
+func (p *printer) ruleDef(r *RuleDef) {
+	p.str("RULE ")
+	p.ident(r.Name)
+	p.str(" WHEN ")
+	p.expr(r.When, 0)
+	if r.Severity != "" {
+		p.str(" SEVERITY " + quote(r.Severity))
+	}
+	if r.Priority != 0 {
+		p.str(" PRIORITY " + strconv.FormatInt(r.Priority, 10))
+	}
+	if r.Tags != nil {
+		p.str(" TAGS (")
+		for i, t := range r.Tags {
+			if i > 0 {
+				p.str(", ")
+			}
+			p.str(quote(t))
+		}
+		p.str(")")
+	}
+	if r.Disabled {
+		p.str(" DISABLED")
 	}
 }
 

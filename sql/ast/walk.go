@@ -68,6 +68,23 @@ func Walk(v Visitor, n Node) {
 		walkQuery(v, n.Query)
 	case *Drop:
 		Walk(v, n.Name)
+	case *CreateRuleset:
+		Walk(v, n.Name)
+		Walk(v, n.Source)
+		for _, r := range n.Rules {
+			Walk(v, r)
+		}
+	case *RuleDef:
+		Walk(v, n.Name)
+		walkExpr(v, n.When)
+	case *AlterRuleset:
+		Walk(v, n.Name)
+		if n.Rule != nil {
+			Walk(v, n.Rule)
+		}
+		if n.Target != nil {
+			Walk(v, n.Target)
+		}
 	case *CreateFunction:
 		Walk(v, n.Name)
 		if n.Signature != nil {

@@ -81,8 +81,8 @@ func ParseExpr(src string) (ast.Expr, error) {
 // literal is text[off:off+n], or lits[-off-1] when off is negative (a
 // literal that is no slice of the source).
 type tokenInfo struct {
-	pos, end token.Pos
-	tok      token.Token
+	pos, end int32 // token.Pos: a source is under 2 GB
+	tok      int32 // token.Token
 	off, n   int32
 }
 
@@ -110,6 +110,12 @@ func newParser(filename string, src []byte) *parser {
 	var s scanner.Scanner
 	s.Init(p.file, func(pos token.Position, msg string) { p.errors.Add(pos, msg) }, 0)
 	p.text = s.Text()
+	if len(src) >= math.MaxInt32 {
+		p.errors.Add(p.file.Position(token.PosOf(0)), "the source is too large: 2 GB or more")
+		p.toks = []tokenInfo{{tok: int32(token.EOF)}}
+		p.setCurrent()
+		return p
+	}
 	p.toks = make([]tokenInfo, 0, len(src)/4+1)
 	for {
 		pos, tok, lit := s.Scan()
@@ -126,7 +132,7 @@ func newParser(filename string, src []byte) *parser {
 // where the scanner took it from (after the opening quote of a string or
 // a quoted identifier, the X' of a hex literal).
 func (p *parser) token(pos, end token.Pos, tok token.Token, lit string) tokenInfo {
-	t := tokenInfo{pos: pos, end: end, tok: tok}
+	t := tokenInfo{pos: int32(pos), end: int32(end), tok: int32(tok)}
 	for from := pos.Offset(); from <= pos.Offset()+2; from++ {
 		if to := from + len(lit); from >= 0 && to <= len(p.text) && to <= math.MaxInt32 && p.text[from:to] == lit {
 			t.off, t.n = int32(from), int32(len(lit))
@@ -165,7 +171,7 @@ func (p *parser) try(f func()) (ok bool) {
 
 func (p *parser) setCurrent() {
 	t := &p.toks[p.i]
-	p.pos, p.tok = t.pos, t.tok
+	p.pos, p.tok = token.Pos(t.pos), token.Token(t.tok)
 	if t.off < 0 {
 		p.lit = p.lits[-t.off-1]
 	} else {
@@ -184,7 +190,7 @@ func (p *parser) next() {
 // peek returns the kind of the token n places ahead of the current one.
 func (p *parser) peek(n int) token.Token {
 	if j := p.i + n; j < len(p.toks) {
-		return p.toks[j].tok
+		return token.Token(p.toks[j].tok)
 	}
 	return token.EOF
 }
@@ -194,7 +200,7 @@ func (p *parser) prevEnd() token.Pos {
 	if p.i == 0 {
 		return p.pos
 	}
-	return p.toks[p.i-1].end
+	return token.Pos(p.toks[p.i-1].end)
 }
 
 // error records an error at pos and abandons the current statement.
@@ -357,7 +363,7 @@ func (p *parser) parseString(what string) (string, token.Pos) {
 
 var statementWords = []string{
 	"SELECT", "WITH", "VALUES", "CREATE", "DROP", "INSERT", "EXECUTE", "BEGIN",
-	"EXPLAIN", "SHOW", "DESCRIBE", "DESC", "SET", "RESET",
+	"EXPLAIN", "SHOW", "DESCRIBE", "DESC", "SET", "RESET", "ALTER",
 }
 
 func (p *parser) parseFile() []ast.Statement {
@@ -436,6 +442,9 @@ func (p *parser) parseStatement() ast.Statement {
 		p.next()
 		name := p.parseObjectName()
 		return &ast.Describe{Span: ast.Span{Start: pos, Stop: p.prevEnd()}, Name: name}
+	}
+	if p.isWord("ALTER") {
+		return p.parseAlterRuleset()
 	}
 	msg := "expected statement, found " + p.describe()
 	if p.tok == token.IDENT {

@@ -53,7 +53,13 @@ func (p *parser) parseCreate() ast.Statement {
 	case token.FUNCTION:
 		return p.parseCreateFunction(start, temporary, system)
 	}
-	p.errorExpected(p.pos, "TABLE, VIEW or FUNCTION")
+	if p.isWord("RULESET") {
+		if temporary {
+			p.error(p.pos, "a ruleset cannot be TEMPORARY: it lives in the catalog, with its versions")
+		}
+		return p.parseCreateRuleset(start)
+	}
+	p.errorExpected(p.pos, "TABLE, VIEW, FUNCTION or RULESET")
 	return nil
 }
 
@@ -346,7 +352,12 @@ func (p *parser) parseDrop() *ast.Drop {
 		d.What = p.tok.String()
 		p.next()
 	default:
-		p.errorExpected(p.pos, "TABLE, VIEW or FUNCTION")
+		if p.isWord("RULESET") && !d.Temporary {
+			d.What = "RULESET"
+			p.next()
+			break
+		}
+		p.errorExpected(p.pos, "TABLE, VIEW, FUNCTION or RULESET")
 	}
 	d.IfExists = p.parseIfExists()
 	d.Name = p.parseObjectName()

@@ -402,6 +402,18 @@ var keywords = func() map[string]Token {
 	return m
 }()
 
+// Keywords returns every keyword, reserved or not, in upper case, in
+// token order.
+func Keywords() []string {
+	out := make([]string, 0, keywordEnd-keywordBeg)
+	for t := keywordBeg + 1; t < keywordEnd; t++ {
+		if t.IsKeyword() {
+			out = append(out, tokens[t])
+		}
+	}
+	return out
+}
+
 // Lookup maps a word to its keyword token, ignoring case, or to IDENT.
 func Lookup(word string) Token {
 	if len(word) > maxKeywordLen {

@@ -1,0 +1,121 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluicesql/sluice/internal/kafkatest"
+)
+
+// A new version of a ruleset reaches the running job that reads it: the
+// job stops with a final checkpoint and runs again on the new version,
+// while rows keep coming. Every alert is written once (exactly-once
+// sink): the even ids (a rule of both versions) each once, the odd ones
+// (a rule version 2 adds) none before the change and each once after
+// it, and every alert names the version that raised it.
+func TestRulesetSwap(t *testing.T) {
+	bs := kafkatest.Start(t, 1, "in")
+	dir, out := t.TempDir(), t.TempDir()
+	ts := startServer(t, dir, false, "")
+	ts.must("POST", "/v1/catalog", map[string]string{"sql": fmt.Sprintf(`CREATE TABLE src (id BIGINT) WITH ('connector' = 'kafka', 'topic' = 'in',
+  'properties.bootstrap.servers' = '%s', 'scan.startup.mode' = 'earliest-offset', 'format' = 'json');
+CREATE RULESET rs ON src (RULE even WHEN MOD(id, 2) = 0);`, bs)}, 200, nil)
+	job := fmt.Sprintf(`CREATE TABLE alerts (id BIGINT, v INT, rules ARRAY<STRING>) WITH ('connector' = 'filesystem', 'path' = '%s/alerts.json', 'format' = 'json');
+SET 'execution.checkpointing.interval' = '100ms';
+INSERT INTO alerts SELECT id, ruleset_version, matched_rules FROM rs;
+`, out)
+	ts.must("POST", "/v1/jobs", map[string]any{"name": "alerts", "sql": job}, 201, nil)
+	produceIDs(t, bs, "in", 0, 100)
+	waitRows := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			var j jobJSON
+			ts.must("GET", "/v1/jobs/alerts", nil, 200, &j)
+			if j.Metrics.RowsIn >= int64(n) && j.Metrics.Checkpoints > 2 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the job did not read %d rows: %+v", n, j)
+			}
+		}
+	}
+	waitRows(100)
+	// Rows flow while the ruleset changes.
+	var wg sync.WaitGroup
+	var code int
+	var body []byte
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		code, body = ts.call("POST", "/v1/catalog", map[string]string{"sql": "ALTER RULESET rs ADD RULE odd WHEN MOD(id, 2) = 1 SEVERITY 'high';"})
+	}()
+	for i := 100; i < 300; i += 20 {
+		produceIDs(t, bs, "in", i, i+20)
+		time.Sleep(5 * time.Millisecond)
+	}
+	wg.Wait()
+	var cat catalogJSON
+	if err := json.Unmarshal(body, &cat); code != 200 || err != nil || cat.Rulesets[0].Version != 2 {
+		t.Fatalf("ALTER RULESET: %d %s", code, body)
+	}
+	produceIDs(t, bs, "in", 300, 400)
+
+	type alert struct {
+		ID    int
+		V     int
+		Rules []string
+	}
+	var got map[int][]alert
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		got = map[int][]alert{}
+		b, err := os.ReadFile(filepath.Join(out, "alerts.json"))
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if line == "" {
+				continue
+			}
+			var a alert
+			if err := json.Unmarshal([]byte(line), &a); err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			got[a.ID] = append(got[a.ID], a)
+		}
+		if len(got[399]) > 0 && len(got[398]) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("alerts of the last rows not written: %d ids", len(got))
+		}
+	}
+	for id := range 400 {
+		as := got[id]
+		if len(as) > 1 {
+			t.Errorf("id %d: %d alerts: %+v", id, len(as), as)
+			continue
+		}
+		switch {
+		case id%2 == 0 && len(as) != 1:
+			t.Errorf("even id %d: no alert", id)
+		case id%2 == 1 && id < 100 && len(as) != 0:
+			t.Errorf("odd id %d read before the change: %+v", id, as)
+		case id%2 == 1 && id >= 300 && len(as) != 1:
+			t.Errorf("odd id %d read after the change: no alert", id)
+		}
+		for _, a := range as {
+			if id%2 == 1 && (a.V != 2 || len(a.Rules) != 1 || a.Rules[0] != "odd") {
+				t.Errorf("odd id %d: %+v, want version 2's rule odd", id, a)
+			}
+			if id < 100 && a.V != 1 || id >= 300 && a.V != 2 {
+				t.Errorf("id %d: %+v, raised by version %d", id, a, a.V)
+			}
+		}
+	}
+}
