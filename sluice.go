@@ -596,6 +596,12 @@ func (j *Job) Done() <-chan struct{} { return j.done }
 // Stop stops the job gracefully: sources stop reading, sinks flush.
 func (j *Job) Stop() { j.once.Do(func() { close(j.stop) }) }
 
+// Health returns a snapshot of the job's metrics: its counters and
+// checkpoints, and for each operator of its plan the rows in and out,
+// its watermark and how far it lags the wall clock, its back pressure,
+// its state and, for a source, its consumer lag (see exec.Health).
+func (j *Job) Health() exec.Health { return j.Metrics.Health(time.Now()) }
+
 // Cancel stops the job at once.
 func (j *Job) Cancel() { j.cancel() }
 

@@ -42,18 +42,50 @@ type Job struct {
 	StoppedAt *time.Time        `json:"stopped_at,omitempty"`
 	Plan      string            `json:"plan,omitempty"`
 	Metrics   JobMetrics        `json:"metrics"`
-	Errors    []JobError        `json:"errors,omitempty"`
+	// Operators are the operators of the job's plan with their metrics
+	// (shown by Job, not by Jobs).
+	Operators []Operator `json:"operators,omitempty"`
+	Errors    []JobError `json:"errors,omitempty"`
 }
 
-// JobMetrics are a job's counters.
+// JobMetrics are a job's counters and health.
 type JobMetrics struct {
 	RowsIn      int64 `json:"rows_in"`
 	RowsOut     int64 `json:"rows_out"`
 	LateRows    int64 `json:"late_rows"`
 	Malformed   int64 `json:"malformed"`
 	Checkpoints int64 `json:"checkpoints"`
-	// LastCheckpoint is when the last checkpoint committed.
-	LastCheckpoint *time.Time `json:"last_checkpoint,omitempty"`
+	// LastCheckpoint is when the last checkpoint committed, and
+	// LastCheckpointDuration how long it took, in seconds.
+	LastCheckpoint         *time.Time `json:"last_checkpoint,omitempty"`
+	LastCheckpointDuration *float64   `json:"last_checkpoint_duration_seconds,omitempty"`
+	// StateKeys and StateBytes are the state in memory of the operators
+	// whose state grows with their keys.
+	StateKeys  int64 `json:"state_keys"`
+	StateBytes int64 `json:"state_bytes"`
+	// ConsumerLag is the sum of the sources' consumer lags (nil: no
+	// source knows its own); WatermarkLag (seconds) and Backpressure
+	// are the largest of the operators'.
+	ConsumerLag  *int64   `json:"consumer_lag,omitempty"`
+	WatermarkLag *float64 `json:"watermark_lag_seconds,omitempty"`
+	Backpressure float64  `json:"backpressure"`
+}
+
+// Operator is an operator of a job's plan with its metrics, summed over
+// its tasks (see the server's documentation, "Job health").
+type Operator struct {
+	Name         string     `json:"name"`
+	Kind         string     `json:"kind"`
+	Table        string     `json:"table,omitempty"`
+	Tasks        int        `json:"tasks"`
+	RowsIn       int64      `json:"rows_in"`
+	RowsOut      int64      `json:"rows_out"`
+	Watermark    *time.Time `json:"watermark,omitempty"`
+	WatermarkLag *float64   `json:"watermark_lag_seconds,omitempty"`
+	Backpressure float64    `json:"backpressure"`
+	StateKeys    int64      `json:"state_keys"`
+	StateBytes   int64      `json:"state_bytes"`
+	ConsumerLag  *int64     `json:"consumer_lag,omitempty"`
 }
 
 // JobError is an error a job met, with its time.

@@ -305,6 +305,17 @@ type Stats interface {
 	Skipped() int64
 }
 
+// Backlog is implemented by a Reader that knows how many records of its
+// partition it has not read yet: for a Kafka partition, the end of the
+// log as the last fetch response gave it (its high watermark) minus the
+// next offset to read. Backlog is called from other goroutines than
+// Read's, at any time: it must be safe for concurrent use and cheap, and
+// must not ask the source's system (the figure comes with what Read
+// fetches anyway). ok is false while the reader does not know.
+type Backlog interface {
+	Backlog() (records int64, ok bool)
+}
+
 // ChangelogSink is a SinkFactory whose sinks can take updates and deletes
 // (-U/+U/-D rows) for the given table (e.g. because its format is a
 // changelog format, looked up in env.Formats); the planner rejects an

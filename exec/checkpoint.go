@@ -242,6 +242,7 @@ func (c *coordinator) run(ctx context.Context, done <-chan struct{}) error {
 		case <-t.C:
 		}
 		id++
+		started := time.Now()
 		c.trigger.Lock() // see SourceTask.end
 		c.applyFinals()
 		for _, ch := range c.sources {
@@ -276,13 +277,15 @@ func (c *coordinator) run(ctx context.Context, done <-chan struct{}) error {
 				}
 			}
 		}
-		if err := c.complete(id); err != nil {
+		if err := c.complete(id, started); err != nil {
 			return err
 		}
 	}
 }
 
-func (c *coordinator) complete(id int64) error {
+// complete commits checkpoint id, whose barriers were requested at
+// started.
+func (c *coordinator) complete(id int64, started time.Time) error {
 	c.running.Lock()
 	defer c.running.Unlock()
 	c.mu.Lock()
@@ -294,7 +297,7 @@ func (c *coordinator) complete(id int64) error {
 	if err := c.backend.Commit(c.job, pos); err != nil {
 		return fmt.Errorf("cannot complete checkpoint %d: %w", id, err)
 	}
-	c.committed()
+	c.committed(time.Since(started))
 	for _, ch := range c.completes {
 		select {
 		case ch <- id:
@@ -352,14 +355,18 @@ func (c *coordinator) commitFinal() error {
 	if err := c.backend.Commit(c.job, pos); err != nil {
 		return fmt.Errorf("cannot commit the final checkpoint: %w", err)
 	}
-	c.committed()
+	c.committed(-1)
 	return nil
 }
 
-// committed counts a checkpoint committed.
-func (c *coordinator) committed() {
+// committed counts a checkpoint committed, which took d from the
+// request of its barriers (negative: the final one, which has none).
+func (c *coordinator) committed(d time.Duration) {
 	if c.metrics != nil {
 		c.metrics.Checkpoints.Add(1)
 		c.metrics.LastCheckpoint.Store(time.Now().UnixMicro())
+		if d >= 0 {
+			c.metrics.CheckpointDuration.Store(d.Microseconds())
+		}
 	}
 }

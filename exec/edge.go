@@ -70,7 +70,29 @@ func (in *Inbox) getBatch() *types.Batch {
 	return types.NewBatch(256, 8)
 }
 
-func (in *Inbox) send(ctx context.Context, m message) error {
+// send puts m into the inbox, waiting while it is full. The time a send
+// waits counts in the back pressure of the sending task (st, if set): a
+// send that finds room does not read the clock.
+func (in *Inbox) send(ctx context.Context, m message, st *taskStats) error {
+	select {
+	case in.ch <- m:
+		return nil
+	default:
+	}
+	if st == nil {
+		select {
+		case in.ch <- m:
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	start := time.Now()
+	st.blockedSince.Store(start.UnixNano())
+	defer func() {
+		st.blocked.Add(int64(time.Since(start)))
+		st.blockedSince.Store(0)
+	}()
 	select {
 	case in.ch <- m:
 		return nil
@@ -89,12 +111,13 @@ func (in *Inbox) Sender(i int) Output {
 }
 
 type sender struct {
-	in  *Inbox
-	id  int
-	ctx context.Context
+	in    *Inbox
+	id    int
+	ctx   context.Context
+	stats *taskStats // the sending task's, for its back pressure; may be nil
 }
 
-func (s *sender) Open(ctx *Context) error { s.ctx = ctx.Ctx; return nil }
+func (s *sender) Open(ctx *Context) error { s.ctx, s.stats = ctx.Ctx, ctx.task; return nil }
 
 func (s *sender) Process(b *types.Batch) error {
 	if len(b.Rows) == 0 {
@@ -104,28 +127,31 @@ func (s *sender) Process(b *types.Batch) error {
 	for _, r := range b.Rows {
 		c.Append(r)
 	}
-	return s.in.send(s.ctx, message{sender: s.id, kind: msgBatch, batch: c})
+	return s.in.send(s.ctx, message{sender: s.id, kind: msgBatch, batch: c}, s.stats)
 }
 
 func (s *sender) Watermark(wm int64) error {
-	return s.in.send(s.ctx, message{sender: s.id, kind: msgWatermark, wm: wm})
+	return s.in.send(s.ctx, message{sender: s.id, kind: msgWatermark, wm: wm}, s.stats)
 }
 
 func (s *sender) SetIdle(idle bool) error {
+	if s.stats != nil {
+		s.stats.idle.Store(idle)
+	}
 	k := msgActive
 	if idle {
 		k = msgIdle
 	}
-	return s.in.send(s.ctx, message{sender: s.id, kind: k})
+	return s.in.send(s.ctx, message{sender: s.id, kind: k}, s.stats)
 }
 
 // Barrier implements BarrierOutput.
 func (s *sender) Barrier(id int64) error {
-	return s.in.send(s.ctx, message{sender: s.id, kind: msgBarrier, wm: id})
+	return s.in.send(s.ctx, message{sender: s.id, kind: msgBarrier, wm: id}, s.stats)
 }
 
 func (s *sender) Finish() error {
-	return s.in.send(s.ctx, message{sender: s.id, kind: msgFinish})
+	return s.in.send(s.ctx, message{sender: s.id, kind: msgFinish}, s.stats)
 }
 
 func (s *sender) Close() error { return nil }

@@ -188,6 +188,7 @@ type task struct {
 	index int
 	chain *Chain
 	run   func(ctx context.Context) error
+	stats *taskStats
 }
 
 // Run runs the graph until every source is exhausted (bounded) or ctx is
@@ -491,12 +492,12 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 			if consumer[s] == nil && s.Output != nil {
 				chain.Ops = append(chain.Ops, out)
 			}
-			t := &task{stage: s, index: num, chain: chain}
+			t := &task{stage: s, index: num, chain: chain, stats: opts.Metrics.newTask()}
 			if s.Source != nil {
 				sp := parts[s][part]
 				st := &SourceTask{Table: s.Name, Source: s.Source, Part: part, Head: chain.Head, Out: out,
 					Assigner: chain.Assigner, IdleTimeout: s.IdleTimeout, Stop: opts.Stop, Metrics: opts.Metrics,
-					PartBase: sp.origin - int32(part), Chain: chain, EndChain: endChain, Slots: slots[s]}
+					PartBase: sp.origin - int32(part), Chain: chain, EndChain: endChain, Slots: slots[s], stats: t.stats}
 				terminal := -1
 				var acked atomic.Int64 // the last barrier the task acknowledged
 				if coord != nil {
@@ -622,7 +623,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 			break
 		}
 		octx := &Context{Ctx: ctx, Task: t.index, State: opts.State, Now: opts.Now, Metrics: opts.Metrics,
-			Stopping: stopping, Checkpoints: coord != nil}
+			Stopping: stopping, Checkpoints: coord != nil, task: t.stats}
 		if err = t.chain.Head.Open(octx); err != nil {
 			err = fmt.Errorf("cannot open stage %s task %d: %w", t.stage.Name, t.index, err)
 			break
@@ -662,7 +663,9 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 						cancel(fmt.Errorf("internal error in stage %s task %d: %v\n%s", t.stage.Name, t.index, r, debug.Stack()))
 					}
 				}()
-				if err := t.run(ctx); err != nil {
+				err := t.run(ctx)
+				opts.Metrics.taskEnded(t.stats)
+				if err != nil {
 					cancel(err)
 				}
 			}()

@@ -27,10 +27,20 @@ type Metrics struct {
 	// included); LastCheckpoint is when the last one was, in Unix
 	// microseconds of the wall clock (0: none yet).
 	Checkpoints, LastCheckpoint atomic.Int64
+	// CheckpointDuration is how long the last checkpoint took, from the
+	// request of its barriers to its commit, in microseconds.
+	CheckpointDuration atomic.Int64
 
 	mu      sync.Mutex
 	gauges  []*StateGauge
 	filters []*FilterGroupStats
+	// meters say which flows are the inputs and outputs of which
+	// operators of the plan, opGauges which gauges are their state (see
+	// Meter); base holds the rows of each operator's input and output
+	// that earlier runs of the graph counted.
+	meters   []meterEntry
+	opGauges []gaugeEntry
+	base     map[*OperatorInfo]*[2]int64
 }
 
 // FilterGroupStats are the counters of one group of shared filters: the
@@ -114,12 +124,32 @@ func (m *Metrics) StateGauge(kind string) *StateGauge {
 	return g
 }
 
-// dropStateGauges forgets the gauges of an earlier run of the job's graph
-// (cluster mode runs it again on every assignment); m may be nil.
+// StateGauge returns a new gauge of the state of an operator task of the
+// given kind, counted in the job's state and in the state of the plan's
+// operator the task's operator belongs to (see Meter): call it in Open.
+// A nil Context, or one without Metrics, returns nil, which ignores what
+// it is set to.
+func (c *Context) StateGauge(kind string) *StateGauge {
+	if c == nil {
+		return nil
+	}
+	g := c.Metrics.StateGauge(kind)
+	if g != nil && c.op != nil {
+		c.Metrics.mu.Lock()
+		c.Metrics.opGauges = append(c.Metrics.opGauges, gaugeEntry{g: g, info: c.op})
+		c.Metrics.mu.Unlock()
+	}
+	return g
+}
+
+// dropStateGauges forgets the gauges, meters and tasks of an earlier run
+// of the job's graph (cluster mode runs it again on every assignment),
+// keeping the rows its operators counted; m may be nil.
 func (m *Metrics) dropStateGauges() {
 	if m != nil {
 		m.mu.Lock()
 		m.gauges = nil
+		m.newRun()
 		m.mu.Unlock()
 	}
 }

@@ -67,6 +67,11 @@ type Context struct {
 	// stop, and operators keep what is incomplete (open windows) in
 	// their state, for the run that takes over (a rebalance).
 	Stopping func() bool
+
+	// task is the stats of the task the operator runs in; op the
+	// operator of the plan it belongs to (see Meter). Either may be nil.
+	task *taskStats
+	op   *OperatorInfo
 }
 
 // Stopped reports whether the job is being stopped (see Stopping).

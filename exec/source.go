@@ -184,6 +184,7 @@ type SourceTask struct {
 	Slots chan struct{}
 
 	reader connector.Reader
+	stats  *taskStats // the task's, for its reader's backlog; may be nil
 }
 
 // wait waits for a slot to read the partition, passing checkpoint
@@ -374,6 +375,7 @@ func (t *SourceTask) Run(ctx context.Context) error {
 	}
 	defer r.Close()
 	t.reader = r
+	t.Metrics.readerOpened(t.stats, r)
 	wr, _ := r.(WatermarkReader)
 	readerWM := MinWatermark
 	if st, ok := r.(connector.Stats); ok && t.Metrics != nil {

@@ -44,9 +44,12 @@ type tee struct {
 	// made once a row for all the heads that pick the same columns, and
 	// their batches share its values: a row that several rules keep is
 	// copied once, not once a rule. proj[k] is head k's projection (nil
-	// for the others) and after[k] the operator after its Calc.
+	// for the others) and after[k] the operator after its Calc; meter[k]
+	// the meter in front of the Calc, if any, which counts the rows the
+	// tee hands past it.
 	proj  []*teeProjection
 	after []Operator
+	meter []*Meter
 	projs []*teeProjection
 }
 
@@ -87,18 +90,23 @@ func (p *teeProjection) reset(n int) {
 
 // projects returns the columns head h picks and the operator after its
 // Calc, if h is a Calc that only picks columns (its Process, which the
-// tee then stands in for, is all it does with rows).
-func projects(h Operator) ([]int, Operator, bool) {
+// tee then stands in for, is all it does with rows), or a Meter in front
+// of one (returned too: it counts the rows handed past it).
+func projects(h Operator) ([]int, Operator, *Meter, bool) {
+	m, metered := h.(*Meter)
+	if metered {
+		h = m.Next
+	}
 	c, ok := h.(*Calc)
 	if !ok || c.Filter != nil || c.NextRow != nil || c.Projs == nil || len(c.Cols) != len(c.Projs) {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
 	for _, col := range c.Cols {
 		if col < 0 {
-			return nil, nil, false
+			return nil, nil, nil, false
 		}
 	}
-	return c.Cols, c.Next, true
+	return c.Cols, c.Next, m, true
 }
 
 // Open implements Operator.
@@ -132,8 +140,9 @@ func (t *tee) Process(b *types.Batch) error {
 		}
 		t.proj = make([]*teeProjection, len(t.heads))
 		t.after = make([]Operator, len(t.heads))
+		t.meter = make([]*Meter, len(t.heads))
 		for k, r := range t.rules {
-			cols, next, ok := projects(t.heads[k])
+			cols, next, m, ok := projects(t.heads[k])
 			if r < 0 || !ok {
 				continue
 			}
@@ -142,7 +151,7 @@ func (t *tee) Process(b *types.Batch) error {
 				i = len(t.projs)
 				t.projs = append(t.projs, &teeProjection{cols: cols})
 			}
-			t.proj[k], t.after[k] = t.projs[i], next
+			t.proj[k], t.after[k], t.meter[k] = t.projs[i], next, m
 		}
 		t.indexed = true
 	}
@@ -187,6 +196,9 @@ func (t *tee) pass(k int, b *types.Batch, rows []int32, filtered bool) error {
 			c.Rows = append(c.Rows, r)
 		}
 		h = t.after[k]
+		if m := t.meter[k]; m != nil {
+			m.count(len(c.Rows))
+		}
 	} else if filtered {
 		for _, i := range rows {
 			r := b.Rows[i]

@@ -138,6 +138,16 @@ type pipe struct {
 	// a writer of its own; anything else merges them in this stage when
 	// it closes it.
 	parts []*pipe
+	// marks say which of ops belong to which operator of the plan, in
+	// order, for the per-operator metrics (see exec.Meter).
+	marks []mark
+}
+
+// mark says that ops[from:to] of a pipe are the operator info of the
+// plan (none, from == to, for a source read as it is).
+type mark struct {
+	from, to int
+	info     *exec.OperatorInfo
 }
 
 type builder struct {
@@ -153,6 +163,10 @@ type builder struct {
 	shared map[*plan.Scan]*scanGroup
 	// sinks are the sinks the graph writes, for Manifest to close.
 	sinks []connector.Sink
+	// operators counts the operators marked (see mark); kinds holds
+	// their kinds.
+	operators int
+	kinds     map[string]string
 }
 
 // Build translates sinks (one INSERT, or a statement set) into a graph.
@@ -300,6 +314,68 @@ func opLabel(n plan.Node) string {
 	return d
 }
 
+// mark marks the ops of p from from on as the operator of the plan of
+// the given kind (as EXPLAIN names it) and table (a source's or sink's).
+func (b *builder) mark(p *pipe, from int, kind, table string) *exec.OperatorInfo {
+	b.operators++
+	// One copy of each kind: a label cut from a node's description
+	// would keep the whole description alive.
+	if k, ok := b.kinds[kind]; ok {
+		kind = k
+	} else {
+		kind = strings.Clone(kind)
+		if b.kinds == nil {
+			b.kinds = map[string]string{}
+		}
+		b.kinds[kind] = kind
+	}
+	info := &exec.OperatorInfo{Index: b.operators, Kind: kind, Table: table}
+	p.marks = append(p.marks, mark{from: from, to: len(p.ops), info: info})
+	return info
+}
+
+// markNode marks the ops that building n appended to p, if any, as n's.
+func (b *builder) markNode(p *pipe, n plan.Node) {
+	from := 0
+	if k := len(p.marks); k > 0 {
+		from = p.marks[k-1].to
+	}
+	if len(p.ops) > from {
+		b.mark(p, from, opLabel(n), "")
+	}
+}
+
+// meterPoint is a place of a chain (in front of op at; len(ops) is in
+// front of the edge) and the operators whose output and input pass there.
+type meterPoint struct {
+	at      int
+	out, in []*exec.OperatorInfo
+}
+
+// meterPoints returns the places of a chain of the given marks where a
+// meter goes, in order.
+func meterPoints(marks []mark) []meterPoint {
+	var points []meterPoint
+	at := func(i int) *meterPoint {
+		for k := range points {
+			if points[k].at == i {
+				return &points[k]
+			}
+		}
+		points = append(points, meterPoint{at: i})
+		return &points[len(points)-1]
+	}
+	for _, mk := range marks {
+		pt := at(mk.from)
+		pt.in = append(pt.in, mk.info)
+		if !mk.info.Sink { // a sink's output is what it wrote: its input
+			pt = at(mk.to)
+			pt.out = append(pt.out, mk.info)
+		}
+	}
+	return slices.Clip(points)
+}
+
 // close turns a pipe into a finished stage whose chain ends in the stage's
 // output edge.
 func (b *builder) close(p *pipe) *exec.Stage {
@@ -308,8 +384,17 @@ func (b *builder) close(p *pipe) *exec.Stage {
 	}
 	p.parts = nil
 	ops, asg := p.ops, p.assigner
+	points := meterPoints(p.marks)
+	meter := func(i int, next exec.Operator) exec.Operator {
+		for _, pt := range points {
+			if pt.at == i {
+				return &exec.Meter{Next: next, Out: pt.out, In: pt.in}
+			}
+		}
+		return next
+	}
 	p.stage.Build = func(task int, out exec.Output) (*exec.Chain, error) {
-		var next exec.Operator = out
+		next := meter(len(ops), out)
 		c := &exec.Chain{Ops: make([]exec.Operator, len(ops))}
 		for i := len(ops) - 1; i >= 0; i-- {
 			op, err := ops[i](task, next)
@@ -320,7 +405,7 @@ func (b *builder) close(p *pipe) *exec.Stage {
 				c.Assigner = op.(*exec.WatermarkAssigner)
 			}
 			c.Ops[i] = op
-			next = op
+			next = meter(i, op)
 		}
 		c.Head = next
 		return c, nil
@@ -382,7 +467,11 @@ func (b *builder) shuffleInputs(name string, in *pipe) ([]*pipe, error) {
 		if p.stage.Source == nil {
 			return nil, fmt.Errorf("%s: in cluster mode, a union's input that is not read from a source cannot be re-keyed", name)
 		}
+		at := len(p.ops)
 		p.ops = append(p.ops, in.ops...)
+		for _, mk := range in.marks {
+			p.marks = append(p.marks, mark{from: at + mk.from, to: at + mk.to, info: mk.info})
+		}
 	}
 	return ins, nil
 }
@@ -436,6 +525,7 @@ func (b *builder) sink(s *plan.Sink) error {
 		p = b.newStage("sink "+s.Table.Name, 1, nil, p)
 	}
 	name := s.Table.Name
+	first := len(p.ops)
 	if enforcer != nil {
 		var lengths []exec.LengthColumn
 		for _, lc := range append(append([]plan.LengthColumn(nil), enforcer.Chars...), enforcer.Binaries...) {
@@ -454,6 +544,7 @@ func (b *builder) sink(s *plan.Sink) error {
 	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
 		return &exec.SinkOperator{Table: name, Sink: sink, ID: id}, nil
 	})
+	b.mark(p, first, "Sink", name).Sink = true
 	b.close(p)
 	return nil
 }
@@ -474,7 +565,18 @@ func (b *builder) compile(n expr.Node) (exec.RowFunc, error) {
 	return exec.RowFunc(ev), nil
 }
 
+// build builds n and its inputs, and marks the operators it appended as
+// n's.
 func (b *builder) build(n plan.Node) (*pipe, error) {
+	p, err := b.buildNode(n)
+	if err != nil {
+		return nil, err
+	}
+	b.markNode(p, n)
+	return p, nil
+}
+
+func (b *builder) buildNode(n plan.Node) (*pipe, error) {
 	switch n := n.(type) {
 	case *plan.Scan:
 		return b.scan(n)
@@ -484,7 +586,9 @@ func (b *builder) build(n plan.Node) (*pipe, error) {
 		}
 		src := memory.NewBounded(valuesRows(n.Rows))
 		st := &exec.Stage{Name: "values", ID: b.id("values", "VALUES", n.Describe()), Source: src}
-		return &pipe{stage: st, assigner: -1, bounded: true}, nil
+		p := &pipe{stage: st, assigner: -1, bounded: true}
+		b.mark(p, 0, opLabel(n), "").Source = true
+		return p, nil
 	case *plan.Calc:
 		p, err := b.build(n.Input)
 		if err != nil {
@@ -944,6 +1048,9 @@ func (b *builder) source(n *plan.Scan) (*pipe, error) {
 			return &exec.WatermarkAssigner{ProcTime: true, Now: now, Next: next}, nil
 		})
 	}
+	// The scan, its computed columns and its watermark are one operator,
+	// as EXPLAIN shows them.
+	b.mark(p, 0, opLabel(n), n.Table.Name).Source = true
 	return p, nil
 }
 

@@ -9,18 +9,22 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sluicesql/sluice"
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/internal/suggest"
 )
@@ -34,8 +38,9 @@ import (
 //	pending --false--> ok;  firing --false--> resolved --true--> pending
 //
 // Entering firing and resolved posts a notification to the rule's
-// webhook, from a goroutine of its own (the notifications of one state
-// in order), so that a slow webhook never delays the evaluation.
+// webhook and writes it as a row into the rule's table, from a
+// goroutine of its own (the notifications of one state in order), so
+// that a slow webhook or table never delays the evaluation.
 
 // Alert condition kinds.
 const (
@@ -56,10 +61,16 @@ const (
 // alertMetrics are the metrics a metric_above or metric_below condition
 // can watch, with what they are.
 var alertMetrics = map[string]string{
-	"rows_in_rate":           "rows read from the sources per second",
-	"late_rows_rate":         "rows dropped as late per second",
-	"malformed_rate":         "malformed records skipped per second",
-	"checkpoint_age_seconds": "seconds since the last checkpoint (since the start before the first)",
+	"rows_in_rate":                "rows read from the sources per second",
+	"rows_out_rate":               "rows written to the sinks per second",
+	"late_rows_rate":              "rows dropped as late per second",
+	"malformed_rate":              "malformed records skipped per second",
+	"checkpoint_age_seconds":      "seconds since the last checkpoint (since the start before the first)",
+	"checkpoint_duration_seconds": "how long the last checkpoint took, from its barriers to its commit",
+	"consumer_lag":                "records not read yet by the source that lags most (each source: the sum over its partitions)",
+	"watermark_lag_seconds":       "the wall clock minus the event-time watermark of the operator that lags most",
+	"backpressure":                "the largest share of time (0 to 1) an operator's task spent blocked sending downstream, over the last 5 s",
+	"state_bytes":                 "estimated bytes of the job's state in memory",
 }
 
 const alertsFile = "alerts.json"
@@ -74,6 +85,9 @@ type alertRule struct {
 	Condition alertCondition `json:"condition"`
 	// Webhook, if set, receives a POST at each firing and resolution.
 	Webhook string `json:"webhook,omitempty"`
+	// Table, if set, is a table of the server's catalog that gets a row
+	// at each firing and resolution (see alertColumns).
+	Table   string `json:"table,omitempty"`
 	Enabled bool   `json:"enabled"`
 }
 
@@ -92,6 +106,7 @@ type alertRequest struct {
 	Job       string         `json:"job"`
 	Condition alertCondition `json:"condition"`
 	Webhook   string         `json:"webhook"`
+	Table     string         `json:"table"`
 	Enabled   *bool          `json:"enabled"`
 }
 
@@ -149,13 +164,15 @@ type notification struct {
 type jobSample struct {
 	metrics *exec.Metrics
 	at      time.Time
+	// health is the run's metrics at the last evaluation.
+	health exec.Health
 
 	rowsIn, rowsOut, late, malformed int64
 	// lastOutput is when rows_out last grew (or the run started).
 	lastOutput time.Time
 	// rates are valid once the run was seen twice.
-	ratesValid                    bool
-	rowsInRate, lateRate, badRate float64
+	ratesValid                                 bool
+	rowsInRate, rowsOutRate, lateRate, badRate float64
 }
 
 // jobSnap is a job as the evaluator reads it.
@@ -317,7 +334,39 @@ func checkRule(ar alertRule, remoteOK bool) (*rule, error) {
 			return nil, err
 		}
 	}
+	if ar.Table != "" && !tableName.MatchString(ar.Table) {
+		return nil, fmt.Errorf("table %q: the name of a table of the catalog (name, or db.name, or catalog.db.name)", ar.Table)
+	}
 	return r, nil
+}
+
+// tableName matches the name of a table an alert writes to.
+var tableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,2}$`)
+
+// alertColumns are the columns an alert's table takes, in the order
+// alertInsert writes them: the rule's name, the job's, the state
+// entered (firing or resolved), the value of the condition, the message
+// and when (UTC). The table may have others (left NULL), and its
+// column types may be any the values cast to.
+const alertColumns = "`alert` STRING, `job` STRING, `state` STRING, `value` DOUBLE, `message` STRING, `ts` TIMESTAMP(3)"
+
+// alertInsert returns the statement that writes n into table: a bounded
+// INSERT ... VALUES, run as a job of its own.
+func alertInsert(table string, n notification) string {
+	parts := strings.Split(table, ".")
+	for i, p := range parts {
+		parts[i] = "`" + p + "`"
+	}
+	quote := func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+	value := strconv.FormatFloat(n.Value, 'f', -1, 64)
+	if math.IsNaN(n.Value) || math.IsInf(n.Value, 0) {
+		value = "NULL"
+	}
+	return fmt.Sprintf("SET 'pipeline.name' = %s;\n"+
+		"INSERT INTO %s (`alert`, `job`, `state`, `value`, `message`, `ts`)\n"+
+		"VALUES (%s, %s, %s, CAST(%s AS DOUBLE), %s, TIMESTAMP %s);\n",
+		quote("alert-"+n.Alert), strings.Join(parts, "."), quote(n.Alert), quote(n.Job), quote(n.State), value, quote(n.Message),
+		quote(n.Since.UTC().Format("2006-01-02 15:04:05.000")))
 }
 
 // checkWebhook accepts an http or https URL whose host is a loopback
@@ -415,7 +464,8 @@ func (a *alerting) sample(j jobSnap, now time.Time) {
 		delete(a.samples, j.name)
 		return
 	}
-	in, out, late, bad := m.RowsIn.Load(), m.RowsOut.Load(), m.LateRows.Load(), m.SkippedRecs.Load()
+	h := m.Health(now)
+	in, out, late, bad := h.RowsIn, h.RowsOut, h.LateRows, h.Malformed
 	p := a.samples[j.name]
 	if p == nil || p.metrics != m {
 		// A new run: its counters start from zero.
@@ -423,15 +473,17 @@ func (a *alerting) sample(j jobSnap, now time.Time) {
 		if out == 0 && !j.startedAt.IsZero() {
 			last = j.startedAt
 		}
-		a.samples[j.name] = &jobSample{metrics: m, at: now, rowsIn: in, rowsOut: out, late: late, malformed: bad, lastOutput: last}
+		a.samples[j.name] = &jobSample{metrics: m, at: now, health: h, rowsIn: in, rowsOut: out, late: late, malformed: bad, lastOutput: last}
 		return
 	}
+	p.health = h
 	dt := now.Sub(p.at).Seconds()
 	if dt <= 0 {
 		return
 	}
 	p.ratesValid = true
 	p.rowsInRate = float64(in-p.rowsIn) / dt
+	p.rowsOutRate = float64(out-p.rowsOut) / dt
 	p.lateRate = float64(late-p.late) / dt
 	p.badRate = float64(bad-p.malformed) / dt
 	if out > p.rowsOut {
@@ -460,34 +512,63 @@ func (a *alerting) condition(r *rule, j jobSnap, now time.Time) (known, active b
 		idle := now.Sub(p.lastOutput)
 		return true, p.lastOutput.Before(now), idle.Seconds(), p.lastOutput
 	}
-	var v float64
-	switch r.Condition.Metric {
+	v, ok := a.metric(r.Condition.Metric, j, p, now)
+	if !ok {
+		return false, false, 0, time.Time{}
+	}
+	if r.Condition.Kind == condMetricAbove {
+		return true, v > *r.Condition.Threshold, v, time.Time{}
+	}
+	return true, v < *r.Condition.Threshold, v, time.Time{}
+}
+
+// metric returns the value of the alert metric of j now, from its last
+// sample p; ok is false when it is not known (yet).
+func (a *alerting) metric(metric string, j jobSnap, p *jobSample, now time.Time) (v float64, ok bool) {
+	h := p.health
+	switch metric {
 	case "checkpoint_age_seconds":
 		from := j.startedAt
 		if at := p.metrics.LastCheckpoint.Load(); at > 0 {
 			from = time.UnixMicro(at)
 		}
 		if from.IsZero() {
-			return false, false, 0, time.Time{}
+			return 0, false
 		}
-		v = now.Sub(from).Seconds()
-	default:
-		if !p.ratesValid {
-			return false, false, 0, time.Time{}
+		return now.Sub(from).Seconds(), true
+	case "checkpoint_duration_seconds":
+		if h.Checkpoints == 0 || h.LastCheckpointDuration <= 0 {
+			return 0, false
 		}
-		switch r.Condition.Metric {
-		case "rows_in_rate":
-			v = p.rowsInRate
-		case "late_rows_rate":
-			v = p.lateRate
-		case "malformed_rate":
-			v = p.badRate
+		return h.LastCheckpointDuration.Seconds(), true
+	case "consumer_lag":
+		for _, o := range h.Operators {
+			if o.HasConsumerLag {
+				v, ok = max(v, float64(o.ConsumerLag)), true
+			}
 		}
+		return v, ok
+	case "watermark_lag_seconds":
+		return h.MaxWatermarkLag.Seconds(), h.HasWatermarkLag
+	case "backpressure":
+		return h.MaxBackPressure, true
+	case "state_bytes":
+		return float64(h.StateBytes), true
 	}
-	if r.Condition.Kind == condMetricAbove {
-		return true, v > *r.Condition.Threshold, v, time.Time{}
+	if !p.ratesValid {
+		return 0, false
 	}
-	return true, v < *r.Condition.Threshold, v, time.Time{}
+	switch metric {
+	case "rows_in_rate":
+		return p.rowsInRate, true
+	case "rows_out_rate":
+		return p.rowsOutRate, true
+	case "late_rows_rate":
+		return p.lateRate, true
+	case "malformed_rate":
+		return p.badRate, true
+	}
+	return 0, false
 }
 
 // step moves st by whether the condition holds now.
@@ -546,21 +627,21 @@ func (r *rule) message(j jobSnap, value float64, firing bool) string {
 	return fmt.Sprintf("job %s: %s is %.4g, no longer %s %g", j.name, c.Metric, value, rel, *c.Threshold)
 }
 
-// notify logs n and, if the rule has a webhook, posts it from a
-// goroutine of its own, after the state's earlier notifications. a.mu
-// is held.
+// notify logs n and, if the rule has a webhook or a table, posts it and
+// writes it from a goroutine of its own, after the state's earlier
+// notifications. a.mu is held.
 func (a *alerting) notify(r *rule, st *alertState, n notification) {
 	log := a.s.log.Info
 	if n.State == alertFiring {
 		log = a.s.log.Warn
 	}
 	log("alert "+n.State, "alert", n.Alert, "job", n.Job, "value", n.Value, "message", n.Message)
-	if r.Webhook == "" {
+	if r.Webhook == "" && r.Table == "" {
 		return
 	}
 	prev, done := st.sent, make(chan struct{})
 	st.sent = done
-	hook := r.Webhook
+	hook, table := r.Webhook, r.Table
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
@@ -572,34 +653,65 @@ func (a *alerting) notify(r *rule, st *alertState, n notification) {
 				return
 			}
 		}
-		err := a.post(hook, n)
+		var errs []string
+		if hook != "" {
+			if err := a.post(hook, n); err != nil {
+				errs = append(errs, err.Error())
+				a.s.log.Error("cannot notify an alert's webhook", "alert", n.Alert, "job", n.Job, "state", n.State, "error", err)
+			}
+		}
+		if table != "" {
+			if err := a.write(table, n); err != nil {
+				errs = append(errs, err.Error())
+				a.s.log.Error("cannot write an alert into its table", "alert", n.Alert, "job", n.Job, "state", n.State, "table", table, "error", err)
+			}
+		}
 		a.mu.Lock()
-		if err == nil {
+		if errs == nil {
 			st.lastNotified, st.lastError = time.Now().UTC(), ""
 		} else {
-			st.lastError = err.Error()
+			st.lastError = strings.Join(errs, "; ")
 		}
 		a.mu.Unlock()
-		if err != nil {
-			a.s.log.Error("cannot notify an alert's webhook", "alert", n.Alert, "job", n.Job, "state", n.State, "error", err)
-		}
 	}()
 }
 
-// post sends n to hook, retrying with a doubling back-off, until it is
-// accepted (2xx), the attempts are spent or the server closes.
-func (a *alerting) post(hook string, n notification) error {
-	if err := checkWebhook(hook, a.allowRemote); err != nil {
-		return err
-	}
-	body, err := json.Marshal(n)
+// write writes n as a row into table, with an INSERT ... VALUES run in
+// a session of the server's engine, retried as a webhook's post is. A
+// failure is returned, never a panic: a job that cannot write fails
+// alone.
+func (a *alerting) write(table string, n notification) error {
+	err := a.retry(func() error {
+		sess := a.s.engine.NewSession()
+		defer sess.Close()
+		src := alertInsert(table, n)
+		res, err := sess.Exec(a.ctx, "alert.sql", []byte(src))
+		if err != nil {
+			return errors.New(sluice.FormatError(err, []byte(src)))
+		}
+		for _, r := range res {
+			if r.Job != nil {
+				if err := r.Job.Wait(); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return err
+		return fmt.Errorf("table %s: %w", table, err)
 	}
+	return nil
+}
+
+// retry calls f until it succeeds, webhookAttempts times at most, with
+// a doubling back-off, or until the server closes.
+func (a *alerting) retry(f func() error) error {
 	wait := a.backoff
+	var err error
 	for attempt := 1; ; attempt++ {
-		err = a.postOnce(hook, body)
-		if err == nil || attempt == webhookAttempts {
+		err = f()
+		if err == nil || attempt == webhookAttempts || a.ctx.Err() != nil {
 			break
 		}
 		select {
@@ -613,6 +725,19 @@ func (a *alerting) post(hook string, n notification) error {
 		return fmt.Errorf("%w (after %d attempts)", err, webhookAttempts)
 	}
 	return nil
+}
+
+// post sends n to hook, retrying with a doubling back-off, until it is
+// accepted (2xx), the attempts are spent or the server closes.
+func (a *alerting) post(hook string, n notification) error {
+	if err := checkWebhook(hook, a.allowRemote); err != nil {
+		return err
+	}
+	body, err := json.Marshal(n)
+	if err != nil {
+		return err
+	}
+	return a.retry(func() error { return a.postOnce(hook, body) })
 }
 
 func (a *alerting) postOnce(hook string, body []byte) error {
@@ -701,12 +826,22 @@ func (s *Server) createAlert(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, codeBadRequest, "cannot read the alert rule: "+err.Error(), nil)
 		return
 	}
-	ar := alertRule{Name: req.Name, Job: req.Job, Condition: req.Condition, Webhook: req.Webhook, Enabled: req.Enabled == nil || *req.Enabled}
+	ar := alertRule{Name: req.Name, Job: req.Job, Condition: req.Condition, Webhook: req.Webhook, Table: req.Table,
+		Enabled: req.Enabled == nil || *req.Enabled}
 	a := s.alerts
 	rl, err := checkRule(ar, a.allowRemote)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, codeBadRequest, err.Error(), nil)
 		return
+	}
+	if ar.Table != "" {
+		// The table must take the rows: planned, not run.
+		sample := notification{Alert: ar.Name, Job: "job", State: alertFiring, Since: time.Now(), Message: "m"}
+		if _, err := s.explain("alert.sql", alertInsert(ar.Table, sample)); err != nil {
+			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("table %s cannot take the alert's rows (%s): %v",
+				ar.Table, alertColumns, err), nil)
+			return
+		}
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

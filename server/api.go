@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sluicesql/sluice"
+	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/internal/suggest"
 	"github.com/sluicesql/sluice/sql/ast"
 	"github.com/sluicesql/sluice/sql/parser"
@@ -215,7 +216,10 @@ type jobJSON struct {
 	StoppedAt time.Time         `json:"stopped_at,omitzero"`
 	Plan      string            `json:"plan,omitempty"`
 	Metrics   metricsJSON       `json:"metrics"`
-	Errors    []jobError        `json:"errors"`
+	// Operators are the metrics of each operator of the job's plan
+	// (GET /v1/jobs/{name} only).
+	Operators []operatorJSON `json:"operators,omitempty"`
+	Errors    []jobError     `json:"errors"`
 }
 
 type metricsJSON struct {
@@ -223,13 +227,89 @@ type metricsJSON struct {
 	RowsOut   int64 `json:"rows_out"`
 	LateRows  int64 `json:"late_rows"`
 	Malformed int64 `json:"malformed"`
-	// Checkpoints committed by the current (or last) run, and when the
-	// last was.
-	Checkpoints    int64     `json:"checkpoints"`
-	LastCheckpoint time.Time `json:"last_checkpoint,omitzero"`
+	// Checkpoints committed by the current (or last) run, when the last
+	// was and how long it took (from its barriers to its commit).
+	Checkpoints                int64     `json:"checkpoints"`
+	LastCheckpoint             time.Time `json:"last_checkpoint,omitzero"`
+	LastCheckpointDurationSecs *float64  `json:"last_checkpoint_duration_seconds,omitempty"`
+	// StateKeys and StateBytes: the state in memory of the operators
+	// whose state grows with their keys.
+	StateKeys  int64 `json:"state_keys"`
+	StateBytes int64 `json:"state_bytes"`
+	// ConsumerLag is the sum of the sources' consumer lags (absent when
+	// no source knows its own); WatermarkLagSecs and Backpressure are
+	// the largest of the operators'.
+	ConsumerLag      *int64   `json:"consumer_lag,omitempty"`
+	WatermarkLagSecs *float64 `json:"watermark_lag_seconds,omitempty"`
+	Backpressure     float64  `json:"backpressure"`
 }
 
-// view returns j as the API shows it; s.mu must be held.
+// operatorJSON is an operator of a job's plan with its metrics (see
+// exec.OperatorHealth).
+type operatorJSON struct {
+	Name             string    `json:"name"`
+	Kind             string    `json:"kind"`
+	Table            string    `json:"table,omitempty"`
+	Tasks            int       `json:"tasks"`
+	RowsIn           int64     `json:"rows_in"`
+	RowsOut          int64     `json:"rows_out"`
+	Watermark        time.Time `json:"watermark,omitzero"`
+	WatermarkLagSecs *float64  `json:"watermark_lag_seconds,omitempty"`
+	Backpressure     float64   `json:"backpressure"`
+	StateKeys        int64     `json:"state_keys"`
+	StateBytes       int64     `json:"state_bytes"`
+	ConsumerLag      *int64    `json:"consumer_lag,omitempty"`
+
+	hasState bool // its state is measured (/metrics shows it)
+}
+
+// healthJSON returns the job-level figures of h and its operators, as
+// the API shows them.
+func healthJSON(h exec.Health) (metricsJSON, []operatorJSON) {
+	m := metricsJSON{RowsIn: h.RowsIn, RowsOut: h.RowsOut, LateRows: h.LateRows, Malformed: h.Malformed,
+		Checkpoints: h.Checkpoints, StateKeys: h.StateKeys, StateBytes: h.StateBytes, Backpressure: h.MaxBackPressure}
+	if !h.LastCheckpoint.IsZero() {
+		m.LastCheckpoint = h.LastCheckpoint.UTC()
+		if h.LastCheckpointDuration > 0 {
+			d := h.LastCheckpointDuration.Seconds()
+			m.LastCheckpointDurationSecs = &d
+		}
+	}
+	if h.HasConsumerLag {
+		n := h.ConsumerLag
+		m.ConsumerLag = &n
+	}
+	if h.HasWatermarkLag {
+		d := h.MaxWatermarkLag.Seconds()
+		m.WatermarkLagSecs = &d
+	}
+	ops := make([]operatorJSON, 0, len(h.Operators))
+	for _, o := range h.Operators {
+		v := operatorJSON{Name: o.Name, Kind: o.Kind, Table: o.Table, Tasks: o.Tasks, RowsIn: o.RowsIn, RowsOut: o.RowsOut,
+			Backpressure: o.BackPressure, StateKeys: o.StateKeys, StateBytes: o.StateBytes, hasState: o.HasState}
+		if o.HasWatermark && watermarkShown(o.Watermark) {
+			v.Watermark = time.UnixMicro(o.Watermark).UTC()
+			d := o.WatermarkLag.Seconds()
+			v.WatermarkLagSecs = &d
+		}
+		if o.HasConsumerLag {
+			n := o.ConsumerLag
+			v.ConsumerLag = &n
+		}
+		ops = append(ops, v)
+	}
+	return m, ops
+}
+
+// watermarkShown reports whether a watermark (microseconds since the
+// epoch) is a time JSON can carry: years 1 to 9999.
+func watermarkShown(wm int64) bool {
+	const lo, hi = -62135596800_000000, 253402300799_999999
+	return wm >= lo && wm <= hi
+}
+
+// view returns j as the API shows it; s.mu must be held. withPlan adds
+// the plan and the operators.
 func (s *Server) view(j *job, withPlan bool) jobJSON {
 	v := jobJSON{
 		Name: j.rec.Name, Labels: maps.Clone(j.rec.Labels), Status: j.rec.Status, Version: j.rec.Version,
@@ -247,10 +327,10 @@ func (s *Server) view(j *job, withPlan bool) jobJSON {
 		v.Plan = j.plan
 	}
 	if m := j.metrics; m != nil {
-		v.Metrics = metricsJSON{RowsIn: m.RowsIn.Load(), RowsOut: m.RowsOut.Load(), LateRows: m.LateRows.Load(),
-			Malformed: m.SkippedRecs.Load(), Checkpoints: m.Checkpoints.Load()}
-		if at := m.LastCheckpoint.Load(); at > 0 {
-			v.Metrics.LastCheckpoint = time.UnixMicro(at).UTC()
+		var ops []operatorJSON
+		v.Metrics, ops = healthJSON(m.Health(time.Now()))
+		if withPlan {
+			v.Operators = ops
 		}
 	}
 	return v

@@ -26,6 +26,22 @@ var (
 		"When the job's last checkpoint committed (Unix time).", []string{"job"}, nil)
 	descStatus = prometheus.NewDesc("sluice_job_status",
 		"1 for the job's status, 0 for the others.", []string{"job", "status"}, nil)
+	descCheckpointDuration = prometheus.NewDesc("sluice_job_last_checkpoint_duration_seconds",
+		"How long the job's last checkpoint took, from the request of its barriers to its commit.", []string{"job"}, nil)
+
+	// Per operator of a job's plan, labelled by job and operator (its
+	// name in the job, as GET /v1/jobs/{name} lists it).
+	opLabels      = []string{"job", "operator"}
+	descOpRowsIn  = prometheus.NewDesc("sluice_operator_rows_in_total", "Rows the operator took (a source: read).", opLabels, nil)
+	descOpRowsOut = prometheus.NewDesc("sluice_operator_rows_out_total", "Rows the operator passed on (a sink: wrote).", opLabels, nil)
+	descOpWMLag   = prometheus.NewDesc("sluice_operator_watermark_lag_seconds",
+		"The wall clock minus the operator's event-time watermark (the lowest of its tasks').", opLabels, nil)
+	descOpBackpressure = prometheus.NewDesc("sluice_operator_backpressure_ratio",
+		"The largest share of the last 5 s any of the operator's tasks spent blocked sending into a full inbox downstream.", opLabels, nil)
+	descOpStateKeys  = prometheus.NewDesc("sluice_operator_state_keys", "Keys the operator's state holds in memory.", opLabels, nil)
+	descOpStateBytes = prometheus.NewDesc("sluice_operator_state_bytes", "Estimated bytes of the operator's state in memory.", opLabels, nil)
+	descConsumerLag  = prometheus.NewDesc("sluice_source_consumer_lag_records",
+		"Records of the source's partitions not read yet (the log end offsets minus the next offsets to read).", []string{"job", "operator", "table"}, nil)
 )
 
 var statuses = []string{statusRunning, statusStopped, statusFailed, statusFinished}
@@ -34,7 +50,9 @@ var statuses = []string{statusRunning, statusStopped, statusFailed, statusFinish
 type collector struct{ s *Server }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRowsIn, descRowsOut, descLate, descMalformed, descCheckpoints, descLastCheckpoint, descStatus, descAlertFiring} {
+	for _, d := range []*prometheus.Desc{descRowsIn, descRowsOut, descLate, descMalformed, descCheckpoints, descLastCheckpoint, descStatus,
+		descCheckpointDuration, descOpRowsIn, descOpRowsOut, descOpWMLag, descOpBackpressure, descOpStateKeys, descOpStateBytes,
+		descConsumerLag, descAlertFiring} {
 		ch <- d
 	}
 }
@@ -43,14 +61,35 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	c.s.mu.Lock()
 	views := make([]jobJSON, 0, len(c.s.jobs))
 	for _, j := range c.s.jobs {
-		views = append(views, c.s.view(j, false))
+		views = append(views, c.s.view(j, true))
 	}
 	c.s.mu.Unlock()
 	c.s.alerts.collect(ch)
 	counter := func(d *prometheus.Desc, v int64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
 	for _, v := range views {
+		if d := v.Metrics.LastCheckpointDurationSecs; d != nil {
+			gauge(descCheckpointDuration, *d, v.Name)
+		}
+		for _, o := range v.Operators {
+			counter(descOpRowsIn, o.RowsIn, v.Name, o.Name)
+			counter(descOpRowsOut, o.RowsOut, v.Name, o.Name)
+			if o.WatermarkLagSecs != nil {
+				gauge(descOpWMLag, *o.WatermarkLagSecs, v.Name, o.Name)
+			}
+			gauge(descOpBackpressure, o.Backpressure, v.Name, o.Name)
+			if o.hasState {
+				gauge(descOpStateKeys, float64(o.StateKeys), v.Name, o.Name)
+				gauge(descOpStateBytes, float64(o.StateBytes), v.Name, o.Name)
+			}
+			if o.ConsumerLag != nil {
+				gauge(descConsumerLag, float64(*o.ConsumerLag), v.Name, o.Name, o.Table)
+			}
+		}
 		counter(descRowsIn, v.Metrics.RowsIn, v.Name)
 		counter(descRowsOut, v.Metrics.RowsOut, v.Name)
 		counter(descLate, v.Metrics.LateRows, v.Name)

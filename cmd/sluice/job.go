@@ -327,7 +327,36 @@ func jobDetail(w io.Writer, v any) {
 		fmt.Fprintf(tw, "Stopped:\t%s\n", formatTime(j.StoppedAt))
 	}
 	fmt.Fprintf(tw, "Rows:\t%d in, %d out, %d late, %d malformed\n", j.Metrics.RowsIn, j.Metrics.RowsOut, j.Metrics.LateRows, j.Metrics.Malformed)
+	if m := j.Metrics; m.ConsumerLag != nil {
+		fmt.Fprintf(tw, "Consumer lag:\t%d records\n", *m.ConsumerLag)
+	}
+	if m := j.Metrics; m.LastCheckpoint != nil {
+		took := ""
+		if m.LastCheckpointDuration != nil {
+			took = fmt.Sprintf(" (took %s)", time.Duration(*m.LastCheckpointDuration*float64(time.Second)).Round(time.Millisecond))
+		}
+		fmt.Fprintf(tw, "Last checkpoint:\t%s%s\n", formatTime(m.LastCheckpoint), took)
+	}
 	tw.Flush()
+	if len(j.Operators) > 0 {
+		fmt.Fprintln(w, "\nOperators:")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  NAME\tTABLE\tTASKS\tIN\tOUT\tWATERMARK LAG\tBACKPRESSURE\tSTATE\tCONSUMER LAG")
+		for _, o := range j.Operators {
+			lag, consumer, state := "-", "-", "-"
+			if o.WatermarkLag != nil {
+				lag = time.Duration(*o.WatermarkLag * float64(time.Second)).Round(time.Millisecond).String()
+			}
+			if o.ConsumerLag != nil {
+				consumer = fmt.Sprint(*o.ConsumerLag)
+			}
+			if o.StateKeys > 0 || o.StateBytes > 0 {
+				state = fmt.Sprintf("%d keys, %d B", o.StateKeys, o.StateBytes)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%s\t%.0f%%\t%s\t%s\n", o.Name, o.Table, o.Tasks, o.RowsIn, o.RowsOut, lag, o.Backpressure*100, state, consumer)
+		}
+		tw.Flush()
+	}
 	if len(j.Errors) > 0 {
 		fmt.Fprintln(w, "\nErrors:")
 		for _, e := range j.Errors {

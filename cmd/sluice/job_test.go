@@ -70,7 +70,8 @@ INSERT INTO hole SELECT id FROM gen WHERE ` + sql + ";\n"
 	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list.Jobs) != 1 || list.Jobs[0].Name != "rule1" {
 		t.Fatalf("list -o json: %v\n%s", err, out)
 	}
-	if out, _ := run("show", "rule1"); !strings.Contains(out, "Status:") || !strings.Contains(out, "SQL:") || !strings.Contains(out, "Plan:") {
+	if out, _ := run("show", "rule1"); !strings.Contains(out, "Status:") || !strings.Contains(out, "SQL:") || !strings.Contains(out, "Plan:") ||
+		!strings.Contains(out, "Operators:") || !strings.Contains(out, "TableSourceScan[1]  gen") || !strings.Contains(out, "Sink[3]") {
 		t.Fatalf("show:\n%s", out)
 	}
 	fail(`no job named "rule11" (did you mean "rule1"?)`, "show", "rule11")

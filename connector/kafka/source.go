@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -425,6 +426,7 @@ func (s *Source) openAt(ctx context.Context, p int, from, epoch int64) (connecto
 	}
 	adm := kadm.NewClient(r.cl)
 	start := from
+	logEnd := int64(-1)
 	var moved string // what resumeAt found, for the job's log
 	err = c.waitBrokers(ctx, func(octx context.Context) (err error) {
 		r.topicID, err = s.topicID(octx, adm, tp.topic)
@@ -435,6 +437,13 @@ func (s *Source) openAt(ctx context.Context, p int, from, epoch int64) (connecto
 		}
 		if err == nil && s.Bounded() {
 			r.end, err = s.offset(octx, adm, tp, s.end, true)
+		}
+		if err == nil {
+			// The backlog is known from the start; the fetches keep
+			// it up to date. Not knowing it fails nothing.
+			if end, lerr := s.latest(octx, adm, tp); lerr == nil {
+				logEnd = end
+			}
 		}
 		return err
 	})
@@ -452,6 +461,8 @@ func (s *Source) openAt(ctx context.Context, p int, from, epoch int64) (connecto
 		return nil, fmt.Errorf("topic %s partition %d: %w", tp.topic, tp.part, err)
 	}
 	r.next = start
+	r.pos.Store(start)
+	r.logEnd.Store(logEnd)
 	if r.end < 0 || start < r.end {
 		r.cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{tp.topic: {tp.part: kgo.NewOffset().At(start)}})
 	}
@@ -629,10 +640,47 @@ type Reader struct {
 
 	skipped int64
 	closed  bool
+
+	// logEnd is the end of the partition's log as last known (listed
+	// when the reader opened, then as every fetch response with records
+	// gives it: the high watermark, or the last stable offset when
+	// reading committed records), -1 while unknown; pos is the next
+	// offset to read. Backlog reads them from other goroutines.
+	logEnd, pos atomic.Int64
 }
 
 // Skipped implements connector.Stats for this partition.
 func (r *Reader) Skipped() int64 { return r.skipped }
+
+// Backlog implements connector.Backlog: the records of the partition not
+// read yet (up to its end offset, for a bounded source), from what the
+// fetches brought: it costs no request.
+func (r *Reader) Backlog() (int64, bool) {
+	end := r.logEnd.Load()
+	if end < 0 {
+		return 0, false
+	}
+	if r.end >= 0 {
+		end = min(end, r.end)
+	}
+	return max(end-r.pos.Load(), 0), true
+}
+
+// noteEnd keeps the log's end that the fetches of fs report.
+func (r *Reader) noteEnd(fs kgo.Fetches) {
+	fs.EachPartition(func(p kgo.FetchTopicPartition) {
+		if p.Err != nil || p.Topic != r.tp.topic || p.Partition != r.tp.part {
+			return
+		}
+		end := p.HighWatermark
+		if r.src.cfg.props.readCommitted && p.LastStableOffset >= 0 {
+			end = p.LastStableOffset
+		}
+		if end >= 0 {
+			r.logEnd.Store(end)
+		}
+	})
+}
 
 // Read implements connector.Reader.
 func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
@@ -648,11 +696,13 @@ func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
 	pctx, cancel := context.WithTimeout(ctx, pollWait)
 	fs := r.cl.PollRecords(pctx, max)
 	cancel()
+	defer func() { r.pos.Store(r.next) }()
 	for _, fe := range fs.Errors() {
 		if err := r.fetchError(ctx, fe.Err); err != nil {
 			return err
 		}
 	}
+	r.noteEnd(fs)
 	for it := fs.RecordIter(); !it.Done(); {
 		rec := it.Next()
 		if r.end >= 0 && rec.Offset >= r.end {

@@ -69,6 +69,9 @@ type part struct {
 	// position (Open), not after a job's offset.
 	fromStartup bool
 	free        chan *types.Batch
+	// reader is the partition's reader, once opened (for the
+	// subscribers' Backlog).
+	reader connector.Reader
 }
 
 // epochs is a source whose origin offsets carry an epoch of the
@@ -158,6 +161,7 @@ func (h *hub) attach(ctx context.Context, s *Source, p int, resume bool, after i
 		rctx, cancel := context.WithCancel(context.Background())
 		pt.state, pt.cancel, pt.done = running, cancel, make(chan struct{})
 		pt.read, pt.start, pt.startKnown, pt.fromStartup = false, start, startKnown, !resume
+		pt.reader = rd
 		sub, note := h.subscribe(s.job, p, resume, after)
 		h.opens.Add(1)
 		go h.run(rctx, pt, rd, pt.done)
@@ -324,11 +328,15 @@ func (h *hub) run(ctx context.Context, pt *part, r connector.Reader, done chan s
 				h.table, slices.Index(h.parts, pt), err)
 		}
 		for _, s := range subs {
+			n := int64(len(it.b.Rows))
+			s.queued.Add(n)
 			select {
 			case s.q <- it:
 			case <-s.gone:
+				s.queued.Add(-n)
 				it.release()
 			case <-ctx.Done():
+				s.queued.Add(-n)
 				it.release()
 			}
 		}

@@ -285,7 +285,9 @@ func (s *Source) attach(ctx context.Context, p int, resume bool, after int64) (c
 	if err != nil {
 		return nil, err
 	}
-	return &catchUp{src: s, part: p, own: own, last: after, known: resume}, nil
+	c := &catchUp{src: s, part: p, own: own, last: after, known: resume}
+	c.noteReader(own)
+	return c, nil
 }
 
 // openOwn opens a reader of partition p of the job's own, where the job

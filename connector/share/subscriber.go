@@ -3,6 +3,7 @@ package share
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicesql/sluice/connector"
@@ -37,6 +38,26 @@ type subscriber struct {
 	skipped int64
 	timer   *time.Timer
 	closed  bool
+	// queued counts the rows the hub handed this subscriber that it has
+	// not handed out yet, for Backlog.
+	queued atomic.Int64
+}
+
+// Backlog implements connector.Backlog: the backlog of the hub's reader
+// of the partition, and the rows the hub read that this job has not yet.
+func (s *subscriber) Backlog() (int64, bool) {
+	s.h.mu.Lock()
+	rd := s.pt.reader
+	s.h.mu.Unlock()
+	bl, ok := rd.(connector.Backlog)
+	if !ok {
+		return 0, false
+	}
+	n, ok := bl.Backlog()
+	if !ok {
+		return 0, false
+	}
+	return n + max(s.queued.Load(), 0), true
 }
 
 // Read implements connector.Reader: it appends up to max of the hub's
@@ -66,6 +87,7 @@ func (s *subscriber) Read(ctx context.Context, b *types.Batch, max int) error {
 	rows := s.cur.b.Rows[s.pos:]
 	rows = rows[:min(len(rows), max)]
 	s.pos += len(rows)
+	s.queued.Add(-int64(len(rows)))
 	for _, r := range rows {
 		if s.skip && r.Origin.Part >= 0 && r.Origin.Offset <= s.after {
 			continue
@@ -148,6 +170,29 @@ type catchUp struct {
 	sub   *subscriber
 	// ownSkipped is what the own reader skipped before it was closed.
 	ownSkipped int64
+	// backlog holds the connector.Backlog of the reader read now (own,
+	// then sub), if it has one: Backlog is called from other goroutines.
+	backlog atomic.Pointer[backlogOf]
+}
+
+// backlogOf holds a reader's connector.Backlog.
+type backlogOf struct{ connector.Backlog }
+
+// Backlog implements connector.Backlog: that of the reader read now.
+func (c *catchUp) Backlog() (int64, bool) {
+	if bl := c.backlog.Load(); bl != nil {
+		return bl.Backlog.Backlog()
+	}
+	return 0, false
+}
+
+// noteReader makes r the reader whose backlog Backlog reports.
+func (c *catchUp) noteReader(r connector.Reader) {
+	if bl, ok := r.(connector.Backlog); ok {
+		c.backlog.Store(&backlogOf{bl})
+	} else {
+		c.backlog.Store(nil)
+	}
 }
 
 // Read implements connector.Reader.
@@ -187,6 +232,7 @@ func (c *catchUp) Read(ctx context.Context, b *types.Batch, max int) error {
 	}
 	c.own.Close()
 	c.own, c.sub = nil, sub
+	c.noteReader(sub)
 	return nil
 }
 
@@ -220,6 +266,14 @@ func (c *catchUp) Close() error {
 type skipTo struct {
 	connector.Reader
 	offset int64
+}
+
+// Backlog implements connector.Backlog, when the reader has one.
+func (a *skipTo) Backlog() (int64, bool) {
+	if bl, ok := a.Reader.(connector.Backlog); ok {
+		return bl.Backlog()
+	}
+	return 0, false
 }
 
 func (a *skipTo) Read(ctx context.Context, b *types.Batch, max int) error {

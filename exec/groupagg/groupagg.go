@@ -171,7 +171,7 @@ func (o *operator) Open(ctx *exec.Context) error {
 	if ctx != nil {
 		o.metrics = ctx.Metrics
 	}
-	o.gauge = o.metrics.StateGauge("GROUP BY")
+	o.gauge = ctx.StateGauge("GROUP BY")
 	if err := exec.OpenState(ctx, o.cfg.ID, "group aggregate "+o.cfg.ID, &o.store, &o.offsets, o.restore); err != nil {
 		return err
 	}

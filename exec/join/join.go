@@ -349,7 +349,7 @@ func (o *Operator) Open(ctx *exec.Context) error {
 		o.now = ctx.Now
 	}
 	if ctx != nil {
-		o.gauge = ctx.Metrics.StateGauge("join")
+		o.gauge = ctx.StateGauge("join")
 	}
 	defer o.reportState()
 	return o.open(ctx, "join", o.restore)

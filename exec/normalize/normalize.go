@@ -94,7 +94,7 @@ func (o *Operator) Open(ctx *exec.Context) error {
 	if ctx != nil {
 		o.metrics = ctx.Metrics
 	}
-	o.gauge = o.metrics.StateGauge("ChangelogNormalize")
+	o.gauge = ctx.StateGauge("ChangelogNormalize")
 	if err := exec.OpenState(ctx, o.cfg.ID, "changelog normalize "+o.cfg.ID, &o.store, &o.offsets, o.restore); err != nil {
 		return err
 	}

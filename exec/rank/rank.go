@@ -124,7 +124,7 @@ func (o *Operator) Open(ctx *exec.Context) error {
 	if ctx != nil {
 		o.metrics = ctx.Metrics
 	}
-	o.size.gauge = o.metrics.StateGauge("Top-N")
+	o.size.gauge = ctx.StateGauge("Top-N")
 	if err := exec.OpenState(ctx, o.cfg.ID, "Top-N "+o.cfg.ID, &o.store, &o.offsets, o.restore); err != nil {
 		return err
 	}
