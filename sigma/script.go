@@ -1,0 +1,212 @@
+package sigma
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// ScriptOptions say what a script holds beside the rules' INSERTs.
+type ScriptOptions struct {
+	// CreateAlerts adds CREATE TABLE statements for the alerts tables,
+	// with the mapping's alerts_with options (default: the print
+	// connector).
+	CreateAlerts bool
+}
+
+// Alerts tables. A detection's alert is the rule's name and severity and
+// the alert columns of the event; a correlation's is the rule's name and
+// severity, the window, the group (field=value, ...) and the aggregate
+// that crossed the threshold.
+const correlationColumns = "rule STRING, severity STRING, window_start TIMESTAMP(3), window_end TIMESTAMP(3), group_key STRING, metric DOUBLE"
+
+// alertsTable is the detection alerts' table.
+func (m *Mapping) alertsTable() string {
+	if m.Alerts != "" {
+		return m.Alerts
+	}
+	return "alerts"
+}
+
+// correlationAlertsTable is the correlation alerts' table.
+func (m *Mapping) correlationAlertsTable() string {
+	if m.CorrelationAlerts != "" {
+		return m.CorrelationAlerts
+	}
+	return m.alertsTable() + "_correlations"
+}
+
+// alertColumns are the columns a detection's alert carries: the
+// mapping's alert_columns, else its time column and the columns of its
+// fields, in the mapping's order.
+func (m *Mapping) alertColumns() []string {
+	if m.AlertColumns != nil {
+		return m.AlertColumns
+	}
+	var cols []string
+	seen := map[string]bool{}
+	add := func(c string) {
+		if c != "" && !seen[c] {
+			seen[c] = true
+			cols = append(cols, c)
+		}
+	}
+	add(m.Time)
+	for _, f := range m.FieldOrder {
+		add(m.Fields[f])
+	}
+	return cols
+}
+
+// Script prints rs as a SQL script that Sluice runs: the mapping's
+// prelude, the alerts tables if asked, and one statement set with an
+// INSERT per alerting rule. Rules not translated are listed in comments
+// at the end.
+func Script(rs *Ruleset, o ScriptOptions) string {
+	m := rs.Mapping
+	if m == nil {
+		m = &Mapping{}
+	}
+	qs := rs.Alerting()
+	var b strings.Builder
+	detections, correlations := 0, 0
+	for _, q := range qs {
+		if q.Correlation != nil {
+			correlations++
+		} else {
+			detections++
+		}
+	}
+	fmt.Fprintf(&b, "-- Sigma rules translated by sluice sigma: %d detections, %d correlations", detections, correlations)
+	if len(rs.Failures) > 0 {
+		fmt.Fprintf(&b, "; %d rules not translated (listed at the end)", len(rs.Failures))
+	}
+	b.WriteString(".\n")
+	if p := strings.TrimSpace(m.Prelude); p != "" {
+		b.WriteString("\n" + p + "\n")
+	}
+	cols := m.alertColumns()
+	if o.CreateAlerts {
+		b.WriteString("\n")
+		defs := []string{"rule STRING", "severity STRING"}
+		for _, c := range cols {
+			defs = append(defs, ident(lastPart(c))+" "+m.columnType(c))
+		}
+		fmt.Fprintf(&b, "CREATE TABLE %s (%s) WITH (%s);\n", ident(m.alertsTable()), strings.Join(defs, ", "), withClause(m.AlertsWith))
+		if correlations > 0 {
+			fmt.Fprintf(&b, "CREATE TABLE %s (%s) WITH (%s);\n", ident(m.correlationAlertsTable()), correlationColumns, withClause(m.AlertsWith))
+		}
+	}
+	if len(qs) > 0 {
+		b.WriteString("\nEXECUTE STATEMENT SET BEGIN\n")
+		for _, q := range qs {
+			b.WriteString("\n" + comment(q) + "\n")
+			if q.Correlation != nil {
+				b.WriteString(correlationInsert(m, q))
+			} else {
+				b.WriteString(detectionInsert(m, q, cols))
+			}
+		}
+		b.WriteString("\nEND;\n")
+	}
+	if len(rs.Failures) > 0 {
+		b.WriteString("\n-- Not translated:\n")
+		for _, f := range rs.Failures {
+			b.WriteString("-- " + oneLine(f.String()) + "\n")
+		}
+	}
+	return b.String()
+}
+
+// comment describes a query in a SQL comment: its name, title, severity,
+// tags and source.
+func comment(q *Query) string {
+	s := "-- " + q.Name
+	if q.Title != "" {
+		s += ": " + q.Title
+	}
+	if q.Severity != "" {
+		s += " [" + q.Severity + "]"
+	}
+	if len(q.Tags) > 0 {
+		s += " " + strings.Join(q.Tags, " ")
+	}
+	s += " (" + q.Pos.String()
+	if q.ID != "" {
+		s += ", id " + q.ID
+	}
+	return oneLine(s + ")")
+}
+
+// severity prints a query's severity as a SQL value.
+func severity(q *Query) string {
+	if q.Severity == "" {
+		return "CAST(NULL AS STRING)"
+	}
+	return quote(q.Severity)
+}
+
+func detectionInsert(m *Mapping, q *Query, cols []string) string {
+	sel := []string{quote(q.Name) + " AS rule", severity(q) + " AS severity"}
+	for _, c := range cols {
+		sel = append(sel, ident(c))
+	}
+	return fmt.Sprintf("INSERT INTO %s SELECT %s FROM %s WHERE %s;\n", ident(m.alertsTable()), strings.Join(sel, ", "), q.Table, q.Condition)
+}
+
+func correlationInsert(m *Mapping, q *Query) string {
+	c := q.Correlation
+	key := "''"
+	if len(c.GroupBy) > 0 {
+		var parts []string
+		for _, g := range c.GroupBy {
+			parts = append(parts, fmt.Sprintf("CONCAT(%s, COALESCE(CAST(%s AS STRING), ''))", quote(g.Field+"="), g.Column))
+		}
+		key = "CONCAT_WS(', ', " + strings.Join(parts, ", ") + ")"
+	}
+	group := []string{"window_start", "window_end"}
+	for _, g := range c.GroupBy {
+		group = append(group, g.Column)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "INSERT INTO %s\n", ident(m.correlationAlertsTable()))
+	fmt.Fprintf(&b, "SELECT %s AS rule, %s AS severity, window_start, window_end, %s AS group_key, CAST(%s AS DOUBLE) AS metric\n",
+		quote(q.Name), severity(q), key, c.Value)
+	fmt.Fprintf(&b, "FROM TABLE(TUMBLE(TABLE %s, DESCRIPTOR(%s), %s))\n", q.Table, c.Time, c.Interval)
+	fmt.Fprintf(&b, "WHERE %s\n", q.Condition)
+	fmt.Fprintf(&b, "GROUP BY %s\n", strings.Join(group, ", "))
+	fmt.Fprintf(&b, "HAVING %s;\n", c.Having)
+	return b.String()
+}
+
+// withClause prints table options, 'connector' first, the others sorted;
+// without any, the print connector.
+func withClause(opts map[string]string) string {
+	if len(opts) == 0 {
+		opts = map[string]string{"connector": "print"}
+	}
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if (keys[i] == "connector") != (keys[j] == "connector") {
+			return keys[i] == "connector"
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = quote(k) + " = " + quote(opts[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func lastPart(col string) string {
+	if i := strings.LastIndexByte(col, '.'); i >= 0 && !strings.Contains(col, "`") {
+		return col[i+1:]
+	}
+	return col
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
