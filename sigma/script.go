@@ -79,7 +79,7 @@ func Script(rs *Ruleset, o ScriptOptions) string {
 	}
 	fmt.Fprintf(&b, "-- Sigma rules translated by sluice sigma: %d detections, %d correlations", detections, correlations)
 	if len(rs.Failures) > 0 {
-		fmt.Fprintf(&b, "; %d rules not translated (listed at the end)", len(rs.Failures))
+		fmt.Fprintf(&b, "; %d not translated (listed at the end)", len(rs.Failures))
 	}
 	b.WriteString(".\n")
 	if p := strings.TrimSpace(m.Prelude); p != "" {

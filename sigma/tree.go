@@ -53,13 +53,13 @@ type leaf struct {
 type alt struct {
 	exact    string
 	isExact  bool
-	unquoted bool // exact is a SQL literal (a number, TRUE), not text
-	re      string // always set
-	dotall  bool   // re's dots must match line breaks
-	alone   string // the expression to print when the alternative is alone, if not re
-	like    string
-	likeEsc bool
-	hasLike bool
+	unquoted bool   // exact is a SQL literal (a number, TRUE), not text
+	re       string // always set
+	dotall   bool   // re's dots must match line breaks
+	alone    string // the expression to print when the alternative is alone, if not re
+	like     string
+	likeEsc  bool
+	hasLike  bool
 }
 
 func leafNode(l *leaf) *node { return &node{op: opLeaf, leaf: l} }
@@ -159,6 +159,9 @@ func render(n *node, top bool) string {
 		parts := make([]string, len(n.kids))
 		for i, k := range n.kids {
 			parts[i] = render(k, false)
+			if k.op == opAnd {
+				parts[i] = "(" + parts[i] + ")" // for the reader: SQL's AND binds tighter anyway
+			}
 		}
 		s := strings.Join(parts, " OR ")
 		if !top {

@@ -239,10 +239,10 @@ type value struct {
 	reFlags string // of i, m, s
 	prefix  netip.Prefix
 	exists  bool
-	op      string // valCompare: < <= > >=
-	ref     string // valFieldRef: the field
+	op      string                               // valCompare: < <= > >=
+	ref     string                               // valFieldRef: the field
 	refPos  struct{ starBefore, starAfter bool } // valFieldRef: contains, startswith, endswith
-	part    string // a time part (HOUR, ...) of the field to compare, "" for the field
+	part    string                               // a time part (HOUR, ...) of the field to compare, "" for the field
 }
 
 // modifierNames lists the modifiers known, for suggestions.
@@ -357,9 +357,12 @@ func applyModifier(m string, i int, v value, s scalar, placeholders map[string][
 		default:
 			outs = []string{encodeUTF16(t, m)}
 		}
+		// Base64 text is matched with its case: a letter of another case
+		// encodes other bytes.
+		cased := v.cased || m == "base64" || m == "base64offset"
 		var vals []value
 		for _, o := range outs {
-			vals = append(vals, value{kind: valString, pat: pattern{{kind: chunkLit, text: o}}, cased: v.cased})
+			vals = append(vals, value{kind: valString, pat: pattern{{kind: chunkLit, text: o}}, cased: cased})
 		}
 		return vals, nil
 	case "windash":
