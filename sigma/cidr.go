@@ -141,7 +141,7 @@ func fixedRange(lo, hi string, base int) string {
 		return lo
 	}
 	if lo[0] == hi[0] {
-		return lo[:1] + fixedRange(lo[1:], hi[1:], base)
+		return lo[:1] + group(fixedRange(lo[1:], hi[1:], base))
 	}
 	maxD := string(digitChars[base-1])
 	rest := len(lo) - 1
