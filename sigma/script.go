@@ -77,7 +77,7 @@ func Script(rs *Ruleset, o ScriptOptions) string {
 			detections++
 		}
 	}
-	fmt.Fprintf(&b, "-- Sigma rules translated by sluice sigma: %d detections, %d correlations", detections, correlations)
+	fmt.Fprintf(&b, "-- Sigma rules translated by sluice sigma: %s, %s", plural(detections, "detection"), plural(correlations, "correlation"))
 	if len(rs.Failures) > 0 {
 		fmt.Fprintf(&b, "; %d not translated (listed at the end)", len(rs.Failures))
 	}
@@ -210,3 +210,11 @@ func lastPart(col string) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// plural prints n things.
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}

@@ -1,7 +1,6 @@
 package sigma
 
 import (
-	"slices"
 	"strings"
 )
 
@@ -120,21 +119,31 @@ func nnf(n *node, neg bool) *node {
 }
 
 // mergeLeaves merges the pattern leaves of one subject among kids whose
-// negation is neg into one leaf with all their alternatives.
+// negation is neg into one leaf with all their alternatives, where the
+// first of them was.
 func mergeLeaves(kids []*node, neg bool) []*node {
-	first := map[string]int{} // subject: index in out
+	mergeable := func(k *node) bool { return k.op == opLeaf && k.leaf.subject != "" && k.leaf.neg == neg }
+	count := map[string]int{}
+	for _, k := range kids {
+		if mergeable(k) {
+			count[k.leaf.subject]++
+		}
+	}
+	merged := map[string]*leaf{}
 	var out []*node
 	for _, k := range kids {
-		if k.op == opLeaf && k.leaf.subject != "" && k.leaf.neg == neg {
-			if i, ok := first[k.leaf.subject]; ok {
-				l := *out[i].leaf
-				l.alts = append(slices.Clip(l.alts), k.leaf.alts...)
-				out[i] = leafNode(&l)
-				continue
-			}
-			first[k.leaf.subject] = len(out)
+		if !mergeable(k) || count[k.leaf.subject] == 1 {
+			out = append(out, k)
+			continue
 		}
-		out = append(out, k)
+		if l, ok := merged[k.leaf.subject]; ok {
+			l.alts = append(l.alts, k.leaf.alts...)
+			continue
+		}
+		l := *k.leaf
+		l.alts = append([]alt(nil), l.alts...)
+		merged[l.subject] = &l
+		out = append(out, leafNode(&l))
 	}
 	return out
 }

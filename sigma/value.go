@@ -292,6 +292,18 @@ func applyModifiers(s scalar, mods []string, placeholders map[string][]string) (
 				return nil, err
 			}
 			next = append(next, out...)
+			if len(next) > maxExpansion {
+				return nil, fmt.Errorf("the modifiers make more than %d values of one", maxExpansion)
+			}
+		}
+		size := 0
+		for _, v := range next {
+			for _, c := range v.pat {
+				size += len(c.text)
+			}
+		}
+		if size > maxValueLen*4 {
+			return nil, fmt.Errorf("the modifiers make values of more than %d bytes of one", maxValueLen*4)
 		}
 		vals = next
 	}
@@ -347,6 +359,9 @@ func applyModifier(m string, i int, v value, s scalar, placeholders map[string][
 		t, err := plain()
 		if err != nil {
 			return nil, err
+		}
+		if len(t) > maxValueLen {
+			return nil, fmt.Errorf("the value is longer than %d bytes", maxValueLen)
 		}
 		var outs []string
 		switch m {
@@ -572,8 +587,13 @@ func sqlNumber(text string) (string, bool) {
 
 var decimalRE = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
 
-// maxExpansion bounds the values one value may expand into.
-const maxExpansion = 10000
+// maxExpansion bounds the values one value may expand into, and
+// maxValueLen the length of a value an encoding modifier encodes (each
+// makes it longer, and they may be chained).
+const (
+	maxExpansion = 10000
+	maxValueLen  = 1 << 16
+)
 
 // checkRegex checks that re, a Sigma regular expression, means the same
 // in RE2 (Go's regexp, which REGEXP uses), and says what to do if not.
