@@ -287,6 +287,9 @@ func testName(field string, mods []string) string {
 func (t *detector) valueTest(col string, v value) (*node, error) {
 	c := ident(col)
 	class := classOf(t.m.columnType(col))
+	if class == classOther {
+		return nil, fmt.Errorf("the column %s is of type %s, which Sigma values are not compared with", col, t.m.columnType(col))
+	}
 	asString := c
 	if class != classString {
 		asString = "CAST(" + c + " AS STRING)"

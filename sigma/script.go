@@ -63,10 +63,6 @@ func (m *Mapping) alertColumns() []string {
 // INSERT per alerting rule. Rules not translated are listed in comments
 // at the end.
 func Script(rs *Ruleset, o ScriptOptions) string {
-	m := rs.Mapping
-	if m == nil {
-		m = &Mapping{}
-	}
 	qs := rs.Alerting()
 	var b strings.Builder
 	detections, correlations := 0, 0
@@ -82,30 +78,14 @@ func Script(rs *Ruleset, o ScriptOptions) string {
 		fmt.Fprintf(&b, "; %d not translated (listed at the end)", len(rs.Failures))
 	}
 	b.WriteString(".\n")
-	if p := strings.TrimSpace(m.Prelude); p != "" {
-		b.WriteString("\n" + p + "\n")
-	}
-	cols := m.alertColumns()
-	if o.CreateAlerts {
-		b.WriteString("\n")
-		defs := []string{"rule STRING", "severity STRING"}
-		for _, c := range cols {
-			defs = append(defs, ident(lastPart(c))+" "+m.columnType(c))
-		}
-		fmt.Fprintf(&b, "CREATE TABLE %s (%s) WITH (%s);\n", ident(m.alertsTable()), strings.Join(defs, ", "), withClause(m.AlertsWith))
-		if correlations > 0 {
-			fmt.Fprintf(&b, "CREATE TABLE %s (%s) WITH (%s);\n", ident(m.correlationAlertsTable()), correlationColumns, withClause(m.AlertsWith))
-		}
+	if pre := Preamble(rs, o); pre != "" {
+		b.WriteString("\n" + pre)
 	}
 	if len(qs) > 0 {
 		b.WriteString("\nEXECUTE STATEMENT SET BEGIN\n")
 		for _, q := range qs {
 			b.WriteString("\n" + comment(q) + "\n")
-			if q.Correlation != nil {
-				b.WriteString(correlationInsert(m, q))
-			} else {
-				b.WriteString(detectionInsert(m, q, cols))
-			}
+			b.WriteString(Insert(rs, q))
 		}
 		b.WriteString("\nEND;\n")
 	}
@@ -116,6 +96,80 @@ func Script(rs *Ruleset, o ScriptOptions) string {
 		}
 	}
 	return b.String()
+}
+
+// Preamble prints what a script has before its statement set: the
+// mapping's prelude and, if asked, the alerts tables.
+func Preamble(rs *Ruleset, o ScriptOptions) string {
+	m := rs.mapping()
+	var b strings.Builder
+	if p := strings.TrimSpace(m.Prelude); p != "" {
+		b.WriteString(p + "\n")
+	}
+	if o.CreateAlerts {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		defs := []string{"rule STRING", "severity STRING"}
+		for _, c := range m.alertColumns() {
+			defs = append(defs, ident(lastPart(c))+" "+m.columnType(c))
+		}
+		fmt.Fprintf(&b, "CREATE TABLE %s (%s) WITH (%s);\n", ident(m.alertsTable()), strings.Join(defs, ", "), withClause(m.AlertsWith))
+		for _, q := range rs.Alerting() {
+			if q.Correlation != nil {
+				fmt.Fprintf(&b, "CREATE TABLE %s (%s) WITH (%s);\n", ident(m.correlationAlertsTable()), correlationColumns, withClause(m.AlertsWith))
+				break
+			}
+		}
+	}
+	return b.String()
+}
+
+// Insert prints the INSERT statement of one query of rs.
+func Insert(rs *Ruleset, q *Query) string {
+	m := rs.mapping()
+	if q.Correlation != nil {
+		return correlationInsert(m, q)
+	}
+	return detectionInsert(m, q, m.alertColumns())
+}
+
+func (rs *Ruleset) mapping() *Mapping {
+	if rs.Mapping == nil {
+		return &Mapping{}
+	}
+	return rs.Mapping
+}
+
+// Check gives each alerting query's INSERT to check (after the preamble,
+// with the alerts tables, once) and reports the queries it refuses as
+// failures, with its error, so that one rule the engine cannot plan (a
+// column the table lacks) does not stop the others. An error of the
+// preamble is returned: no query can be checked then.
+func Check(rs *Ruleset, check func(sql string) error) error {
+	if err := check(Preamble(rs, ScriptOptions{CreateAlerts: true})); err != nil {
+		return err
+	}
+	var kept []*Query
+	var refused []Failure
+	for _, q := range rs.Queries {
+		if q.Referenced {
+			kept = append(kept, q)
+			continue
+		}
+		if err := check(Insert(rs, q)); err != nil {
+			rule := q.Title
+			if rule == "" {
+				rule = q.Name
+			}
+			refused = append(refused, Failure{Pos: q.Pos, Rule: rule, Reason: "the engine refuses its SQL: " + oneLine(err.Error())})
+			continue
+		}
+		kept = append(kept, q)
+	}
+	rs.Queries = kept
+	rs.Failures = append(rs.Failures, refused...)
+	return nil
 }
 
 // comment describes a query in a SQL comment: its name, title, severity,

@@ -195,6 +195,10 @@ func (t *translator) collectFilter(d *Document) {
 			t.fail(d, d.nodePos(r), "the filter "+err.Error())
 			continue
 		}
+		if target.Kind() != "detection" {
+			t.fail(d, d.nodePos(r), fmt.Sprintf("the filter refers to %q, which is a %s, not a detection rule", r.Value, target.Kind()))
+			continue
+		}
 		t.filters[target] = append(t.filters[target], d)
 	}
 }

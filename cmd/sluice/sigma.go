@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluicesql/sluice"
 	"github.com/sluicesql/sluice/sigma"
 )
 
@@ -16,7 +17,7 @@ import (
 func newSigma(stdout, stderr io.Writer) *cobra.Command {
 	var mappingFile, table, alerts, output string
 	var columns []string
-	var createAlerts bool
+	var createAlerts, check bool
 	cmd := &cobra.Command{
 		Use:   "sigma [--mapping FILE] [--table T] [--alerts T] [-o FILE] RULES...",
 		Short: "Translate Sigma detection rules into a SQL script of rules over a log table",
@@ -31,7 +32,9 @@ one, a field is the column of its name.
 Rules that cannot be translated are listed on standard error with the reason
 (and at the end of the script, as comments); the others are written. The exit
 status is 1 when an input is not valid YAML or cannot be read (nothing is
-written then), or when no rule could be translated.`,
+written then), or when no rule could be translated. With --check, each rule's
+INSERT is planned over the tables the mapping's prelude creates, and the rules
+the engine refuses (a column the table lacks) are reported as not translated.`,
 		Example: `  sluice sigma --mapping mapping.yml rules/ -o rules.sql
   sluice sigma --table events --create-alerts rule.yml`,
 		Args: cobra.MinimumNArgs(1),
@@ -65,6 +68,25 @@ written then), or when no rule could be translated.`,
 				return fail(err)
 			}
 			rs := sigma.Translate(docs, m)
+			if check {
+				if strings.TrimSpace(m.Prelude) == "" {
+					return fail(errors.New("--check plans each rule over the tables of the mapping's prelude: give it the table's CREATE TABLE"))
+				}
+				e, err := sluice.Open(sluice.Options{Stdout: io.Discard})
+				if err != nil {
+					return fail(err)
+				}
+				n := 0
+				err = sigma.Check(rs, func(sql string) error {
+					n++
+					_, err := e.Explain(fmt.Sprintf("check-%d.sql", n), []byte(sql))
+					return err
+				})
+				e.Close()
+				if err != nil {
+					return fail(fmt.Errorf("the prelude: %w", err))
+				}
+			}
 			for _, f := range rs.Failures {
 				fmt.Fprintln(stderr, "not translated:", f)
 			}
@@ -93,6 +115,7 @@ written then), or when no rule could be translated.`,
 	cmd.Flags().StringVar(&alerts, "alerts", "", "the table alerts go to (default alerts; correlations' to <alerts>_correlations)")
 	cmd.Flags().StringSliceVar(&columns, "columns", nil, "the columns an alert carries beside the rule and severity (over the mapping's alert_columns)")
 	cmd.Flags().BoolVar(&createAlerts, "create-alerts", false, "also write CREATE TABLE statements for the alerts tables (print connector unless the mapping's alerts_with says)")
+	cmd.Flags().BoolVar(&check, "check", false, "plan each rule's INSERT over the tables of the mapping's prelude, and report those the engine refuses (a column the table lacks) as not translated")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write the script to this file instead of standard output")
 	return cmd
 }

@@ -66,6 +66,23 @@ detection:
 		t.Errorf("alerts:\n%s\nwant:\n%s", out, want)
 	}
 
+	// --check: a rule over a column the table lacks is reported, the
+	// others are written.
+	mapping, err := os.ReadFile(filepath.Join(dir, "mapping.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("checked.yml", strings.Replace(string(mapping), "  User: usr\n", "  User: usr\n  Image: img\n", 1))
+	out, errw, err = runCLI(t, dir, "", "sigma", "--mapping", "checked.yml", "--check", "rules.yml")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errw)
+	}
+	if !strings.Contains(errw, "not translated: rules.yml:10:1: Unmapped: the engine refuses its SQL:") || !strings.Contains(errw, "img") {
+		t.Errorf("--check: standard error:\n%s", errw)
+	}
+	if !strings.Contains(out, "'encoded_powershell' AS rule") || strings.Contains(out, "'unmapped' AS rule") {
+		t.Errorf("--check: script:\n%s", out)
+	}
 	// Nothing translated: an error.
 	write("none.yml", "title: Bad\ndetection: {s: {X|nomod: 1}, condition: s}\n")
 	if _, errw, err := runCLI(t, dir, "", "sigma", "--table", "events", "none.yml"); err == nil || !strings.Contains(errw, "no rule could be translated") {
