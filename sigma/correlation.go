@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/sluicesql/sluice/internal/suggest"
 )
 
 // Correlation is a translated correlation rule: an aggregate over the
@@ -71,7 +69,7 @@ func (t *translator) correlate(d *Document) (*Query, error) {
 		return nil, errorAt(c, "the correlation has no type")
 	default:
 		return nil, errorAt(mapGet(c, "type"), "unknown correlation type %q%s", typ,
-			suggest.Hint(typ, []string{"event_count", "value_count", "temporal", "temporal_ordered", "value_sum", "value_avg"}))
+			hint(typ, []string{"event_count", "value_count", "temporal", "temporal_ordered", "value_sum", "value_avg"}))
 	}
 	if a := mapGet(c, "aliases"); a != nil {
 		return nil, errorAt(a, "field name aliases of correlations are not supported")
@@ -152,7 +150,7 @@ func (t *translator) correlate(d *Document) (*Query, error) {
 		for _, f := range fields {
 			col, ok := t.m.column(f.Value, ls)
 			if !ok || f.Kind != yaml.ScalarNode {
-				return nil, errorAt(f, "the group-by field %s has no column in the mapping%s", f.Value, suggest.Hint(f.Value, t.m.fieldNames(ls)))
+				return nil, errorAt(f, "the group-by field %s has no column in the mapping%s", f.Value, hint(f.Value, t.m.fieldNames(ls)))
 			}
 			corr.GroupBy = append(corr.GroupBy, GroupField{Field: f.Value, Column: ident(col)})
 		}
@@ -169,7 +167,7 @@ func (t *translator) correlate(d *Document) (*Query, error) {
 		}
 		col, ok := t.m.column(field, ls)
 		if !ok {
-			return "", false, errorAt(f, "the condition's field %s has no column in the mapping%s", field, suggest.Hint(field, t.m.fieldNames(ls)))
+			return "", false, errorAt(f, "the condition's field %s has no column in the mapping%s", field, hint(field, t.m.fieldNames(ls)))
 		}
 		return ident(col), classOf(t.m.columnType(col)) == classNumber, nil
 	}
@@ -265,7 +263,7 @@ func correlationCondition(c *yaml.Node, value, typ string, rules int) (string, e
 		op, ok := ops[k.Value]
 		if !ok {
 			return "", errorAt(k, "unknown operator %q in the correlation's condition%s", k.Value,
-				suggest.Hint(k.Value, []string{"gt", "gte", "lt", "lte", "eq", "neq"}))
+				hint(k.Value, []string{"gt", "gte", "lt", "lte", "eq", "neq"}))
 		}
 		num, ok := sqlNumber(v.Value)
 		if v.Kind != yaml.ScalarNode || !ok {

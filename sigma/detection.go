@@ -9,7 +9,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/sluicesql/sluice/internal/suggest"
 	"github.com/sluicesql/sluice/sql/token"
 )
 
@@ -97,7 +96,7 @@ func (t *detector) resolve(c *condNode, at *yaml.Node, ids map[string]*node, nam
 	case condIdent:
 		n, ok := ids[c.name]
 		if !ok {
-			return nil, errorAt(at, "the condition names %q, which is not a search identifier of the detection%s", c.name, suggest.Hint(c.name, names))
+			return nil, errorAt(at, "the condition names %q, which is not a search identifier of the detection%s", c.name, hint(c.name, names))
 		}
 		return n, nil
 	case condOf:
@@ -241,7 +240,7 @@ func (t *detector) test(field string, mods []string, vals []*yaml.Node, at *yaml
 	} else {
 		col, ok := t.m.column(field, t.ls)
 		if !ok {
-			return nil, errorAt(at, "the field %s has no column in the mapping%s", field, suggest.Hint(field, t.m.fieldNames(t.ls)))
+			return nil, errorAt(at, "the field %s has no column in the mapping%s", field, hint(field, t.m.fieldNames(t.ls)))
 		}
 		cols = []string{col}
 	}
@@ -392,7 +391,7 @@ func regexAlt(re, flags string) alt {
 func (t *detector) fieldRef(c string, class typeClass, v value) (*node, error) {
 	rcol, ok := t.m.column(v.ref, t.ls)
 	if !ok {
-		return nil, fmt.Errorf("the referenced field %s has no column in the mapping%s", v.ref, suggest.Hint(v.ref, t.m.fieldNames(t.ls)))
+		return nil, fmt.Errorf("the referenced field %s has no column in the mapping%s", v.ref, hint(v.ref, t.m.fieldNames(t.ls)))
 	}
 	str := func(x string, cl typeClass) string {
 		if cl != classString {

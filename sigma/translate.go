@@ -259,7 +259,16 @@ func hintQuoted(name string, refs []string) string {
 	if len(refs) > 2000 {
 		return "" // suggestions over a large rule set cost more than they help
 	}
-	return suggest.Hint(name, refs)
+	return hint(name, refs)
+}
+
+// hint suggests the candidate nearest to name, as Sluice's errors do; a
+// long name is no typo worth the edit distances.
+func hint(name string, candidates []string) string {
+	if len(name) > 64 {
+		return ""
+	}
+	return suggest.Hint(name, candidates)
 }
 
 var slugRE = regexp.MustCompile(`[^a-z0-9]+`)

@@ -11,8 +11,6 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
-
-	"github.com/sluicesql/sluice/internal/suggest"
 )
 
 // A pattern is a Sigma string value: literal text, the wildcards * and ?,
@@ -462,7 +460,7 @@ func applyModifier(m string, i int, v value, s scalar, placeholders map[string][
 		}
 		return one(value{kind: valFieldRef, ref: s.text})
 	}
-	return nil, fmt.Errorf("unknown modifier %q%s", m, suggest.Hint(m, modifierNames))
+	return nil, fmt.Errorf("unknown modifier %q%s", m, hint(m, modifierNames))
 }
 
 // base64Offsets returns the three texts base64 gives for t wherever it
@@ -544,7 +542,7 @@ func expandPlaceholders(p pattern, placeholders map[string][]string) ([]pattern,
 				for k := range placeholders {
 					known = append(known, k)
 				}
-				return nil, fmt.Errorf("the placeholder %%%s%% has no values in the mapping's placeholders%s", name, suggest.Hint(name, known))
+				return nil, fmt.Errorf("the placeholder %%%s%% has no values in the mapping's placeholders%s", name, hint(name, known))
 			}
 			if len(vals) == 0 {
 				return nil, fmt.Errorf("the placeholder %%%s%% has an empty list of values", name)
