@@ -284,6 +284,20 @@ func testName(field string, mods []string) string {
 
 // valueTest translates the test of column col against one value.
 func (t *detector) valueTest(col string, v value) (*node, error) {
+	n, err := t.columnTest(col, v)
+	if err != nil {
+		return nil, err
+	}
+	n.leaf.cols = []string{col}
+	if v.kind == valFieldRef {
+		rcol, _ := t.m.column(v.ref, t.ls)
+		n.leaf.cols = append(n.leaf.cols, rcol)
+	}
+	return n, nil
+}
+
+// columnTest is valueTest's leaf, without the columns it reads.
+func (t *detector) columnTest(col string, v value) (*node, error) {
 	c := ident(col)
 	class := classOf(t.m.columnType(col))
 	if class == classOther {

@@ -200,12 +200,22 @@ func severity(q *Query) string {
 	return quote(q.Severity)
 }
 
+// detectionInsert prints a detection's INSERT, or its INSERTs, one per
+// part of its condition.
 func detectionInsert(m *Mapping, q *Query, cols []string) string {
 	sel := []string{quote(q.Name) + " AS rule", severity(q) + " AS severity"}
 	for _, c := range cols {
 		sel = append(sel, ident(c))
 	}
-	return fmt.Sprintf("INSERT INTO %s SELECT %s FROM %s WHERE %s;\n", ident(m.alertsTable()), strings.Join(sel, ", "), q.Table, q.Condition)
+	parts := q.Parts
+	if len(parts) == 0 {
+		parts = []string{q.Condition}
+	}
+	var b strings.Builder
+	for _, cond := range parts {
+		fmt.Fprintf(&b, "INSERT INTO %s SELECT %s FROM %s WHERE %s;\n", ident(m.alertsTable()), strings.Join(sel, ", "), q.Table, cond)
+	}
+	return b.String()
 }
 
 func correlationInsert(m *Mapping, q *Query) string {

@@ -42,6 +42,13 @@ type Query struct {
 	// for the events the detection matches. For a correlation, the
 	// events it counts (those of the rules it refers to).
 	Condition string
+	// Parts, when set, are conditions that together select the events
+	// Condition selects, no event in two of them: Condition split at its
+	// ORs of tests of several columns. The script writes an INSERT per
+	// part, since the engine evaluates a condition without a test of one
+	// column (its guard) on every row, and one with a guard only on the
+	// rows the guard holds for.
+	Parts []string
 	// Referenced is set on a detection that correlations refer to and
 	// that does not alert on its own (Sigma's generate: false, the
 	// default).
@@ -237,12 +244,21 @@ func (t *translator) detection(d *Document) {
 		}
 		n = andNode(n, fn)
 	}
-	cond := render(nnf(n, false), true)
-	if ls != nil && ls.Condition != "" {
-		cond = "(" + ls.Condition + ") AND " + render(nnf(n, false), false)
+	sql := func(n *node) string {
+		if ls != nil && ls.Condition != "" {
+			return "(" + ls.Condition + ") AND " + render(n, false)
+		}
+		return render(n, true)
 	}
-	t.queries[d] = &Query{ID: d.ID, Title: d.Title, Severity: d.Level, Tags: d.Tags, Pos: d.Pos,
-		Table: ident(table), Condition: cond, Name: baseName(d)}
+	tree := nnf(n, false)
+	q := &Query{ID: d.ID, Title: d.Title, Severity: d.Level, Tags: d.Tags, Pos: d.Pos,
+		Table: ident(table), Condition: sql(tree), Name: baseName(d)}
+	if parts := split(tree); len(parts) > 1 {
+		for _, p := range parts {
+			q.Parts = append(q.Parts, sql(p))
+		}
+	}
+	t.queries[d] = q
 }
 
 func describeLogsource(attrs map[string]string) string {

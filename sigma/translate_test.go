@@ -1,6 +1,7 @@
 package sigma_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -385,5 +386,53 @@ detection: {s: {User: w}, condition: s}
 	}
 	if want := []string{"some_rule", "some_rule_2", "r_5f1c_77", "my_rule"}; !slices.Equal(got, want) {
 		t.Errorf("names %v, want %v", got, want)
+	}
+}
+
+// TestParts: a condition whose ORs test several columns is split into
+// parts, each with a test of one column and without the rows of the
+// parts before it; others are not.
+func TestParts(t *testing.T) {
+	for _, c := range []struct {
+		detection string
+		want      []string
+	}{
+		{"a: {User: x}\nb: {Image: y}\ncondition: a or b",
+			[]string{"LOWER(user_name) = 'x'", "LOWER(image) = 'y' AND (LOWER(user_name) = 'x') IS NOT TRUE"}},
+		{"a: {User: x}\nb: {User: 'y*'}\ncondition: a or b", nil}, // one column: one test
+		{"a: {User: x}\nb: {Image: y}\nc: {Pid: 1}\ncondition: c and (a or b)", nil},
+		{"a: {User: x}\nb: {Image: y}\nc: {Pid: 1}\nd: {Ip: z}\ncondition: (a or b) and (c or d)", []string{
+			"LOWER(user_name) = 'x' AND (pid = 1 OR LOWER(ip) = 'z')",
+			"LOWER(image) = 'y' AND (LOWER(user_name) = 'x') IS NOT TRUE AND (pid = 1 OR LOWER(ip) = 'z')"}},
+		{"a: [{User: x}, {Image: y}]\nb: {Pid: 1}\ncondition: a or not b", []string{
+			"LOWER(user_name) = 'x'",
+			"LOWER(image) = 'y' AND (LOWER(user_name) = 'x') IS NOT TRUE",
+			"(pid = 1) IS NOT TRUE AND (LOWER(user_name) = 'x') IS NOT TRUE AND (LOWER(image) = 'y') IS NOT TRUE"}},
+	} {
+		m, _ := sigma.ParseMapping("m.yml", []byte(smallMapping))
+		docs, err := sigma.Parse("r.yml", []byte("title: t\ndetection:\n  "+strings.ReplaceAll(c.detection, "\n", "\n  ")+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs := sigma.Translate(docs, m)
+		if len(rs.Queries) != 1 {
+			t.Fatalf("%s: %v", c.detection, rs.Failures)
+		}
+		if got := rs.Queries[0].Parts; !slices.Equal(got, c.want) {
+			t.Errorf("%s:\n got %q\nwant %q", c.detection, got, c.want)
+		}
+	}
+	// Past 16 parts, the condition stays whole.
+	var det strings.Builder
+	var names []string
+	for i := range 20 {
+		fmt.Fprintf(&det, "s%d: {%s: v%d}\n", i, []string{"User", "Image"}[i%2], i)
+		names = append(names, fmt.Sprintf("(s%d and s%d)", i, (i+1)%20))
+	}
+	det.WriteString("condition: " + strings.Join(names, " or "))
+	m, _ := sigma.ParseMapping("m.yml", []byte(smallMapping))
+	docs, _ := sigma.Parse("r.yml", []byte("title: t\ndetection:\n  "+strings.ReplaceAll(det.String(), "\n", "\n  ")))
+	if rs := sigma.Translate(docs, m); len(rs.Queries) != 1 || rs.Queries[0].Parts != nil {
+		t.Errorf("20 alternatives: %v %v", rs.Failures, rs.Queries)
 	}
 }

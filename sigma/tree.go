@@ -44,6 +44,7 @@ type leaf struct {
 	// NULL test), else "".
 	notSQL string
 	neg    bool
+	cols   []string // the columns the test reads
 }
 
 // alt is one alternative of a pattern leaf: the value equals exact
@@ -275,3 +276,95 @@ func dedupAlts(alts []alt) []alt {
 
 // quote prints s as a SQL string literal.
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// columns adds the columns n reads to set.
+func columns(n *node, set map[string]bool) {
+	if n.op == opLeaf {
+		for _, c := range n.leaf.cols {
+			set[c] = true
+		}
+	}
+	for _, k := range n.kids {
+		columns(k, set)
+	}
+}
+
+// oneColumn reports whether n reads exactly one column.
+func oneColumn(n *node) bool {
+	set := map[string]bool{}
+	columns(n, set)
+	return len(set) == 1
+}
+
+// guarded reports whether n, a condition in negation normal form, has a
+// conjunct that reads one column: the engine's shared filters (see
+// package exec/filterset) evaluate such a conjunct once per distinct
+// value and consider the rule only for the rows it holds for; a rule
+// without one is evaluated on every row.
+func guarded(n *node) bool {
+	if n.op != opAnd {
+		return oneColumn(n)
+	}
+	for _, k := range n.kids {
+		if oneColumn(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxParts bounds the parts split makes of one condition.
+const maxParts = 16
+
+// split returns conditions whose disjunction is n (in negation normal
+// form) and of which no row satisfies two, each guarded where n's ORs
+// allow: an OR of tests of several columns becomes one part per
+// alternative, the i-th with the negations of those before it (so that
+// a row that satisfies two gives one alert); an AND without a one-column
+// conjunct is distributed over one of its ORs. When that would make more
+// than maxParts parts, n is its only part.
+func split(n *node) []*node {
+	parts := splitParts(n)
+	if len(parts) > maxParts {
+		return []*node{n}
+	}
+	return parts
+}
+
+func splitParts(n *node) []*node {
+	if guarded(n) {
+		return []*node{n}
+	}
+	switch n.op {
+	case opOr:
+		var parts, before []*node
+		for _, k := range n.kids {
+			for _, p := range splitParts(k) {
+				kids := append([]*node{p}, before...)
+				parts = append(parts, nnf(andNode(kids...), false))
+				if len(parts) > maxParts {
+					return parts
+				}
+			}
+			before = append(before, nnf(k, true))
+		}
+		return parts
+	case opAnd:
+		for i, k := range n.kids {
+			if k.op != opOr {
+				continue
+			}
+			var parts []*node
+			for _, p := range splitParts(k) {
+				kids := append([]*node{p}, n.kids[:i]...)
+				kids = append(kids, n.kids[i+1:]...)
+				parts = append(parts, nnf(andNode(kids...), false))
+				if len(parts) > maxParts {
+					return parts
+				}
+			}
+			return parts
+		}
+	}
+	return []*node{n}
+}
