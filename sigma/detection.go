@@ -33,7 +33,8 @@ type detector struct {
 }
 
 // condition translates the section det (a detection, or a filter's
-// filter section) into a tree.
+// filter section, whose rules key lists the rules it applies to) into a
+// tree.
 func (t *detector) condition(det *yaml.Node) (*node, error) {
 	ids := map[string]*node{}
 	var names []string
@@ -44,10 +45,14 @@ func (t *detector) condition(det *yaml.Node) (*node, error) {
 		case "condition":
 			cond = v
 			continue
-		case "timeframe", "rules":
-			// timeframe: the window of Sigma 1 aggregations, which are
-			// refused where the condition has one. rules: a filter's.
+		case "timeframe":
+			// The window of Sigma 1 aggregations, which are refused
+			// where the condition has one.
 			continue
+		case "rules":
+			if det == t.doc.filter {
+				continue
+			}
 		}
 		n, err := t.search(k.Value, v)
 		if err != nil {
@@ -221,6 +226,7 @@ func (t *detector) test(field string, mods []string, vals []*yaml.Node, at *yaml
 		all = all || m == "all"
 		neg = neg || m == "neq"
 	}
+	name := testName(field, mods)
 	var cols []string
 	if field == "" {
 		if len(t.m.Keywords) == 0 {
@@ -249,14 +255,14 @@ func (t *detector) test(field string, mods []string, vals []*yaml.Node, at *yaml
 		s := scalar{text: v.Value, tag: v.ShortTag()}
 		alts, err := applyModifiers(s, mods, t.m.Placeholders)
 		if err != nil {
-			return nil, errorAt(v, "%s: %v", testName(field, mods), err)
+			return nil, errorAt(v, "%s: %v", name, err)
 		}
 		var kids []*node
 		for _, a := range alts {
 			for _, col := range cols {
 				n, err := t.valueTest(col, a)
 				if err != nil {
-					return nil, errorAt(v, "%s: %v", testName(field, mods), err)
+					return nil, errorAt(v, "%s: %v", name, err)
 				}
 				kids = append(kids, n)
 			}
@@ -275,6 +281,7 @@ func (t *detector) test(field string, mods []string, vals []*yaml.Node, at *yaml
 	return n, nil
 }
 
+// testName names a field test in messages, as it is written.
 func testName(field string, mods []string) string {
 	if field == "" && len(mods) == 0 {
 		return "a keyword"
