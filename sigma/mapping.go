@@ -152,7 +152,10 @@ func ParseMapping(name string, data []byte) (m *Mapping, err error) {
 	return m, m.validate(name)
 }
 
-var sqlTypeRE = regexp.MustCompile(`^(?i)[A-Z_]+( *\( *[0-9]+( *, *[0-9]+)? *\))?( +WITH(OUT)? +LOCAL +TIME +ZONE)?$`)
+// sqlTypeRE accepts what a SQL type is written with (TIMESTAMP(3),
+// DECIMAL(10, 2), ARRAY<STRING>, TIMESTAMP(3) WITH LOCAL TIME ZONE) and
+// nothing that could end the column definition it is put in.
+var sqlTypeRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_ (),<>]*$`)
 
 // validate checks what would otherwise surface as a puzzling SQL error.
 func (m *Mapping) validate(name string) error {

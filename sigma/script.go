@@ -185,6 +185,9 @@ func comment(q *Query) string {
 	if len(q.Tags) > 0 {
 		s += " " + strings.Join(q.Tags, " ")
 	}
+	if q.Correlation != nil {
+		s += " over " + strings.Join(q.Correlation.Rules, ", ")
+	}
 	s += " (" + q.Pos.String()
 	if q.ID != "" {
 		s += ", id " + q.ID
