@@ -100,7 +100,10 @@ func Script(rs *Ruleset, o ScriptOptions) string {
 
 // Preamble prints what a script has before its statement set: the
 // mapping's prelude and, if asked, the alerts tables.
-func Preamble(rs *Ruleset, o ScriptOptions) string {
+func Preamble(rs *Ruleset, o ScriptOptions) string { return preamble(rs, o, "CREATE TABLE") }
+
+// preamble is Preamble with create the words that create a table.
+func preamble(rs *Ruleset, o ScriptOptions, create string) string {
 	m := rs.mapping()
 	var b strings.Builder
 	if p := strings.TrimSpace(m.Prelude); p != "" {
@@ -114,10 +117,10 @@ func Preamble(rs *Ruleset, o ScriptOptions) string {
 		for _, c := range m.alertColumns() {
 			defs = append(defs, ident(lastPart(c))+" "+m.columnType(c))
 		}
-		fmt.Fprintf(&b, "CREATE TABLE %s (%s) WITH (%s);\n", ident(m.alertsTable()), strings.Join(defs, ", "), withClause(m.AlertsWith))
+		fmt.Fprintf(&b, "%s %s (%s) WITH (%s);\n", create, ident(m.alertsTable()), strings.Join(defs, ", "), withClause(m.AlertsWith))
 		for _, q := range rs.Alerting() {
 			if q.Correlation != nil {
-				fmt.Fprintf(&b, "CREATE TABLE %s (%s) WITH (%s);\n", ident(m.correlationAlertsTable()), correlationColumns, withClause(m.AlertsWith))
+				fmt.Fprintf(&b, "%s %s (%s) WITH (%s);\n", create, ident(m.correlationAlertsTable()), correlationColumns, withClause(m.AlertsWith))
 				break
 			}
 		}
@@ -142,12 +145,13 @@ func (rs *Ruleset) mapping() *Mapping {
 }
 
 // Check gives each alerting query's INSERT to check (after the preamble,
-// with the alerts tables, once) and reports the queries it refuses as
-// failures, with its error, so that one rule the engine cannot plan (a
-// column the table lacks) does not stop the others. An error of the
-// preamble is returned: no query can be checked then.
+// once, with the alerts tables unless the prelude creates them) and
+// reports the queries it refuses as failures, with its error, so that
+// one rule the engine cannot plan (a column the table lacks) does not
+// stop the others. An error of the preamble is returned: no query can be
+// checked then.
 func Check(rs *Ruleset, check func(sql string) error) error {
-	if err := check(Preamble(rs, ScriptOptions{CreateAlerts: true})); err != nil {
+	if err := check(preamble(rs, ScriptOptions{CreateAlerts: true}, "CREATE TABLE IF NOT EXISTS")); err != nil {
 		return err
 	}
 	var kept []*Query

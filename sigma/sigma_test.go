@@ -154,3 +154,46 @@ func TestSampleRules(t *testing.T) {
 		t.Logf("script:\n%s", script)
 	}
 }
+
+// TestCheck: the queries the engine refuses to plan (here, over a column
+// the table lacks) become failures and the others stay; a prelude that
+// creates the alerts table itself is fine.
+func TestCheck(t *testing.T) {
+	m, err := sigma.ParseMapping("m.yml", []byte(`table: events
+fields: {Image: image, Gone: no_such_column}
+alert_columns: [image]
+prelude: |
+  CREATE TABLE events (image STRING) WITH ('connector' = 'datagen', 'number-of-rows' = '1');
+  CREATE TABLE alerts (rule STRING, severity STRING, image STRING) WITH ('connector' = 'blackhole');
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := sigma.Parse("r.yml", []byte(`title: Fine
+detection: {s: {Image|endswith: x.exe}, condition: s}
+---
+title: Over a missing column
+detection: {s: {Gone: x}, condition: s}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := sigma.Translate(docs, m)
+	e, err := sluice.Open(sluice.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := sigma.Check(rs, func(sql string) error {
+		_, err := e.Explain("check.sql", []byte(sql))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(rs.Queries) != 1 || rs.Queries[0].Title != "Fine" {
+		t.Errorf("queries kept: %v", rs.Queries)
+	}
+	if len(rs.Failures) != 1 || rs.Failures[0].Rule != "Over a missing column" || !strings.Contains(rs.Failures[0].Reason, "no_such_column") {
+		t.Errorf("failures: %v", rs.Failures)
+	}
+}
