@@ -1,8 +1,8 @@
 // Command sluice runs Flink SQL jobs: `sluice run job.sql` runs the
 // statements of a file, `sluice explain` prints their plans, `sluice sql`
 // reads statements from the terminal, `sluice serve` runs the server
-// (package server) and `sluice bench` measures the engine on this
-// machine.
+// (package server), `sluice bench` measures the engine on this machine
+// and `sluice sigma` translates Sigma detection rules into SQL.
 package main
 
 import (
@@ -193,7 +193,7 @@ SIGTERM stops it and exits.`,
 		},
 	}
 	serve, token := newServe(stdout, stderr)
-	root.AddCommand(run, explain, sqlCmd, version, newBench(stdout), newDev(stdout, stderr), serve, token, newJob(stdout, stderr))
+	root.AddCommand(run, explain, sqlCmd, version, newBench(stdout), newDev(stdout, stderr), serve, token, newJob(stdout, stderr), newSigma(stdout, stderr))
 	return root
 }
 

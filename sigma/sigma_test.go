@@ -1,0 +1,199 @@
+package sigma_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/sluicesql/sluice"
+	"github.com/sluicesql/sluice/sigma"
+)
+
+// eventsDDL declares the sample events (testdata/events.jsonl) as the
+// table the mapping (testdata/mapping.yml) names.
+const eventsDDL = `CREATE TABLE events (
+  id BIGINT, ts TIMESTAMP(3), host STRING, user_name STRING, image STRING, parent_image STRING,
+  command_line STRING, event_id INT, dst_ip STRING, pid BIGINT, integrity_level STRING, product STRING,
+  script STRING, bytes_out BIGINT, original_name STRING,
+  WATERMARK FOR ts AS ts
+) WITH ('connector' = 'filesystem', 'path' = 'testdata/events.jsonl', 'format' = 'json');
+`
+
+// wantAlerts are the events each sample rule alerts on, worked out from
+// the rules and events.jsonl by hand (the comments say why).
+var wantAlerts = map[string][]int{
+	// modifiers.yml
+	"m_equal":        {1, 2},       // Alice, ALICE; not alice2, not a missing user
+	"m_list":         {5, 6},       // CMD.EXE and X.exe, case aside
+	"m_wildcard":     {7, 9},       // C:\ * \t?ol.exe: tool.exe, sub\TOOL.EXE; not tl.exe (? is one character)
+	"m_escape":       {10, 12},     // lit*star is literal (not litXstar); dir\\* is dir\ then anything
+	"m_contains":     {15},         // Invoke-Mimikatz
+	"m_contains_all": {13},         // -nop and hidden; 14 has only -nop
+	"m_startswith":   {16},         // net user...; not cmd /c net user
+	"m_endswith":     {18},         // RUNDLL32.exe
+	"m_re":           {19},         // the regex is case-sensitive: not ABC.exe
+	"m_re_i":         {21},         // Invoke-WebRequest, with |i
+	"m_windash":      {22, 23, 24}, // /s, en dash s, -s; not " s "
+	"m_cidr4":        {26, 27},     // 10.1.2.3, 192.168.1.200 (in /25 from .128); not .20, not 110.1.2.3
+	"m_cidr6":        {30, 31, 32}, // 2001:DB8::1, 2001:0db8:0:0::5, fe80::1%eth0; not fec0::1, not 2001:db9::1
+	"m_null":         {4, 48},      // the events without a user
+	"m_exists":       {35},         // the event without a parent image
+	"m_numeric":      {36},         // 4688 with pid 2000; not pid 500
+	"m_cased":        {38},         // SeDebug with its case; not sedebug
+	"m_base64offset": {40, 41, 42}, // http:// encoded at offsets 0, 1, 2; not hxxp://
+	"m_base64":       {44},         // base64 of whoami
+	"m_wide":         {45},         // UTF-16LE iex, base64-encoded
+	"m_neq":          {47, 48},     // whoami.exe by bob, and by a missing user; not by root
+	"m_fieldref":     {49},         // the parent image is the image, case aside
+	"m_expand":       {46, 50},     // %Admins%: root, adm_*
+	"m_keywords":     {51, 52},     // lsadump in the script, event::clear in the command line
+	"m_keywords_all": {53},         // vssadmin and shadows; not vssadmin alone
+	"m_hour":         {55},         // at 23:30
+	"m_lt":           {56},         // 5 bytes; not 10
+	"m_any":          {57},         // the one event with an original file name
+	// conditions.yml
+	"c_and":            {60},     // h60 and High; not h60 and Low
+	"c_or":             {62, 63}, // h62, p63
+	"c_not":            {65, 66}, // h64 without product ok: product bad, and no product at all
+	"c_paren":          {67, 68}, // h67 and (High or p)
+	"c_precedence":     {71, 73}, // h71, or h72 and High
+	"c_one_of":         {74, 75}, // selection_a, selection_b; not other
+	"c_all_of":         {77},     // h77 and System
+	"c_one_of_them":    {79},     // not _helper's h80
+	"c_all_of_them":    {81},     // h81 and p81
+	"c_not_one_of":     {85},     // h83, neither fa nor Low
+	"c_condition_list": {86, 87}, // either condition
+	"c_list_of_maps":   {88, 89}, // h88 and High, or p89
+	"c_not_not":        {91},
+	// correlations.yml: recon_a and recon_b alert on their own too
+	// (corr_recon has generate: true); failed_login, successful_login
+	// and upload only count in their correlations.
+	"recon_a": {110, 112},
+	"recon_b": {111, 113},
+}
+
+// wantCorrelations are the correlation alerts: rule, window start,
+// group, metric.
+var wantCorrelations = []string{
+	"corr_brute 2024-05-01 12:00:00.000 User=dave 3.0",      // three failures of dave in [12:00, 12:10); erin's two are in two windows
+	"corr_multi_host 2024-05-01 12:00:00.000 User=dave 2.0", // dave from hA and hB within the hour; erin from hA only
+	"corr_recon 2024-05-01 12:30:00.000 Computer=hR 2.0",    // both recon rules on hR in [12:30, 12:35); hS's fall in two windows
+	"corr_ordered 2024-05-01 12:00:00.000 User=dave 2.0",    // dave failed (12:01) before he succeeded (12:05); erin succeeded first
+	"corr_bytes 2024-05-01 13:00:00.000 Computer=hU 1100.0", // 400 + 700 bytes from hU; hV's 900 are not over 1000
+}
+
+// TestSampleRules translates the sample rules, runs the script over the
+// sample events and checks exactly which events each rule alerts on.
+func TestSampleRules(t *testing.T) {
+	m, err := sigma.LoadMapping("testdata/mapping.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := sigma.Load("testdata/rules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := sigma.Translate(docs, m)
+	for _, f := range rs.Failures {
+		t.Errorf("not translated: %s", f)
+	}
+	script := sigma.Script(rs, sigma.ScriptOptions{CreateAlerts: true})
+	src := []byte(eventsDDL + script)
+	var out bytes.Buffer
+	e, err := sluice.Open(sluice.Options{Stdout: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.Run(context.Background(), "rules.sql", src); err != nil {
+		t.Fatalf("%s\n%s", sluice.FormatError(err, src), src)
+	}
+	got := map[string][]int{}
+	var gotCorr []string
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		row, ok := strings.CutPrefix(line, "alert> +I[")
+		if !ok {
+			t.Fatalf("line %q: not an alert", line)
+		}
+		f := strings.Split(strings.TrimSuffix(row, "]"), ", ")
+		switch len(f) {
+		case 3: // rule, severity, id
+			var id int
+			if _, err := fmt.Sscan(f[2], &id); err != nil {
+				t.Fatalf("line %q: %v", line, err)
+			}
+			got[f[0]] = append(got[f[0]], id)
+		case 6: // rule, severity, window_start, window_end, group_key, metric
+			gotCorr = append(gotCorr, strings.Join([]string{f[0], f[2], f[4], f[5]}, " "))
+		default:
+			t.Fatalf("line %q: not an alert", line)
+		}
+	}
+	for rule, ids := range got {
+		sort.Ints(ids)
+		if want := wantAlerts[rule]; !slices.Equal(ids, want) {
+			t.Errorf("%s alerts on %v, want %v", rule, ids, want)
+		}
+	}
+	for rule, want := range wantAlerts {
+		if _, ok := got[rule]; !ok {
+			t.Errorf("%s alerts on nothing, want %v", rule, want)
+		}
+	}
+	sort.Strings(gotCorr)
+	want := slices.Clone(wantCorrelations)
+	sort.Strings(want)
+	if !slices.Equal(gotCorr, want) {
+		t.Errorf("correlation alerts:\n%s\nwant:\n%s", strings.Join(gotCorr, "\n"), strings.Join(want, "\n"))
+	}
+	if t.Failed() {
+		t.Logf("script:\n%s", script)
+	}
+}
+
+// TestCheck: the queries the engine refuses to plan (here, over a column
+// the table lacks) become failures and the others stay; a prelude that
+// creates the alerts table itself is fine.
+func TestCheck(t *testing.T) {
+	m, err := sigma.ParseMapping("m.yml", []byte(`table: events
+fields: {Image: image, Gone: no_such_column}
+alert_columns: [image]
+prelude: |
+  CREATE TABLE events (image STRING) WITH ('connector' = 'datagen', 'number-of-rows' = '1');
+  CREATE TABLE alerts (rule STRING, severity STRING, image STRING) WITH ('connector' = 'blackhole');
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := sigma.Parse("r.yml", []byte(`title: Fine
+detection: {s: {Image|endswith: x.exe}, condition: s}
+---
+title: Over a missing column
+detection: {s: {Gone: x}, condition: s}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := sigma.Translate(docs, m)
+	e, err := sluice.Open(sluice.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := sigma.Check(rs, func(sql string) error {
+		_, err := e.Explain("check.sql", []byte(sql))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(rs.Queries) != 1 || rs.Queries[0].Title != "Fine" {
+		t.Errorf("queries kept: %v", rs.Queries)
+	}
+	if len(rs.Failures) != 1 || rs.Failures[0].Rule != "Over a missing column" || !strings.Contains(rs.Failures[0].Reason, "no_such_column") {
+		t.Errorf("failures: %v", rs.Failures)
+	}
+}
