@@ -341,7 +341,12 @@ func (s *Server) view(j *job, withPlan bool) jobJSON {
 func (s *Server) lookup(w http.ResponseWriter, name string) *job {
 	s.mu.Lock()
 	j := s.jobs[name]
-	names := slices.Collect(maps.Keys(s.jobs))
+	var names []string
+	if j == nil {
+		// Only a miss lists the names, for the hint: a read of a job
+		// costs the same however many jobs there are.
+		names = slices.Collect(maps.Keys(s.jobs))
+	}
 	s.mu.Unlock()
 	if j == nil {
 		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no job named %q%s", name, suggest.Hint(name, names)), nil)

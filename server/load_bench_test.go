@@ -103,6 +103,14 @@ INSERT INTO alert SELECT host, command_line FROM events WHERE command_line LIKE 
 		b.ReportMetric(float64(heap-heap1)/float64(n-1), "heap-B/job")
 		b.ReportMetric(created.Seconds()*1000/float64(n-1), "create-ms/job")
 
+		if p := os.Getenv("SLUICE_CPU_PROFILE"); p != "" {
+			f, err := os.Create(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			pprof.StartCPUProfile(f)
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
 		var mu sync.Mutex
 		var lat []time.Duration
 		errs := 0
@@ -134,6 +142,7 @@ INSERT INTO alert SELECT host, command_line FROM events WHERE command_line LIKE 
 		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 		b.ReportMetric(float64(errs), "errors")
+		pprof.StopCPUProfile()
 		s.Close()
 	}
 }
