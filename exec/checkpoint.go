@@ -179,20 +179,24 @@ func PositionKey(stageID string, part int) string { return fmt.Sprintf("%s/%d", 
 // inbox (aligned: a sender that delivered it waits for the others); each
 // terminal task acknowledges it; then the backend commits the stores'
 // writes with the positions, and the chains' listeners are told.
+//
+// It has no goroutine of its own (a server runs thousands of jobs): a
+// timer's callback starts each checkpoint, and the goroutine of the
+// terminal task whose acknowledgement (or end) completes it commits it,
+// then arms the timer for the next.
 type coordinator struct {
 	interval time.Duration
 	backend  state.Backend
 	job      string       // whose positions the checkpoints commit
 	metrics  *Metrics     // counts the checkpoints; may be nil
 	sources  []chan int64 // one per source task
-	acks     chan ack
-	need     int // terminal tasks, numbered 0..need-1
-	// terminalDone receives the number of each terminal task that ended;
-	// made once the graph's terminal tasks are counted (need), with room
-	// for each.
-	terminalDone chan int
+	need     int          // terminal tasks, numbered 0..need-1
+	// fail fails the job with the error of a commit that a timer's
+	// callback or an ended task made.
+	fail func(error)
+	ctx  context.Context
 
-	// completes delivers completed checkpoint IDs to the inbox tasks, whose
+	// completes delivers completed checkpoint IDs to the tasks, whose
 	// chains' listeners (sinks) hear of them on their own goroutines.
 	completes []chan int64
 
@@ -200,21 +204,25 @@ type coordinator struct {
 	positions map[string]int64
 	finals    map[string]int64 // ended partitions, for the next checkpoint
 	completed int64
-	running   sync.Mutex // held while a checkpoint is being completed
+	// The checkpoint under way (id 0: none), when its barriers were
+	// requested, and which terminal tasks acknowledged it or ended (an
+	// ended task has nothing left to snapshot).
+	id, last int64
+	started  time.Time
+	acked    []bool
+	ended    []bool
+	timer    *time.Timer
+	stopped  bool
+
+	running sync.Mutex // held while a checkpoint is being completed
 	// trigger is held while a checkpoint starts: its ended partitions'
 	// positions are attached and its barriers requested.
 	trigger sync.Mutex
 }
 
 func newCoordinator(interval time.Duration, backend state.Backend, job string, metrics *Metrics) *coordinator {
-	return &coordinator{interval: interval, backend: backend, job: job, metrics: metrics, acks: make(chan ack, 64),
+	return &coordinator{interval: interval, backend: backend, job: job, metrics: metrics,
 		positions: map[string]int64{}, finals: map[string]int64{}}
-}
-
-// ack is terminal task `task` acknowledging checkpoint `id`.
-type ack struct {
-	task int
-	id   int64
 }
 
 // recordPosition is called by a source task at a barrier.
@@ -224,71 +232,127 @@ func (c *coordinator) recordPosition(key string, offset int64) {
 	c.mu.Unlock()
 }
 
-// run triggers checkpoints until ctx ends or done is closed.
-func (c *coordinator) run(ctx context.Context, done <-chan struct{}) error {
-	t := time.NewTicker(c.interval)
-	defer t.Stop()
-	var id int64
-	ended := make([]bool, c.need) // terminal tasks that ended
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-done:
-			return nil
-		case k := <-c.terminalDone:
-			ended[k] = true
-			continue
-		case <-t.C:
-		}
-		id++
-		started := time.Now()
-		c.trigger.Lock() // see SourceTask.end
-		c.applyFinals()
-		for _, ch := range c.sources {
-			select {
-			case ch <- id:
-			default: // a finished or busy task; finished ones count as aligned
-			}
-		}
+// terminal numbers a new terminal task.
+func (c *coordinator) terminal() int {
+	c.need++
+	return c.need - 1
+}
+
+// start arms the timer of the first checkpoint; ctx is the job's, and
+// fail fails it.
+func (c *coordinator) start(ctx context.Context, fail func(error)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ctx, c.fail = ctx, fail
+	c.acked, c.ended = make([]bool, c.need), make([]bool, c.need)
+	c.timer = time.AfterFunc(c.interval, c.tick)
+}
+
+// stop ends the checkpoints: none starts from here on, and stop waits
+// for a commit under way.
+func (c *coordinator) stop() {
+	c.mu.Lock()
+	c.stopped = true
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	c.mu.Unlock()
+	c.running.Lock()
+	c.running.Unlock()
+}
+
+// tick starts the next checkpoint: it asks every source task for its
+// barrier.
+func (c *coordinator) tick() {
+	c.trigger.Lock() // see SourceTask.end
+	c.mu.Lock()
+	if c.stopped || c.ctx.Err() != nil {
+		c.mu.Unlock()
 		c.trigger.Unlock()
-		// Checkpoint id is complete once every terminal task acknowledged
-		// it or ended (an ended task has nothing left to snapshot).
-		acked := make([]bool, c.need)
-		complete := func() bool {
-			for k := range acked {
-				if !acked[k] && !ended[k] {
-					return false
-				}
-			}
-			return true
+		return
+	}
+	c.last++
+	id := c.last
+	c.id, c.started = id, time.Now()
+	clear(c.acked)
+	c.mu.Unlock()
+	c.applyFinals()
+	for _, ch := range c.sources {
+		select {
+		case ch <- id:
+		default: // a finished or busy task; finished ones count as aligned
 		}
-		for !complete() {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-done:
-				return nil
-			case k := <-c.terminalDone:
-				ended[k] = true
-			case a := <-c.acks:
-				if a.id == id {
-					acked[a.task] = true
-				}
-			}
-		}
+	}
+	c.trigger.Unlock()
+	// Every terminal task may have ended already.
+	c.mu.Lock()
+	id, started, ok := c.claim()
+	c.mu.Unlock()
+	if ok {
 		if err := c.complete(id, started); err != nil {
-			return err
+			c.fail(err)
+		}
+	}
+}
+
+// claim reports whether the checkpoint under way is complete, every
+// terminal task having acknowledged it or ended, and if so takes it off
+// (the caller commits it). c.mu is held.
+func (c *coordinator) claim() (id int64, started time.Time, ok bool) {
+	if c.id == 0 || c.stopped {
+		return 0, time.Time{}, false
+	}
+	for k := range c.acked {
+		if !c.acked[k] && !c.ended[k] {
+			return 0, time.Time{}, false
+		}
+	}
+	id, started = c.id, c.started
+	c.id = 0
+	return id, started, true
+}
+
+// ack is terminal task k acknowledging checkpoint id. The one that
+// completes the checkpoint commits it, on the caller's goroutine.
+func (c *coordinator) ack(k int, id int64) error {
+	c.mu.Lock()
+	if id != c.id {
+		c.mu.Unlock()
+		return nil
+	}
+	c.acked[k] = true
+	id, started, ok := c.claim()
+	c.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return c.complete(id, started)
+}
+
+// taskEnded is terminal task k ending: it stands for every later
+// checkpoint, so the others need not wait for it.
+func (c *coordinator) taskEnded(k int) {
+	c.mu.Lock()
+	c.ended[k] = true
+	id, started, ok := c.claim()
+	c.mu.Unlock()
+	if ok {
+		if err := c.complete(id, started); err != nil {
+			c.fail(err)
 		}
 	}
 }
 
 // complete commits checkpoint id, whose barriers were requested at
-// started.
+// started, and arms the timer of the next one.
 func (c *coordinator) complete(id int64, started time.Time) error {
 	c.running.Lock()
 	defer c.running.Unlock()
 	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		return nil
+	}
 	pos := make(map[string]int64, len(c.positions))
 	for k, v := range c.positions {
 		pos[k] = v
@@ -306,6 +370,9 @@ func (c *coordinator) complete(id int64, started time.Time) error {
 	}
 	c.mu.Lock()
 	c.completed = id
+	if !c.stopped {
+		c.timer.Reset(max(c.interval-time.Since(started), 0))
+	}
 	c.mu.Unlock()
 	return nil
 }

@@ -192,10 +192,42 @@ type task struct {
 }
 
 // Run runs the graph until every source is exhausted (bounded) or ctx is
-// cancelled. The first error cancels everything and is returned.
+// cancelled. The first error cancels everything and is returned. The
+// calling goroutine runs one of the tasks (the last: a sink's, or the
+// source's of a job whose sink runs in it); every other task has a
+// goroutine of its own. Nothing else of the job has one: its checkpoints
+// are started by a timer and committed by the task that completes them.
 func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
+	x, err := g.prepare(ctx, opts)
+	if x == nil {
+		return err
+	}
+	return x.run()
+}
+
+// execution is a graph ready to run: its tasks built and their chains
+// opened.
+type execution struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	opts   RunOptions
+	tasks  []*task
+	coord  *coordinator
+	// finished is closed once every task ended.
+	finished chan struct{}
+}
+
+// prepare checks the graph, claims its state and builds and opens its
+// tasks. It returns nil and the error when that failed, and nil, nil when
+// there is nothing to run (no stage of it runs here) or the graph was
+// stopped meanwhile.
+func (g *Graph) prepare(ctx context.Context, opts RunOptions) (x *execution, err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+	defer func() {
+		if x == nil {
+			cancel(nil)
+		}
+	}()
 	capacity := opts.InboxCapacity
 	if capacity <= 0 {
 		capacity = 4
@@ -210,23 +242,23 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 	seen := map[*Stage]bool{}
 	for _, s := range g.Stages {
 		if s.Source == nil && s.Parallelism > MaxParallelism {
-			return fmt.Errorf("stage %s: parallelism %d is above the maximum of %d", s.Name, s.Parallelism, MaxParallelism)
+			return nil, fmt.Errorf("stage %s: parallelism %d is above the maximum of %d", s.Name, s.Parallelism, MaxParallelism)
 		}
 		if t := s.Trunk; t != nil {
 			switch {
 			case s.Source != nil || len(s.Inputs) > 0 || s.Output != nil:
-				return fmt.Errorf("stage %s: a branch has no source, inputs or output of its own", s.Name)
+				return nil, fmt.Errorf("stage %s: a branch has no source, inputs or output of its own", s.Name)
 			case t.Source == nil || t.Trunk != nil || t.Output != nil:
-				return fmt.Errorf("stage %s: its trunk %s is not a source stage whose chain ends in its branches", s.Name, t.Name)
+				return nil, fmt.Errorf("stage %s: its trunk %s is not a source stage whose chain ends in its branches", s.Name, t.Name)
 			case !seen[t]:
-				return fmt.Errorf("stage %s: its trunk %s is not among the stages before it", s.Name, t.Name)
+				return nil, fmt.Errorf("stage %s: its trunk %s is not among the stages before it", s.Name, t.Name)
 			}
 		}
 		seen[s] = true
 	}
 	stages, liveInputs := g.live()
 	if len(stages) == 0 {
-		return nil // nothing assigned to this process
+		return nil, nil // nothing assigned to this process
 	}
 	opts.Metrics.dropStateGauges() // the state is this run's
 
@@ -242,7 +274,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 		}
 		for _, in := range liveInputs[s] {
 			if consumer[in] != nil {
-				return fmt.Errorf("stage %s has two consumers", in.Name)
+				return nil, fmt.Errorf("stage %s has two consumers", in.Name)
 			}
 			consumer[in] = s
 			base[in] = senders[s]
@@ -256,7 +288,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 			continue
 		}
 		if consumer[s.Trunk] != nil {
-			return fmt.Errorf("stage %s: source %s has branches and cannot feed a stage of its own", consumer[s.Trunk].Name, s.Trunk.Name)
+			return nil, fmt.Errorf("stage %s: source %s has branches and cannot feed a stage of its own", consumer[s.Trunk].Name, s.Trunk.Name)
 		}
 		branches[s.Trunk] = append(branches[s.Trunk], s)
 	}
@@ -266,7 +298,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 			continue
 		}
 		if senders[s] == 0 {
-			return fmt.Errorf("stage %s has no inputs", s.Name)
+			return nil, fmt.Errorf("stage %s has no inputs", s.Name)
 		}
 		inputOf := make([]int, 0, senders[s])
 		for _, in := range liveInputs[s] {
@@ -286,12 +318,12 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 	// shuffle topic's rows keep the origins they had upstream.
 	if opts.Job != "" {
 		if err := g.claimState(opts); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	parts, err := g.partitions(opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 
 	var coord *coordinator
@@ -299,7 +331,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 	if opts.CheckpointInterval > 0 {
 		coord = newCoordinator(opts.CheckpointInterval, opts.State, opts.Job, opts.Metrics)
 		if resume, err = opts.State.Positions(opts.Job); err != nil {
-			return fmt.Errorf("cannot read checkpointed positions: %w", err)
+			return nil, fmt.Errorf("cannot read checkpointed positions: %w", err)
 		}
 	}
 
@@ -316,10 +348,14 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 	// large graph, the load of a dimension table, a connection), cancels
 	// that work: no row was read, so there is nothing to flush. Once they
 	// run, a stop is graceful (sources stop, sinks flush).
+	// The watcher lasts until prepare returns: a running job has no
+	// goroutine waiting for its stop.
 	var early struct {
 		sync.Mutex
 		running bool
 	}
+	prepared := make(chan struct{})
+	defer close(prepared)
 	if opts.Stop != nil {
 		go func() {
 			select {
@@ -330,6 +366,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 				}
 				early.Unlock()
 			case <-ctx.Done():
+			case <-prepared:
 			}
 		}()
 	}
@@ -402,7 +439,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 		}
 		for i, part := range s.parts() {
 			if stopping() || ctx.Err() != nil {
-				return stoppedEarly(ctx)
+				return nil, stoppedEarly(ctx)
 			}
 			num := i
 			if s.Source != nil {
@@ -416,13 +453,13 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 			var endChain *Chain // what the task snapshots at its end, if not chain
 			if len(branches[s]) == 0 {
 				if out, wrap, err = edge(s, i, part); err != nil {
-					return err
+					return nil, err
 				}
 			} else {
 				fan = &tee{}
 				if s.Filter != nil {
 					if fan.filter, err = s.Filter(num, opts.Metrics); err != nil {
-						return fmt.Errorf("cannot build the filters of the branches of stage %s: %w", s.Name, err)
+						return nil, fmt.Errorf("cannot build the filters of the branches of stage %s: %w", s.Name, err)
 					}
 				}
 				for _, br := range branches[s] {
@@ -437,14 +474,14 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 					fan.shifts = append(fan.shifts, shift)
 					bout, bwrap, err := edge(br, i, part)
 					if err != nil {
-						return err
+						return nil, err
 					}
 					bc, err := br.Build(num, bout)
 					if err != nil {
-						return fmt.Errorf("cannot build stage %s: %w", br.Name, err)
+						return nil, fmt.Errorf("cannot build stage %s: %w", br.Name, err)
 					}
 					if bc.Assigner != nil {
-						return fmt.Errorf("stage %s: a branch's chain cannot assign watermarks: its trunk %s does", br.Name, s.Name)
+						return nil, fmt.Errorf("stage %s: a branch's chain cannot assign watermarks: its trunk %s does", br.Name, s.Name)
 					}
 					fan.heads = append(fan.heads, bc.Head)
 					fan.edges = append(fan.edges, bout)
@@ -455,7 +492,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 			}
 			chain, err := s.Build(num, out)
 			if err != nil {
-				return fmt.Errorf("cannot build stage %s: %w", s.Name, err)
+				return nil, fmt.Errorf("cannot build stage %s: %w", s.Name, err)
 			}
 			if fan != nil {
 				// The task snapshots, ticks and notifies the operators of
@@ -510,7 +547,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 					st.EndLock = &coord.trigger
 					if _, ok := s.Source.(PositionSource); ok {
 						if st.PosStore, err = opts.State.Store(key); err != nil {
-							return fmt.Errorf("cannot open the position of stage %s partition %d: %w", s.Name, part, err)
+							return nil, fmt.Errorf("cannot open the position of stage %s partition %d: %w", s.Name, part, err)
 						}
 					} else if !sp.fresh {
 						st.ResumeAfter, st.Resume = resume[key]
@@ -520,17 +557,11 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 					st.Complete = complete
 					if terminalStage { // a terminal source task acknowledges
 						// (a trunk of which a branch is terminal, too)
-						k := coord.need
-						coord.need++
+						k := coord.terminal()
 						terminal = k
 						st.OnBarrier = func(id int64) error {
 							acked.Store(id)
-							select {
-							case coord.acks <- ack{task: k, id: id}:
-								return nil
-							case <-ctx.Done():
-								return context.Cause(ctx)
-							}
+							return coord.ack(k, id)
 						}
 					}
 				}
@@ -540,7 +571,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 						if err == nil {
 							err = coord.standDown(ctx, chain, acked.Load())
 						}
-						coord.terminalDone <- terminal
+						coord.taskEnded(terminal)
 					}
 					if err == nil && st.Complete != nil {
 						// The chain's edge may still hold records back
@@ -566,6 +597,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 				}
 			} else {
 				in := inboxes[s][i]
+				terminal := -1
 				it := inboxTask{chain: chain, out: out, snapshotAtEnd: coord != nil, stopping: stopping}
 				var acked atomic.Int64 // the last barrier the task acknowledged
 				if coord != nil {
@@ -573,22 +605,13 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 					coord.completes = append(coord.completes, complete)
 					it.complete = complete
 					if terminalStage { // a terminal task acknowledges
-						k := coord.need
-						coord.need++
+						k := coord.terminal()
+						terminal = k
 						it.onBarrier = func(id int64) error {
 							acked.Store(id)
-							select {
-							case coord.acks <- ack{task: k, id: id}:
-								return nil
-							case <-ctx.Done():
-								return context.Cause(ctx)
-							}
+							return coord.ack(k, id)
 						}
 					}
-				}
-				terminal := -1
-				if coord != nil && terminalStage {
-					terminal = coord.need - 1
 				}
 				t.run = func(ctx context.Context) error {
 					err := in.run(ctx, it)
@@ -598,7 +621,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 						}
 						// An ended terminal task stands for every later
 						// checkpoint: the others need not wait for it.
-						coord.terminalDone <- terminal
+						coord.taskEnded(terminal)
 					}
 					return err
 				}
@@ -606,13 +629,10 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 			tasks = append(tasks, t)
 		}
 	}
-	if coord != nil {
-		coord.terminalDone = make(chan int, coord.need)
-	}
 	if coord != nil && coord.need == 0 && len(tasks) > 0 {
 		// A checkpoint completes when every terminal task has taken its
 		// part; without one it would complete before any task did.
-		return errors.New("no task of the job acknowledges checkpoints: a graph must end in a sink or a shuffle")
+		return nil, errors.New("no task of the job acknowledges checkpoints: a graph must end in a sink or a shuffle")
 	}
 
 	// Open every chain before any data flows.
@@ -639,72 +659,86 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 	if errors.Is(context.Cause(ctx), errStoppedEarly) {
 		err = errStoppedEarly
 	}
-	if err == nil {
-		var wg sync.WaitGroup
-		coordDone := make(chan struct{})
-		if coord != nil {
-			go func() {
-				defer close(coordDone)
-				if err := coord.run(ctx, finished); err != nil {
-					cancel(err)
-				}
-			}()
-		} else {
-			close(coordDone)
+	if err != nil {
+		for _, t := range opened {
+			t.chain.Head.Close()
 		}
-		for _, t := range tasks {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer func() {
-					// A bug in an operator fails its job, not the process
-					// (an engine may run many jobs).
-					if r := recover(); r != nil {
-						cancel(fmt.Errorf("internal error in stage %s task %d: %v\n%s", t.stage.Name, t.index, r, debug.Stack()))
-					}
-				}()
-				err := t.run(ctx)
-				opts.Metrics.taskEnded(t.stats)
-				if err != nil {
-					cancel(err)
-				}
-			}()
+		if errors.Is(err, errStoppedEarly) {
+			return nil, nil
 		}
-		wg.Wait()
-		close(finished)
-		<-coordDone // no checkpoint completes from here on
-		err = context.Cause(ctx)
-		if err == nil {
-			// Sinks hand over what they held back since their last
-			// barrier, into the transaction the final commit commits.
-			for _, t := range tasks {
-				if err = t.chain.release(); err != nil {
-					break
-				}
+		return nil, err
+	}
+	return &execution{ctx: ctx, cancel: cancel, opts: opts, tasks: tasks, coord: coord, finished: finished}, nil
+}
+
+// run runs the tasks until they all ended, then commits the final
+// checkpoint and closes the chains. The calling goroutine runs the last
+// task.
+func (x *execution) run() error {
+	ctx, cancel, opts, tasks, coord := x.ctx, x.cancel, x.opts, x.tasks, x.coord
+	defer cancel(nil)
+	if coord != nil {
+		coord.start(ctx, func(err error) { cancel(err) })
+	}
+	runTask := func(t *task) {
+		defer func() {
+			// A bug in an operator fails its job, not the process
+			// (an engine may run many jobs).
+			if r := recover(); r != nil {
+				cancel(fmt.Errorf("internal error in stage %s task %d: %v\n%s", t.stage.Name, t.index, r, debug.Stack()))
 			}
+		}()
+		err := t.run(ctx)
+		opts.Metrics.taskEnded(t.stats)
+		if err != nil {
+			cancel(err)
 		}
-		if err == nil && coord != nil {
-			// Everything was processed and flushed: commit the final state
-			// with the sources' final positions.
-			err = coord.commitFinal()
+	}
+	var wg sync.WaitGroup
+	for i, t := range tasks {
+		if i == len(tasks)-1 {
+			runTask(t)
+			break
 		}
-		if err == nil {
-			// Then two-step sinks make their last writes visible. Every
-			// task has ended, so the chains are quiet.
-			for _, t := range tasks {
-				if err = t.chain.notify(-1); err != nil {
-					break
-				}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runTask(t)
+		}()
+	}
+	wg.Wait()
+	close(x.finished)
+	if coord != nil {
+		coord.stop() // no checkpoint completes from here on
+	}
+	err := context.Cause(ctx)
+	if err == nil {
+		// Sinks hand over what they held back since their last
+		// barrier, into the transaction the final commit commits.
+		for _, t := range tasks {
+			if err = t.chain.release(); err != nil {
+				break
 			}
 		}
 	}
-	for _, t := range opened {
+	if err == nil && coord != nil {
+		// Everything was processed and flushed: commit the final state
+		// with the sources' final positions.
+		err = coord.commitFinal()
+	}
+	if err == nil {
+		// Then two-step sinks make their last writes visible. Every
+		// task has ended, so the chains are quiet.
+		for _, t := range tasks {
+			if err = t.chain.notify(-1); err != nil {
+				break
+			}
+		}
+	}
+	for _, t := range tasks {
 		if cerr := t.chain.Head.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
-	}
-	if errors.Is(err, errStoppedEarly) {
-		return nil
 	}
 	return err
 }
