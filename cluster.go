@@ -225,7 +225,7 @@ func (e *Engine) startCluster(ctx context.Context, id, name string, env physical
 	}()
 	warnAt, _ := config.WarnSize(cfg) // checked by start
 	go func() {
-		defer close(j.done)
+		defer j.end()
 		defer e.untrackJob(j)
 		defer cancel()
 		unwatch := e.watchState(j, warnAt)

@@ -584,6 +584,11 @@ type Job struct {
 	once    sync.Once
 	done    chan struct{}
 	err     error
+
+	// mu guards ended and onDone.
+	mu     sync.Mutex
+	ended  bool
+	onDone []func(error)
 }
 
 // Wait blocks until the job ends and returns its error (nil when it ended
@@ -592,6 +597,36 @@ func (j *Job) Wait() error { <-j.done; return j.err }
 
 // Done is closed when the job ends.
 func (j *Job) Done() <-chan struct{} { return j.done }
+
+// OnDone arranges for f to be called once the job has ended, with the
+// error Wait returns: on the job's own goroutine as it ends (f must not
+// wait for the job's other callbacks), or at once, on the caller's, if
+// it has ended already. A service that runs many jobs learns of their
+// ends without a goroutine waiting for each.
+func (j *Job) OnDone(f func(err error)) {
+	j.mu.Lock()
+	if !j.ended {
+		j.onDone = append(j.onDone, f)
+		j.mu.Unlock()
+		return
+	}
+	j.mu.Unlock()
+	f(j.err)
+}
+
+// end marks the job ended (j.err set): Done is closed, then the OnDone
+// callbacks are called.
+func (j *Job) end() {
+	close(j.done)
+	j.mu.Lock()
+	j.ended = true
+	fs := j.onDone
+	j.onDone = nil
+	j.mu.Unlock()
+	for _, f := range fs {
+		f(j.err)
+	}
+}
 
 // Stop stops the job gracefully: sources stop reading, sinks flush.
 func (j *Job) Stop() { j.once.Do(func() { close(j.stop) }) }
@@ -1072,10 +1107,7 @@ func (e *Engine) start(ctx context.Context, name string, hooks startHooks, sinks
 		j, err := e.startCluster(ctx, id, name, env, cfg, interval, before, sinks)
 		if err == nil {
 			started = true
-			go func() {
-				<-j.Done()
-				e.releaseName(name)
-			}()
+			j.OnDone(func(error) { e.releaseName(name) })
 		}
 		return j, err
 	}
@@ -1134,7 +1166,7 @@ func (e *Engine) start(ctx context.Context, name string, hooks startHooks, sinks
 	e.trackJob(j)
 	started = true
 	go func() {
-		defer close(j.done)
+		defer j.end()
 		defer cancel()
 		defer e.untrackJob(j)
 		defer e.releaseName(name)

@@ -432,16 +432,15 @@ func (s *Server) start(j *job) error {
 	if err := s.save(j); err != nil {
 		s.log.Error("cannot record the job's start", "job", name, "error", err)
 	}
-	go s.watch(j, run, sess, ended)
+	run.OnDone(func(err error) { s.runEnded(j, err, sess, ended) })
 	return nil
 }
 
-// watch records the end of a run: stopped when the server stopped it,
-// failed with its error, or finished (its inputs ended). While the
-// server closes, the record stays as it is.
-func (s *Server) watch(j *job, run *sluice.Job, sess *sluice.Engine, ended chan struct{}) {
+// runEnded records the end of a run, on the run's goroutine as it ends:
+// stopped when the server stopped it, failed with its error, or finished
+// (its inputs ended). While the server closes, the record stays as it is.
+func (s *Server) runEnded(j *job, err error, sess *sluice.Engine, ended chan struct{}) {
 	defer close(ended)
-	err := run.Wait()
 	sess.Close()
 	s.mu.Lock()
 	closing := s.closing
