@@ -54,6 +54,23 @@ type Backend struct {
 	loss    uint64
 	lost    error
 	cleared []string
+
+	// group: the commits waiting for the next synced write, and whether
+	// one of them is writing (the leader); see Commit.
+	group struct {
+		sync.Mutex
+		queue   []*commitReq
+		leading bool
+	}
+}
+
+// commitReq is a Commit waiting for its group's synced write.
+type commitReq struct {
+	positions map[string]int64
+	// wake says that the group holding this commit was written (false;
+	// err is its outcome) or that this commit leads the next (true).
+	wake chan bool
+	err  error
 }
 
 // Options configure a Backend. The zero value is the default.
@@ -285,8 +302,57 @@ func (b *Backend) Store(id string) (state.Store, error) {
 // positions and the checkpoint's number, synced, then the number into the
 // marker (MarkerFile). A checkpoint that would leave the disk with less
 // than minFree is refused before anything is written.
+//
+// Commits in groups: the jobs of an engine share the backend, and a
+// server's thousand jobs each checkpoint every second. A Commit that
+// comes while another is writing waits, and the next write carries the
+// positions of every Commit that waited: one synced Pebble commit and one
+// marker sync for the group. Each Commit returns once the write that
+// carries its positions (and every store write made before it was
+// called) is durable, with that write's error.
 func (b *Backend) Commit(job string, positions map[string]int64) error {
-	seq, err := b.commit(job, positions)
+	req := &commitReq{positions: positions, wake: make(chan bool, 1)}
+	g := &b.group
+	g.Lock()
+	g.queue = append(g.queue, req)
+	if g.leading {
+		g.Unlock()
+		if lead := <-req.wake; !lead {
+			return req.err
+		}
+		g.Lock() // handed the lead, with g.leading still set
+	}
+	g.leading = true
+	reqs := g.queue
+	g.queue = nil
+	g.Unlock()
+
+	err := errors.New("lsm: cannot commit checkpoint: the write of its group failed")
+	defer func() {
+		// Deferred: the others are answered even if the write panics.
+		for _, r := range reqs {
+			if r != req {
+				r.err = err
+				r.wake <- false
+			}
+		}
+		// The first commit that waited meanwhile leads the next group.
+		g.Lock()
+		if len(g.queue) > 0 {
+			g.queue[0].wake <- true
+		} else {
+			g.leading = false
+		}
+		g.Unlock()
+	}()
+	err = b.commitGroup(reqs)
+	return err
+}
+
+// commitGroup writes the pending batch with the positions of reqs, then
+// the checkpoint's number into the marker.
+func (b *Backend) commitGroup(reqs []*commitReq) error {
+	seq, err := b.commit(reqs)
 	if err != nil {
 		return err
 	}
@@ -297,17 +363,19 @@ func (b *Backend) Commit(job string, positions map[string]int64) error {
 	return nil
 }
 
-// commit writes the pending batch with the positions, and returns the
-// checkpoint's number.
-func (b *Backend) commit(job string, positions map[string]int64) (uint64, error) {
+// commit writes the pending batch with the positions of reqs, and
+// returns the checkpoint's number.
+func (b *Backend) commit(reqs []*commitReq) (uint64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.check(); err != nil {
 		return 0, err
 	}
-	for k, v := range positions {
-		if err := b.pending.Set(positionKey(k), binary.AppendVarint(nil, v), nil); err != nil {
-			return 0, fmt.Errorf("lsm: cannot record position %s: %w", k, err)
+	for _, r := range reqs {
+		for k, v := range r.positions {
+			if err := b.pending.Set(positionKey(k), binary.AppendVarint(nil, v), nil); err != nil {
+				return 0, fmt.Errorf("lsm: cannot record position %s: %w", k, err)
+			}
 		}
 	}
 	seq := b.seq + 1

@@ -1,7 +1,12 @@
 package lsm
 
 import (
+	"fmt"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/sluicesql/sluice/state"
 )
 
 // Writes become durable only with Commit, together with the positions;
@@ -89,6 +94,106 @@ func BenchmarkCommit(b *testing.B) {
 		s.Checkpoint()
 		if err := be.Commit("job", map[string]int64{"job/src/0": int64(i)}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// Commits that come while one is written are written together, in one
+// synced batch, and each returns once its positions and the stores'
+// writes made before it are durable.
+func TestGroupCommit(t *testing.T) {
+	dir := t.TempDir()
+	b, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	stores := make([]state.Store, n)
+	for i := range stores {
+		if stores[i], err = b.Store(fmt.Sprintf("job%d/agg/0", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seq := b.seq
+	// The stores' lock held: the first commit leads and waits for it; the
+	// others queue behind it.
+	b.mu.Lock()
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i > 0 {
+				// In order: commit i finds i-1 queued.
+				for {
+					b.group.Lock()
+					queued := len(b.group.queue)
+					b.group.Unlock()
+					if queued == i-1 {
+						break
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}
+			errs <- b.Commit(fmt.Sprintf("job%d", i), map[string]int64{fmt.Sprintf("job%d/source/0", i): int64(100 + i)})
+		}()
+		if i == 0 {
+			for {
+				b.group.Lock()
+				leading := b.group.leading && len(b.group.queue) == 0
+				b.group.Unlock()
+				if leading {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}
+	for {
+		b.group.Lock()
+		queued := len(b.group.queue)
+		b.group.Unlock()
+		if queued == n-1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// Written while the commits wait (the lock is ours): durable with
+	// their group's write.
+	for i := 1; i < n; i++ {
+		b.pending.Set(append(storePrefix(fmt.Sprintf("job%d/agg/0", i)), 'k'), []byte{byte(i)}, nil)
+	}
+	b.mu.Unlock()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := b.seq - seq; got != 2 {
+		t.Errorf("%d commits made %d synced writes, want 2 (the leader's, then the others' together)", n, got)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err = Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for i := range n {
+		pos, err := b.Positions(fmt.Sprintf("job%d", i))
+		if err != nil || pos[fmt.Sprintf("job%d/source/0", i)] != int64(100+i) {
+			t.Errorf("job%d: positions %v, %v", i, pos, err)
+		}
+		if i == 0 {
+			continue
+		}
+		s, _ := b.Store(fmt.Sprintf("job%d/agg/0", i))
+		if v, ok, _ := s.Get([]byte("k")); !ok || v[0] != byte(i) {
+			t.Errorf("job%d: its write before its commit is not durable: %v %v", i, v, ok)
 		}
 	}
 }
