@@ -220,6 +220,16 @@ type Reader interface {
 	Close() error
 }
 
+// ViewReader is a Reader that can hand out rows it holds, without a
+// copy: those of a shared source's reader, which every job reading it
+// gets. ReadView returns up to max rows as Read would append them (or
+// none, or the error); they stay valid until the reader's next call, and
+// no one may change them.
+type ViewReader interface {
+	Reader
+	ReadView(ctx context.Context, max int) ([]types.Row, error)
+}
+
 // Sink is a table being written.
 type Sink interface {
 	// Write writes the rows of b (with their changelog kinds). It may

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -385,10 +386,17 @@ func (t *SourceTask) Run(ctx context.Context) error {
 	if n <= 0 {
 		n = 1024
 	}
-	// The batch grows as rows come: a task whose reader hands it a
-	// shared reader's rows (which holds their values) or reads little
-	// keeps little (thousands of jobs each have one).
-	b := &types.Batch{}
+	// The batch grows as rows come: a task that reads little keeps
+	// little (thousands of jobs each have one). A task whose reader lends
+	// it the rows of a shared reader reads them where they are, without
+	// a batch of its own, unless it must change them (it numbers their
+	// partitions apart, or leaves out those a resumed job has seen).
+	own := &types.Batch{}
+	vr, _ := r.(connector.ViewReader)
+	if t.PartBase != 0 {
+		vr = nil
+	}
+	var view types.Batch
 	lastData := time.Now()
 	var tickEvery time.Duration
 	if t.Chain != nil {
@@ -425,8 +433,15 @@ func (t *SourceTask) Run(ctx context.Context) error {
 				break pending
 			}
 		}
-		b.Reset()
-		err := r.Read(ctx, b, n)
+		b := own
+		var err error
+		if vr != nil {
+			view.Rows, err = vr.ReadView(ctx, n)
+			b = &view
+		} else {
+			b.Reset()
+			err = r.Read(ctx, b, n)
+		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			if ctx.Err() != nil {
 				return context.Cause(ctx)
@@ -439,13 +454,13 @@ func (t *SourceTask) Run(ctx context.Context) error {
 		if t.Resume && len(b.Rows) > 0 {
 			// Restarting from a checkpoint: the state already holds rows
 			// up to ResumeAfter.
-			keep := b.Rows[:0]
-			for _, r := range b.Rows {
-				if r.Origin.Part < 0 || r.Origin.Offset > t.ResumeAfter {
-					keep = append(keep, r)
-				}
+			seen := func(r types.Row) bool { return r.Origin.Part >= 0 && r.Origin.Offset <= t.ResumeAfter }
+			if b == &view && slices.ContainsFunc(b.Rows, seen) {
+				own.Reset()
+				own.Rows = append(own.Rows, view.Rows...)
+				b = own
 			}
-			b.Rows = keep
+			b.Rows = slices.DeleteFunc(b.Rows, seen)
 		}
 		if n := len(b.Rows); n > 0 && b.Rows[n-1].Origin.Part >= 0 {
 			last, read = b.Rows[n-1].Origin.Offset, true

@@ -525,3 +525,65 @@ func TestShareScope(t *testing.T) {
 		t.Errorf("the columns read do not change the key")
 	}
 }
+
+// readView reads n rows from r with ReadView and returns their values,
+// checking their origins (as read does), and the address of the first
+// value of each row.
+func readView(t *testing.T, r connector.Reader, n int) (vals []int64, addrs []*types.Value) {
+	t.Helper()
+	vr, ok := r.(connector.ViewReader)
+	if !ok {
+		t.Fatalf("%T is not a connector.ViewReader", r)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(vals) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("read %d rows of %d", len(vals), n)
+		}
+		rows, err := vr.ReadView(context.Background(), n-len(vals))
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		// The rows are valid until the next read only.
+		for _, row := range rows {
+			v := row.Vals[0].Int()
+			if row.Origin.Offset != v+1 || row.Origin.Part != 0 {
+				t.Fatalf("row %d has origin %+v", v, row.Origin)
+			}
+			vals = append(vals, v)
+			addrs = append(addrs, &row.Vals[0])
+		}
+	}
+	return vals, addrs
+}
+
+// ReadView lends every job the rows of the hub's batch, without a copy:
+// both jobs' rows hold the very same values. A job resumed after an
+// offset inside a batch gets the rows after it only.
+func TestShareReadView(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.src.gen = true // a generator's job joins the hub where it is
+	a := f.open(t, "a", false, 0)
+	defer a.Close()
+	b := f.open(t, "b", false, 0)
+	defer b.Close()
+	f.push(0, 10)
+	va, pa := readView(t, a, 10)
+	vb, pb := readView(t, b, 10)
+	if !slices.Equal(va, seq(0, 10)) || !slices.Equal(vb, seq(0, 10)) {
+		t.Fatalf("a read %v, b %v", va, vb)
+	}
+	for i := range pa {
+		if pa[i] != pb[i] {
+			t.Fatalf("row %d: a and b got copies, not the hub's row", i)
+		}
+	}
+	f.push(10, 20)
+	c := f.open(t, "c", true, 15) // values up to 14 seen
+	defer c.Close()
+	readView(t, a, 10)
+	readView(t, b, 10)
+	if vc, _ := readView(t, c, 5); !slices.Equal(vc, seq(15, 20)) {
+		t.Fatalf("c, resumed after offset 15, read %v", vc)
+	}
+}

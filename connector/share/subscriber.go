@@ -3,6 +3,7 @@ package share
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -41,6 +42,9 @@ type subscriber struct {
 	// queued counts the rows the hub handed this subscriber that it has
 	// not handed out yet, for Backlog.
 	queued atomic.Int64
+	// kept holds the rows of a batch after a resumed job's offset, when
+	// some were before it.
+	kept []types.Row
 }
 
 // Backlog implements connector.Backlog: the backlog of the hub's reader
@@ -65,8 +69,17 @@ func (s *subscriber) Backlog() (int64, bool) {
 // batch they come from is released at the next Read (or Close), once
 // the caller is done with them.
 func (s *subscriber) Read(ctx context.Context, b *types.Batch, max int) error {
+	rows, err := s.ReadView(ctx, max)
+	b.Rows = append(b.Rows, rows...)
+	return err
+}
+
+// ReadView implements connector.ViewReader: up to max of the hub's rows
+// themselves, those of the batch every job attached got (a resumed job's
+// rows up to its offset left out, in a copy of its own).
+func (s *subscriber) ReadView(ctx context.Context, max int) ([]types.Row, error) {
 	if s.closed {
-		return errClosed
+		return nil, errClosed
 	}
 	if s.cur != nil && s.pos >= len(s.cur.b.Rows) {
 		s.err = s.cur.err
@@ -74,12 +87,12 @@ func (s *subscriber) Read(ctx context.Context, b *types.Batch, max int) error {
 		s.cur = nil
 	}
 	if s.err != nil {
-		return s.err
+		return nil, s.err
 	}
 	if s.cur == nil {
 		it, err := s.next(ctx)
 		if it == nil {
-			return err
+			return nil, err
 		}
 		s.cur, s.pos = it, 0
 		s.skipped += it.skipped
@@ -88,20 +101,33 @@ func (s *subscriber) Read(ctx context.Context, b *types.Batch, max int) error {
 	rows = rows[:min(len(rows), max)]
 	s.pos += len(rows)
 	s.queued.Add(-int64(len(rows)))
-	for _, r := range rows {
-		if s.skip && r.Origin.Part >= 0 && r.Origin.Offset <= s.after {
-			continue
-		}
-		b.Rows = append(b.Rows, r)
+	if s.skip {
+		rows = s.unseen(rows)
 	}
 	if s.pos >= len(s.cur.b.Rows) && s.cur.err != nil && len(s.cur.b.Rows) == 0 {
 		// An error without rows: report it now.
 		s.err = s.cur.err
 		s.cur.release()
 		s.cur = nil
-		return s.err
+		return nil, s.err
 	}
-	return nil
+	return rows, nil
+}
+
+// unseen returns the rows of a resumed job that come after its offset:
+// rows itself when none is before it, else a copy of those that are.
+func (s *subscriber) unseen(rows []types.Row) []types.Row {
+	seen := func(r types.Row) bool { return r.Origin.Part >= 0 && r.Origin.Offset <= s.after }
+	if !slices.ContainsFunc(rows, seen) {
+		return rows
+	}
+	s.kept = s.kept[:0]
+	for _, r := range rows {
+		if !seen(r) {
+			s.kept = append(s.kept, r)
+		}
+	}
+	return s.kept
 }
 
 // next waits for the hub's next batch, at most idleWait: nil, nil when
@@ -173,6 +199,8 @@ type catchUp struct {
 	// backlog holds the connector.Backlog of the reader read now (own,
 	// then sub), if it has one: Backlog is called from other goroutines.
 	backlog atomic.Pointer[backlogOf]
+	// buf holds the rows of own that ReadView hands out.
+	buf *types.Batch
 }
 
 // backlogOf holds a reader's connector.Backlog.
@@ -234,6 +262,21 @@ func (c *catchUp) Read(ctx context.Context, b *types.Batch, max int) error {
 	c.own, c.sub = nil, sub
 	c.noteReader(sub)
 	return nil
+}
+
+// ReadView implements connector.ViewReader: the rows of its own reader
+// in a batch of its own, then the hub's.
+func (c *catchUp) ReadView(ctx context.Context, max int) ([]types.Row, error) {
+	if c.sub != nil {
+		c.buf = nil
+		return c.sub.ReadView(ctx, max)
+	}
+	if c.buf == nil {
+		c.buf = &types.Batch{}
+	}
+	c.buf.Reset()
+	err := c.Read(ctx, c.buf, max)
+	return c.buf.Rows, err
 }
 
 // Skipped implements connector.Stats.

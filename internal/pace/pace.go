@@ -9,6 +9,7 @@ package pace
 
 import (
 	"context"
+	"math"
 	"time"
 )
 
@@ -16,6 +17,13 @@ import (
 // none: a source's Read must come back soon (connector.Reader), so that
 // its task can take checkpoints and stop.
 const MaxWait = 100 * time.Millisecond
+
+// Batch is the stretch of rows a Take waits for when fewer are due: at
+// rates above 1/Batch a source hands out rows about every Batch, as many
+// as came due (Rate×Batch), not one at a time as each comes due. A
+// shared source hands each of its reads to every job attached, so a
+// read a row would wake a server's thousand jobs for every row.
+const Batch = 10 * time.Millisecond
 
 // MaxRate is the highest rate the generated sources accept, far above
 // what any of them can generate: a table at this rate is not held back.
@@ -36,21 +44,27 @@ type Pacer struct {
 }
 
 // Take returns how many of want rows are due now and counts them as
-// taken. When none is, it first waits until the next one is (at most
-// MaxWait) and then returns those due, possibly none.
+// taken. When fewer are due than come due in Batch (and than want; at
+// least one), it first waits until that many are (at most MaxWait) and
+// then returns those due, possibly none.
 func (p *Pacer) Take(ctx context.Context, want int64) (int64, error) {
 	now := p.now()
 	if p.start.IsZero() {
 		p.start = now
 	}
-	if n := p.due(now, want); n > 0 {
+	batch := int64(1)
+	if b := p.Rate * Batch.Seconds(); b > 1 {
+		batch = max(min(int64(b), want), 1)
+	}
+	if n := p.due(now, want); n >= batch {
 		p.taken += n
 		return n, nil
 	}
-	wait := float64(p.taken)/p.Rate - now.Sub(p.start).Seconds()
+	// Row k (from 0) is due k/Rate seconds after the first.
+	wait := float64(p.taken+batch-1)/p.Rate - now.Sub(p.start).Seconds()
 	d := MaxWait
 	if wait < MaxWait.Seconds() {
-		d = time.Duration(wait * float64(time.Second))
+		d = time.Duration(math.Round(wait * float64(time.Second)))
 	}
 	if d > 0 {
 		if err := p.sleep(ctx, d); err != nil {
@@ -64,7 +78,9 @@ func (p *Pacer) Take(ctx context.Context, want int64) (int64, error) {
 
 // due returns how many of want rows are due at now.
 func (p *Pacer) due(now time.Time, want int64) int64 {
-	allowed := now.Sub(p.start).Seconds()*p.Rate + 1 - float64(p.taken)
+	// A millionth of a row of slack: a wait rounded to the nanosecond
+	// must not find a row fewer due than it waited for.
+	allowed := now.Sub(p.start).Seconds()*p.Rate + 1 - float64(p.taken) + 1e-6
 	switch {
 	case !(allowed >= 1):
 		return 0

@@ -86,3 +86,25 @@ func TestTakeCancelled(t *testing.T) {
 		t.Fatal("a take waiting under a cancelled context returned no error")
 	}
 }
+
+// Above 1/Batch rows a second, rows come in batches of about Batch: a
+// take with fewer due waits for the rest of the batch.
+func TestTakeBatches(t *testing.T) {
+	ctx := context.Background()
+	c := &fakeClock{now: time.Unix(1000, 0)}
+	p := c.pacer(2000) // 20 rows in 10 ms
+	if n, _ := p.Take(ctx, 1000); n != 20 || len(c.sleeps) != 1 || c.sleeps[0] != 9500*time.Microsecond {
+		t.Fatalf("first take: %d rows after sleeps %v; want 20 after 9.5ms", n, c.sleeps)
+	}
+	c.now = c.now.Add(3 * time.Millisecond) // 6 rows due
+	if n, _ := p.Take(ctx, 1000); n != 20 || len(c.sleeps) != 2 || c.sleeps[1] != 7*time.Millisecond {
+		t.Fatalf("take with 6 rows due: %d rows after sleeps %v; want 20 after 7ms", n, c.sleeps)
+	}
+	if n, _ := p.Take(ctx, 5); n != 5 || len(c.sleeps) != 3 || c.sleeps[2] != 2500*time.Microsecond {
+		t.Fatalf("take of 5: %d rows after sleeps %v; want 5 after 2.5ms", n, c.sleeps)
+	}
+	c.now = c.now.Add(time.Second)
+	if n, _ := p.Take(ctx, 1000); n != 1000 || len(c.sleeps) != 3 {
+		t.Fatalf("take after a second: %d rows after sleeps %v; want the 1,000 asked for at once", n, c.sleeps)
+	}
+}
