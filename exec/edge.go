@@ -264,20 +264,43 @@ func (in *Inbox) run(ctx context.Context, t inboxTask) error {
 		if len(backlog) > 0 {
 			m, backlog = backlog[0], backlog[1:]
 		} else {
+			// A message waiting is taken without a select over every
+			// channel (which locks each); completions and ticks first,
+			// so that a busy inbox does not hold them back.
 			select {
-			case m = <-in.ch:
 			case id := <-t.complete:
 				if err := t.chain.notify(id); err != nil {
 					return err
 				}
 				continue
+			default:
+			}
+			select {
 			case <-tickC:
 				if err := t.chain.tick(); err != nil {
 					return err
 				}
 				continue
-			case <-ctx.Done():
-				return context.Cause(ctx)
+			default:
+			}
+			select {
+			case m = <-in.ch:
+			default:
+				select {
+				case m = <-in.ch:
+				case id := <-t.complete:
+					if err := t.chain.notify(id); err != nil {
+						return err
+					}
+					continue
+				case <-tickC:
+					if err := t.chain.tick(); err != nil {
+						return err
+					}
+					continue
+				case <-ctx.Done():
+					return context.Cause(ctx)
+				}
 			}
 		}
 		if aligning != 0 && arrived[m.sender] {

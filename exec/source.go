@@ -413,18 +413,28 @@ func (t *SourceTask) Run(ctx context.Context) error {
 		// completed checkpoint can both be waiting, and handling one a
 		// read (up to an idle reader's wait) would let completions lag
 		// behind, and a sink in this task commit late.
+		// One channel at a time: a receive that finds an empty channel
+		// takes no lock, where a select over all of them locks each, at
+		// every read of thousands of tasks.
+		select {
+		case <-t.Stop:
+			if err := t.end(last, read); err != nil {
+				return err
+			}
+			return t.finish()
+		default:
+		}
 	pending:
 		for {
 			select {
-			case <-t.Stop:
-				if err := t.end(last, read); err != nil {
-					return err
-				}
-				return t.finish()
 			case id := <-t.Barriers:
 				if err := t.barrier(id, last, read); err != nil {
 					return err
 				}
+				continue
+			default:
+			}
+			select {
 			case id := <-t.Complete:
 				if err := t.Chain.notify(id); err != nil {
 					return err
