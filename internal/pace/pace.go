@@ -45,7 +45,7 @@ type Pacer struct {
 
 // Take returns how many of want rows are due now and counts them as
 // taken. When fewer are due than come due in Batch (and than want; at
-// least one), it first waits until that many are (at most MaxWait) and
+// least one; the first row comes alone, at once), it first waits until that many are (at most MaxWait) and
 // then returns those due, possibly none.
 func (p *Pacer) Take(ctx context.Context, want int64) (int64, error) {
 	now := p.now()
@@ -53,7 +53,7 @@ func (p *Pacer) Take(ctx context.Context, want int64) (int64, error) {
 		p.start = now
 	}
 	batch := int64(1)
-	if b := p.Rate * Batch.Seconds(); b > 1 {
+	if b := p.Rate * Batch.Seconds(); b > 1 && p.taken > 0 { // the first row at once
 		batch = max(min(int64(b), want), 1)
 	}
 	if n := p.due(now, want); n >= batch {

@@ -93,8 +93,11 @@ func TestTakeBatches(t *testing.T) {
 	ctx := context.Background()
 	c := &fakeClock{now: time.Unix(1000, 0)}
 	p := c.pacer(2000) // 20 rows in 10 ms
-	if n, _ := p.Take(ctx, 1000); n != 20 || len(c.sleeps) != 1 || c.sleeps[0] != 9500*time.Microsecond {
-		t.Fatalf("first take: %d rows after sleeps %v; want 20 after 9.5ms", n, c.sleeps)
+	if n, _ := p.Take(ctx, 1000); n != 1 || len(c.sleeps) != 0 {
+		t.Fatalf("first take: %d rows after sleeps %v; want the first row at once", n, c.sleeps)
+	}
+	if n, _ := p.Take(ctx, 1000); n != 20 || len(c.sleeps) != 1 || c.sleeps[0] != 10*time.Millisecond {
+		t.Fatalf("second take: %d rows after sleeps %v; want 20 after 10ms", n, c.sleeps)
 	}
 	c.now = c.now.Add(3 * time.Millisecond) // 6 rows due
 	if n, _ := p.Take(ctx, 1000); n != 20 || len(c.sleeps) != 2 || c.sleeps[1] != 7*time.Millisecond {
