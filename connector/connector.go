@@ -230,6 +230,18 @@ type ViewReader interface {
 	ReadView(ctx context.Context, max int) ([]types.Row, error)
 }
 
+// Waker is a Reader whose Read, while it waits for records, can be cut
+// short from another goroutine: Wake makes the Read under way (or, if
+// none is, the next) return soon, with the rows it has (possibly none).
+// The engine wakes a source's task when a checkpoint needs it (a barrier
+// to send, or a completed checkpoint for a sink that runs in the task to
+// commit), so that an idle source does not hold them up for a read's
+// wait.
+type Waker interface {
+	Reader
+	Wake()
+}
+
 // Sink is a table being written.
 type Sink interface {
 	// Write writes the rows of b (with their changelog kinds). It may

@@ -113,6 +113,17 @@ func (c *Chain) notify(id int64) error {
 	return nil
 }
 
+// listens reports whether an operator of the chain is a
+// CheckpointListener.
+func (c *Chain) listens() bool {
+	for _, op := range c.Ops {
+		if _, ok := op.(CheckpointListener); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // release lets the chain's Releasers hand over what they hold.
 func (c *Chain) release() error {
 	for _, op := range c.Ops {
@@ -190,7 +201,11 @@ type coordinator struct {
 	job      string       // whose positions the checkpoints commit
 	metrics  *Metrics     // counts the checkpoints; may be nil
 	sources  []chan int64 // one per source task
-	need     int          // terminal tasks, numbered 0..need-1
+	// wakes wake the source tasks (sources) in a read, and completeWakes
+	// those that completes deliver to (nil for an inbox task, which
+	// waits for its complete channel).
+	wakes, completeWakes []func()
+	need                 int // terminal tasks, numbered 0..need-1
 	// fail fails the job with the error of a commit that a timer's
 	// callback or an ended task made.
 	fail func(error)
@@ -277,9 +292,10 @@ func (c *coordinator) tick() {
 	clear(c.acked)
 	c.mu.Unlock()
 	c.applyFinals()
-	for _, ch := range c.sources {
+	for i, ch := range c.sources {
 		select {
 		case ch <- id:
+			c.wakes[i]()
 		default: // a finished or busy task; finished ones count as aligned
 		}
 	}
@@ -362,9 +378,12 @@ func (c *coordinator) complete(id int64, started time.Time) error {
 		return fmt.Errorf("cannot complete checkpoint %d: %w", id, err)
 	}
 	c.committed(time.Since(started))
-	for _, ch := range c.completes {
+	for i, ch := range c.completes {
 		select {
 		case ch <- id:
+			if w := c.completeWakes[i]; w != nil {
+				w()
+			}
 		default: // the task is gone or far behind; it hears of a later one
 		}
 	}

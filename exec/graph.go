@@ -540,6 +540,7 @@ func (g *Graph) prepare(ctx context.Context, opts RunOptions) (x *execution, err
 				if coord != nil {
 					ch := make(chan int64, 1)
 					coord.sources = append(coord.sources, ch)
+					coord.wakes = append(coord.wakes, st.wake)
 					key := sp.key
 					st.Barriers = ch
 					st.Position = func(off int64) { coord.recordPosition(key, off) }
@@ -554,6 +555,11 @@ func (g *Graph) prepare(ctx context.Context, opts RunOptions) (x *execution, err
 					}
 					complete := make(chan int64, 16)
 					coord.completes = append(coord.completes, complete)
+					var wake func() // for a chain that listens
+					if chain.listens() {
+						wake = st.wake
+					}
+					coord.completeWakes = append(coord.completeWakes, wake)
 					st.Complete = complete
 					if terminalStage { // a terminal source task acknowledges
 						// (a trunk of which a branch is terminal, too)
@@ -603,6 +609,7 @@ func (g *Graph) prepare(ctx context.Context, opts RunOptions) (x *execution, err
 				if coord != nil {
 					complete := make(chan int64, 16)
 					coord.completes = append(coord.completes, complete)
+					coord.completeWakes = append(coord.completeWakes, nil)
 					it.complete = complete
 					if terminalStage { // a terminal task acknowledges
 						k := coord.terminal()
@@ -643,7 +650,7 @@ func (g *Graph) prepare(ctx context.Context, opts RunOptions) (x *execution, err
 			break
 		}
 		octx := &Context{Ctx: ctx, Task: t.index, State: opts.State, Now: opts.Now, Metrics: opts.Metrics,
-			Stopping: stopping, Checkpoints: coord != nil, task: t.stats}
+			Stopping: stopping, Checkpoints: coord != nil, task: t.stats, source: t.stage.Source != nil}
 		if err = t.chain.Head.Open(octx); err != nil {
 			err = fmt.Errorf("cannot open stage %s task %d: %w", t.stage.Name, t.index, err)
 			break

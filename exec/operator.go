@@ -72,6 +72,9 @@ type Context struct {
 	// operator of the plan it belongs to (see Meter). Either may be nil.
 	task *taskStats
 	op   *OperatorInfo
+	// source: the task is a source task (a sink in it counts the time
+	// its writes take as the task's back pressure).
+	source bool
 }
 
 // Stopped reports whether the job is being stopped (see Stopping).

@@ -18,6 +18,10 @@ type SinkOperator struct {
 
 	ctx   *Context
 	store state.Store
+	// blocking, for a sink in a source task, is the task's stats: the
+	// time its writes take is the task's back pressure, as the time a
+	// send into the inbox of a sink of its own would be.
+	blocking *taskStats
 	// prepared is the ID of the last checkpoint barrier the sink prepared
 	// for.
 	prepared int64
@@ -27,6 +31,9 @@ type SinkOperator struct {
 // job's last checkpoint.
 func (s *SinkOperator) Open(ctx *Context) error {
 	s.ctx = ctx
+	if ctx.source {
+		s.blocking = ctx.task
+	}
 	ss, ok := s.Sink.(connector.StatefulSink)
 	if !ok {
 		return nil
@@ -61,7 +68,17 @@ var sinkStateKey = []byte("sink")
 
 // Process implements Operator.
 func (s *SinkOperator) Process(b *types.Batch) error {
-	if err := s.Sink.Write(s.ctx.Ctx, b); err != nil {
+	var err error
+	if st := s.blocking; st != nil {
+		start := time.Now()
+		st.blockedSince.Store(start.UnixNano())
+		err = s.Sink.Write(s.ctx.Ctx, b)
+		st.blocked.Add(int64(time.Since(start)))
+		st.blockedSince.Store(0)
+	} else {
+		err = s.Sink.Write(s.ctx.Ctx, b)
+	}
+	if err != nil {
 		return fmt.Errorf("cannot write to %s: %w", s.Table, err)
 	}
 	if s.ctx.Metrics != nil {

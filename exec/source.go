@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicesql/sluice/connector"
@@ -186,6 +187,17 @@ type SourceTask struct {
 
 	reader connector.Reader
 	stats  *taskStats // the task's, for its reader's backlog; may be nil
+	// waker is the reader's connector.Waker, if it is one, once open.
+	waker atomic.Pointer[connector.Waker]
+}
+
+// wake cuts the read the task waits in short, if its reader can be
+// woken: a barrier to send or a completed checkpoint to pass on waits
+// for no idle read. Safe from any goroutine.
+func (t *SourceTask) wake() {
+	if w := t.waker.Load(); w != nil {
+		(*w).Wake()
+	}
 }
 
 // wait waits for a slot to read the partition, passing checkpoint
@@ -376,6 +388,10 @@ func (t *SourceTask) Run(ctx context.Context) error {
 	}
 	defer r.Close()
 	t.reader = r
+	if w, ok := r.(connector.Waker); ok {
+		t.waker.Store(&w)
+		defer t.waker.Store(nil)
+	}
 	t.Metrics.readerOpened(t.stats, r)
 	wr, _ := r.(WatermarkReader)
 	readerWM := MinWatermark

@@ -517,11 +517,11 @@ func (b *builder) sink(s *plan.Sink) error {
 		}
 	}
 	b.sinks = append(b.sinks, sink)
-	// One writer per sink: merge the upstream tasks into one. A branch of
-	// a source read by one task is one already: its sink runs in that
-	// task, as many rules' sinks do, without a stage (a goroutine and an
-	// inbox) each.
-	if p.stage.Source != nil || (p.stage.Trunk != nil && !b.oneTask(p.stage.Trunk)) || p.stage.Parallelism > 1 {
+	// One writer per sink: merge the upstream tasks into one. A source
+	// read by one task, or a branch of one, is one already: its sink runs
+	// in that task, as many rules' sinks do, without a stage (a goroutine
+	// and an inbox) each.
+	if (p.stage.Source != nil && !b.oneTask(p.stage)) || (p.stage.Trunk != nil && !b.oneTask(p.stage.Trunk)) || p.stage.Parallelism > 1 {
 		p = b.newStage("sink "+s.Table.Name, 1, nil, p)
 	}
 	name := s.Table.Name

@@ -647,6 +647,24 @@ type Reader struct {
 	// reading committed records), -1 while unknown; pos is the next
 	// offset to read. Backlog reads them from other goroutines.
 	logEnd, pos atomic.Int64
+
+	// wakeMu guards poll, the cancel of the poll under way (nil
+	// between polls), and woken, a Wake between polls.
+	wakeMu sync.Mutex
+	poll   context.CancelFunc
+	woken  bool
+}
+
+// Wake implements connector.Waker: the poll under way returns with
+// what it has; between polls, the next Read returns at once.
+func (r *Reader) Wake() {
+	r.wakeMu.Lock()
+	if r.poll != nil {
+		r.poll()
+	} else {
+		r.woken = true
+	}
+	r.wakeMu.Unlock()
 }
 
 // Skipped implements connector.Stats for this partition.
@@ -693,8 +711,20 @@ func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
 	if r.end >= 0 && r.next >= r.end {
 		return io.EOF
 	}
+	r.wakeMu.Lock()
+	if r.woken {
+		// Woken between reads: the task has something to do first.
+		r.woken = false
+		r.wakeMu.Unlock()
+		return nil
+	}
 	pctx, cancel := context.WithTimeout(ctx, pollWait)
+	r.poll = cancel
+	r.wakeMu.Unlock()
 	fs := r.cl.PollRecords(pctx, max)
+	r.wakeMu.Lock()
+	r.poll = nil
+	r.wakeMu.Unlock()
 	cancel()
 	defer func() { r.pos.Store(r.next) }()
 	for _, fe := range fs.Errors() {

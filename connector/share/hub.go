@@ -215,7 +215,7 @@ func (h *hub) open(ctx context.Context, p int, resume bool, after int64) (r conn
 func (h *hub) subscribe(job string, p int, resume bool, after int64) (*subscriber, string) {
 	pt := h.parts[p]
 	s := &subscriber{h: h, pt: pt, job: job, part: p, q: make(chan *item, h.reg.opts.Queue), gone: make(chan struct{}),
-		skip: resume, after: after}
+		skip: resume, after: after, wake: make(chan struct{}, 1)}
 	pt.subs = append(pt.subs, s)
 	h.jobs[job]++
 	if h.jobs[job] == 1 && len(h.jobs) > 1 {

@@ -45,6 +45,17 @@ type subscriber struct {
 	// kept holds the rows of a batch after a resumed job's offset, when
 	// some were before it.
 	kept []types.Row
+	// wake cuts a wait for the hub's next batch short (see Wake).
+	wake chan struct{}
+}
+
+// Wake implements connector.Waker: a Read waiting for the hub's next
+// batch returns without one (the next Read, if none waits).
+func (s *subscriber) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 }
 
 // Backlog implements connector.Backlog: the backlog of the hub's reader
@@ -149,6 +160,8 @@ func (s *subscriber) next(ctx context.Context) (*item, error) {
 		return it, nil
 	case <-s.timer.C:
 		return nil, nil
+	case <-s.wake:
+		return nil, nil
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	}
@@ -201,6 +214,19 @@ type catchUp struct {
 	backlog atomic.Pointer[backlogOf]
 	// buf holds the rows of own that ReadView hands out.
 	buf *types.Batch
+	// waker is the connector.Waker of the reader read now, if it has
+	// one: Wake is called from other goroutines.
+	waker atomic.Pointer[wakerOf]
+}
+
+// wakerOf holds a reader's connector.Waker.
+type wakerOf struct{ connector.Waker }
+
+// Wake implements connector.Waker: it wakes the reader read now.
+func (c *catchUp) Wake() {
+	if w := c.waker.Load(); w != nil {
+		w.Wake()
+	}
 }
 
 // backlogOf holds a reader's connector.Backlog.
@@ -214,12 +240,18 @@ func (c *catchUp) Backlog() (int64, bool) {
 	return 0, false
 }
 
-// noteReader makes r the reader whose backlog Backlog reports.
+// noteReader makes r the reader whose backlog Backlog reports and that
+// Wake wakes.
 func (c *catchUp) noteReader(r connector.Reader) {
 	if bl, ok := r.(connector.Backlog); ok {
 		c.backlog.Store(&backlogOf{bl})
 	} else {
 		c.backlog.Store(nil)
+	}
+	if w, ok := r.(connector.Waker); ok {
+		c.waker.Store(&wakerOf{w})
+	} else {
+		c.waker.Store(nil)
 	}
 }
 
@@ -330,6 +362,13 @@ func (a *skipTo) Read(ctx context.Context, b *types.Batch, max int) error {
 	}
 	b.Rows = keep
 	return err
+}
+
+// Wake implements connector.Waker, when the reader is one.
+func (a *skipTo) Wake() {
+	if w, ok := a.Reader.(connector.Waker); ok {
+		w.Wake()
+	}
 }
 
 // Skipped implements connector.Stats.
