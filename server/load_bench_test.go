@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sluicesql/sluice/internal/bench"
+	"github.com/sluicesql/sluice/internal/cputime"
 )
 
 // BenchmarkServerJobs publishes SLUICE_SERVER_JOBS jobs (default 1,000)
@@ -25,9 +26,14 @@ import (
 // blackhole, and reports the resident memory and Go heap a job adds (the
 // server with one job subtracted), then the latency of 1,000 reads of a
 // job (GET /v1/jobs/{name}) from 50 concurrent clients while the jobs
-// run:
+// run. cpu-cores is the CPU the process takes while the jobs run (before
+// the reads), in cores.
 //
 //	go test ./server -run '^$' -bench ServerJobs -benchtime 1x
+//
+// SLUICE_HEAP_PROFILE, SLUICE_GOROUTINE_PROFILE and SLUICE_CPU_PROFILE
+// name files for a heap profile and a goroutine profile taken with all
+// the jobs running, and a CPU profile of the reads.
 func BenchmarkServerJobs(b *testing.B) {
 	n := 1000
 	if s := os.Getenv("SLUICE_SERVER_JOBS"); s != "" {
@@ -65,8 +71,11 @@ func BenchmarkServerJobs(b *testing.B) {
 			return map[string]any{"name": fmt.Sprintf("rule%d", i), "sql": fmt.Sprintf(`CREATE TABLE alert (host STRING, command_line STRING) WITH ('connector' = 'blackhole');
 INSERT INTO alert SELECT host, command_line FROM events WHERE command_line LIKE '%%tool%d%%';`, i)}
 		}
+		var cores float64 // CPU the jobs take, in cores, over measure's wait
 		measure := func() (rss, heap int64) {
+			cpu, wall := cputime.Seconds(), time.Now()
 			time.Sleep(2 * time.Second)
+			cores = (cputime.Seconds() - cpu) / time.Since(wall).Seconds()
 			runtime.GC()
 			debug.FreeOSMemory()
 			var ms runtime.MemStats
@@ -102,6 +111,7 @@ INSERT INTO alert SELECT host, command_line FROM events WHERE command_line LIKE 
 		b.ReportMetric(float64(rss-rss1)/float64(n-1), "rss-B/job")
 		b.ReportMetric(float64(heap-heap1)/float64(n-1), "heap-B/job")
 		b.ReportMetric(created.Seconds()*1000/float64(n-1), "create-ms/job")
+		b.ReportMetric(cores, "cpu-cores")
 
 		if p := os.Getenv("SLUICE_CPU_PROFILE"); p != "" {
 			f, err := os.Create(p)
