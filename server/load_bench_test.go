@@ -23,8 +23,9 @@ import (
 // BenchmarkServerJobs publishes SLUICE_SERVER_JOBS jobs (default 1,000)
 // to one server, each a filter over one unbounded procgen table of the
 // catalog (SLUICE_SERVER_RATE events a second, default 2,000) (read once for all of them, 'pipeline.shared-source') into a
-// blackhole, and reports the resident memory and Go heap a job adds (the
-// server with one job subtracted), then the latency of 1,000 reads of a
+// blackhole, and reports the resident memory and Go heap (with the
+// goroutines' stacks; stack-B/job is those alone) a job adds (the server
+// with one job subtracted), then the latency of 1,000 reads of a
 // job (GET /v1/jobs/{name}) from 50 concurrent clients while the jobs
 // run. cpu-cores is the CPU the process takes while the jobs run (before
 // the reads), in cores.
@@ -72,6 +73,7 @@ func BenchmarkServerJobs(b *testing.B) {
 INSERT INTO alert SELECT host, command_line FROM events WHERE command_line LIKE '%%tool%d%%';`, i)}
 		}
 		var cores float64 // CPU the jobs take, in cores, over measure's wait
+		var stack int64 // StackInuse, at the last measure
 		measure := func() (rss, heap int64) {
 			cpu, wall := cputime.Seconds(), time.Now()
 			time.Sleep(2 * time.Second)
@@ -80,10 +82,12 @@ INSERT INTO alert SELECT host, command_line FROM events WHERE command_line LIKE 
 			debug.FreeOSMemory()
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
+			stack = int64(ms.StackInuse)
 			return bench.ResidentBytes(), int64(ms.HeapInuse + ms.StackInuse)
 		}
 		post("/v1/jobs", job(0))
 		rss1, heap1 := measure()
+		stack1 := stack
 		g1 := runtime.NumGoroutine()
 		start := time.Now()
 		for i := 1; i < n; i++ {
@@ -110,6 +114,7 @@ INSERT INTO alert SELECT host, command_line FROM events WHERE command_line LIKE 
 		b.ReportMetric(float64(runtime.NumGoroutine()-g1)/float64(n-1), "goroutines/job")
 		b.ReportMetric(float64(rss-rss1)/float64(n-1), "rss-B/job")
 		b.ReportMetric(float64(heap-heap1)/float64(n-1), "heap-B/job")
+		b.ReportMetric(float64(stack-stack1)/float64(n-1), "stack-B/job")
 		b.ReportMetric(created.Seconds()*1000/float64(n-1), "create-ms/job")
 		b.ReportMetric(cores, "cpu-cores")
 

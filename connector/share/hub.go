@@ -353,14 +353,16 @@ func (h *hub) run(ctx context.Context, pt *part, r connector.Reader, done chan s
 }
 
 // batch returns an empty batch: one whose rows every subscriber has
-// released, or a new one.
+// released, or a new one. A new one grows as it is read into: a source
+// read slowly (a generator at a low rate, an idle topic) keeps small
+// batches.
 func (h *hub) batch(pt *part) *types.Batch {
 	select {
 	case b := <-pt.free:
 		b.Reset()
 		return b
 	default:
-		return types.NewBatch(h.reg.opts.BatchSize, 8)
+		return &types.Batch{}
 	}
 }
 
