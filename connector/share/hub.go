@@ -215,7 +215,7 @@ func (h *hub) open(ctx context.Context, p int, resume bool, after int64) (r conn
 func (h *hub) subscribe(job string, p int, resume bool, after int64) (*subscriber, string) {
 	pt := h.parts[p]
 	s := &subscriber{h: h, pt: pt, job: job, part: p, q: make(chan *item, h.reg.opts.Queue), gone: make(chan struct{}),
-		skip: resume, after: after, wake: make(chan struct{}, 1)}
+		skip: resume, after: after}
 	pt.subs = append(pt.subs, s)
 	h.jobs[job]++
 	if h.jobs[job] == 1 && len(h.jobs) > 1 {
@@ -330,6 +330,11 @@ func (h *hub) run(ctx context.Context, pt *part, r connector.Reader, done chan s
 		for _, s := range subs {
 			n := int64(len(it.b.Rows))
 			s.queued.Add(n)
+			select {
+			case s.q <- it: // the queue has room: no select over three
+				continue
+			default:
+			}
 			select {
 			case s.q <- it:
 			case <-s.gone:

@@ -45,15 +45,20 @@ type subscriber struct {
 	// kept holds the rows of a batch after a resumed job's offset, when
 	// some were before it.
 	kept []types.Row
-	// wake cuts a wait for the hub's next batch short (see Wake).
-	wake chan struct{}
+	// woke is the context whose end wakes a wait (the task's: Read's),
+	// and unwake undoes that.
+	woke   context.Context
+	unwake func() bool
 }
 
 // Wake implements connector.Waker: a Read waiting for the hub's next
-// batch returns without one (the next Read, if none waits).
+// batch returns without one (the next Read, if none waits). The wake is
+// a nil item in the queue, so that a wait is on the queue and a timer
+// only: thousands of jobs wait for every batch of a shared source. A
+// full queue needs none.
 func (s *subscriber) Wake() {
 	select {
-	case s.wake <- struct{}{}:
+	case s.q <- nil:
 	default:
 	}
 }
@@ -142,12 +147,19 @@ func (s *subscriber) unseen(rows []types.Row) []types.Row {
 }
 
 // next waits for the hub's next batch, at most idleWait: nil, nil when
-// none came.
+// none came (or a Wake came first).
 func (s *subscriber) next(ctx context.Context) (*item, error) {
 	select {
 	case it := <-s.q:
-		return it, nil
+		return s.got(ctx, it)
 	default:
+	}
+	if ctx != s.woke {
+		// The end of ctx wakes the wait, as a Wake does.
+		if s.unwake != nil {
+			s.unwake()
+		}
+		s.woke, s.unwake = ctx, context.AfterFunc(ctx, s.Wake)
 	}
 	if s.timer == nil {
 		s.timer = time.NewTimer(idleWait)
@@ -157,14 +169,19 @@ func (s *subscriber) next(ctx context.Context) (*item, error) {
 	defer s.timer.Stop()
 	select {
 	case it := <-s.q:
-		return it, nil
+		return s.got(ctx, it)
 	case <-s.timer.C:
 		return nil, nil
-	case <-s.wake:
-		return nil, nil
-	case <-ctx.Done():
+	}
+}
+
+// got is what next returns for an item taken from the queue: nil for a
+// wake, with ctx's error if it ended.
+func (s *subscriber) got(ctx context.Context, it *item) (*item, error) {
+	if it == nil && ctx.Err() != nil {
 		return nil, context.Cause(ctx)
 	}
+	return it, nil
 }
 
 // Skipped implements connector.Stats: the malformed records the hub's
@@ -179,6 +196,9 @@ func (s *subscriber) Close() error {
 		return nil
 	}
 	s.closed = true
+	if s.unwake != nil {
+		s.unwake()
+	}
 	s.h.detach(s)
 	if s.cur != nil {
 		s.cur.release()
@@ -187,7 +207,9 @@ func (s *subscriber) Close() error {
 	for {
 		select {
 		case it := <-s.q:
-			it.release()
+			if it != nil { // not a wake
+				it.release()
+			}
 		default:
 			return nil
 		}
