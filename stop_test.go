@@ -101,3 +101,45 @@ func runUntilStop(t *testing.T, src, wait string) string {
 	}
 	return out.String()
 }
+
+// OnDone calls back once the job has ended, with the error Wait returns:
+// registered before the end, on the job's goroutine as it ends; after
+// it, at once.
+func TestJobOnDone(t *testing.T) {
+	e, err := sluice.Open(sluice.Options{Stdout: &syncBuffer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	res, err := e.Exec(context.Background(), "t.sql", []byte(`
+CREATE TABLE gen (v BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '10');
+CREATE TABLE out (v BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO out SELECT v FROM gen;`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := res[len(res)-1].Job
+	got := make(chan bool, 2)
+	j.OnDone(func(err error) {
+		select {
+		case <-j.Done():
+			got <- err == nil
+		default:
+			got <- false // called before the end
+		}
+	})
+	select {
+	case <-got:
+		t.Fatal("OnDone called while the job runs")
+	case <-time.After(50 * time.Millisecond):
+	}
+	j.Stop()
+	if ok := <-got; !ok {
+		t.Fatal("OnDone called before the job's end, or with an error")
+	}
+	called := false
+	j.OnDone(func(error) { called = true })
+	if !called {
+		t.Error("OnDone after the end did not call back at once")
+	}
+}

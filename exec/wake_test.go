@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -82,6 +83,33 @@ func TestSourceTaskWokenForCheckpoints(t *testing.T) {
 		}
 	}
 	// The stop is seen when the read returns: at the next barrier's wake.
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A running graph whose one task is a source with its sink takes one
+// goroutine, the caller's of Run: the coordinator's checkpoints run on
+// a timer and on the task, and nothing waits for the stop.
+func TestGraphRunsOnTheCallersGoroutine(t *testing.T) {
+	src := &sleepySource{}
+	sink := &completions{}
+	g := &Graph{Stages: []*Stage{{Name: "src", ID: "job/src", Source: src,
+		Build: func(int, Output) (*Chain, error) { return &Chain{Head: sink, Ops: []Operator{sink}}, nil }}}}
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	before := runtime.NumGoroutine()
+	go func() {
+		done <- g.Run(context.Background(), RunOptions{State: state.NewMemory(), CheckpointInterval: 5 * time.Millisecond, Stop: stop})
+	}()
+	for deadline := time.Now().Add(20 * time.Second); sink.n.Load() < 3 || runtime.NumGoroutine() > before+1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines while the job runs (%d checkpoints), want at most %d:\n%s",
+				runtime.NumGoroutine(), sink.n.Load(), before+1, buf[:runtime.Stack(buf, true)])
+		}
+	}
 	close(stop)
 	if err := <-done; err != nil {
 		t.Fatal(err)
