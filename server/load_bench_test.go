@@ -73,7 +73,7 @@ func BenchmarkServerJobs(b *testing.B) {
 INSERT INTO alert SELECT host, command_line FROM events WHERE command_line LIKE '%%tool%d%%';`, i)}
 		}
 		var cores float64 // CPU the jobs take, in cores, over measure's wait
-		var stack int64 // StackInuse, at the last measure
+		var stack int64   // StackInuse, at the last measure
 		measure := func() (rss, heap int64) {
 			cpu, wall := cputime.Seconds(), time.Now()
 			time.Sleep(2 * time.Second)
