@@ -220,6 +220,11 @@ type jobJSON struct {
 	// (GET /v1/jobs/{name} only).
 	Operators []operatorJSON `json:"operators,omitempty"`
 	Errors    []jobError     `json:"errors"`
+
+	// m and ops: the metrics withMetrics fills in, and whether with the
+	// operators'.
+	m   *exec.Metrics
+	ops bool
 }
 
 type metricsJSON struct {
@@ -308,8 +313,9 @@ func watermarkShown(wm int64) bool {
 	return wm >= lo && wm <= hi
 }
 
-// view returns j as the API shows it; s.mu must be held. withPlan adds
-// the plan and the operators.
+// view returns j as the API shows it, but for its metrics, which
+// withMetrics fills in once s.mu is released; s.mu must be held.
+// withPlan adds the plan and the operators.
 func (s *Server) view(j *job, withPlan bool) jobJSON {
 	v := jobJSON{
 		Name: j.rec.Name, Labels: maps.Clone(j.rec.Labels), Status: j.rec.Status, Version: j.rec.Version,
@@ -326,14 +332,22 @@ func (s *Server) view(j *job, withPlan bool) jobJSON {
 	if withPlan {
 		v.Plan = j.plan
 	}
-	if m := j.metrics; m != nil {
-		var ops []operatorJSON
-		v.Metrics, ops = healthJSON(m.Health(time.Now()))
-		if withPlan {
-			v.Operators = ops
-		}
-	}
+	v.m, v.ops = j.metrics, withPlan
 	return v
+}
+
+// withMetrics fills in the metrics of a view, without s.mu: a job's
+// metrics have a lock of their own, and reading them takes a while that
+// no other request should wait for (a list reads a thousand jobs').
+func (v *jobJSON) withMetrics(now time.Time) {
+	if v.m == nil {
+		return
+	}
+	var ops []operatorJSON
+	v.Metrics, ops = healthJSON(v.m.Health(now))
+	if v.ops {
+		v.Operators = ops
+	}
 }
 
 // lookup returns the job named name, or answers 404 with the nearest
@@ -358,6 +372,7 @@ func (s *Server) respondJob(w http.ResponseWriter, status int, j *job, withPlan 
 	s.mu.Lock()
 	v := s.view(j, withPlan)
 	s.mu.Unlock()
+	v.withMetrics(time.Now())
 	writeJSON(w, status, v)
 }
 
@@ -390,6 +405,10 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
+	now := time.Now()
+	for i := range out {
+		out[i].withMetrics(now)
+	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
 	writeJSON(w, http.StatusOK, map[string]any{"jobs": out})
 }

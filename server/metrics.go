@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -64,6 +65,10 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		views = append(views, c.s.view(j, true))
 	}
 	c.s.mu.Unlock()
+	now := time.Now()
+	for i := range views {
+		views[i].withMetrics(now)
+	}
 	c.s.alerts.collect(ch)
 	counter := func(d *prometheus.Desc, v int64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)

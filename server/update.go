@@ -182,6 +182,7 @@ func (s *Server) update(w http.ResponseWriter, name string, req updateRequest) {
 	s.mu.Lock()
 	view := s.view(j, false)
 	s.mu.Unlock()
+	view.withMetrics(time.Now())
 	out.Job = &view
 	writeJSON(w, http.StatusOK, out)
 }
