@@ -72,9 +72,15 @@ func Walk(v Visitor, n Node) {
 		Walk(v, n.Name)
 		Walk(v, n.Source)
 		walkExpr(v, n.Except)
+		if n.Suppress != nil {
+			Walk(v, n.Suppress)
+		}
 		for _, r := range n.Rules {
 			Walk(v, r)
 		}
+	case *RulesetSuppress:
+		walkIdents(v, n.Keys)
+		Walk(v, n.Interval)
 	case *RuleDef:
 		Walk(v, n.Name)
 		walkExpr(v, n.When)
@@ -85,6 +91,16 @@ func Walk(v Visitor, n Node) {
 		}
 		if n.Target != nil {
 			Walk(v, n.Target)
+		}
+		walkExpr(v, n.Except)
+		if n.Suppress != nil {
+			Walk(v, n.Suppress)
+		}
+		for _, r := range n.Rules {
+			Walk(v, r)
+		}
+		if n.Into != nil {
+			Walk(v, n.Into)
 		}
 	case *CreateFunction:
 		Walk(v, n.Name)
