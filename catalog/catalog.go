@@ -85,8 +85,30 @@ type View struct {
 	// RuleFiles, parallel to Ruleset.Rules, is the file each rule was
 	// written in (nil: File; ALTER RULESET ... ADD RULE writes in its own).
 	RuleFiles []*token.File
+	// ExceptFile and SuppressFile are the files the ruleset's EXCEPT
+	// WHEN and SUPPRESS BY were written in (nil: File; ALTER RULESET ...
+	// SET writes in its own).
+	ExceptFile, SuppressFile *token.File
 	// Previous is the ruleset's version before this one (nil: none).
 	Previous *View
+	// Shadow, if set, is the ruleset's shadow: a definition run beside
+	// this one by the jobs that insert from the ruleset, its alerts into
+	// table ShadowInto. Its Version is that of the earlier version it is
+	// (SHADOW VERSION n), or 0 for rules of its own, whose alerts carry
+	// the version PROMOTE SHADOW would give them (Version + 1).
+	Shadow     *View
+	ShadowInto string
+}
+
+// ShadowVersion returns the version the alerts of v's shadow carry.
+func (v *View) ShadowVersion() int {
+	if v.Shadow == nil || v.Shadow.Version != 0 {
+		if v.Shadow == nil {
+			return 0
+		}
+		return v.Shadow.Version
+	}
+	return v.Version + 1
 }
 
 // RulesetVersion returns version n of ruleset v (v or one of its

@@ -23,6 +23,7 @@ import (
 	"github.com/sluicesql/sluice/exec/normalize"
 	"github.com/sluicesql/sluice/exec/over"
 	"github.com/sluicesql/sluice/exec/rank"
+	"github.com/sluicesql/sluice/exec/suppress"
 	"github.com/sluicesql/sluice/exec/window"
 	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/plan"
@@ -623,6 +624,8 @@ func (b *builder) buildNode(n plan.Node) (*pipe, error) {
 		return p, nil
 	case *plan.Ruleset:
 		return b.ruleset(n)
+	case *plan.Suppress:
+		return b.suppress(n)
 	case *plan.Correlate:
 		p, err := b.build(n.Input)
 		if err != nil {
@@ -1051,6 +1054,28 @@ func (b *builder) source(n *plan.Scan) (*pipe, error) {
 	// The scan, its computed columns and its watermark are one operator,
 	// as EXPLAIN shows them.
 	b.mark(p, 0, opLabel(n), n.Table.Name).Source = true
+	return p, nil
+}
+
+// suppress builds the suppression of a ruleset's alerts: re-keyed by
+// the key set. Its state is named by what it means (plan.Suppress's
+// Identity), so that a new version of the ruleset's rules, or another
+// interval, keeps it.
+func (b *builder) suppress(n *plan.Suppress) (*pipe, error) {
+	p, err := b.build(n.Input)
+	if err != nil {
+		return nil, err
+	}
+	if p, err = b.exchange("suppress", b.env.Parallelism, n.Keys, n.Input, p); err != nil {
+		return nil, err
+	}
+	id := b.id("suppress", opLabel(n), n.Identity())
+	cfg := suppress.Config{Keys: n.Keys, Interval: n.Interval, TimeCol: n.TimeCol, CountCol: n.CountCol, TTL: b.env.StateTTL}
+	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
+		c := cfg
+		c.ID, c.Next = fmt.Sprintf("%s/%d", id, task), next
+		return suppress.New(c)
+	})
 	return p, nil
 }
 
