@@ -215,6 +215,7 @@ func (p *Planner) shadowRuleset(v *catalog.View, alter *ast.AlterRuleset) (*cata
 	}
 	return &next, nil
 }
+
 // maxRulesetVersions is how many earlier versions of a ruleset are kept
 // for ALTER RULESET ... ROLLBACK TO VERSION.
 const maxRulesetVersions = 100
