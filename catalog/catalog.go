@@ -102,13 +102,13 @@ type View struct {
 
 // ShadowVersion returns the version the alerts of v's shadow carry.
 func (v *View) ShadowVersion() int {
-	if v.Shadow == nil || v.Shadow.Version != 0 {
-		if v.Shadow == nil {
-			return 0
-		}
-		return v.Shadow.Version
+	switch {
+	case v.Shadow == nil:
+		return 0
+	case v.Shadow.Version == 0:
+		return v.Version + 1
 	}
-	return v.Version + 1
+	return v.Shadow.Version
 }
 
 // RulesetVersion returns version n of ruleset v (v or one of its
