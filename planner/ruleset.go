@@ -48,6 +48,7 @@ func (p *Planner) AlterRuleset(v *catalog.View, alter *ast.AlterRuleset) (*catal
 		next.RuleFiles = append(next.RuleFiles, nil)
 	}
 	next.Version, next.Previous = v.Version+1, keptVersions(v)
+	action := &ast.Ident{NamePos: alter.ActionPos}
 	find := func(name *ast.Ident) (int, error) {
 		var names []string
 		for i, r := range def.Rules {
@@ -108,33 +109,33 @@ func (p *Planner) AlterRuleset(v *catalog.View, alter *ast.AlterRuleset) (*catal
 		def.Except, next.ExceptFile = alter.Except, p.File
 	case "DROP EXCEPT":
 		if def.Except == nil {
-			return nil, p.errorf(alter, "ruleset '%s' has no EXCEPT WHEN to drop", v.Name)
+			return nil, p.errorf(action, "ruleset '%s' has no EXCEPT WHEN to drop", v.Name)
 		}
 		def.Except, next.ExceptFile = nil, nil
 	case "SET SUPPRESS":
 		def.Suppress, next.SuppressFile = alter.Suppress, p.File
 	case "DROP SUPPRESS":
 		if def.Suppress == nil {
-			return nil, p.errorf(alter, "ruleset '%s' has no SUPPRESS BY to drop", v.Name)
+			return nil, p.errorf(action, "ruleset '%s' has no SUPPRESS BY to drop", v.Name)
 		}
 		def.Suppress, next.SuppressFile = nil, nil
 	case "SHADOW":
 		return p.shadowRuleset(v, alter)
 	case "PROMOTE SHADOW":
 		if v.Shadow == nil {
-			return nil, p.errorf(alter, "ruleset '%s' has no shadow to promote: set one with ALTER RULESET %s SHADOW (RULE ...) INTO table", v.Name, v.Name)
+			return nil, p.errorf(action, "ruleset '%s' has no shadow to promote: set one with ALTER RULESET %s SHADOW (RULE ...) INTO table", v.Name, v.Name)
 		}
 		setDefinition(&next, v.Shadow)
 		next.Shadow, next.ShadowInto = nil, ""
 	case "DROP SHADOW":
 		if v.Shadow == nil {
-			return nil, p.errorf(alter, "ruleset '%s' has no shadow to drop", v.Name)
+			return nil, p.errorf(action, "ruleset '%s' has no shadow to drop", v.Name)
 		}
 		same := *v
 		same.Shadow, same.ShadowInto = nil, ""
 		return &same, nil
 	default:
-		return nil, p.errorf(alter, "unknown change of a ruleset: %s", alter.Action)
+		return nil, p.errorf(action, "unknown change of a ruleset: %s", alter.Action)
 	}
 	if _, _, err := p.bindRuleset(alter.Name, &next); err != nil {
 		return nil, err

@@ -289,6 +289,8 @@ type AlterRuleset struct {
 	Span
 	Name   *ObjectName
 	Action string
+	// ActionPos is where the change is written (its first word).
+	ActionPos token.Pos
 	Rule   *RuleDef // ADD, ALTER
 	Target *Ident   // DROP, ENABLE, DISABLE
 	// Version is ROLLBACK's, or SHADOW VERSION's; VersionPos is where it

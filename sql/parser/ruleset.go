@@ -189,6 +189,7 @@ func (p *parser) parseAlterRuleset() *ast.AlterRuleset {
 	}
 	p.next()
 	a := &ast.AlterRuleset{Name: p.parseObjectName()}
+	a.ActionPos = p.pos
 	switch {
 	case p.isWord("ADD"):
 		a.Action = "ADD"

@@ -128,6 +128,52 @@ var jobs = []crashJob{
 	{name: "filter", expect: expectFilter, canon: canonFilter, rowKey: filterKey, rowID: filterRowID},
 	{name: "join", expect: expectJoin, canon: canonJoin, rowKey: filterKey, rowID: filterRowID},
 	{name: "rules", expect: expectRules, canon: canonRules, rowKey: rulesKey, rowID: filterRowID},
+	{name: "suppress", expect: expectSuppress, canon: canonSuppress, rowKey: filterKey, rowID: filterRowID},
+}
+
+// expectSuppress is what testdata/suppress.sql's ruleset lets through:
+// per partition and k, the first alert, then the first at least a
+// minute after the last one let through, with the number suppressed
+// between them: id|part|k|v|n.
+func expectSuppress(in []event) map[string]int {
+	type open struct {
+		start time.Time
+		n     int
+	}
+	sets := map[string]*open{}
+	m := map[string]int{}
+	for _, e := range in {
+		if !(e.v >= 90 || e.v < 10 && e.v%2 == 1) {
+			continue
+		}
+		key := fmt.Sprintf("%d/%s", e.part, e.k)
+		o := sets[key]
+		switch {
+		case o == nil:
+			sets[key] = &open{start: e.ts}
+			m[fmt.Sprintf("%d|%d|%s|%d|0", e.id, e.part, e.k, e.v)]++
+		case e.ts.Before(o.start.Add(time.Minute)):
+			o.n++
+		default:
+			m[fmt.Sprintf("%d|%d|%s|%d|%d", e.id, e.part, e.k, e.v, o.n)]++
+			o.start, o.n = e.ts, 0
+		}
+	}
+	return m
+}
+
+func canonSuppress(r *kgo.Record) (string, error) {
+	var row struct {
+		ID, Part, V, N *int64
+		K              string
+	}
+	if err := strictJSON(r.Value, &row, nil); err != nil {
+		return "", err
+	}
+	if row.ID == nil || row.Part == nil || row.V == nil || row.N == nil {
+		return "", errors.New("a column is missing or null")
+	}
+	return fmt.Sprintf("%d|%d|%s|%d|%d", *row.ID, *row.Part, row.K, *row.V, *row.N), nil
 }
 
 // expectRules is what testdata/rules.sql's rules keep: rule|id|k|v.
