@@ -291,8 +291,8 @@ type AlterRuleset struct {
 	Action string
 	// ActionPos is where the change is written (its first word).
 	ActionPos token.Pos
-	Rule   *RuleDef // ADD, ALTER
-	Target *Ident   // DROP, ENABLE, DISABLE
+	Rule      *RuleDef // ADD, ALTER
+	Target    *Ident   // DROP, ENABLE, DISABLE
 	// Version is ROLLBACK's, or SHADOW VERSION's; VersionPos is where it
 	// is written.
 	Version    int64
