@@ -503,6 +503,10 @@ func (e *Engine) Rulesets() []Ruleset {
 	return out
 }
 
+// Declares reports whether the session itself declares a table, view
+// or ruleset name (not the engine it is a session of).
+func (e *Engine) Declares(name string) bool { return e.catalog.Declares(name) }
+
 // RulesetInfo returns ruleset name at its current version.
 func (e *Engine) RulesetInfo(name string) (Ruleset, bool) {
 	_, v, err := e.catalog.Lookup(name)
@@ -786,7 +790,13 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 		if err != nil {
 			return Result{}, err
 		}
-		if err := e.catalog.ReplaceView(next); err != nil {
+		// A session's change of its engine's ruleset is its own: the new
+		// version hides the engine's, as a name the session declares does.
+		replace := e.catalog.ReplaceView
+		if !e.catalog.Declares(next.Name) {
+			replace = func(v *catalog.View) error { return e.catalog.AddView(v, false) }
+		}
+		if err := replace(next); err != nil {
 			return Result{}, token.NewError(file, s.Name.Pos(), "%s", err.Error())
 		}
 		msg := fmt.Sprintf("[INFO] Execute statement succeeded: ruleset %s is at version %d", next.Name, next.Version)

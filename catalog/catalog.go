@@ -249,6 +249,13 @@ func (c *Catalog) Lookup(name string) (*Table, *View, error) {
 	return nil, nil, fmt.Errorf("unknown table '%s'%s", name, suggest.Hint(name, append(c.Tables(), c.Views()...)))
 }
 
+// Declares reports whether the catalog itself (not its parent) has a
+// table or view name.
+func (c *Catalog) Declares(name string) bool {
+	_, _, ok := c.lookup(name)
+	return ok
+}
+
 // lookup finds name among the catalog's own tables and views.
 func (c *Catalog) lookup(name string) (*Table, *View, bool) {
 	c.mu.RLock()

@@ -80,6 +80,7 @@ type Server struct {
 	store  *store
 	engine *sluice.Engine
 	tokens *tokens
+	audit  *auditLog
 	alerts *alerting
 	gw     *gateway
 	http   *http.Server
@@ -151,7 +152,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, store: st, engine: e, jobs: map[string]*job{},
-		tokens: &tokens{path: filepath.Join(cfg.DataDir, tokensFile)}, gw: newGateway(cfg.GatewayIdleTimeout, cfg.Logger)}
+		tokens: &tokens{path: filepath.Join(cfg.DataDir, tokensFile)}, gw: newGateway(cfg.GatewayIdleTimeout, cfg.Logger),
+		audit: &auditLog{path: filepath.Join(cfg.DataDir, auditFile)}}
 	s.router = s.routes()
 	if s.alerts, err = newAlerting(s, cfg.DataDir, cfg.AllowRemoteWebhooks); err != nil {
 		e.Close()
