@@ -84,7 +84,7 @@ type View struct {
 	// MetricGroup is set for a metric group: a view whose rows are its
 	// source's, each with the group's metrics for its key appended.
 	MetricGroup *ast.CreateMetricGroup
-	Version int
+	Version     int
 	// RuleFiles, parallel to Ruleset.Rules (or MetricGroup.Metrics), is
 	// the file each rule (metric) was written in (nil: File; ALTER
 	// RULESET ... ADD RULE writes in its own).
