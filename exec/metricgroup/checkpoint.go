@@ -18,8 +18,8 @@ import (
 //	  string window (Window.String), uvarint has, varint start, end, seq
 //	  uvarint calls, each: string identity (Metric.Computes without the
 //	    window), varint from, then the accumulator's state (bytes) or,
-//	    for HOP, per pane from the newest back: uvarint 0 (empty) or 1
-//	    and its state (bytes)
+//	    for HOP, uvarint panes and per pane from the newest back: uvarint
+//	    0 (empty) or 1 and its state (bytes)
 //	  uvarint rows (LAST), each: varint time, varint seq, then per call
 //	    uvarint n and its n argument values
 //
@@ -135,6 +135,7 @@ func (o *Operator) appendKey(dst []byte, k *keyState) ([]byte, error) {
 				continue
 			}
 			n := int64(f.panes)
+			dst = binary.AppendUvarint(dst, uint64(n))
 			for i := int64(0); i < n; i++ {
 				g := w.panes[mod(w.start-i, n)]
 				if g == nil {
