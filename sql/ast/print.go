@@ -161,9 +161,8 @@ func (p *printer) stmt(s Statement) {
 		p.name(s.Name)
 		p.str(" ON ")
 		p.name(s.Source)
-		p.str(" KEY BY (")
+		p.str(" KEY BY ")
 		p.identList(s.Keys)
-		p.str(")")
 		if s.Comment != "" {
 			p.str(" COMMENT " + quote(s.Comment))
 		}
