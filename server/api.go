@@ -806,21 +806,26 @@ func (s *Server) explainSQL(w http.ResponseWriter, r *http.Request) {
 }
 
 type catalogJSON struct {
-	Tables   []string         `json:"tables"`
-	Views    []string         `json:"views"`
-	Rulesets []sluice.Ruleset `json:"rulesets"`
+	Tables       []string             `json:"tables"`
+	Views        []string             `json:"views"`
+	Rulesets     []sluice.Ruleset     `json:"rulesets"`
+	MetricGroups []sluice.MetricGroup `json:"metric_groups"`
 }
 
 func (s *Server) catalogView() catalogJSON {
-	c := catalogJSON{Tables: s.engine.Tables(), Views: []string{}, Rulesets: s.engine.Rulesets()}
+	c := catalogJSON{Tables: s.engine.Tables(), Views: []string{}, Rulesets: s.engine.Rulesets(), MetricGroups: s.engine.MetricGroups()}
 	if c.Tables == nil {
 		c.Tables = []string{}
 	}
 	if c.Rulesets == nil {
 		c.Rulesets = []sluice.Ruleset{}
 	}
+	if c.MetricGroups == nil {
+		c.MetricGroups = []sluice.MetricGroup{}
+	}
 	for _, v := range s.engine.Views() {
-		if !slices.ContainsFunc(c.Rulesets, func(r sluice.Ruleset) bool { return r.Name == v }) {
+		if !slices.ContainsFunc(c.Rulesets, func(r sluice.Ruleset) bool { return r.Name == v }) &&
+			!slices.ContainsFunc(c.MetricGroups, func(g sluice.MetricGroup) bool { return g.Name == v }) {
 			c.Views = append(c.Views, v)
 		}
 	}
@@ -849,14 +854,14 @@ func (s *Server) postCatalog(w http.ResponseWriter, r *http.Request) {
 	file := token.NewFile("catalog.sql", src)
 	for _, st := range stmts {
 		switch st := st.(type) {
-		case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset:
+		case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateMetricGroup, *ast.AlterMetricGroup:
 			continue
 		case *ast.Drop:
-			if st.What == "TABLE" || st.What == "VIEW" || st.What == "RULESET" {
+			if st.What != "FUNCTION" {
 				continue
 			}
 		}
-		s.writeSQLError(w, req.SQL, token.NewError(file, st.Pos(), "the catalog takes CREATE TABLE, VIEW and RULESET, ALTER RULESET and DROP TABLE, VIEW or RULESET statements; SET and the statements that start jobs belong to a job's script"))
+		s.writeSQLError(w, req.SQL, token.NewError(file, st.Pos(), "the catalog takes CREATE TABLE, VIEW, RULESET and METRIC GROUP, ALTER RULESET and METRIC GROUP, and DROP TABLE, VIEW, RULESET or METRIC GROUP statements; SET and the statements that start jobs belong to a job's script"))
 		return
 	}
 	if len(stmts) == 0 {
@@ -883,8 +888,11 @@ func (s *Server) postCatalog(w http.ResponseWriter, r *http.Request) {
 	}
 	var altered []string
 	for _, st := range stmts[:len(res)] {
-		if a, ok := st.(*ast.AlterRuleset); ok {
-			altered = append(altered, a.Name.String())
+		switch a := st.(type) {
+		case *ast.AlterRuleset:
+			altered = append(altered, "Ruleset(name=["+a.Name.String()+"],")
+		case *ast.AlterMetricGroup:
+			altered = append(altered, "MetricGroup(name=["+a.Name.String()+"],")
 		}
 	}
 	s.swapRulesets(altered)
@@ -895,10 +903,13 @@ func (s *Server) postCatalog(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.catalogView())
 }
 
-// swapRulesets runs the running jobs that read one of the rulesets named
-// (a new version of each) again: each stops with a final checkpoint and
-// starts from it, planned with the rulesets' new versions (a ruleset
-// keeps no state: the job's state carries over). The caller holds s.ops.
+// swapRulesets runs the running jobs that read one of the rulesets or
+// metric groups named (a new version of each; names are their plan
+// nodes' prefixes, "Ruleset(name=[r]," or "MetricGroup(name=[g],") again:
+// each stops with a final checkpoint and starts from it, planned with the
+// new versions (a ruleset keeps no state; a metric group's unchanged
+// metrics keep theirs: the job's state carries over). The caller holds
+// s.ops.
 func (s *Server) swapRulesets(names []string) {
 	if len(names) == 0 {
 		return
@@ -916,7 +927,7 @@ func (s *Server) swapRulesets(names []string) {
 		name, sql := j.rec.Name, j.sql
 		s.mu.Unlock()
 		plan, err := s.explain(name+".sql", sql)
-		if err != nil || !slices.ContainsFunc(names, func(n string) bool { return strings.Contains(plan, "Ruleset(name=["+n+"],") }) {
+		if err != nil || !slices.ContainsFunc(names, func(n string) bool { return strings.Contains(plan, n) }) {
 			continue
 		}
 		if err := s.stop(j, false); err != nil {
