@@ -489,7 +489,7 @@ func (s *Server) runStatement(gs *gwSession, src string, extra map[string]string
 	}
 	st := stmts[0]
 	switch st.(type) {
-	case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateFunction, *ast.Drop, *ast.Set, *ast.Reset:
+	case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateMetricGroup, *ast.AlterMetricGroup, *ast.CreateFunction, *ast.Drop, *ast.Set, *ast.Reset:
 	default:
 		if configure {
 			return nil, badRequest("configure-session takes DDL, SET and RESET statements; run the others with POST .../statements.")
@@ -508,7 +508,7 @@ func (s *Server) runStatement(gs *gwSession, src string, extra map[string]string
 	var op *gwOp
 	var fail *gwFail
 	switch st.(type) {
-	case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateFunction, *ast.Drop, *ast.Set, *ast.Reset:
+	case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateMetricGroup, *ast.AlterMetricGroup, *ast.CreateFunction, *ast.Drop, *ast.Set, *ast.Reset:
 		op, fail = s.runDDL(gs, st, src)
 	case *ast.QueryStmt:
 		op, fail = s.runQuery(gs, src, extra)
@@ -543,7 +543,7 @@ func (s *Server) runDDL(gs *gwSession, st ast.Statement, src string) (*gwOp, *gw
 		return nil, s.sqlFail(gs, src, err)
 	}
 	switch st.(type) {
-	case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateFunction, *ast.Drop:
+	case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateMetricGroup, *ast.AlterMetricGroup, *ast.CreateFunction, *ast.Drop:
 		gs.mu.Lock()
 		gs.ddl = append(gs.ddl, statementText(src, st))
 		gs.mu.Unlock()
