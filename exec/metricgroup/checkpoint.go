@@ -146,8 +146,8 @@ func (o *Operator) appendKey(dst []byte, k *keyState) ([]byte, error) {
 				dst = appendState(dst, g[ci])
 			}
 		}
-		dst = binary.AppendUvarint(dst, uint64(len(w.rows)))
-		for _, r := range w.rows {
+		dst = binary.AppendUvarint(dst, uint64(len(w.rows)-w.head))
+		for _, r := range w.rows[w.head:] {
 			dst = binary.AppendVarint(dst, r.t)
 			dst = binary.AppendVarint(dst, r.seq)
 			for ci, c := range f.calls {
@@ -361,6 +361,11 @@ func (o *Operator) loadKey(key string, v []byte) error {
 	}
 	if r.err != nil {
 		return r.err
+	}
+	for fi := range o.frames {
+		if f := &o.frames[fi]; f.extremes {
+			o.rebuild(f, &k.wins[fi])
+		}
 	}
 	if k.clock == math.MinInt64 {
 		return errCorrupt

@@ -100,6 +100,10 @@ type frame struct {
 	at    []int
 	sub   []agg.Call // the calls over a frame row (LAST) or input row
 	panes int        // HOP: size/slide
+	// ext says which calls of a LAST frame are MIN (-1) or MAX (+1),
+	// kept in deques; extremes: some are.
+	ext      []int8
+	extremes bool
 }
 
 // Operator is a running metric group.
@@ -210,6 +214,9 @@ func New(cfg Config) (*Operator, error) {
 				f.nargs++
 			}
 			f.sub = append(f.sub, sc)
+			e := extremeOf(call.Func.Name(), len(call.Args))
+			f.ext = append(f.ext, e)
+			f.extremes = f.extremes || e != 0
 		}
 		maxArgs = max(maxArgs, agg.MaxArgs(f.sub), f.nargs)
 	}

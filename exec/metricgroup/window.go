@@ -30,14 +30,20 @@ type winState struct {
 	// acc holds the calls' accumulators (all windows but HOP).
 	acc agg.Group
 	// panes holds HOP's accumulators, a pane p at p mod panes (nil:
-	// empty).
+	// empty); total is the window's, the panes merged: rows are added to
+	// it too, and it is merged again when a pane leaves (stale).
 	panes []agg.Group
+	total agg.Group
+	stale bool
 	// rows are a LAST frame's rows, in time order; seq numbers them as
 	// they come; from[c] is the first row call c was fed (a metric added
 	// to a group later starts from nothing).
 	rows []frameRow
+	head int // rows[:head] have left the frame
 	seq  int64
 	from []int64
+	// deques keep a LAST frame's MIN and MAX (frame.ext), by call.
+	deques []deque
 }
 
 type frameRow struct {
@@ -62,6 +68,9 @@ func (o *Operator) initWin(f *frame, w *winState) {
 	}
 	if f.win.Kind == "LAST" {
 		w.from = make([]int64, len(f.calls))
+		if f.extremes {
+			w.deques = make([]deque, len(f.calls))
+		}
 	}
 }
 
@@ -121,7 +130,7 @@ func (o *Operator) fold(k *keyState, t int64, vals []types.Value) error {
 				for q := max(w.start+1, p-n+1); q <= p; q++ {
 					w.panes[mod(q, n)] = resetOrNil(w.panes[mod(q, n)])
 				}
-				w.start = p
+				w.start, w.stale = p, true
 			}
 			if p <= w.start-n {
 				late = true
@@ -133,6 +142,9 @@ func (o *Operator) fold(k *keyState, t int64, vals []types.Value) error {
 				w.panes[mod(p, n)] = g
 			}
 			err = g.Add(f.sub, vals, o.scratch)
+			if err == nil && !w.stale && w.total != nil {
+				err = w.total.Add(f.sub, vals, o.scratch)
+			}
 		case "LAST":
 			low := k.clock - f.win.Size
 			if t < low {
@@ -188,21 +200,44 @@ func (o *Operator) addRow(f *frame, w *winState, t int64, vals []types.Value) er
 	w.seq++
 	// Rows come in time order but for the out of order ones.
 	i := len(w.rows)
-	for i > 0 && w.rows[i-1].t > t {
+	for i > w.head && w.rows[i-1].t > t {
 		i--
 	}
-	w.rows = slices.Insert(w.rows, i, r)
-	return w.acc.Add(f.sub, args, o.scratch)
+	inOrder := i == len(w.rows)
+	if inOrder {
+		w.rows = append(w.rows, r)
+	} else {
+		w.rows = slices.Insert(w.rows, i, r)
+	}
+	for ci := range f.sub {
+		if f.extremes && f.ext[ci] != 0 {
+			if inOrder {
+				o.pushRow(f, w, ci, &w.rows[len(w.rows)-1])
+			}
+			continue
+		}
+		if err := apply(w.acc[ci], &f.sub[ci], args, o.scratch, false); err != nil {
+			return err
+		}
+	}
+	if !inOrder && f.extremes {
+		o.rebuild(f, w)
+	}
+	return nil
 }
 
 // evict retracts the rows of a LAST frame older than low.
 func (o *Operator) evict(f *frame, w *winState, low int64) error {
-	n := 0
+	n := w.head
 	for n < len(w.rows) && w.rows[n].t < low {
 		r := &w.rows[n]
 		for ci := range f.calls {
 			if r.seq < w.from[ci] {
 				continue // never fed to this call
+			}
+			if f.extremes && f.ext[ci] != 0 {
+				w.deques[ci].drop(r.seq)
+				continue
 			}
 			if err := apply(w.acc[ci], &f.sub[ci], r.args, o.scratch, true); err != nil {
 				return err
@@ -210,11 +245,18 @@ func (o *Operator) evict(f *frame, w *winState, low int64) error {
 		}
 		n++
 	}
-	if n > 0 {
-		clear(w.rows[:n])
-		w.rows = w.rows[n:]
-		if cap(w.rows) > 64 && len(w.rows) < cap(w.rows)/4 {
-			w.rows = slices.Clone(w.rows)
+	if n > w.head {
+		clear(w.rows[w.head:n])
+		w.head = n
+		// The left rows move down once they are half the slice: each row
+		// moves at most once on average.
+		if w.head >= 32 && w.head*2 >= len(w.rows) {
+			k := copy(w.rows, w.rows[w.head:])
+			clear(w.rows[k:])
+			w.rows, w.head = w.rows[:k], 0
+			if cap(w.rows) > 64 && k < cap(w.rows)/4 {
+				w.rows = slices.Clone(w.rows)
+			}
 		}
 	}
 	return nil
@@ -242,16 +284,18 @@ func (o *Operator) results(k *keyState) error {
 	for m, r := range o.result {
 		f := &o.frames[r.frame]
 		w := &k.wins[r.frame]
-		var a agg.Accumulator
+		a := w.acc
 		if f.win.Kind == "HOP" {
-			var err error
-			if a, err = o.hopResult(f, w, r.call); err != nil {
+			if err := o.hopTotal(f, w); err != nil {
 				return err
 			}
-		} else {
-			a = w.acc[r.call]
+			a = w.total
 		}
-		if fr, ok := a.(agg.FallibleResult); ok {
+		if f.extremes && f.ext[r.call] != 0 {
+			o.vals[m] = w.deques[r.call].front()
+			continue
+		}
+		if fr, ok := a[r.call].(agg.FallibleResult); ok {
 			v, err := fr.ResultErr()
 			if err != nil {
 				return err
@@ -259,29 +303,28 @@ func (o *Operator) results(k *keyState) error {
 			o.vals[m] = v
 			continue
 		}
-		o.vals[m] = a.Result()
+		o.vals[m] = a[r.call].Result()
 	}
 	return nil
 }
 
-// hopResult merges call ci's panes of the newest window into one
-// accumulator.
-func (o *Operator) hopResult(f *frame, w *winState, ci int) (agg.Accumulator, error) {
-	var acc agg.Accumulator
+// hopTotal makes a HOP window's total current: when a pane left it, the
+// panes it holds are merged again (once a slide, not once a row).
+func (o *Operator) hopTotal(f *frame, w *winState) error {
+	if w.total == nil {
+		w.total, w.stale = agg.NewGroup(f.sub), true
+	}
+	if !w.stale {
+		return nil
+	}
+	resetGroup(w.total)
 	for _, g := range w.panes {
-		if g == nil {
-			continue
-		}
-		if acc == nil {
-			acc = g[ci].Clone()
-			continue
-		}
-		if err := acc.Merge(g[ci]); err != nil {
-			return nil, err
+		if g != nil {
+			if err := w.total.Merge(g); err != nil {
+				return err
+			}
 		}
 	}
-	if acc == nil {
-		acc = agg.NewGroup(f.sub[ci : ci+1])[0]
-	}
-	return acc, nil
+	w.stale = false
+	return nil
 }
