@@ -60,6 +60,7 @@ func (o *Operator) CheckpointBarrier(id int64) error {
 		}
 	}
 	o.dirty = o.dirty[:0]
+	o.gauge.Set(int64(len(o.keys)), o.stateBytes())
 	if o.checkpt && len(o.fresh) > 0 {
 		o.pending = append(o.pending, pendingPub{id: id, changes: o.changes(o.fresh)})
 		o.fresh = o.fresh[:0]
@@ -367,6 +368,7 @@ func (o *Operator) loadKey(key string, v []byte) error {
 			o.rebuild(f, &k.wins[fi])
 		}
 	}
+	o.rows += k.rows()
 	if k.clock == math.MinInt64 {
 		return errCorrupt
 	}

@@ -24,6 +24,7 @@ package metricgroup
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/sluicesql/sluice/exec"
@@ -60,6 +61,9 @@ type Change struct {
 	Values []types.Value
 	// EventTime is the time of the newest row of the key, microseconds.
 	EventTime int64
+	// Deleted: the key's state expired (its windows hold no row), and its
+	// values with it.
+	Deleted bool
 }
 
 // Publisher receives the values of a group's metrics as checkpoints
@@ -116,6 +120,14 @@ type Operator struct {
 	names  []string
 
 	keys  map[string]*keyState
+	// horizon is the widest window, or 0 if a metric has none (keys
+	// never expire); scanned is when keys were last scanned for expiry.
+	horizon, scanned int64
+	// rows counts the LAST frames' rows, for the state gauge; keyBytes
+	// and rowBytes estimate the size of a key and of a row.
+	rows               int64
+	keyBytes, rowBytes int64
+	gauge              *exec.StateGauge
 	dirty []*keyState // changed since the last checkpoint
 	fresh []*keyState // changed since the last publication
 	// pending are the changes a barrier took, waiting for their
@@ -223,6 +235,23 @@ func New(cfg Config) (*Operator, error) {
 	o.scratch = make([]types.Value, maxArgs)
 	o.frow = make([]types.Value, maxArgs)
 	o.vals = make([]types.Value, len(cfg.Metrics))
+	o.scanned = math.MinInt64
+	o.keyBytes = 160 + 48*int64(len(cfg.Keys))
+	for fi := range o.frames {
+		f := &o.frames[fi]
+		switch f.win.Kind {
+		case "":
+			o.horizon = -1
+		case "HOP":
+			o.keyBytes += int64(f.panes) * 64 * int64(len(f.calls))
+		case "LAST":
+			o.rowBytes += 48 + 48*int64(f.nargs)
+		}
+		o.keyBytes += 96 + 64*int64(len(f.calls))
+		if o.horizon >= 0 {
+			o.horizon = max(o.horizon, f.win.Size)
+		}
+	}
 	return o, nil
 }
 
@@ -251,6 +280,8 @@ func (o *Operator) Open(ctx *exec.Context) error {
 	if err := exec.OpenState(ctx, o.cfg.ID, "metric group "+o.cfg.Group, &o.store, &o.offsets, o.restore); err != nil {
 		return err
 	}
+	o.gauge = ctx.StateGauge("metric group")
+	o.gauge.Set(int64(len(o.keys)), o.stateBytes())
 	if len(o.keys) > 0 {
 		all := make([]*keyState, 0, len(o.keys))
 		for _, k := range o.keys {
@@ -305,12 +336,21 @@ func (o *Operator) Process(b *types.Batch) error {
 	if err := o.flush(); err != nil {
 		return err
 	}
-	if !o.checkpt && len(o.fresh) > 0 {
-		ch := o.changes(o.fresh)
-		o.fresh = o.fresh[:0]
-		return o.publish(ch)
+	if o.cfg.TimeCol < 0 {
+		o.expire(now)
 	}
-	return nil
+	return o.publishFresh()
+}
+
+// publishFresh publishes the values changed since the last publication,
+// for a job without checkpoints (with them, their checkpoint does).
+func (o *Operator) publishFresh() error {
+	if o.checkpt || len(o.fresh) == 0 {
+		return nil
+	}
+	ch := o.changes(o.fresh)
+	o.fresh = o.fresh[:0]
+	return o.publish(ch)
 }
 
 func (o *Operator) flush() error {
@@ -357,6 +397,7 @@ func (o *Operator) changes(keys []*keyState) []Change {
 	for _, k := range keys {
 		k.fresh = false
 		if k.gone {
+			out = append(out, Change{Key: k.vals, EventTime: k.clock, Deleted: true})
 			continue
 		}
 		if err := o.results(k); err != nil {
@@ -379,7 +420,42 @@ func (o *Operator) publish(changes []Change) error {
 
 // Watermark implements exec.Operator: metrics follow each key's clock,
 // and the watermark goes on.
-func (o *Operator) Watermark(wm int64) error { return o.cfg.Next.Watermark(wm) }
+func (o *Operator) Watermark(wm int64) error {
+	if o.cfg.TimeCol >= 0 && wm != exec.MaxWatermark {
+		o.expire(wm)
+		if err := o.publishFresh(); err != nil {
+			return err
+		}
+	}
+	return o.cfg.Next.Watermark(wm)
+}
+
+// expire lets go of the keys whose every window is past: the key's clock
+// is more than the widest window (the horizon) behind time now. A row of
+// such a key would find every window of its metrics empty, so nothing
+// changes but memory; the store learns that the key has no values. Keys
+// are scanned when now has moved a quarter of the horizon since the last
+// scan. A group with a metric over every row (no WINDOW) keeps its keys.
+func (o *Operator) expire(now int64) {
+	if o.horizon <= 0 || now < o.scanned+o.horizon/4 {
+		return
+	}
+	o.scanned = now
+	for key, k := range o.keys {
+		if k.clock < now-o.horizon {
+			delete(o.keys, key)
+			k.gone = true
+			o.rows -= k.rows()
+			o.touch(k)
+		}
+	}
+	o.gauge.Set(int64(len(o.keys)), o.stateBytes())
+}
+
+// stateBytes estimates the bytes of the keys' state.
+func (o *Operator) stateBytes() int64 {
+	return int64(len(o.keys))*o.keyBytes + o.rows*o.rowBytes
+}
 
 // Finish implements exec.Operator.
 func (o *Operator) Finish() error {

@@ -74,6 +74,15 @@ func (o *Operator) initWin(f *frame, w *winState) {
 	}
 }
 
+// rows is how many LAST frame rows k holds.
+func (k *keyState) rows() int64 {
+	n := 0
+	for i := range k.wins {
+		n += len(k.wins[i].rows) - k.wins[i].head
+	}
+	return int64(n)
+}
+
 func floorDiv(a, b int64) int64 {
 	q := a / b
 	if a%b != 0 && (a < 0) != (b < 0) {
@@ -204,6 +213,7 @@ func (o *Operator) addRow(f *frame, w *winState, t int64, vals []types.Value) er
 		i--
 	}
 	inOrder := i == len(w.rows)
+	o.rows++
 	if inOrder {
 		w.rows = append(w.rows, r)
 	} else {
@@ -246,6 +256,7 @@ func (o *Operator) evict(f *frame, w *winState, low int64) error {
 		n++
 	}
 	if n > w.head {
+		o.rows -= int64(n - w.head)
 		clear(w.rows[w.head:n])
 		w.head = n
 		// The left rows move down once they are half the slice: each row
