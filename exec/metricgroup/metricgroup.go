@@ -119,7 +119,7 @@ type Operator struct {
 	result []struct{ frame, call int }
 	names  []string
 
-	keys  map[string]*keyState
+	keys map[string]*keyState
 	// horizon is the widest window, or 0 if a metric has none (keys
 	// never expire); scanned is when keys were last scanned for expiry.
 	horizon, scanned int64
@@ -128,8 +128,8 @@ type Operator struct {
 	rows               int64
 	keyBytes, rowBytes int64
 	gauge              *exec.StateGauge
-	dirty []*keyState // changed since the last checkpoint
-	fresh []*keyState // changed since the last publication
+	dirty              []*keyState // changed since the last checkpoint
+	fresh              []*keyState // changed since the last publication
 	// pending are the changes a barrier took, waiting for their
 	// checkpoint to complete.
 	pending []pendingPub
