@@ -154,7 +154,9 @@ INSERT INTO alerts SELECT id, n FROM rs;
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		start := time.Now()
 		code, body = ts.call("POST", "/v1/catalog", map[string]string{"sql": "ALTER METRIC GROUP m ADD METRIC total AS SUM(id);"})
+		t.Logf("ALTER METRIC GROUP, the job stopped and started again: %v", time.Since(start))
 	}()
 	for i := 100; i < 300; i += 20 {
 		produceIDs(t, bs, "in", i, i+20)
