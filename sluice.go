@@ -577,6 +577,56 @@ func rulesetDefinition(def *ast.CreateRuleset) RulesetDefinition {
 	return d
 }
 
+// MetricGroup describes a metric group of the catalog.
+type MetricGroup struct {
+	Name    string   `json:"name"`
+	Version int      `json:"version"`
+	Source  string   `json:"source"`
+	Keys    []string `json:"keys"`
+	Metrics []Metric `json:"metrics"`
+	Comment string   `json:"comment,omitempty"`
+}
+
+// Metric describes a metric of a metric group.
+type Metric struct {
+	Name string `json:"name"`
+	// Aggregate is the metric's aggregate call, as SQL.
+	Aggregate string `json:"aggregate"`
+	// Window is the window as SQL writes it ("TUMBLE(INTERVAL '1'
+	// HOUR)"), "" for every row of the key.
+	Window string `json:"window,omitempty"`
+}
+
+// MetricGroups returns the metric groups of the catalog, by name, each at
+// its current version.
+func (e *Engine) MetricGroups() []MetricGroup {
+	var out []MetricGroup
+	for _, name := range e.catalog.MetricGroups() {
+		_, v, err := e.catalog.Lookup(name)
+		if err != nil || v == nil || v.MetricGroup == nil {
+			continue
+		}
+		def := v.MetricGroup
+		g := MetricGroup{Name: v.Name, Version: v.Version, Source: def.Source.String(), Comment: def.Comment}
+		for _, k := range def.Keys {
+			g.Keys = append(g.Keys, k.Name)
+		}
+		for _, m := range def.Metrics {
+			mt := Metric{Name: m.Name.Name, Aggregate: ast.Format(m.Agg)}
+			if w := m.Window; w.Kind != "" {
+				mt.Window = w.Kind + "("
+				if w.Slide != nil {
+					mt.Window += ast.Format(w.Slide) + ", "
+				}
+				mt.Window += ast.Format(w.Size) + ")"
+			}
+			g.Metrics = append(g.Metrics, mt)
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
 // Config returns a copy of the session's SET options.
 func (e *Engine) Config() map[string]string {
 	e.mu.Lock()
@@ -804,6 +854,32 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 			msg += fmt.Sprintf("; its shadow (version %d) writes into %s", next.ShadowVersion(), next.ShadowInto)
 		}
 		return Result{Message: msg + "."}, nil
+	case *ast.CreateMetricGroup:
+		v, err := p.MetricGroupFromDDL(s)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := e.catalog.AddView(v, s.IfNotExists); err != nil {
+			return Result{}, token.NewError(file, s.Name.Pos(), "%s", err.Error())
+		}
+		return Result{Message: "[INFO] Execute statement succeeded."}, nil
+	case *ast.AlterMetricGroup:
+		name, err := p.ObjectName(s.Name)
+		if err != nil {
+			return Result{}, err
+		}
+		_, v, err := e.catalog.Lookup(name)
+		if err != nil || v == nil || v.MetricGroup == nil {
+			return Result{}, token.NewError(file, s.Name.Pos(), "unknown metric group '%s'%s", name, suggest.Hint(name, e.catalog.MetricGroups()))
+		}
+		next, err := p.AlterMetricGroup(v, s)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := e.catalog.ReplaceView(next); err != nil {
+			return Result{}, token.NewError(file, s.Name.Pos(), "%s", err.Error())
+		}
+		return Result{Message: fmt.Sprintf("[INFO] Execute statement succeeded: metric group %s is at version %d.", next.Name, next.Version)}, nil
 	case *ast.Drop:
 		if s.What == "FUNCTION" {
 			return e.dropFunction(file, s)

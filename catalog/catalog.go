@@ -81,9 +81,13 @@ type View struct {
 	Query   *ast.Query
 	File    *token.File
 	Ruleset *ast.CreateRuleset
-	Version int
-	// RuleFiles, parallel to Ruleset.Rules, is the file each rule was
-	// written in (nil: File; ALTER RULESET ... ADD RULE writes in its own).
+	// MetricGroup is set for a metric group: a view whose rows are its
+	// source's, each with the group's metrics for its key appended.
+	MetricGroup *ast.CreateMetricGroup
+	Version     int
+	// RuleFiles, parallel to Ruleset.Rules (or MetricGroup.Metrics), is
+	// the file each rule (metric) was written in (nil: File; ALTER
+	// RULESET ... ADD RULE writes in its own).
 	RuleFiles []*token.File
 	// ExceptFile and SuppressFile are the files the ruleset's EXCEPT
 	// WHEN and SUPPRESS BY were written in (nil: File; ALTER RULESET ...
@@ -109,6 +113,17 @@ func (v *View) ShadowVersion() int {
 		return v.Version + 1
 	}
 	return v.Shadow.Version
+}
+
+// Kind is what v is: "VIEW", "RULESET" or "METRIC GROUP".
+func (v *View) Kind() string {
+	switch {
+	case v.Ruleset != nil:
+		return "RULESET"
+	case v.MetricGroup != nil:
+		return "METRIC GROUP"
+	}
+	return "VIEW"
 }
 
 // RulesetVersion returns version n of ruleset v (v or one of its
@@ -212,13 +227,10 @@ func (c *Catalog) Drop(what, name string, ifExists bool) error {
 			c.gen++
 			return nil
 		}
-	case "VIEW", "RULESET":
+	case "VIEW", "RULESET", "METRIC GROUP":
 		if v, ok := c.views[name]; ok {
-			if (v.Ruleset != nil) != (what == "RULESET") {
-				kind := "a view"
-				if v.Ruleset != nil {
-					kind = "a ruleset"
-				}
+			if v.Kind() != what {
+				kind := "a " + strings.ToLower(v.Kind())
 				return fmt.Errorf("'%s' is %s: drop it with DROP %s", name, kind, strings.ToUpper(kind[2:]))
 			}
 			delete(c.views, name)
@@ -316,6 +328,17 @@ func (c *Catalog) Rulesets() []string {
 	var names []string
 	for _, n := range c.Views() {
 		if _, v, ok := c.find(n); ok && v != nil && v.Ruleset != nil {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// MetricGroups returns the names of metric groups, sorted.
+func (c *Catalog) MetricGroups() []string {
+	var names []string
+	for _, n := range c.Views() {
+		if _, v, ok := c.find(n); ok && v != nil && v.MetricGroup != nil {
 			names = append(names, n)
 		}
 	}

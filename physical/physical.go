@@ -20,6 +20,7 @@ import (
 	"github.com/sluicesql/sluice/exec/filterset"
 	"github.com/sluicesql/sluice/exec/groupagg"
 	"github.com/sluicesql/sluice/exec/join"
+	"github.com/sluicesql/sluice/exec/metricgroup"
 	"github.com/sluicesql/sluice/exec/normalize"
 	"github.com/sluicesql/sluice/exec/over"
 	"github.com/sluicesql/sluice/exec/rank"
@@ -66,6 +67,9 @@ type Env struct {
 	// such a column instead of failing the job
 	// ('table.exec.sink.not-null-enforcer' = 'DROP').
 	DropNullRows bool
+	// Metrics receives the committed values of metric groups (the
+	// engine's metric store); nil: they are not published.
+	Metrics metricgroup.Publisher
 	// Dims holds the engine's shared dimension tables, for lookup joins
 	// over sources loaded in full. Nil: each job gets a registry of its
 	// own.
@@ -728,6 +732,8 @@ func (b *builder) buildNode(n plan.Node) (*pipe, error) {
 		return b.windowRank(n)
 	case *plan.OverAggregate:
 		return b.over(n)
+	case *plan.MetricGroup:
+		return b.metricGroup(n)
 	case *plan.Join:
 		return b.join(n, nil)
 	case *plan.IntervalJoin:
@@ -901,10 +907,46 @@ func (b *builder) over(n *plan.OverAggregate) (*pipe, error) {
 	})
 }
 
+// metricGroup builds a metric group's operator, keyed by its keys. Its
+// state is the group's (its name, keys and their types), whatever its
+// version: each metric's state inside is matched by what it computes.
+func (b *builder) metricGroup(n *plan.MetricGroup) (*pipe, error) {
+	in := n.Input.Schema()
+	var what strings.Builder
+	fmt.Fprintf(&what, "MetricGroup(name=[%s], keys=[", n.Name)
+	for i, k := range n.Keys {
+		if i > 0 {
+			what.WriteString(", ")
+		}
+		fmt.Fprintf(&what, "%s %s", in.Columns[k].Name, in.Columns[k].Type.WithoutTimeAttr())
+	}
+	what.WriteString("])")
+	cfg := metricgroup.Config{Group: n.Name, Version: n.Version, Keys: n.Keys, TimeCol: n.TimeCol,
+		Types: columnTypes(in), Publisher: b.env.Metrics}
+	for _, m := range n.Metrics {
+		cfg.Metrics = append(cfg.Metrics, metricgroup.Metric{Name: m.Name, Call: m.Call, Computes: m.Computes,
+			Window: metricgroup.Window{Kind: m.Window.Kind, Size: m.Window.Size, Slide: m.Window.Slide}})
+	}
+	return b.keyedAs("metric-group", n, what.String(), n.Keys, n.Input, func(id string, next exec.Operator) (exec.Operator, error) {
+		c := cfg
+		c.ID, c.Next = id, next
+		var err error
+		if c.Calls, err = agg.Bind(n.Calls); err != nil {
+			return nil, err
+		}
+		return metricgroup.New(c)
+	})
+}
+
 // keyed builds an operator over input re-keyed by keys (into one task
 // when there are none): mk makes it for each task, given the task's
 // operator ID (the name of its state).
 func (b *builder) keyed(name string, n plan.Node, keys []int, input plan.Node, mk func(id string, next exec.Operator) (exec.Operator, error)) (*pipe, error) {
+	return b.keyedAs(name, n, computes(n), keys, input, mk)
+}
+
+// keyedAs is keyed for an operator whose state identity is what.
+func (b *builder) keyedAs(name string, n plan.Node, what string, keys []int, input plan.Node, mk func(id string, next exec.Operator) (exec.Operator, error)) (*pipe, error) {
 	p, err := b.build(input)
 	if err != nil {
 		return nil, err
@@ -916,7 +958,7 @@ func (b *builder) keyed(name string, n plan.Node, keys []int, input plan.Node, m
 	if p, err = b.exchange(name, par, keys, input, p); err != nil {
 		return nil, err
 	}
-	id := b.id(name, opLabel(n), computes(n))
+	id := b.id(name, opLabel(n), what)
 	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
 		return mk(fmt.Sprintf("%s/%d", id, task), next)
 	})

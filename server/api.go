@@ -815,21 +815,26 @@ func (s *Server) explainSQL(w http.ResponseWriter, r *http.Request) {
 }
 
 type catalogJSON struct {
-	Tables   []string         `json:"tables"`
-	Views    []string         `json:"views"`
-	Rulesets []sluice.Ruleset `json:"rulesets"`
+	Tables       []string             `json:"tables"`
+	Views        []string             `json:"views"`
+	Rulesets     []sluice.Ruleset     `json:"rulesets"`
+	MetricGroups []sluice.MetricGroup `json:"metric_groups"`
 }
 
 func (s *Server) catalogView() catalogJSON {
-	c := catalogJSON{Tables: s.engine.Tables(), Views: []string{}, Rulesets: s.engine.Rulesets()}
+	c := catalogJSON{Tables: s.engine.Tables(), Views: []string{}, Rulesets: s.engine.Rulesets(), MetricGroups: s.engine.MetricGroups()}
 	if c.Tables == nil {
 		c.Tables = []string{}
 	}
 	if c.Rulesets == nil {
 		c.Rulesets = []sluice.Ruleset{}
 	}
+	if c.MetricGroups == nil {
+		c.MetricGroups = []sluice.MetricGroup{}
+	}
 	for _, v := range s.engine.Views() {
-		if !slices.ContainsFunc(c.Rulesets, func(r sluice.Ruleset) bool { return r.Name == v }) {
+		if !slices.ContainsFunc(c.Rulesets, func(r sluice.Ruleset) bool { return r.Name == v }) &&
+			!slices.ContainsFunc(c.MetricGroups, func(g sluice.MetricGroup) bool { return g.Name == v }) {
 			c.Views = append(c.Views, v)
 		}
 	}
@@ -840,8 +845,8 @@ func (s *Server) getCatalog(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.catalogView())
 }
 
-// postCatalog answers POST /v1/catalog: CREATE TABLE, CREATE VIEW,
-// CREATE and ALTER RULESET and DROP TABLE|VIEW|RULESET statements,
+// postCatalog answers POST /v1/catalog: CREATE TABLE, VIEW, RULESET and
+// METRIC GROUP, ALTER RULESET and METRIC GROUP, and DROP statements,
 // executed in order in the server's catalog (which every job sees),
 // recorded in catalog.sql and in the audit log. At an error, the
 // statements before it stay applied.
@@ -859,14 +864,14 @@ func (s *Server) postCatalog(w http.ResponseWriter, r *http.Request) {
 	file := token.NewFile("catalog.sql", src)
 	for _, st := range stmts {
 		switch st := st.(type) {
-		case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset:
+		case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateMetricGroup, *ast.AlterMetricGroup:
 			continue
 		case *ast.Drop:
-			if st.What == "TABLE" || st.What == "VIEW" || st.What == "RULESET" {
+			if st.What != "FUNCTION" {
 				continue
 			}
 		}
-		s.writeSQLError(w, req.SQL, token.NewError(file, st.Pos(), "the catalog takes CREATE TABLE, VIEW and RULESET, ALTER RULESET and DROP TABLE, VIEW or RULESET statements; SET and the statements that start jobs belong to a job's script"))
+		s.writeSQLError(w, req.SQL, token.NewError(file, st.Pos(), "the catalog takes CREATE TABLE, VIEW, RULESET and METRIC GROUP, ALTER RULESET and METRIC GROUP, and DROP TABLE, VIEW, RULESET or METRIC GROUP statements; SET and the statements that start jobs belong to a job's script"))
 		return
 	}
 	if len(stmts) == 0 {
@@ -891,10 +896,12 @@ type storeError struct{ err error }
 
 func (e *storeError) Error() string { return e.err.Error() }
 
-// rulesetChange is what a change of the catalog did to a ruleset: its
-// shadow's table before and after ("" when none), for swapRulesets.
+// rulesetChange is a change of a ruleset or a metric group, for
+// swapRulesets: prefix is its plan nodes' ("Ruleset(name=[r]," or
+// "MetricGroup(name=[g],"); a ruleset's shadow's table before and after
+// ("" when none).
 type rulesetChange struct {
-	name              string
+	prefix            string
 	shadowBefore, now string
 }
 
@@ -915,6 +922,7 @@ func (s *Server) changeCatalog(who, filename string, src []byte, stmts []ast.Sta
 	for _, st := range stmts {
 		kind, object, action := auditObject(st)
 		before, _ := s.engine.RulesetInfo(object)
+		versionBefore := objectVersion(s.engine, kind, object)
 		text := string(src[st.Pos().Offset():st.End().Offset()])
 		// The statement alone, at its line and column.
 		at := file.Position(st.Pos())
@@ -926,11 +934,12 @@ func (s *Server) changeCatalog(who, filename string, src []byte, stmts []ast.Sta
 		applied = append(applied, text)
 		e := auditEntry{Time: time.Now().UTC(), Who: who, Scope: "catalog", Kind: kind, Object: object, Action: action,
 			Statement: s.mask(string(src), text)}
-		if kind == "ruleset" {
-			e.VersionBefore, e.VersionAfter = before.Version, after.Version
-			if action == "alter" {
-				changed = append(changed, rulesetChange{name: object, shadowBefore: shadowTable(before), now: shadowTable(after)})
-			}
+		e.VersionBefore, e.VersionAfter = versionBefore, objectVersion(s.engine, kind, object)
+		switch {
+		case kind == "ruleset" && action == "alter":
+			changed = append(changed, rulesetChange{prefix: "Ruleset(name=[" + after.Name + "],", shadowBefore: shadowTable(before), now: shadowTable(after)})
+		case kind == "metric group" && action == "alter":
+			changed = append(changed, rulesetChange{prefix: "MetricGroup(name=[" + object + "],"})
 		}
 		entries = append(entries, e)
 	}
@@ -952,6 +961,23 @@ func (s *Server) changeCatalog(who, filename string, src []byte, stmts []ast.Sta
 	return err
 }
 
+// objectVersion is the version of a ruleset or a metric group named
+// object that engine e sees, 0 for any other object or none.
+func objectVersion(e *sluice.Engine, kind, object string) int {
+	switch kind {
+	case "ruleset":
+		rs, _ := e.RulesetInfo(object)
+		return rs.Version
+	case "metric group":
+		for _, g := range e.MetricGroups() {
+			if g.Name == object {
+				return g.Version
+			}
+		}
+	}
+	return 0
+}
+
 // shadowTable is the table ruleset rs's shadow writes, or "".
 func shadowTable(rs sluice.Ruleset) string {
 	if rs.Shadow == nil {
@@ -960,13 +986,14 @@ func shadowTable(rs sluice.Ruleset) string {
 	return rs.Shadow.Into
 }
 
-// swapRulesets runs the running jobs that read one of the rulesets
-// changed (a new version of each, or another shadow) again: each stops
-// with a final checkpoint and starts from it, planned with the rulesets'
-// new definitions. A ruleset's own state (its suppression, its shadow's
-// sink) may come or go with the change: the restart drops what of it
-// the new definition no longer has, and nothing else. The caller holds
-// s.ops.
+// swapRulesets runs the running jobs that read one of the rulesets or
+// metric groups changed (a new version of each, or a ruleset's other
+// shadow) again: each stops with a final checkpoint and starts from it,
+// planned with the new definitions (a metric group's unchanged metrics
+// keep their state). A ruleset's own state (its suppression, its
+// shadow's sink) may come or go with the change: the restart drops what
+// of it the new definition no longer has, and nothing else. The caller
+// holds s.ops.
 func (s *Server) swapRulesets(changes []rulesetChange) {
 	if len(changes) == 0 {
 		return
@@ -982,7 +1009,7 @@ func (s *Server) swapRulesets(changes []rulesetChange) {
 	var names []string
 	owned := map[string]bool{"Suppress": true}
 	for _, c := range changes {
-		names = append(names, c.name)
+		names = append(names, c.prefix)
 		for _, t := range []string{c.shadowBefore, c.now} {
 			if t != "" {
 				owned["sink "+t] = true
@@ -994,7 +1021,7 @@ func (s *Server) swapRulesets(changes []rulesetChange) {
 		name, sql := j.rec.Name, j.sql
 		s.mu.Unlock()
 		plan, err := s.explain(name+".sql", sql)
-		if err != nil || !slices.ContainsFunc(names, func(n string) bool { return strings.Contains(plan, "Ruleset(name=["+n+"],") }) {
+		if err != nil || !slices.ContainsFunc(names, func(n string) bool { return strings.Contains(plan, n) }) {
 			continue
 		}
 		if err := s.stop(j, false); err != nil {

@@ -32,15 +32,16 @@ type auditEntry struct {
 	// Scope is "catalog" (the server's, which every job sees) or
 	// "session <id>" (a session of the SQL gateway, its own objects).
 	Scope string `json:"scope"`
-	// Kind is the kind of object: "table", "view", "ruleset" or
-	// "function"; Action "create", "alter" or "drop".
+	// Kind is the kind of object: "table", "view", "ruleset", "metric
+	// group" or "function"; Action "create", "alter" or "drop".
 	Kind   string `json:"kind"`
 	Object string `json:"object"`
 	Action string `json:"action"`
 	// Statement is the statement as written, its secrets masked.
 	Statement string `json:"statement"`
 	// VersionBefore and VersionAfter are the object's versions before
-	// and after the change, for objects that have versions (rulesets);
+	// and after the change, for objects that have versions (rulesets,
+	// metric groups);
 	// 0 when there is none (before a creation, after a drop).
 	VersionBefore int `json:"version_before,omitempty"`
 	VersionAfter  int `json:"version_after,omitempty"`
@@ -153,6 +154,10 @@ func auditObject(st ast.Statement) (kind, object, action string) {
 		return "ruleset", st.Name.Last().Name, "create"
 	case *ast.AlterRuleset:
 		return "ruleset", st.Name.Last().Name, "alter"
+	case *ast.CreateMetricGroup:
+		return "metric group", st.Name.Last().Name, "create"
+	case *ast.AlterMetricGroup:
+		return "metric group", st.Name.Last().Name, "alter"
 	case *ast.CreateFunction:
 		return "function", st.Name.Last().Name, "create"
 	case *ast.Drop:

@@ -489,7 +489,7 @@ func (s *Server) runStatement(gs *gwSession, who, src string, extra map[string]s
 	}
 	st := stmts[0]
 	switch st.(type) {
-	case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateFunction, *ast.Drop, *ast.Set, *ast.Reset:
+	case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateMetricGroup, *ast.AlterMetricGroup, *ast.CreateFunction, *ast.Drop, *ast.Set, *ast.Reset:
 	default:
 		if configure {
 			return nil, badRequest("configure-session takes DDL, SET and RESET statements; run the others with POST .../statements.")
@@ -508,7 +508,7 @@ func (s *Server) runStatement(gs *gwSession, who, src string, extra map[string]s
 	var op *gwOp
 	var fail *gwFail
 	switch st.(type) {
-	case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateFunction, *ast.Drop, *ast.Set, *ast.Reset:
+	case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateMetricGroup, *ast.AlterMetricGroup, *ast.CreateFunction, *ast.Drop, *ast.Set, *ast.Reset:
 		op, fail = s.runDDL(gs, who, st, src)
 	case *ast.QueryStmt:
 		op, fail = s.runQuery(gs, src, extra)
@@ -530,9 +530,9 @@ func (s *Server) runStatement(gs *gwSession, who, src string, extra map[string]s
 
 // runDDL runs DDL, SET or RESET in the session, as who's. A SET
 // without a key lists the session's configuration, as Flink's does. An
-// ALTER RULESET of a ruleset of the server's catalog (not one the
-// session declares) changes the catalog, as POST /v1/catalog does; the
-// other DDL changes the session's own objects. Both are audited.
+// ALTER RULESET or METRIC GROUP of one of the server's catalog (not one
+// the session declares) changes the catalog, as POST /v1/catalog does;
+// the other DDL changes the session's own objects. Both are audited.
 func (s *Server) runDDL(gs *gwSession, who string, st ast.Statement, src string) (*gwOp, *gwFail) {
 	if set, ok := st.(*ast.Set); ok && set.Key == "" {
 		cfg := gs.config()
@@ -543,8 +543,8 @@ func (s *Server) runDDL(gs *gwSession, who string, st ast.Statement, src string)
 		return fixedOp(resultWithContent, []string{"key", "value"}, rows, ""), nil
 	}
 	kind, object, action := auditObject(st)
-	if _, ok := st.(*ast.AlterRuleset); ok && !gs.eng.Declares(object) {
-		if _, catalog := s.engine.RulesetInfo(object); catalog {
+	if action == "alter" && !gs.eng.Declares(object) {
+		if objectVersion(s.engine, kind, object) > 0 {
 			if err := s.changeCatalog(who, gatewayFile, []byte(src), []ast.Statement{st}); err != nil {
 				var se *storeError
 				if errors.As(err, &se) {
@@ -556,22 +556,18 @@ func (s *Server) runDDL(gs *gwSession, who string, st ast.Statement, src string)
 			return fixedOp(resultSuccess, []string{"result"}, [][]string{{"OK"}}, ""), nil
 		}
 	}
-	before, _ := gs.eng.RulesetInfo(object)
+	before := objectVersion(gs.eng, kind, object)
 	if _, err := gs.eng.Exec(context.Background(), gatewayFile, []byte(src)); err != nil {
 		return nil, s.sqlFail(gs, src, err)
 	}
 	switch st.(type) {
-	case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateFunction, *ast.Drop:
+	case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateMetricGroup, *ast.AlterMetricGroup, *ast.CreateFunction, *ast.Drop:
 		text := statementText(src, st)
 		gs.mu.Lock()
 		gs.ddl = append(gs.ddl, text)
 		gs.mu.Unlock()
 		e := auditEntry{Time: time.Now().UTC(), Who: who, Scope: "session " + gs.id, Kind: kind, Object: object, Action: action,
-			Statement: s.mask(src, text)}
-		if kind == "ruleset" {
-			after, _ := gs.eng.RulesetInfo(object)
-			e.VersionBefore, e.VersionAfter = before.Version, after.Version
-		}
+			Statement: s.mask(src, text), VersionBefore: before, VersionAfter: objectVersion(gs.eng, kind, object)}
 		if err := s.audit.append([]auditEntry{e}); err != nil {
 			s.log.Error("cannot record a gateway session's change in the audit log", "session", gs.id, "error", err)
 			return nil, &gwFail{http.StatusInternalServerError, err.Error()}

@@ -119,3 +119,88 @@ INSERT INTO alerts SELECT id, ruleset_version, matched_rules FROM rs;
 		}
 	}
 }
+
+// A new version of a metric group reaches the running job that reads it
+// (through a ruleset) and its unchanged metric keeps its values: the
+// count of each key goes on across the change, each alert written once.
+func TestMetricGroupSwap(t *testing.T) {
+	bs := kafkatest.Start(t, 1, "in")
+	dir, out := t.TempDir(), t.TempDir()
+	ts := startServer(t, dir, false, "")
+	ts.must("POST", "/v1/catalog", map[string]string{"sql": fmt.Sprintf(`CREATE TABLE src (id BIGINT) WITH ('connector' = 'kafka', 'topic' = 'in',
+  'properties.bootstrap.servers' = '%s', 'scan.startup.mode' = 'earliest-offset', 'format' = 'json');
+CREATE VIEW ev AS SELECT id, MOD(id, 3) AS k FROM src;
+CREATE METRIC GROUP m ON ev KEY BY (k) (METRIC n AS COUNT(*));
+CREATE RULESET rs ON m (RULE every WHEN n > 0);`, bs)}, 200, nil)
+	job := fmt.Sprintf(`CREATE TABLE alerts (id BIGINT, n BIGINT) WITH ('connector' = 'filesystem', 'path' = '%s/alerts.json', 'format' = 'json');
+SET 'execution.checkpointing.interval' = '100ms';
+INSERT INTO alerts SELECT id, n FROM rs;
+`, out)
+	ts.must("POST", "/v1/jobs", map[string]any{"name": "alerts", "sql": job}, 201, nil)
+	produceIDs(t, bs, "in", 0, 100)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		var j jobJSON
+		ts.must("GET", "/v1/jobs/alerts", nil, 200, &j)
+		if j.Metrics.RowsIn >= 100 && j.Metrics.Checkpoints > 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the job did not read 100 rows: %+v", j)
+		}
+	}
+	var wg sync.WaitGroup
+	var code int
+	var body []byte
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		start := time.Now()
+		code, body = ts.call("POST", "/v1/catalog", map[string]string{"sql": "ALTER METRIC GROUP m ADD METRIC total AS SUM(id);"})
+		t.Logf("ALTER METRIC GROUP, the job stopped and started again: %v", time.Since(start))
+	}()
+	for i := 100; i < 300; i += 20 {
+		produceIDs(t, bs, "in", i, i+20)
+		time.Sleep(5 * time.Millisecond)
+	}
+	wg.Wait()
+	var cat catalogJSON
+	if err := json.Unmarshal(body, &cat); code != 200 || err != nil || len(cat.MetricGroups) != 1 || cat.MetricGroups[0].Version != 2 || len(cat.MetricGroups[0].Metrics) != 2 {
+		t.Fatalf("ALTER METRIC GROUP: %d %s", code, body)
+	}
+	produceIDs(t, bs, "in", 300, 400)
+	var j jobJSON
+	ts.must("GET", "/v1/jobs/alerts", nil, 200, &j)
+	if !strings.Contains(j.Plan, "MetricGroup(name=[m], version=[2]") {
+		t.Errorf("the job does not run version 2 of the metric group:\n%s", j.Plan)
+	}
+	type alert struct{ ID, N int }
+	var got map[int][]alert
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		got = map[int][]alert{}
+		b, err := os.ReadFile(filepath.Join(out, "alerts.json"))
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if line == "" {
+				continue
+			}
+			var a alert
+			if err := json.Unmarshal([]byte(line), &a); err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			got[a.ID] = append(got[a.ID], a)
+		}
+		if len(got) == 400 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 400 alerts written", len(got))
+		}
+	}
+	for id := range 400 {
+		if as := got[id]; len(as) != 1 || as[0].N != id/3+1 {
+			t.Errorf("id %d: %+v, want one alert with n = %d", id, as, id/3+1)
+		}
+	}
+}

@@ -353,7 +353,7 @@ func checkScript(filename string, src []byte) error {
 	var first ast.Statement
 	for _, st := range stmts {
 		switch st := st.(type) {
-		case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateFunction, *ast.Drop:
+		case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateMetricGroup, *ast.AlterMetricGroup, *ast.CreateFunction, *ast.Drop:
 		case *ast.Set:
 			if why, ok := serverOwned[st.Key]; ok {
 				return token.NewError(file, st.Pos(), "the server sets '%s' for every job (%s): remove this SET", st.Key, why)

@@ -175,6 +175,40 @@ func (p *printer) stmt(s Statement) {
 		default: // DROP EXCEPT, DROP SUPPRESS, DROP SHADOW, PROMOTE SHADOW
 			p.str(" " + s.Action)
 		}
+	case *CreateMetricGroup:
+		p.str("CREATE METRIC GROUP ")
+		if s.IfNotExists {
+			p.str("IF NOT EXISTS ")
+		}
+		p.name(s.Name)
+		p.str(" ON ")
+		p.name(s.Source)
+		p.str(" KEY BY ")
+		p.identList(s.Keys)
+		if s.Comment != "" {
+			p.str(" COMMENT " + quote(s.Comment))
+		}
+		p.str(" (")
+		for i, m := range s.Metrics {
+			if i > 0 {
+				p.str(", ")
+			}
+			p.metricDef(m)
+		}
+		p.str(")")
+	case *AlterMetricGroup:
+		p.str("ALTER METRIC GROUP ")
+		p.name(s.Name)
+		p.str(" " + s.Action + " ")
+		switch {
+		case s.Action == "ROLLBACK":
+			p.str("TO VERSION " + strconv.FormatInt(s.Version, 10))
+		case s.Metric != nil:
+			p.metricDef(s.Metric)
+		default:
+			p.str("METRIC ")
+			p.ident(s.Target)
+		}
 	case *Drop:
 		p.str("DROP ")
 		if s.Temporary {
@@ -309,6 +343,22 @@ func (p *printer) ruleList(rules []*RuleDef) {
 		p.ruleDef(r)
 	}
 	p.str(")")
+}
+
+func (p *printer) metricDef(m *MetricDef) {
+	p.str("METRIC ")
+	p.ident(m.Name)
+	p.str(" AS ")
+	p.expr(m.Agg, 0)
+	if m.Window.Kind != "" {
+		p.str(" WINDOW " + m.Window.Kind + "(")
+		if m.Window.Slide != nil {
+			p.expr(m.Window.Slide, 0)
+			p.str(", ")
+		}
+		p.expr(m.Window.Size, 0)
+		p.str(")")
+	}
 }
 
 func (p *printer) ruleDef(r *RuleDef) {

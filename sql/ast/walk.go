@@ -81,6 +81,30 @@ func Walk(v Visitor, n Node) {
 	case *RulesetSuppress:
 		walkIdents(v, n.Keys)
 		Walk(v, n.Interval)
+	case *CreateMetricGroup:
+		Walk(v, n.Name)
+		Walk(v, n.Source)
+		walkIdents(v, n.Keys)
+		for _, m := range n.Metrics {
+			Walk(v, m)
+		}
+	case *MetricDef:
+		Walk(v, n.Name)
+		walkExpr(v, n.Agg)
+		if n.Window.Slide != nil {
+			Walk(v, n.Window.Slide)
+		}
+		if n.Window.Size != nil {
+			Walk(v, n.Window.Size)
+		}
+	case *AlterMetricGroup:
+		Walk(v, n.Name)
+		if n.Metric != nil {
+			Walk(v, n.Metric)
+		}
+		if n.Target != nil {
+			Walk(v, n.Target)
+		}
 	case *RuleDef:
 		Walk(v, n.Name)
 		walkExpr(v, n.When)

@@ -291,20 +291,3 @@ func (p *parser) parseVersion() (int64, token.Pos) {
 	pos := p.pos
 	return p.parseCount("version number"), pos
 }
-
-// peekWord reports whether the token n ahead is the (non-keyword) word
-// w, in any case.
-func (p *parser) peekWord(n int, w string) bool {
-	j := p.i + n
-	if p.peek(n) != token.IDENT || j >= len(p.toks) {
-		return false
-	}
-	t := &p.toks[j]
-	lit := ""
-	if t.off < 0 {
-		lit = p.lits[-t.off-1]
-	} else {
-		lit = p.text[t.off : t.off+t.n]
-	}
-	return strings.EqualFold(lit, w)
-}
