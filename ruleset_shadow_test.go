@@ -212,3 +212,20 @@ ALTER RULESET rs SHADOW (RULE b WHEN n > 1) INTO sh;
 		}
 	}
 }
+
+// A shadow needs a source without state: a ruleset over a metric group
+// (or an aggregation) has none.
+func TestRulesetShadowStatefulSource(t *testing.T) {
+	src := `CREATE TABLE logins (user_id INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ('connector' = 'datagen', 'number-of-rows' = '10');
+CREATE METRIC GROUP g ON logins KEY BY (user_id) (METRIC n AS COUNT(*));
+CREATE RULESET rs ON g (RULE a WHEN n > 1);
+CREATE TABLE sh (user_id INT, ts TIMESTAMP(3), n BIGINT, ruleset_name STRING, ruleset_version INT, matched_rules ARRAY<STRING>,
+  alert_severity STRING, alert_tags ARRAY<STRING>, suppressed_count BIGINT) WITH ('connector' = 'blackhole');
+ALTER RULESET rs SHADOW (RULE b WHEN n > 2) INTO sh;
+`
+	_, err := runSQL(t, nil, "", src)
+	want := "test.sql:6:15: ruleset 'rs' cannot have a shadow: it reads 'g', computed with state (MetricGroup)"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}

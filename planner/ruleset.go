@@ -307,6 +307,12 @@ func (p *Planner) bindRulesetAs(at ast.Node, v *catalog.View, shadow bool) (plan
 	if in.Updating() {
 		return nil, nil, p.errorf(rs.Source, "ruleset '%s' reads '%s', whose rows are updated: a ruleset raises alerts over rows that are only inserted (an append-only table or view)", v.Name, rs.Source)
 	}
+	if shadow {
+		if kind := statefulNode(in); kind != "" {
+			return nil, nil, p.errorf(at, "ruleset '%s' cannot have a shadow: it reads '%s', computed with state (%s), which a shadow would compute again; "+
+				"a shadow needs a source without state (a table, or a view of filters, projections, unions and lookups)", v.Name, rs.Source, kind)
+		}
+	}
 	n := &plan.Ruleset{Input: in, Name: v.Name, Version: v.Version, Shadow: shadow, Match: rs.Match.Kind, N: rs.Match.N}
 	if n.Match == "" {
 		n.Match = "ANY"
@@ -385,6 +391,26 @@ func (p *Planner) bindRulesetAs(at ast.Node, v *catalog.View, shadow bool) (plan
 	}
 	p.File = saved
 	return p.alias(node, osc, v.Name, nil, nil)
+}
+
+// statefulNode names a node of plan n that keeps state (as EXPLAIN
+// names it), or returns "" when n keeps none.
+func statefulNode(n plan.Node) string {
+	switch n.(type) {
+	case *plan.Scan, *plan.Values, *plan.Calc, *plan.Union, *plan.Expand, *plan.Correlate, *plan.LookupJoin, *plan.Ruleset:
+	default:
+		d := n.Describe()
+		if i := strings.IndexByte(d, '('); i > 0 {
+			d = d[:i]
+		}
+		return d
+	}
+	for _, in := range n.Inputs() {
+		if kind := statefulNode(in); kind != "" {
+			return kind
+		}
+	}
+	return ""
 }
 
 // bindSuppress plans SUPPRESS BY over the alerts of ruleset n, whose
