@@ -216,6 +216,17 @@ func TestAudit(t *testing.T) {
 	if len(anon.Entries) != 1 || anon.Entries[0].Who != "anonymous" || anon.Entries[0].Kind != "table" || anon.Entries[0].Object != "t" {
 		t.Errorf("auth off: %+v", anon.Entries)
 	}
+
+	// A metric group's changes, with its versions.
+	ts2.must("POST", "/v1/catalog", map[string]string{"sql": `CREATE TABLE lg (user_id INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ('connector' = 'datagen', 'number-of-rows' = '1');
+CREATE METRIC GROUP g ON lg KEY BY (user_id) (METRIC n AS COUNT(*));
+ALTER METRIC GROUP g ADD METRIC m AS MAX(user_id);`}, 200, nil)
+	var mg struct{ Entries []auditEntry }
+	ts2.must("GET", "/v1/audit?object=g", nil, 200, &mg)
+	if len(mg.Entries) != 2 || mg.Entries[0].Kind != "metric group" || mg.Entries[0].Action != "alter" || mg.Entries[0].VersionBefore != 1 || mg.Entries[0].VersionAfter != 2 ||
+		mg.Entries[1].Action != "create" || mg.Entries[1].VersionAfter != 1 {
+		t.Errorf("the metric group's entries: %+v", mg.Entries)
+	}
 }
 
 // Setting a shadow, a suppression, and promoting the shadow reach the
