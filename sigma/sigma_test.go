@@ -2,8 +2,10 @@ package sigma_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -76,8 +78,8 @@ var wantAlerts = map[string][]int{
 	"recon_b": {111, 113},
 }
 
-// wantCorrelations are the correlation alerts: rule, window start,
-// group, metric.
+// wantCorrelations are the correlation alerts of the statement-set
+// form (tumbling windows): rule, window start, group, metric.
 var wantCorrelations = []string{
 	"corr_brute 2024-05-01 12:00:00.000 User=dave 3.0",      // three failures of dave in [12:00, 12:10); erin's two are in two windows
 	"corr_multi_host 2024-05-01 12:00:00.000 User=dave 2.0", // dave from hA and hB within the hour; erin from hA only
@@ -86,8 +88,28 @@ var wantCorrelations = []string{
 	"corr_bytes 2024-05-01 13:00:00.000 Computer=hU 1100.0", // 400 + 700 bytes from hU; hV's 900 are not over 1000
 }
 
+// wantRulesetCorrelations are the correlation alerts of the ruleset
+// form (each event a correlation counts, over the time span that ends
+// with it): rule, group, metric, the event's id.
+var wantRulesetCorrelations = []string{
+	"corr_brute User=dave 3.0 102",      // dave's third failure within 10 minutes (12:01, 12:02, 12:03); erin's two are 11 minutes apart
+	"corr_multi_host User=dave 2.0 107", // dave from hB (12:20) after hA (12:05); erin from hA only
+	"corr_recon Computer=hR 2.0 111",    // ipconfig on hR 2 minutes after systeminfo
+	"corr_recon Computer=hS 2.0 113",    // on hS 5 minutes after: at most the time span apart (no fixed window boundary between them)
+	"corr_ordered User=dave 2.0 106",    // dave failed (12:01) before he succeeded (12:05); erin succeeded first
+	"corr_bytes Computer=hU 1100.0 116", // 400 + 700 bytes from hU within the hour; hV's 900 are not over 1000
+}
+
+// wantSeverity and wantTags are the alerts' severities and tags where
+// they are not medium (a rule without a level) and none.
+var (
+	wantSeverity = map[string]string{"m_equal": "low", "m_contains": "high"}
+	wantTags     = map[string]string{"m_contains": "attack.execution, attack.t1059.001"}
+)
+
 // TestSampleRules translates the sample rules, runs the script over the
-// sample events and checks exactly which events each rule alerts on.
+// sample events and checks exactly which events each rule alerts on, in
+// both forms: rulesets and a statement set.
 func TestSampleRules(t *testing.T) {
 	m, err := sigma.LoadMapping("testdata/mapping.yml")
 	if err != nil {
@@ -101,20 +123,49 @@ func TestSampleRules(t *testing.T) {
 	for _, f := range rs.Failures {
 		t.Errorf("not translated: %s", f)
 	}
-	script := sigma.Script(rs, sigma.ScriptOptions{CreateAlerts: true})
-	src := []byte(eventsDDL + script)
-	var out bytes.Buffer
-	e, err := sluice.Open(sluice.Options{Stdout: &out})
-	if err != nil {
-		t.Fatal(err)
+	for _, form := range []string{"ruleset", "statement-set"} {
+		t.Run(form, func(t *testing.T) {
+			script := sigma.Script(rs, sigma.ScriptOptions{CreateAlerts: true, StatementSet: form == "statement-set"})
+			var got map[string][]int
+			var gotCorr, wantCorr []string
+			if form == "ruleset" {
+				got, gotCorr = runRulesets(t, rs, eventsDDL+script, "alert> ")
+				wantCorr = wantRulesetCorrelations
+			} else {
+				got, gotCorr = runStatementSet(t, eventsDDL+script)
+				wantCorr = wantCorrelations
+			}
+			for rule, ids := range got {
+				if want := wantAlerts[rule]; !slices.Equal(ids, want) {
+					t.Errorf("%s alerts on %v, want %v", rule, ids, want)
+				}
+			}
+			for rule, want := range wantAlerts {
+				if _, ok := got[rule]; !ok {
+					t.Errorf("%s alerts on nothing, want %v", rule, want)
+				}
+			}
+			sort.Strings(gotCorr)
+			want := slices.Clone(wantCorr)
+			sort.Strings(want)
+			if !slices.Equal(gotCorr, want) {
+				t.Errorf("correlation alerts:\n%s\nwant:\n%s", strings.Join(gotCorr, "\n"), strings.Join(want, "\n"))
+			}
+			if t.Failed() {
+				t.Logf("script:\n%s", script)
+			}
+		})
 	}
-	defer e.Close()
-	if err := e.Run(context.Background(), "rules.sql", src); err != nil {
-		t.Fatalf("%s\n%s", sluice.FormatError(err, src), src)
-	}
+}
+
+// runStatementSet runs a script of the statement-set form and returns
+// the ids each detection alerts on (sorted), and the correlation alerts
+// as rule, window start, group and metric.
+func runStatementSet(t *testing.T, src string) (map[string][]int, []string) {
+	t.Helper()
 	got := map[string][]int{}
-	var gotCorr []string
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+	var corr []string
+	for _, line := range runScript(t, src) {
 		row, ok := strings.CutPrefix(line, "alert> +I[")
 		if !ok {
 			t.Fatalf("line %q: not an alert", line)
@@ -128,31 +179,102 @@ func TestSampleRules(t *testing.T) {
 			}
 			got[f[0]] = append(got[f[0]], id)
 		case 6: // rule, severity, window_start, window_end, group_key, metric
-			gotCorr = append(gotCorr, strings.Join([]string{f[0], f[2], f[4], f[5]}, " "))
+			corr = append(corr, strings.Join([]string{f[0], f[2], f[4], f[5]}, " "))
 		default:
 			t.Fatalf("line %q: not an alert", line)
 		}
 	}
-	for rule, ids := range got {
+	for _, ids := range got {
 		sort.Ints(ids)
-		if want := wantAlerts[rule]; !slices.Equal(ids, want) {
-			t.Errorf("%s alerts on %v, want %v", rule, ids, want)
+	}
+	return got, corr
+}
+
+// Alerts of the ruleset form as the print connector writes them, with
+// one alert column (the id): ruleset, version, rules, severity, tags,
+// id; and ruleset, version, rule, severity, tags, group, metric, id.
+var (
+	detectionAlertRE   = regexp.MustCompile(`^\+I\[(\w+), (\d+), \[([^\]]*)\], (\w+), \[([^\]]*)\], (-?\d+)\]$`)
+	correlationAlertRE = regexp.MustCompile(`^\+I\[(\w+), (\d+), (\w+), (\w+), \[([^\]]*)\], (.*), (\S+), (-?\d+)\]$`)
+)
+
+// runRulesets runs a script of the ruleset form for rs, whose print
+// tables write lines that begin with prefix, and returns the ids each
+// detection alerts on (sorted; a part's alerts are its rule's) and the
+// correlation alerts as rule, group, metric and id. It checks each
+// alert's ruleset, version, severity and tags on the way.
+func runRulesets(t *testing.T, rs *sigma.Ruleset, src, prefix string) (map[string][]int, []string) {
+	t.Helper()
+	ruleOf := map[string]*sigma.Query{}
+	for _, q := range rs.Queries {
+		ruleOf[q.Name] = q
+		for _, p := range q.PartNames {
+			ruleOf[p] = q
 		}
 	}
-	for rule, want := range wantAlerts {
-		if _, ok := got[rule]; !ok {
-			t.Errorf("%s alerts on nothing, want %v", rule, want)
+	got := map[string][]int{}
+	var corr []string
+	for _, line := range runScript(t, src) {
+		line, ok := strings.CutPrefix(line, prefix)
+		if !ok {
+			t.Fatalf("line %q: not an alert", line)
+		}
+		if f := detectionAlertRE.FindStringSubmatch(line); f != nil {
+			if f[1] != sigma.DefaultRuleset || f[2] != "1" {
+				t.Errorf("line %q: ruleset %s version %s", line, f[1], f[2])
+			}
+			var id int
+			fmt.Sscan(f[6], &id)
+			severity, tags := "", ""
+			for _, name := range strings.Split(f[3], ", ") {
+				q := ruleOf[name]
+				if q == nil {
+					t.Fatalf("line %q: no rule %s", line, name)
+				}
+				got[q.Name] = append(got[q.Name], id)
+				severity = max(severity, cmp.Or(wantSeverity[q.Name], "medium")) // one rule a line, but for m_null and m_neq
+				tags = wantTags[q.Name]
+			}
+			if f[4] != severity || f[5] != tags {
+				t.Errorf("line %q: severity %s, tags [%s]; want %s, [%s]", line, f[4], f[5], severity, tags)
+			}
+			continue
+		}
+		f := correlationAlertRE.FindStringSubmatch(line)
+		if f == nil {
+			t.Fatalf("line %q: not an alert", line)
+		}
+		q := ruleOf[f[3]]
+		if q == nil || q.Correlation == nil || f[1] != sigma.DefaultRuleset+"_"+q.Name || f[4] != cmp.Or(q.Severity, "medium") {
+			t.Errorf("line %q: not the alert of a correlation of that name and severity", line)
+		}
+		corr = append(corr, strings.Join([]string{f[3], f[6], f[7], f[8]}, " "))
+	}
+	for _, ids := range got {
+		sort.Ints(ids)
+	}
+	return got, corr
+}
+
+// runScript runs src and returns the lines its print tables write.
+func runScript(t *testing.T, src string) []string {
+	t.Helper()
+	var out bytes.Buffer
+	e, err := sluice.Open(sluice.Options{Stdout: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.Run(context.Background(), "rules.sql", []byte(src)); err != nil {
+		t.Fatalf("%s\n%s", sluice.FormatError(err, []byte(src)), src)
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		if l != "" {
+			lines = append(lines, l)
 		}
 	}
-	sort.Strings(gotCorr)
-	want := slices.Clone(wantCorrelations)
-	sort.Strings(want)
-	if !slices.Equal(gotCorr, want) {
-		t.Errorf("correlation alerts:\n%s\nwant:\n%s", strings.Join(gotCorr, "\n"), strings.Join(want, "\n"))
-	}
-	if t.Failed() {
-		t.Logf("script:\n%s", script)
-	}
+	return lines
 }
 
 // TestCheck: the queries the engine refuses to plan (here, over a column
@@ -184,7 +306,7 @@ detection: {s: {Gone: x}, condition: s}
 		t.Fatal(err)
 	}
 	defer e.Close()
-	if err := sigma.Check(rs, func(sql string) error {
+	if err := sigma.Check(rs, sigma.ScriptOptions{StatementSet: true}, func(sql string) error {
 		_, err := e.Explain("check.sql", []byte(sql))
 		return err
 	}); err != nil {

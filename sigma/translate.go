@@ -49,6 +49,9 @@ type Query struct {
 	// column (its guard) on every row, and one with a guard only on the
 	// rows the guard holds for.
 	Parts []string
+	// PartNames name the parts in a ruleset: the rule's name and
+	// _part1, _part2, ... (numbered further if another rule has one).
+	PartNames []string
 	// Referenced is set on a detection that correlations refer to and
 	// that does not alert on its own (Sigma's generate: false, the
 	// default).
@@ -307,19 +310,28 @@ func baseName(d *Document) string {
 	return "rule"
 }
 
-// nameQueries numbers the names that repeat (x, x_2, x_3, ...).
+// nameQueries numbers the names that repeat (x, x_2, x_3, ...), then
+// names the parts of split conditions (x_part1, ...), unique too.
 func nameQueries(qs []*Query) {
 	used := map[string]bool{}
 	for _, q := range qs {
 		used[q.Name] = false
 	}
-	for _, q := range qs {
-		base, n := q.Name, 1
-		for used[q.Name] {
-			n++
-			q.Name = base + "_" + strconv.Itoa(n)
+	unique := func(base string) string {
+		name := base
+		for n := 2; used[name]; n++ {
+			name = base + "_" + strconv.Itoa(n)
 		}
-		used[q.Name] = true
+		used[name] = true
+		return name
+	}
+	for _, q := range qs {
+		q.Name = unique(q.Name)
+	}
+	for _, q := range qs {
+		for i := range q.Parts {
+			q.PartNames = append(q.PartNames, unique(q.Name+"_part"+strconv.Itoa(i+1)))
+		}
 	}
 }
 
