@@ -246,11 +246,13 @@ func (t *translator) correlate(d *Document) (*Query, error) {
 	for _, q := range qs {
 		where = append(where, paren(q.Condition))
 	}
-	// The rules it counts alert on their own only if it says so.
-	if !generates(d) {
-		for _, q := range qs {
-			q.Referenced = true
+	// The rules it counts alert on their own only if it, or another
+	// correlation that refers to them, says so.
+	for _, q := range qs {
+		if generates(d) {
+			t.generated[q] = true
 		}
+		q.Referenced = !t.generated[q]
 	}
 	return &Query{ID: d.ID, Title: d.Title, Severity: d.Level, Tags: d.Tags, Pos: d.Pos, Table: qs[0].Table,
 		Condition: strings.Join(where, " OR "), Name: baseName(d), Correlation: corr}, nil

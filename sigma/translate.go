@@ -95,6 +95,10 @@ type translator struct {
 	queries map[*Document]*Query
 	failed  map[*Document]string
 	filters map[*Document][]*Document // a rule's filters
+	// generated are the queries a correlation with generate: true
+	// refers to: they alert on their own, whatever other correlations
+	// that refer to them say.
+	generated map[*Query]bool
 }
 
 // Translate translates docs with the mapping m (nil: fields are their
@@ -104,7 +108,8 @@ func Translate(docs []*Document, m *Mapping) *Ruleset {
 		m = &Mapping{}
 	}
 	t := &translator{m: m, rs: &Ruleset{Mapping: m}, byRef: map[string][]*Document{},
-		queries: map[*Document]*Query{}, failed: map[*Document]string{}, filters: map[*Document][]*Document{}}
+		queries: map[*Document]*Query{}, failed: map[*Document]string{}, filters: map[*Document][]*Document{},
+		generated: map[*Query]bool{}}
 	for _, d := range docs {
 		for _, k := range []string{d.ID, d.Name} {
 			if k != "" {
