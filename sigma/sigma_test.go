@@ -278,44 +278,69 @@ func runScript(t *testing.T, src string) []string {
 }
 
 // TestCheck: the queries the engine refuses to plan (here, over a column
-// the table lacks) become failures and the others stay; a prelude that
-// creates the alerts table itself is fine.
+// the table lacks) become failures and the others stay, in both forms;
+// a prelude that creates the alerts table itself is fine.
 func TestCheck(t *testing.T) {
-	m, err := sigma.ParseMapping("m.yml", []byte(`table: events
+	for _, statementSet := range []bool{false, true} {
+		prelude := `  CREATE TABLE events (image STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ('connector' = 'datagen', 'number-of-rows' = '1');
+  CREATE TABLE alerts (ruleset STRING, version INT, rules ARRAY<STRING>, severity STRING, tags ARRAY<STRING>, image STRING) WITH ('connector' = 'blackhole');
+`
+		if statementSet {
+			prelude = strings.Replace(prelude, "ruleset STRING, version INT, rules ARRAY<STRING>, severity STRING, tags ARRAY<STRING>", "rule STRING, severity STRING", 1)
+		}
+		m, err := sigma.ParseMapping("m.yml", []byte(`table: events
+time: ts
 fields: {Image: image, Gone: no_such_column}
+columns: {ts: TIMESTAMP(3)}
 alert_columns: [image]
 prelude: |
-  CREATE TABLE events (image STRING) WITH ('connector' = 'datagen', 'number-of-rows' = '1');
-  CREATE TABLE alerts (rule STRING, severity STRING, image STRING) WITH ('connector' = 'blackhole');
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs, err := sigma.Parse("r.yml", []byte(`title: Fine
+`+prelude))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs, err := sigma.Parse("r.yml", []byte(`title: Fine
+name: fine
 detection: {s: {Image|endswith: x.exe}, condition: s}
 ---
 title: Over a missing column
 detection: {s: {Gone: x}, condition: s}
+---
+title: Counted fine
+correlation: {type: event_count, rules: [fine], group-by: [Image], timespan: 1m, condition: {gte: 2}, generate: true}
+---
+title: Counted by a missing column
+correlation: {type: event_count, rules: [fine], group-by: [Gone], timespan: 1m, condition: {gte: 2}}
 `))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs := sigma.Translate(docs, m)
-	e, err := sluice.Open(sluice.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	if err := sigma.Check(rs, sigma.ScriptOptions{StatementSet: true}, func(sql string) error {
-		_, err := e.Explain("check.sql", []byte(sql))
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if len(rs.Queries) != 1 || rs.Queries[0].Title != "Fine" {
-		t.Errorf("queries kept: %v", rs.Queries)
-	}
-	if len(rs.Failures) != 1 || rs.Failures[0].Rule != "Over a missing column" || !strings.Contains(rs.Failures[0].Reason, "no_such_column") {
-		t.Errorf("failures: %v", rs.Failures)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs := sigma.Translate(docs, m)
+		e, err := sluice.Open(sluice.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		if err := sigma.Check(rs, sigma.ScriptOptions{StatementSet: statementSet}, func(sql string) error {
+			_, err := e.Explain("check.sql", []byte(sql))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var kept []string
+		for _, q := range rs.Queries {
+			kept = append(kept, q.Title)
+		}
+		if !slices.Equal(kept, []string{"Fine", "Counted fine"}) {
+			t.Errorf("statement set %v: queries kept: %v", statementSet, kept)
+		}
+		if len(rs.Failures) != 2 || rs.Failures[0].Rule != "Over a missing column" || !strings.Contains(rs.Failures[0].Reason, "no_such_column") ||
+			rs.Failures[1].Rule != "Counted by a missing column" || !strings.Contains(rs.Failures[1].Reason, "no_such_column") {
+			t.Errorf("statement set %v: failures: %v", statementSet, rs.Failures)
+		}
+		// What is kept plans, over the tables the check created.
+		rs.Mapping.Prelude = ""
+		if _, err := e.Explain("rules.sql", []byte(sigma.Script(rs, sigma.ScriptOptions{StatementSet: statementSet}))); err != nil {
+			t.Errorf("statement set %v: %v", statementSet, err)
+		}
 	}
 }
