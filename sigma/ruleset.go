@@ -71,7 +71,7 @@ func rulesetStatements(rs *Ruleset, qs []*Query, base string) rulesetObjects {
 			name = base + "_" + slug(table)
 		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "CREATE RULESET %s ON %s (\n", ident(name), table)
+		fmt.Fprintf(&b, "CREATE RULESET %s ON %s MATCH ANY (\n", ident(name), table)
 		for i, q := range byTable[table] {
 			b.WriteString("  " + comment(q) + "\n")
 			conds, names := []string{q.Condition}, []string{q.Name}

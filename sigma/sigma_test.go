@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -14,6 +17,8 @@ import (
 	"github.com/sluicesql/sluice"
 	"github.com/sluicesql/sluice/sigma"
 )
+
+var rewrite = flag.Bool("rewrite", false, "write the expected outputs of the tests anew")
 
 // eventsDDL declares the sample events (testdata/events.jsonl) as the
 // table the mapping (testdata/mapping.yml) names.
@@ -342,5 +347,65 @@ correlation: {type: event_count, rules: [fine], group-by: [Gone], timespan: 1m, 
 		if _, err := e.Explain("rules.sql", []byte(sigma.Script(rs, sigma.ScriptOptions{StatementSet: statementSet}))); err != nil {
 			t.Errorf("statement set %v: %v", statementSet, err)
 		}
+	}
+}
+
+// TestExample: the example of docs/sigma.md (testdata/example) prints as
+// testdata/example/script.sql says, and runs over events of its own.
+// With -rewrite, the file is written anew.
+func TestExample(t *testing.T) {
+	m, err := sigma.LoadMapping("testdata/example/mapping.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := os.ReadFile("testdata/example/rules.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := sigma.Parse("rules.yml", rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := sigma.Translate(docs, m)
+	script := sigma.Script(rs, sigma.ScriptOptions{CreateAlerts: true})
+	if *rewrite {
+		if err := os.WriteFile("testdata/example/script.sql", []byte(script), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile("testdata/example/script.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if script != string(want) {
+		t.Errorf("script:\n%s\nwant (testdata/example/script.sql; -rewrite writes it):\n%s", script, want)
+	}
+	// Over a file of events: PowerShell encoded by bob alerts, by
+	// SYSTEM not; carol's fifth failure within 5 minutes alerts, dave's
+	// (over 6 minutes) not.
+	dir := t.TempDir()
+	var lines []string
+	add := func(at, user, image, cmd string, eventID int) {
+		lines = append(lines, fmt.Sprintf(`{"event_time": "2026-12-02 10:%s", "host": "ws7", "user_name": %q, "image": %q, "command_line": %q, "event_id": %d}`, at, user, image, cmd, eventID))
+	}
+	add("00:00", "bob", `C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe`, "powershell -nop /enc SQBFAFgA", 4688)
+	add("00:05", "SYSTEM", `C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe`, "powershell -enc SQBFAFgA", 4688)
+	for i := range 5 {
+		add(fmt.Sprintf("0%d:00", i+1), "carol", "", "", 4625)
+		add(fmt.Sprintf("0%d:30", i*3/2), "dave", "", "", 4625)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "events.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m.Prelude = "CREATE TABLE events (event_time TIMESTAMP(3), host STRING, user_name STRING, image STRING, command_line STRING, event_id INT, WATERMARK FOR event_time AS event_time - INTERVAL '5' MINUTE)\n" +
+		"WITH ('connector' = 'filesystem', 'path' = '" + dir + "/events.jsonl', 'format' = 'json');"
+	got := runScript(t, sigma.Script(rs, sigma.ScriptOptions{CreateAlerts: true}))
+	sort.Strings(got)
+	wantAlerts := []string{
+		"+I[sigma, 1, [encoded_powershell], high, [attack.execution, attack.t1059.001], 2026-12-02 10:00:00.000, ws7, bob, powershell -nop /enc SQBFAFgA]",
+		"+I[sigma_brute_force, 1, brute_force, high, [attack.credential_access, attack.t1110], User=carol, 5.0, 2026-12-02 10:05:00.000, ws7, carol, ]",
+	}
+	if !slices.Equal(got, wantAlerts) {
+		t.Errorf("alerts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantAlerts, "\n"))
 	}
 }
