@@ -46,13 +46,24 @@ type rulesetObjects struct {
 	creates []string
 	inserts []string
 	drops   []string
+	used    map[string]bool // the objects' names
+}
+
+// name returns base, numbered if an object already has that name.
+func (o *rulesetObjects) name(base string) string {
+	name := base
+	for n := 2; o.used[name]; n++ {
+		name = base + "_" + strconv.Itoa(n)
+	}
+	o.used[name] = true
+	return name
 }
 
 // rulesetStatements prints qs (alerting queries of rs) in the ruleset
 // form, their objects' names beginning with base.
 func rulesetStatements(rs *Ruleset, qs []*Query, base string) rulesetObjects {
 	m := rs.mapping()
-	var o rulesetObjects
+	o := rulesetObjects{used: map[string]bool{}}
 	// The detections, a ruleset per table, in the order of first use.
 	var tables []string
 	byTable := map[string][]*Query{}
@@ -70,6 +81,7 @@ func rulesetStatements(rs *Ruleset, qs []*Query, base string) rulesetObjects {
 		if len(tables) > 1 {
 			name = base + "_" + slug(table)
 		}
+		name = o.name(name)
 		var b strings.Builder
 		fmt.Fprintf(&b, "CREATE RULESET %s ON %s MATCH ANY (\n", ident(name), table)
 		for i, q := range byTable[table] {
@@ -209,11 +221,11 @@ func correlationStatements(m *Mapping, q *Query, base string, o *rulesetObjects)
 	b.WriteString(comment(q) + "\n")
 	view := ""
 	if len(extra) > 0 {
-		view = base + "_events"
+		view = o.name(base + "_events")
 		fmt.Fprintf(&b, "CREATE VIEW %s AS SELECT *, %s FROM %s;\n", ident(view), strings.Join(extra, ", "), q.Table)
 		source = ident(view)
 	}
-	group, ruleset := base+"_metrics", base
+	group, ruleset := o.name(base+"_metrics"), o.name(base)
 	fmt.Fprintf(&b, "CREATE METRIC GROUP %s ON %s KEY BY (%s) (\n", ident(group), source, strings.Join(keys, ", "))
 	for i, mt := range metrics {
 		sep := ","
