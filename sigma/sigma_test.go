@@ -380,6 +380,20 @@ func TestExample(t *testing.T) {
 	if script != string(want) {
 		t.Errorf("script:\n%s\nwant (testdata/example/script.sql; -rewrite writes it):\n%s", script, want)
 	}
+	// docs/sigma.md shows the rules, the mapping and the script.
+	doc, err := os.ReadFile("../docs/sigma.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapping, err := os.ReadFile("testdata/example/mapping.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string][]byte{"rules.yml": rules, "mapping.yml": mapping, "script.sql": want} {
+		if !bytes.Contains(doc, text) {
+			t.Errorf("docs/sigma.md does not show testdata/example/%s as it is", name)
+		}
+	}
 	// Over a file of events: PowerShell encoded by bob alerts, by
 	// SYSTEM not; carol's fifth failure within 5 minutes alerts, dave's
 	// (over 6 minutes) not.
