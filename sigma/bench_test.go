@@ -242,8 +242,10 @@ func sigmaStyleRules(n int, seed uint64) string {
 // (sigmaStyleRules: mostly contains on the command line) and runs the
 // script sluice sigma writes over SLUICE_RULES_EVENTS procgen events
 // (default 300,000; 80% of command lines repeat), the alerts into a
-// blackhole: as one ruleset (the default form) and as a statement set
-// of an INSERT per rule. It reports events per CPU second, the engine's
+// blackhole: as one ruleset (the default form), as a statement set of
+// an INSERT per rule, and as a ruleset with 10 correlations besides
+// (event_count by host over 5 minutes of the events of a rule of its
+// own that looks for a string of the benign activity). It reports events per CPU second, the engine's
 // setup (parsing, planning) included and the translation not, and
 // alerts per event:
 //
@@ -257,26 +259,39 @@ func BenchmarkSigmaRuleset(b *testing.B) {
 		}
 	}
 	m, err := sigma.ParseMapping("m.yml", []byte(fmt.Sprintf(`table: events
-fields: {Image: image, ParentImage: parent_image, CommandLine: command_line, User: user_name, IntegrityLevel: integrity_level}
+time: event_time
+columns: {event_time: TIMESTAMP(3)}
+fields: {Image: image, ParentImage: parent_image, CommandLine: command_line, User: user_name, IntegrityLevel: integrity_level, Computer: host}
 alert_columns: [host, user_name, command_line]
 alerts_with: {connector: blackhole}
 prelude: |
-  CREATE TABLE events (event_time TIMESTAMP(3), host STRING, user_name STRING, parent_image STRING, image STRING, command_line STRING, integrity_level STRING)
+  CREATE TABLE events (event_time TIMESTAMP(3), host STRING, user_name STRING, parent_image STRING, image STRING, command_line STRING, integrity_level STRING,
+    WATERMARK FOR event_time AS event_time - INTERVAL '5' SECOND)
   WITH ('connector' = 'procgen', 'events.num' = '%d');
 `, events)))
 	if err != nil {
 		b.Fatal(err)
 	}
-	docs, err := sigma.Parse("rules.yml", []byte(sigmaStyleRules(1000, 1)))
-	if err != nil {
-		b.Fatal(err)
+	rules := sigmaStyleRules(1000, 1)
+	var corr strings.Builder
+	for i := range 10 {
+		fmt.Fprintf(&corr, "---\ntitle: Seen %d\nname: seen_%d\ndetection: {s: {CommandLine|contains: '%s'}, condition: s}\n", i, i, benchNoisy[i%len(benchNoisy)])
+		fmt.Fprintf(&corr, "---\ntitle: Burst %d\ncorrelation: {type: event_count, rules: [seen_%d], group-by: [Computer], timespan: 5m, condition: {gte: %d}}\n", i, i, 3+i)
 	}
-	rs := sigma.Translate(docs, m)
-	if len(rs.Failures) > 0 || len(rs.Queries) != 1000 {
-		b.Fatalf("%d translated, not: %v", len(rs.Queries), rs.Failures)
-	}
-	for _, form := range []string{"ruleset", "statement-set"} {
+	for _, form := range []string{"ruleset", "statement-set", "ruleset+correlations"} {
 		b.Run(form, func(b *testing.B) {
+			src := rules
+			if form == "ruleset+correlations" {
+				src += corr.String()
+			}
+			docs, err := sigma.Parse("rules.yml", []byte(src))
+			if err != nil {
+				b.Fatal(err)
+			}
+			rs := sigma.Translate(docs, m)
+			if len(rs.Failures) > 0 || len(rs.Queries) != len(docs) {
+				b.Fatalf("%d translated, not: %v", len(rs.Queries), rs.Failures)
+			}
 			script := sigma.Script(rs, sigma.ScriptOptions{CreateAlerts: true, StatementSet: form == "statement-set"})
 			cpu := cputime.Seconds()
 			var alerts int64

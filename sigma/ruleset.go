@@ -141,38 +141,43 @@ func rulesetSeverity(q *Query) string {
 // metric is a metric of a correlation's group: its name and aggregate.
 type metric struct{ name, agg string }
 
-// correlationStatements prints correlation q as a metric group and a
-// ruleset named after base (a view first, when the group has keys that
-// are not plain columns, or none), and the INSERT of its alerts.
+// correlationStatements prints correlation q as a view of the events
+// it counts (with the keys that are not plain columns, if any), a metric
+// group over the view and a ruleset over the group, named after base,
+// and the INSERT of its alerts.
+//
+// The view, not a FILTER of each metric, selects the events: its WHERE
+// is evaluated as the rules' conditions are (per distinct value, with
+// the other rules over the table), and the group keeps only the events
+// counted (a LAST window keeps every row it folds in until the row
+// leaves the span). The group's rows are the counted events, so the
+// rule tests the metrics alone.
 func correlationStatements(m *Mapping, q *Query, base string, o *rulesetObjects) {
 	c := q.Correlation
-	// where selects the events the correlation counts; counted is it
-	// ready to be ANDed.
-	where, counted := c.Conditions[0], paren(c.Conditions[0])
+	where := c.Conditions[0]
 	if len(c.Conditions) > 1 {
 		where = strings.Join(parenAll(c.Conditions), " OR ")
-		counted = paren(where)
 	}
-	filter := " FILTER (WHERE " + where + ") WINDOW LAST(" + c.Interval + ")"
+	window := " WINDOW LAST(" + c.Interval + ")"
 	span := slug(c.Span)
 	var metrics []metric
 	var value, test string // the aggregate the condition tests, and the test
 	switch c.Type {
 	case "event_count":
-		metrics = []metric{{"events_" + span, "COUNT(*)" + filter}}
+		metrics = []metric{{"events_" + span, "COUNT(*)" + window}}
 	case "value_count":
-		metrics = []metric{{"distinct_" + snake(c.FieldName) + "_" + span, "COUNT(DISTINCT " + c.Field + ")" + filter}}
+		metrics = []metric{{"distinct_" + snake(c.FieldName) + "_" + span, "COUNT(DISTINCT " + c.Field + ")" + window}}
 	case "value_sum":
-		metrics = []metric{{"sum_" + snake(c.FieldName) + "_" + span, "SUM(" + c.Field + ")" + filter}}
+		metrics = []metric{{"sum_" + snake(c.FieldName) + "_" + span, "SUM(" + c.Field + ")" + window}}
 	case "value_avg":
-		metrics = []metric{{"avg_" + snake(c.FieldName) + "_" + span, "AVG(" + c.Field + ")" + filter}}
+		metrics = []metric{{"avg_" + snake(c.FieldName) + "_" + span, "AVG(" + c.Field + ")" + window}}
 	case "temporal":
 		// The events of each rule in the span; the condition counts
 		// the rules that have some.
 		var seen []string
 		for i, r := range c.Rules {
 			name := uniqueMetric(metrics, r+"_"+span)
-			metrics = append(metrics, metric{name, "COUNT(*) FILTER (WHERE " + c.Conditions[i] + ") WINDOW LAST(" + c.Interval + ")"})
+			metrics = append(metrics, metric{name, "COUNT(*) FILTER (WHERE " + c.Conditions[i] + ")" + window})
 			seen = append(seen, ident(name)+" > 0")
 		}
 		value = kinds(seen)
@@ -184,8 +189,8 @@ func correlationStatements(m *Mapping, q *Query, base string, o *rulesetObjects)
 		// second's latest.
 		first, last := "first_"+c.Rules[0]+"_"+span, "last_"+c.Rules[1]+"_"+span
 		metrics = []metric{
-			{first, "MIN(" + c.Time + ") FILTER (WHERE " + c.Conditions[0] + ") WINDOW LAST(" + c.Interval + ")"},
-			{last, "MAX(" + c.Time + ") FILTER (WHERE " + c.Conditions[1] + ") WINDOW LAST(" + c.Interval + ")"},
+			{first, "MIN(" + c.Time + ") FILTER (WHERE " + c.Conditions[0] + ")" + window},
+			{last, "MAX(" + c.Time + ") FILTER (WHERE " + c.Conditions[1] + ")" + window},
 		}
 		value = kinds([]string{ident(first) + " IS NOT NULL", ident(last) + " IS NOT NULL"})
 		order := ident(first) + " < " + ident(last)
@@ -201,8 +206,7 @@ func correlationStatements(m *Mapping, q *Query, base string, o *rulesetObjects)
 	if test == "" {
 		test = compare(value, c.Compare)
 	}
-	// The keys: plain columns of the table, or columns a view adds.
-	source := q.Table
+	// The keys: plain columns of the table, or columns the view adds.
 	var keys, extra []string
 	for i, g := range c.GroupBy {
 		if plainColumn(g.Column) {
@@ -219,14 +223,9 @@ func correlationStatements(m *Mapping, q *Query, base string, o *rulesetObjects)
 	}
 	var b strings.Builder
 	b.WriteString(comment(q) + "\n")
-	view := ""
-	if len(extra) > 0 {
-		view = o.name(base + "_events")
-		fmt.Fprintf(&b, "CREATE VIEW %s AS SELECT *, %s FROM %s;\n", ident(view), strings.Join(extra, ", "), q.Table)
-		source = ident(view)
-	}
-	group, ruleset := o.name(base+"_metrics"), o.name(base)
-	fmt.Fprintf(&b, "CREATE METRIC GROUP %s ON %s KEY BY (%s) (\n", ident(group), source, strings.Join(keys, ", "))
+	view, group, ruleset := o.name(base+"_events"), o.name(base+"_metrics"), o.name(base)
+	fmt.Fprintf(&b, "CREATE VIEW %s AS SELECT %s FROM %s WHERE %s;\n", ident(view), strings.Join(append([]string{"*"}, extra...), ", "), q.Table, where)
+	fmt.Fprintf(&b, "CREATE METRIC GROUP %s ON %s KEY BY (%s) (\n", ident(group), ident(view), strings.Join(keys, ", "))
 	for i, mt := range metrics {
 		sep := ","
 		if i == len(metrics)-1 {
@@ -235,7 +234,7 @@ func correlationStatements(m *Mapping, q *Query, base string, o *rulesetObjects)
 		fmt.Fprintf(&b, "  METRIC %s AS %s%s\n", ident(mt.name), mt.agg, sep)
 	}
 	b.WriteString(");\n")
-	fmt.Fprintf(&b, "CREATE RULESET %s ON %s (\n  %s\n);\n", ident(ruleset), ident(group), rule(q.Name, counted+" AND "+test, q))
+	fmt.Fprintf(&b, "CREATE RULESET %s ON %s (\n  %s\n);\n", ident(ruleset), ident(group), rule(q.Name, test, q))
 	o.creates = append(o.creates, b.String())
 	sel := []string{"ruleset_name", "ruleset_version", quote(q.Name) + " AS rule", "alert_severity", "alert_tags",
 		groupKey(c) + " AS group_key", "CAST(" + value + " AS DOUBLE) AS metric"}
@@ -243,10 +242,7 @@ func correlationStatements(m *Mapping, q *Query, base string, o *rulesetObjects)
 		sel = append(sel, ident(col))
 	}
 	o.inserts = append(o.inserts, fmt.Sprintf("INSERT INTO %s SELECT %s FROM %s;\n", ident(m.correlationAlertsTable()), strings.Join(sel, ", "), ident(ruleset)))
-	o.drops = append(o.drops, "DROP RULESET "+ident(ruleset)+";\n", "DROP METRIC GROUP "+ident(group)+";\n")
-	if view != "" {
-		o.drops = append(o.drops, "DROP VIEW "+ident(view)+";\n")
-	}
+	o.drops = append(o.drops, "DROP RULESET "+ident(ruleset)+";\n", "DROP METRIC GROUP "+ident(group)+";\n", "DROP VIEW "+ident(view)+";\n")
 }
 
 // kinds prints the number of the tests that hold.

@@ -14,11 +14,12 @@ CREATE RULESET sigma ON events MATCH ANY (
 );
 
 -- brute_force: Brute force [high] attack.credential_access attack.t1110 over failed_logon (rules.yml:22:1)
-CREATE METRIC GROUP sigma_brute_force_metrics ON events KEY BY (user_name) (
-  METRIC events_5m AS COUNT(*) FILTER (WHERE event_id = 4625) WINDOW LAST(INTERVAL '5' MINUTE)
+CREATE VIEW sigma_brute_force_events AS SELECT * FROM events WHERE event_id = 4625;
+CREATE METRIC GROUP sigma_brute_force_metrics ON sigma_brute_force_events KEY BY (user_name) (
+  METRIC events_5m AS COUNT(*) WINDOW LAST(INTERVAL '5' MINUTE)
 );
 CREATE RULESET sigma_brute_force ON sigma_brute_force_metrics (
-  RULE brute_force WHEN (event_id = 4625) AND events_5m >= 5 SEVERITY 'high' TAGS ('attack.credential_access', 'attack.t1110')
+  RULE brute_force WHEN events_5m >= 5 SEVERITY 'high' TAGS ('attack.credential_access', 'attack.t1110')
 );
 
 EXECUTE STATEMENT SET BEGIN
