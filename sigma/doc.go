@@ -21,8 +21,9 @@
 //     and one Failure, with its reason, per rule it cannot translate.
 //   - Script prints a Ruleset as a SQL script Sluice runs: by default
 //     a CREATE RULESET of the detections of each table and, per
-//     correlation, a CREATE METRIC GROUP of its aggregate over a sliding
-//     window and a CREATE RULESET that tests its condition, with the
+//     correlation, a view of the events it counts, a CREATE METRIC GROUP
+//     of its aggregate over a sliding window and a CREATE RULESET that
+//     tests its condition, with the
 //     INSERTs of their alerts; or (ScriptOptions.StatementSet) one
 //     statement set of an INSERT per rule. The Ruleset, not the script,
 //     is the translation; both forms print it.
