@@ -1,11 +1,14 @@
 package sluice_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluicesql/sluice"
 )
 
 // mgEvent is an event of the metric group tests.
@@ -306,5 +309,30 @@ WITH ('connector' = 'filesystem', 'path' = '/nonexistent/events.jsonl', 'format'
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s\n: got %v, want %q", c.sql, err, c.want)
 		}
+	}
+}
+
+// A session's ALTER METRIC GROUP of its engine's group is the session's
+// own: the engine's group stays at its version.
+func TestMetricGroupSessionAlter(t *testing.T) {
+	e, err := sluice.Open(sluice.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	if _, err := e.Exec(ctx, "cat.sql", []byte(`CREATE TABLE ev (k STRING, v BIGINT) WITH ('connector' = 'datagen');
+CREATE METRIC GROUP m ON ev KEY BY (k) (METRIC n AS COUNT(*));`)); err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewSession()
+	if _, err := s.Exec(ctx, "s.sql", []byte("ALTER METRIC GROUP m ADD METRIC total AS SUM(v);")); err != nil {
+		t.Fatal(err)
+	}
+	if g := e.MetricGroups(); len(g) != 1 || g[0].Version != 1 || len(g[0].Metrics) != 1 {
+		t.Errorf("the engine's group: %+v, want version 1 with one metric", g)
+	}
+	if g := s.MetricGroups(); len(g) != 1 || g[0].Version != 2 || len(g[0].Metrics) != 2 {
+		t.Errorf("the session's group: %+v, want version 2 with two metrics", g)
 	}
 }

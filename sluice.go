@@ -876,7 +876,13 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 		if err != nil {
 			return Result{}, err
 		}
-		if err := e.catalog.ReplaceView(next); err != nil {
+		// As for a ruleset: a session's change of its engine's metric group
+		// is its own.
+		replace := e.catalog.ReplaceView
+		if !e.catalog.Declares(next.Name) {
+			replace = func(v *catalog.View) error { return e.catalog.AddView(v, false) }
+		}
+		if err := replace(next); err != nil {
 			return Result{}, token.NewError(file, s.Name.Pos(), "%s", err.Error())
 		}
 		return Result{Message: fmt.Sprintf("[INFO] Execute statement succeeded: metric group %s is at version %d.", next.Name, next.Version)}, nil
