@@ -336,3 +336,46 @@ CREATE METRIC GROUP m ON ev KEY BY (k) (METRIC n AS COUNT(*));`)); err != nil {
 		t.Errorf("the session's group: %+v, want version 2 with two metrics", g)
 	}
 }
+
+// A LAST frame whose every metric has a FILTER keeps only the rows some
+// filter takes, and counts as a frame of every row would.
+func TestMetricGroupFilteredFrame(t *testing.T) {
+	evs, lines := mgEvents(11, 500, 3)
+	dir := t.TempDir()
+	writeFile(t, dir, "events.jsonl", lines)
+	out, err := runSQL(t, nil, dir, `CREATE TABLE events (k STRING, ts TIMESTAMP(3), v BIGINT, s STRING, WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE)
+WITH ('connector' = 'filesystem', 'path' = '$DIR/events.jsonl', 'format' = 'json');
+CREATE METRIC GROUP m ON events KEY BY (k) (
+  METRIC big AS COUNT(*) FILTER (WHERE v > 50) WINDOW LAST(INTERVAL '20' SECOND),
+  METRIC top AS MAX(v) FILTER (WHERE s = 's1') WINDOW LAST(INTERVAL '20' SECOND)
+);
+SELECT k, big, top FROM m;`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSpace(out), "\n")[1:]
+	seen := map[string][]mgEvent{}
+	clock := map[string]int64{}
+	for i, e := range evs {
+		seen[e.k] = append(seen[e.k], e)
+		if c, ok := clock[e.k]; !ok || e.t > c {
+			clock[e.k] = e.t
+		}
+		big, top := 0, "null"
+		topv := int64(-1)
+		for _, x := range seen[e.k] {
+			if x.t < clock[e.k]-20 {
+				continue
+			}
+			if x.v > 50 {
+				big++
+			}
+			if x.s == "s1" && x.v > topv {
+				topv, top = x.v, fmt.Sprint(x.v)
+			}
+		}
+		if want := fmt.Sprintf("+I[%s, %d, %s]", e.k, big, top); got[i] != want {
+			t.Fatalf("row %d (%+v): got %s, want %s", i, e, got[i], want)
+		}
+	}
+}

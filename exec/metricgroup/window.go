@@ -193,6 +193,22 @@ func resetOrNil(g agg.Group) agg.Group {
 // addRow adds a row to a LAST frame: what its calls read of it is kept,
 // in time order, to be retracted when it leaves the frame.
 func (o *Operator) addRow(f *frame, w *winState, t int64, vals []types.Value) error {
+	// A row whose every call's FILTER rejects it is not kept.
+	takes := false
+	for _, c := range f.calls {
+		fc := o.cfg.Calls[c].Filter
+		if fc < 0 {
+			takes = true
+			break
+		}
+		if v := vals[fc]; !v.IsNull() && v.Bool() {
+			takes = true
+			break
+		}
+	}
+	if !takes {
+		return nil
+	}
 	args := make([]types.Value, f.nargs)
 	for ci, c := range f.calls {
 		call := &o.cfg.Calls[c]
