@@ -927,7 +927,7 @@ func (b *builder) metricGroup(n *plan.MetricGroup) (*pipe, error) {
 		cfg.Metrics = append(cfg.Metrics, metricgroup.Metric{Name: m.Name, Call: m.Call, Computes: m.Computes,
 			Window: metricgroup.Window{Kind: m.Window.Kind, Size: m.Window.Size, Slide: m.Window.Slide}})
 	}
-	return b.keyedAs("metric-group", n, what.String(), n.Keys, n.Input, func(id string, next exec.Operator) (exec.Operator, error) {
+	p, err := b.keyedAs("metric-group", n, what.String(), n.Keys, n.Input, func(id string, next exec.Operator) (exec.Operator, error) {
 		c := cfg
 		c.ID, c.Next = id, next
 		var err error
@@ -936,6 +936,18 @@ func (b *builder) metricGroup(n *plan.MetricGroup) (*pipe, error) {
 		}
 		return metricgroup.New(c)
 	})
+	if err != nil {
+		return nil, err
+	}
+	// Its state's parts are its metrics, each matched by what it
+	// computes: a hot update reports which start from zero.
+	e := &b.manifest.Entries[len(b.manifest.Entries)-1]
+	for _, m := range n.Metrics {
+		if !slices.Contains(e.Parts, m.Computes) {
+			e.Parts = append(e.Parts, m.Computes)
+		}
+	}
+	return p, nil
 }
 
 // keyed builds an operator over input re-keyed by keys (into one task
