@@ -923,6 +923,9 @@ func (b *builder) metricGroup(n *plan.MetricGroup) (*pipe, error) {
 	what.WriteString("])")
 	cfg := metricgroup.Config{Group: n.Name, Version: n.Version, Keys: n.Keys, TimeCol: n.TimeCol,
 		Types: columnTypes(in), Publisher: b.env.Metrics}
+	for _, k := range n.Keys {
+		cfg.KeyNames = append(cfg.KeyNames, in.Columns[k].Name)
+	}
 	for _, m := range n.Metrics {
 		cfg.Metrics = append(cfg.Metrics, metricgroup.Metric{Name: m.Name, Call: m.Call, Computes: m.Computes,
 			Window: metricgroup.Window{Kind: m.Window.Kind, Size: m.Window.Size, Slide: m.Window.Slide}})

@@ -67,11 +67,13 @@ type Change struct {
 }
 
 // Publisher receives the values of a group's metrics as checkpoints
-// commit them (without checkpoints: as rows are folded in). Publish is
-// called from the task that runs the operator; metrics name the values
-// of each change.
+// commit them (without checkpoints: as rows are folded in): the engine's
+// metric store. Each task of the operator calls Define as it opens (with
+// the same definition: it must be idempotent), then Publish from the
+// task that runs it; a change's values are in the order of metrics.
 type Publisher interface {
-	Publish(group string, version int, metrics []string, changes []Change) error
+	Define(group string, version int, keys, metrics []types.Column) error
+	Publish(group string, changes []Change) error
 }
 
 // Config configures a metric group operator.
@@ -81,6 +83,8 @@ type Config struct {
 	Group   string
 	Version int
 	Keys    []int
+	// KeyNames name the key columns, for the publisher.
+	KeyNames []string
 	// TimeCol is the rowtime column; -1: processing time.
 	TimeCol int
 	Calls   []agg.Call
@@ -282,6 +286,22 @@ func (o *Operator) Open(ctx *exec.Context) error {
 	}
 	o.gauge = ctx.StateGauge("metric group")
 	o.gauge.Set(int64(len(o.keys)), o.stateBytes())
+	if p := o.cfg.Publisher; p != nil {
+		keys := make([]types.Column, len(o.cfg.Keys))
+		for i, c := range o.cfg.Keys {
+			keys[i] = types.Column{Name: fmt.Sprintf("k%d", i), Type: o.cfg.Types[c].WithoutTimeAttr()}
+			if i < len(o.cfg.KeyNames) {
+				keys[i].Name = o.cfg.KeyNames[i]
+			}
+		}
+		metrics := make([]types.Column, len(o.cfg.Metrics))
+		for i, m := range o.cfg.Metrics {
+			metrics[i] = types.Column{Name: m.Name, Type: o.cfg.Calls[m.Call].Result}
+		}
+		if err := p.Define(o.cfg.Group, o.cfg.Version, keys, metrics); err != nil {
+			return fmt.Errorf("metric group %s: cannot define it in the metric store: %w", o.cfg.Group, err)
+		}
+	}
 	if len(o.keys) > 0 {
 		all := make([]*keyState, 0, len(o.keys))
 		for _, k := range o.keys {
@@ -412,7 +432,7 @@ func (o *Operator) publish(changes []Change) error {
 	if o.cfg.Publisher == nil || len(changes) == 0 {
 		return nil
 	}
-	if err := o.cfg.Publisher.Publish(o.cfg.Group, o.cfg.Version, o.names, changes); err != nil {
+	if err := o.cfg.Publisher.Publish(o.cfg.Group, changes); err != nil {
 		return fmt.Errorf("metric group %s: cannot publish its values: %w", o.cfg.Group, err)
 	}
 	return nil

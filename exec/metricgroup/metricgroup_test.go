@@ -30,7 +30,9 @@ func (s *sink) Close() error          { return nil }
 // pub records what is published.
 type pub struct{ changes []Change }
 
-func (p *pub) Publish(group string, version int, metrics []string, changes []Change) error {
+func (p *pub) Define(string, int, []types.Column, []types.Column) error { return nil }
+
+func (p *pub) Publish(group string, changes []Change) error {
 	p.changes = append(p.changes, changes...)
 	return nil
 }
