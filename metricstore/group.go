@@ -1,0 +1,499 @@
+package metricstore
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sluicesql/sluice/internal/suggest"
+	"github.com/sluicesql/sluice/state"
+	"github.com/sluicesql/sluice/types"
+)
+
+// group is a metric group's values and change log.
+type group struct {
+	s     *Store
+	name  string
+	epoch uint64
+
+	// mu is taken for writing by commits, definitions and evictions, for
+	// reading by reads and by subscribers looking at the log.
+	mu  sync.RWMutex
+	def *definition
+	enc *encoder
+	// hot holds the records in memory by key (types.AppendKey of the
+	// key values).
+	hot map[string]*entry
+	// hotBytes is the estimated size of hot (counted in Store.hotBytes
+	// too).
+	hotBytes int64
+	// spilled counts the keys in spillStore (named spillID), which is
+	// nil until the group first spills.
+	spillID    string
+	spillStore state.Store
+	spilled    int
+	// seq numbers the last commit; log holds the last ones.
+	seq uint64
+	log changeLog
+	// wake is closed (and replaced) at every commit, for subscribers
+	// waiting for one.
+	wake chan struct{}
+	// gone is set when the group was dropped or the store closed.
+	gone error
+}
+
+// entry is a key's record in memory.
+type entry struct {
+	rec []byte
+	// ref is set when the entry is read or written, and cleared by the
+	// eviction's clock hand, which moves only entries without it.
+	ref atomic.Bool
+}
+
+// entryOverhead estimates what a hot entry costs besides its key and
+// record bytes: the map slot, the entry and the allocators' rounding.
+const entryOverhead = 80
+
+func entrySize(key string, rec []byte) int64 { return int64(len(key)+cap(rec)) + entryOverhead }
+
+func newGroup(s *Store, g Group) (*group, error) {
+	l, err := newLayout(0, g.Keys, g.Metrics)
+	if err != nil {
+		return nil, fmt.Errorf("metric group %s: %w", g.Name, err)
+	}
+	gr := &group{s: s, name: g.Name, epoch: newEpoch(), hot: map[string]*entry{}, wake: make(chan struct{})}
+	gr.def = newDefinition(g, l, []*layout{l})
+	gr.enc = newEncoder(l)
+	return gr, nil
+}
+
+// redefine applies Define to an existing group.
+func (g *group) redefine(ng Group) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.gone != nil {
+		return g.gone
+	}
+	old := g.def
+	keysSame := slices.EqualFunc(old.g.Keys, ng.Keys, func(a, b types.Column) bool {
+		return a.Name == b.Name && a.Type.SameKind(b.Type)
+	})
+	metricsSame := slices.EqualFunc(old.g.Metrics, ng.Metrics, func(a, b Metric) bool {
+		return a.Name == b.Name && a.Type.SameKind(b.Type)
+	})
+	l, layouts := old.layout, old.layouts
+	if !keysSame || !metricsSame {
+		var err error
+		if l, err = newLayout(len(layouts), ng.Keys, ng.Metrics); err != nil {
+			return fmt.Errorf("metric group %s: %w", ng.Name, err)
+		}
+		layouts = append(layouts[:len(layouts):len(layouts)], l)
+	}
+	if !keysSame {
+		if err := g.dropValues(); err != nil {
+			g.s.logf("metric group %s: %v", g.name, err)
+		}
+	}
+	g.def = newDefinition(ng, l, layouts)
+	if l != old.layout {
+		g.enc = newEncoder(l)
+	}
+	g.append(&logRecord{kind: Redefined, reset: !keysSame, def: g.def})
+	return nil
+}
+
+// dropValues empties the group. g.mu is held for writing.
+func (g *group) dropValues() error {
+	g.s.hotBytes.Add(-g.hotBytes)
+	g.hot, g.hotBytes = map[string]*entry{}, 0
+	id := g.spillID
+	g.spillID, g.spillStore, g.spilled = "", nil, 0
+	if id == "" {
+		return nil
+	}
+	return g.s.dropSpill(id)
+}
+
+// staged is a change ready to be installed.
+type staged struct {
+	key     string
+	rec     []byte
+	deleted bool
+	// spilled: the key's record was found in the spill, to be removed
+	// from there.
+	spilled bool
+}
+
+// apply is Commit (reset false), Reset and Replace (reset true).
+func (s *Store) apply(name string, reset bool, changes []Change) error {
+	g, err := s.group(name)
+	if err != nil {
+		return err
+	}
+	if err := g.apply(reset, changes); err != nil {
+		return err
+	}
+	s.maybeEvict()
+	return nil
+}
+
+func (g *group) apply(reset bool, changes []Change) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.gone != nil {
+		return g.gone
+	}
+	if !reset && len(changes) == 0 {
+		return nil
+	}
+	d := g.def
+	for i := range changes {
+		if err := d.checkChange(i, &changes[i]); err != nil {
+			return err
+		}
+	}
+	// Every change is staged before any is installed: a failure leaves
+	// the group as it was.
+	out := make([]staged, len(changes))
+	var latest map[string]int // key -> index in out of its last change
+	if len(changes) > 1 {
+		latest = make(map[string]int, len(changes))
+	}
+	st := newValues(len(d.g.Metrics))
+	none := newValues(len(d.g.Metrics))
+	scratch := types.NewBatch(1, d.layout.width())
+	var kb []byte
+	for i := range changes {
+		c := &changes[i]
+		kb = appendKey(kb[:0], c.Key)
+		o := &out[i]
+		var prior []byte
+		if j, dup := latest[string(kb)]; dup {
+			o.key = out[j].key
+			if !out[j].deleted {
+				prior = out[j].rec
+			}
+		} else {
+			o.key = string(kb)
+			if !reset {
+				// Looked up even when the change replaces every value: a
+				// record in the spill is to be removed from there.
+				var err error
+				if prior, o.spilled, err = g.lookup(kb); err != nil {
+					return fmt.Errorf("metric group %s: cannot commit: %w", g.name, err)
+				}
+			}
+		}
+		var err error
+		if c.Delete {
+			o.deleted = true
+			o.rec, err = g.enc.encode(c.Key, none.vals, none.set, none.times)
+		} else {
+			if c.Mask == nil {
+				prior = nil
+			}
+			err = g.stage(d, c, prior, st, scratch, o)
+		}
+		if err != nil {
+			return fmt.Errorf("metric group %s: change %d: %w", g.name, i, err)
+		}
+		if latest != nil {
+			latest[o.key] = i
+		}
+	}
+	if reset {
+		if err := g.dropValues(); err != nil {
+			g.s.logf("metric group %s: %v", g.name, err)
+		}
+	}
+	items := make([]item, len(out))
+	size := int64(0)
+	for i := range out {
+		g.install(&out[i])
+		items[i] = item{key: out[i].key, rec: out[i].rec, deleted: out[i].deleted}
+		size += int64(len(out[i].key)+len(out[i].rec)) + itemOverhead
+	}
+	g.append(&logRecord{kind: Changes, reset: reset, def: d, items: items, bytes: size})
+	return nil
+}
+
+// stage makes the record of change c over the key's prior record (nil:
+// none, or not needed).
+func (g *group) stage(d *definition, c *Change, prior []byte, st *values, scratch *types.Batch, o *staged) error {
+	if prior != nil {
+		scratch.Reset()
+		l, row, err := decode(d.layouts, prior, scratch)
+		if err != nil {
+			return err
+		}
+		st.load(d, l, row)
+	} else {
+		clear(st.vals)
+		clear(st.set)
+	}
+	for i := range st.vals {
+		if c.Mask == nil || c.Mask[i] {
+			st.vals[i], st.set[i], st.times[i] = c.Values[i], true, c.EventTime
+		}
+	}
+	var err error
+	o.rec, err = g.enc.encode(c.Key, st.vals, st.set, st.times)
+	clear(st.vals)
+	return err
+}
+
+// install makes a staged change visible. g.mu is held for writing.
+func (g *group) install(o *staged) {
+	if e, ok := g.hot[o.key]; ok {
+		n := entrySize(o.key, e.rec)
+		g.hotBytes -= n
+		g.s.hotBytes.Add(-n)
+		if o.deleted {
+			delete(g.hot, o.key)
+		}
+	}
+	if o.spilled {
+		if err := g.spillStore.Delete([]byte(o.key)); err != nil {
+			g.s.spillFailure(err)
+		}
+		g.spilled--
+	}
+	if o.deleted {
+		return
+	}
+	e := &entry{rec: o.rec}
+	e.ref.Store(true)
+	g.hot[o.key] = e
+	n := entrySize(o.key, o.rec)
+	g.hotBytes += n
+	g.s.hotBytes.Add(n)
+}
+
+// lookup returns key's record, from memory or the spill (spilled true).
+// g.mu is held.
+func (g *group) lookup(key []byte) (rec []byte, spilled bool, err error) {
+	if e, ok := g.hot[string(key)]; ok {
+		if !e.ref.Load() {
+			e.ref.Store(true)
+		}
+		return e.rec, false, nil
+	}
+	if g.spilled == 0 {
+		return nil, false, nil
+	}
+	rec, ok, err := g.spillStore.Get(key)
+	if err != nil {
+		return nil, false, fmt.Errorf("cannot read the spilled values: %w", err)
+	}
+	return rec, ok, nil
+}
+
+// appendKey appends the encoding of a key's values, by which keys are
+// found.
+func appendKey(dst []byte, key []types.Value) []byte {
+	for _, v := range key {
+		dst = types.AppendKey(dst, v)
+	}
+	return dst
+}
+
+// checkKey checks that key fits the definition's key columns.
+func (d *definition) checkKey(what string, key []types.Value) error {
+	if len(key) != len(d.g.Keys) {
+		return fmt.Errorf("%s has %d values; metric group %s is keyed by (%s): %w",
+			what, len(key), d.g.Name, d.keyNames(), ErrInvalid)
+	}
+	for i, v := range key {
+		if err := checkKind(v, d.g.Keys[i].Type); err != nil {
+			return fmt.Errorf("%s: key column %s: %w", what, d.g.Keys[i].Name, err)
+		}
+	}
+	return nil
+}
+
+// checkChange checks change i against the definition.
+func (d *definition) checkChange(i int, c *Change) error {
+	what := fmt.Sprintf("metric group %s: change %d", d.g.Name, i)
+	if err := d.checkKey(what, c.Key); err != nil {
+		return err
+	}
+	if c.Delete {
+		return nil
+	}
+	if len(c.Values) != len(d.g.Metrics) {
+		return fmt.Errorf("%s has %d values, the group %d metrics: %w", what, len(c.Values), len(d.g.Metrics), ErrInvalid)
+	}
+	if c.Mask != nil && len(c.Mask) != len(d.g.Metrics) {
+		return fmt.Errorf("%s has a mask of %d entries, the group %d metrics: %w", what, len(c.Mask), len(d.g.Metrics), ErrInvalid)
+	}
+	for j, v := range c.Values {
+		if c.Mask != nil && !c.Mask[j] {
+			continue
+		}
+		if err := checkKind(v, d.g.Metrics[j].Type); err != nil {
+			return fmt.Errorf("%s: metric %s: %w", what, d.g.Metrics[j].Name, err)
+		}
+	}
+	return nil
+}
+
+// checkKind checks that v is NULL or of t's kind (any integer kind for
+// an integer type, CHAR for VARCHAR and so on, as types.KeyKind groups
+// them).
+func checkKind(v types.Value, t types.Type) error {
+	if v.IsNull() || types.KeyKind(v.Kind()) == types.KeyKind(t.Kind) {
+		return nil
+	}
+	return fmt.Errorf("a %s value where the type is %s: %w", v.Kind(), t, ErrInvalid)
+}
+
+func (d *definition) keyNames() string {
+	names := make([]string, len(d.g.Keys))
+	for i, k := range d.g.Keys {
+		names[i] = k.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// selectMetrics returns the indices of the metrics named (all when names
+// is empty).
+func (d *definition) selectMetrics(names []string) ([]int, error) {
+	if len(names) == 0 {
+		sel := make([]int, len(d.g.Metrics))
+		for i := range sel {
+			sel[i] = i
+		}
+		return sel, nil
+	}
+	sel := make([]int, len(names))
+	for i, n := range names {
+		j, ok := d.index[n]
+		if !ok {
+			return nil, fmt.Errorf("metric group %s has no metric named %q%s: %w", d.g.Name, n, suggest.Hint(n, d.metricNames()), ErrInvalid)
+		}
+		sel[i] = j
+	}
+	return sel, nil
+}
+
+// Result is the answer to a Read: for each key asked for, in order, the
+// values of the metrics asked for, with their statuses and event times.
+type Result struct {
+	Group   string
+	Version int
+	// Keys are the group's key columns.
+	Keys []types.Column
+	// Metrics are the metrics read, in the order of each entry's values.
+	Metrics []Metric
+	// Token is the position of the read in the group's commits: a
+	// subscription from it gets every change committed after the read.
+	Token   Token
+	Entries []Entry
+}
+
+// Entry is the state of one key: its values, one per metric read, each
+// with a status and its event time (milliseconds since the epoch; 0 when
+// NOT_FOUND).
+type Entry struct {
+	Key []types.Value
+	// Deleted (in subscription events) says that the key was deleted;
+	// its values are then NOT_FOUND.
+	Deleted    bool
+	Values     []types.Value
+	Statuses   []Status
+	EventTimes []int64
+}
+
+// Read returns the values of metrics (all of the group's when empty) for
+// each of keys, as of the last commit. A key the group does not hold
+// reads NOT_FOUND for every metric. An unknown group is a
+// *NotFoundError; an unknown metric, or a key that does not fit the
+// group's key columns, an error wrapping ErrInvalid.
+func (s *Store) Read(group string, keys [][]types.Value, metrics []string) (*Result, error) {
+	g, err := s.group(group)
+	if err != nil {
+		return nil, err
+	}
+	recs := make([][]byte, len(keys))
+	var kb []byte
+	g.mu.RLock()
+	if g.gone != nil {
+		g.mu.RUnlock()
+		return nil, g.gone
+	}
+	d := g.def
+	sel, err := d.selectMetrics(metrics)
+	if err != nil {
+		g.mu.RUnlock()
+		return nil, err
+	}
+	for i, k := range keys {
+		if len(k) != len(d.g.Keys) {
+			g.mu.RUnlock()
+			return nil, d.checkKey(fmt.Sprintf("key %d", i), k)
+		}
+		kb = appendKey(kb[:0], k)
+		if recs[i], _, err = g.lookup(kb); err != nil {
+			g.mu.RUnlock()
+			return nil, fmt.Errorf("metric group %s: %w", g.name, err)
+		}
+		if recs[i] == nil {
+			// Worth an error only for a key that is not there.
+			if err := d.checkKey(fmt.Sprintf("key %d", i), k); err != nil {
+				g.mu.RUnlock()
+				return nil, err
+			}
+		}
+	}
+	tok := Token{epoch: g.epoch, seq: g.seq}
+	g.mu.RUnlock()
+	// Records are immutable: they are decoded without the lock.
+	res := &Result{Group: d.g.Name, Version: d.g.Version, Keys: d.g.Keys, Token: tok, Metrics: make([]Metric, len(sel))}
+	for i, j := range sel {
+		res.Metrics[i] = d.g.Metrics[j]
+	}
+	res.Entries, err = d.entries(sel, keys, recs, nil)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// entries decodes records (nil: the key is absent, keys[i] is its key)
+// into entries of the selected metrics. deleted, if not nil, marks the
+// deleted keys.
+func (d *definition) entries(sel []int, keys [][]types.Value, recs [][]byte, deleted []bool) ([]Entry, error) {
+	n, m := len(recs), len(sel)
+	vals := make([]types.Value, n*m)
+	sts := make([]Status, n*m)
+	times := make([]int64, n*m)
+	out := make([]Entry, n)
+	b := types.NewBatch(n, d.layout.width())
+	for i, rec := range recs {
+		e := &out[i]
+		lo, hi := i*m, (i+1)*m
+		e.Values, e.Statuses, e.EventTimes = vals[lo:hi:hi], sts[lo:hi:hi], times[lo:hi:hi]
+		if rec == nil {
+			e.Key = keys[i]
+			continue
+		}
+		l, row, err := decode(d.layouts, rec, b)
+		if err != nil {
+			return nil, err
+		}
+		e.Key = row[:len(l.keys):len(l.keys)]
+		if deleted != nil && deleted[i] {
+			e.Deleted = true
+			continue
+		}
+		from := d.from[l.id]
+		for j, mi := range sel {
+			if mi >= 0 {
+				e.Values[j], e.Statuses[j], e.EventTimes[j] = metricOf(l, row, from[mi])
+			}
+		}
+	}
+	return out, nil
+}
