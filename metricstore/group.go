@@ -34,6 +34,11 @@ type group struct {
 	spillID    string
 	spillStore state.Store
 	spilled    int
+	// promote lists keys that reads found in the spill, for the next
+	// commit to bring back into memory (reads hold the lock only for
+	// reading). promoteMu guards it.
+	promoteMu sync.Mutex
+	promote   []string
 	// seq numbers the last commit; log holds the last ones.
 	seq uint64
 	log changeLog
@@ -148,6 +153,7 @@ func (g *group) apply(reset bool, changes []Change) error {
 	if !reset && len(changes) == 0 {
 		return nil
 	}
+	g.promoteRead()
 	d := g.def
 	for i := range changes {
 		if err := d.checkChange(i, &changes[i]); err != nil {
@@ -269,6 +275,42 @@ func (g *group) install(o *staged) {
 	n := entrySize(o.key, o.rec)
 	g.hotBytes += n
 	g.s.hotBytes.Add(n)
+}
+
+// maxPromote bounds the keys waiting to be brought back into memory.
+const maxPromote = 4096
+
+// notePromote records keys that reads found in the spill.
+func (g *group) notePromote(keys []string) {
+	g.promoteMu.Lock()
+	defer g.promoteMu.Unlock()
+	keys = keys[:min(len(keys), maxPromote-len(g.promote))]
+	g.promote = append(g.promote, keys...)
+}
+
+// promoteRead brings the keys reads found in the spill back into
+// memory. g.mu is held for writing.
+func (g *group) promoteRead() {
+	g.promoteMu.Lock()
+	keys := g.promote
+	g.promote = nil
+	g.promoteMu.Unlock()
+	for _, k := range keys {
+		if g.spilled == 0 {
+			return
+		}
+		if _, ok := g.hot[k]; ok {
+			continue
+		}
+		rec, ok, err := g.spillStore.Get([]byte(k))
+		if err != nil {
+			g.s.spillFailure(err)
+			return
+		}
+		if ok {
+			g.install(&staged{key: k, rec: rec, spilled: true})
+		}
+	}
 }
 
 // lookup returns key's record, from memory or the spill (spilled true).
@@ -418,6 +460,7 @@ func (s *Store) Read(group string, keys [][]types.Value, metrics []string) (*Res
 	}
 	recs := make([][]byte, len(keys))
 	var kb []byte
+	var spilled []string
 	g.mu.RLock()
 	if g.gone != nil {
 		g.mu.RUnlock()
@@ -435,9 +478,13 @@ func (s *Store) Read(group string, keys [][]types.Value, metrics []string) (*Res
 			return nil, d.checkKey(fmt.Sprintf("key %d", i), k)
 		}
 		kb = appendKey(kb[:0], k)
-		if recs[i], _, err = g.lookup(kb); err != nil {
+		var inSpill bool
+		if recs[i], inSpill, err = g.lookup(kb); err != nil {
 			g.mu.RUnlock()
 			return nil, fmt.Errorf("metric group %s: %w", g.name, err)
+		}
+		if inSpill {
+			spilled = append(spilled, string(kb))
 		}
 		if recs[i] == nil {
 			// Worth an error only for a key that is not there.
@@ -449,6 +496,9 @@ func (s *Store) Read(group string, keys [][]types.Value, metrics []string) (*Res
 	}
 	tok := Token{epoch: g.epoch, seq: g.seq}
 	g.mu.RUnlock()
+	if spilled != nil {
+		g.notePromote(spilled)
+	}
 	// Records are immutable: they are decoded without the lock.
 	res := &Result{Group: d.g.Name, Version: d.g.Version, Keys: d.g.Keys, Token: tok, Metrics: make([]Metric, len(sel))}
 	for i, j := range sel {
