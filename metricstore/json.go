@@ -526,7 +526,10 @@ func (p *jsonScanner) number() (string, bool, bool) {
 	if i < len(p.b) && p.b[i] == '-' {
 		i++
 	}
-	if digits() == 0 {
+	// No leading zeros, as JSON has it.
+	if i < len(p.b) && p.b[i] == '0' {
+		i++
+	} else if digits() == 0 {
 		return "", false, false
 	}
 	integer := true
