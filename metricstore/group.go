@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/sluicesql/sluice/internal/suggest"
 	"github.com/sluicesql/sluice/state"
@@ -23,12 +22,10 @@ type group struct {
 	mu  sync.RWMutex
 	def *definition
 	enc *encoder
-	// hot holds the records in memory by key (types.AppendKey of the
-	// key values).
-	hot map[string]*entry
-	// hotBytes is the estimated size of hot (counted in Store.hotBytes
-	// too).
-	hotBytes int64
+	// t holds the records in memory; mem is its memory as last counted
+	// in Store.hotBytes.
+	t   *table
+	mem int64
 	// spilled counts the keys in spillStore (named spillID), which is
 	// nil until the group first spills.
 	spillID    string
@@ -49,26 +46,12 @@ type group struct {
 	gone error
 }
 
-// entry is a key's record in memory.
-type entry struct {
-	rec []byte
-	// ref is set when the entry is read or written, and cleared by the
-	// eviction's clock hand, which moves only entries without it.
-	ref atomic.Bool
-}
-
-// entryOverhead estimates what a hot entry costs besides its key and
-// record bytes: the map slot, the entry and the allocators' rounding.
-const entryOverhead = 80
-
-func entrySize(key string, rec []byte) int64 { return int64(len(key)+cap(rec)) + entryOverhead }
-
 func newGroup(s *Store, g Group) (*group, error) {
 	l, err := newLayout(0, g.Keys, g.Metrics)
 	if err != nil {
 		return nil, fmt.Errorf("metric group %s: %w", g.Name, err)
 	}
-	gr := &group{s: s, name: g.Name, epoch: newEpoch(), hot: map[string]*entry{}, wake: make(chan struct{})}
+	gr := &group{s: s, name: g.Name, epoch: newEpoch(), t: s.newTable(), wake: make(chan struct{})}
 	gr.def = newDefinition(g, l, []*layout{l})
 	gr.enc = newEncoder(l)
 	return gr, nil
@@ -111,8 +94,8 @@ func (g *group) redefine(ng Group) error {
 
 // dropValues empties the group. g.mu is held for writing.
 func (g *group) dropValues() error {
-	g.s.hotBytes.Add(-g.hotBytes)
-	g.hot, g.hotBytes = map[string]*entry{}, 0
+	g.s.hotBytes.Add(-g.mem)
+	g.t, g.mem = g.s.newTable(), 0
 	id := g.spillID
 	g.spillID, g.spillStore, g.spilled = "", nil, 0
 	if id == "" {
@@ -121,9 +104,17 @@ func (g *group) dropValues() error {
 	return g.s.dropSpill(id)
 }
 
+// account brings the store's count of the memory held up to date.
+// g.mu is held for writing.
+func (g *group) account() {
+	m := g.t.memory()
+	g.s.hotBytes.Add(m - g.mem)
+	g.mem = m
+}
+
 // staged is a change ready to be installed.
 type staged struct {
-	key     string
+	key     []byte
 	rec     []byte
 	deleted bool
 	// spilled: the key's record was found in the spill, to be removed
@@ -182,7 +173,7 @@ func (g *group) apply(reset bool, changes []Change) error {
 				prior = out[j].rec
 			}
 		} else {
-			o.key = string(kb)
+			o.key = append([]byte(nil), kb...)
 			if !reset {
 				// Looked up even when the change replaces every value: a
 				// record in the spill is to be removed from there.
@@ -206,7 +197,7 @@ func (g *group) apply(reset bool, changes []Change) error {
 			return fmt.Errorf("metric group %s: change %d: %w", g.name, i, err)
 		}
 		if latest != nil {
-			latest[o.key] = i
+			latest[string(o.key)] = i
 		}
 	}
 	if reset {
@@ -221,6 +212,8 @@ func (g *group) apply(reset bool, changes []Change) error {
 		items[i] = item{key: out[i].key, rec: out[i].rec, deleted: out[i].deleted}
 		size += int64(len(out[i].key)+len(out[i].rec)) + itemOverhead
 	}
+	g.t.compact()
+	g.account()
 	g.append(&logRecord{kind: Changes, reset: reset, def: d, items: items, bytes: size})
 	return nil
 }
@@ -250,31 +243,20 @@ func (g *group) stage(d *definition, c *Change, prior []byte, st *values, scratc
 	return err
 }
 
-// install makes a staged change visible. g.mu is held for writing.
+// install makes a staged change visible; o.rec becomes the record as
+// the table holds it. g.mu is held for writing.
 func (g *group) install(o *staged) {
-	if e, ok := g.hot[o.key]; ok {
-		n := entrySize(o.key, e.rec)
-		g.hotBytes -= n
-		g.s.hotBytes.Add(-n)
-		if o.deleted {
-			delete(g.hot, o.key)
-		}
-	}
 	if o.spilled {
-		if err := g.spillStore.Delete([]byte(o.key)); err != nil {
+		if err := g.spillStore.Delete(o.key); err != nil {
 			g.s.spillFailure(err)
 		}
 		g.spilled--
 	}
 	if o.deleted {
+		g.t.del(o.key)
 		return
 	}
-	e := &entry{rec: o.rec}
-	e.ref.Store(true)
-	g.hot[o.key] = e
-	n := entrySize(o.key, o.rec)
-	g.hotBytes += n
-	g.s.hotBytes.Add(n)
+	o.rec = g.t.put(o.key, o.rec)
 }
 
 // maxPromote bounds the keys waiting to be brought back into memory.
@@ -297,18 +279,19 @@ func (g *group) promoteRead() {
 	g.promoteMu.Unlock()
 	for _, k := range keys {
 		if g.spilled == 0 {
-			return
+			break
 		}
-		if _, ok := g.hot[k]; ok {
+		key := []byte(k)
+		if _, ok := g.t.find(key); ok {
 			continue
 		}
-		rec, ok, err := g.spillStore.Get([]byte(k))
+		rec, ok, err := g.spillStore.Get(key)
 		if err != nil {
 			g.s.spillFailure(err)
-			return
+			break
 		}
 		if ok {
-			g.install(&staged{key: k, rec: rec, spilled: true})
+			g.install(&staged{key: key, rec: rec, spilled: true})
 		}
 	}
 }
@@ -316,11 +299,8 @@ func (g *group) promoteRead() {
 // lookup returns key's record, from memory or the spill (spilled true).
 // g.mu is held.
 func (g *group) lookup(key []byte) (rec []byte, spilled bool, err error) {
-	if e, ok := g.hot[string(key)]; ok {
-		if !e.ref.Load() {
-			e.ref.Store(true)
-		}
-		return e.rec, false, nil
+	if rec, ok := g.t.get(key); ok {
+		return rec, false, nil
 	}
 	if g.spilled == 0 {
 		return nil, false, nil
@@ -420,6 +400,9 @@ func (d *definition) selectMetrics(names []string) ([]int, error) {
 	return sel, nil
 }
 
+// batches are the scratch batches records are decoded into.
+var batches = sync.Pool{New: func() any { return types.NewBatch(256, 32) }}
+
 // Result is the answer to a Read: for each key asked for, in order, the
 // values of the metrics asked for, with their statuses and event times.
 type Result struct {
@@ -515,12 +498,17 @@ func (s *Store) Read(group string, keys [][]types.Value, metrics []string) (*Res
 // into entries of the selected metrics. deleted, if not nil, marks the
 // deleted keys.
 func (d *definition) entries(sel []int, keys [][]types.Value, recs [][]byte, deleted []bool) ([]Entry, error) {
-	n, m := len(recs), len(sel)
+	n, m, nk := len(recs), len(sel), len(d.g.Keys)
 	vals := make([]types.Value, n*m)
 	sts := make([]Status, n*m)
 	times := make([]int64, n*m)
 	out := make([]Entry, n)
-	b := types.NewBatch(n, d.layout.width())
+	var keyVals []types.Value
+	b := batches.Get().(*types.Batch)
+	defer func() {
+		b.Reset()
+		batches.Put(b)
+	}()
 	for i, rec := range recs {
 		e := &out[i]
 		lo, hi := i*m, (i+1)*m
@@ -529,11 +517,19 @@ func (d *definition) entries(sel []int, keys [][]types.Value, recs [][]byte, del
 			e.Key = keys[i]
 			continue
 		}
+		if len(b.Rows) >= 256 {
+			b.Reset()
+		}
 		l, row, err := decode(d.layouts, rec, b)
 		if err != nil {
 			return nil, err
 		}
-		e.Key = row[:len(l.keys):len(l.keys)]
+		// The key is copied out of the batch, which is reused.
+		if len(keyVals)+len(l.keys) > cap(keyVals) {
+			keyVals = make([]types.Value, 0, max(len(l.keys), (n-i)*nk))
+		}
+		keyVals = append(keyVals, row[:len(l.keys)]...)
+		e.Key = keyVals[len(keyVals)-len(l.keys) : len(keyVals) : len(keyVals)]
 		if deleted != nil && deleted[i] {
 			e.Deleted = true
 			continue

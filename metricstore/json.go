@@ -182,17 +182,24 @@ func appendEntry(dst []byte, e *Entry, keys []types.Column, metrics []Metric) []
 		dst = append(dst, '"')
 	}
 	dst = append(dst, `],"event_timestamps":[`...)
+	// Metrics changed together share their time: it is formatted once.
+	prev, from, to := int64(0), 0, 0
 	for i, t := range e.EventTimes {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		if e.Statuses[i] == NotFound {
+		switch {
+		case e.Statuses[i] == NotFound:
 			dst = append(dst, "null"...)
-			continue
+		case to > from && t == prev:
+			dst = append(dst, dst[from:to]...)
+		default:
+			from = len(dst)
+			dst = append(dst, '"')
+			dst = types.AppendTimestampISOZ(dst, t*1000, 3)
+			dst = append(dst, '"')
+			prev, to = t, len(dst)
 		}
-		dst = append(dst, '"')
-		dst = types.AppendTimestampISOZ(dst, t*1000, 3)
-		dst = append(dst, '"')
 	}
 	return append(dst, "]}"...)
 }

@@ -6,14 +6,16 @@ import (
 	"slices"
 )
 
-// evictRound bounds the entries one eviction step looks at under one
-// hold of a group's lock, so that readers wait little.
+// evictRound bounds the records one eviction step moves under one hold
+// of a group's lock, so that readers wait little.
 const evictRound = 4096
 
-// maybeEvict moves records out of memory, least recently used first,
-// until they take 7/8 of the budget, when they take more than all of
-// it. One eviction runs at a time; a commit that finds one running goes
-// on without waiting.
+// maybeEvict moves records out of memory, those of the keys not written
+// for longest first (each group's oldest chunk), until the records take
+// 7/8 of the budget, when they take more than all of it. One eviction
+// runs at a time; a commit that finds one running goes on without
+// waiting. A key read from the spill comes back into memory at the next
+// commit (promoteRead), so keys read often stay there too.
 func (s *Store) maybeEvict() {
 	budget := s.opts.MemoryBudget
 	if s.spill == nil || s.spillFailed.Load() || s.hotBytes.Load() <= budget {
@@ -31,21 +33,13 @@ func (s *Store) maybeEvict() {
 	groups := slices.Collect(maps.Values(s.groups))
 	s.mu.RUnlock()
 	target := budget - budget/8
-	// The clock hand clears the reference bits it passes and moves the
-	// entries without one: at most about three sweeps of everything.
-	limit := 0
-	for _, g := range groups {
-		g.mu.RLock()
-		limit += 3 * len(g.hot)
-		g.mu.RUnlock()
-	}
-	moved, looked := 0, 0
-	for looked < limit && s.hotBytes.Load() > target && !s.spillFailed.Load() {
+	moved := 0
+	for s.hotBytes.Load() > target && !s.spillFailed.Load() {
 		progress := false
 		for _, g := range groups {
-			n, m := g.evict(target)
-			moved, looked = moved+n, looked+m
-			progress = progress || m > 0
+			n := g.evict()
+			moved += n
+			progress = progress || n > 0
 			if s.hotBytes.Load() <= target {
 				break
 			}
@@ -64,13 +58,13 @@ func (s *Store) maybeEvict() {
 	}
 }
 
-// evict moves one round of g's records to the spill, and returns how
-// many it moved and how many it looked at.
-func (g *group) evict(target int64) (moved, looked int) {
+// evict moves up to evictRound of g's oldest records to the spill, and
+// returns how many it moved.
+func (g *group) evict() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.gone != nil {
-		return 0, 0
+		return 0
 	}
 	if g.spillStore == nil {
 		g.spillID = fmt.Sprintf("mg%d", g.s.spillID.Add(1))
@@ -78,31 +72,17 @@ func (g *group) evict(target int64) (moved, looked int) {
 		if err != nil {
 			g.s.spillFailure(err)
 			g.spillID = ""
-			return 0, 0
+			return 0
 		}
 		g.spillStore = st
 	}
-	for k, e := range g.hot {
-		if looked >= evictRound || g.s.hotBytes.Load() <= target {
-			break
-		}
-		looked++
-		if e.ref.Load() {
-			e.ref.Store(false)
-			continue
-		}
-		if err := g.spillStore.Put([]byte(k), e.rec); err != nil {
-			g.s.spillFailure(err)
-			break
-		}
-		delete(g.hot, k)
-		n := entrySize(k, e.rec)
-		g.hotBytes -= n
-		g.s.hotBytes.Add(-n)
-		g.spilled++
-		moved++
+	n, err := g.t.evict(evictRound, g.spillStore.Put)
+	if err != nil {
+		g.s.spillFailure(err)
 	}
-	return moved, looked
+	g.spilled += n
+	g.account()
+	return n
 }
 
 // dropSpill removes a group's spilled records (durable with the spill's

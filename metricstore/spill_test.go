@@ -109,7 +109,7 @@ func TestSpillKeepsWhatIsRead(t *testing.T) {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	for _, k := range hotKeys {
-		if _, ok := g.hot[string(appendKey(nil, k))]; !ok {
+		if _, ok := g.t.find(appendKey(nil, k)); !ok {
 			t.Errorf("key %s, read often, was moved out", k[0].Str())
 		}
 	}

@@ -3,6 +3,7 @@ package metricstore
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -136,13 +137,20 @@ type Store struct {
 
 	hotBytes    atomic.Int64
 	subscribers atomic.Int64
+
+	// seed hashes the keys of the groups' tables; chunkSize is the size
+	// of their chunks (smaller for a small budget, so that there is
+	// something to spill).
+	seed      maphash.Seed
+	chunkSize int
 }
 
 // Open returns a store. With Options.Dir it opens (or creates) the spill
 // directory and empties it.
 func Open(opts Options) (*Store, error) {
 	opts.EnsureDefaults()
-	s := &Store{opts: opts, groups: map[string]*group{}}
+	s := &Store{opts: opts, groups: map[string]*group{}, seed: maphash.MakeSeed(),
+		chunkSize: int(min(max(opts.MemoryBudget/64, 4<<10), maxChunkSize))}
 	if opts.Dir != "" {
 		b, err := lsm.Open(opts.Dir)
 		if err != nil {
@@ -325,13 +333,15 @@ func (s *Store) Stats() Stats {
 	st := Stats{Groups: len(gs), HotBytes: s.hotBytes.Load(), Subscribers: s.subscribers.Load()}
 	for _, g := range gs {
 		g.mu.RLock()
-		st.HotKeys += int64(len(g.hot))
+		st.HotKeys += int64(g.t.keys)
 		st.SpilledKeys += int64(g.spilled)
 		st.LogBytes += g.log.bytes
 		g.mu.RUnlock()
 	}
 	return st
 }
+
+func (s *Store) newTable() *table { return newTable(s.seed, s.chunkSize) }
 
 // group returns the group called name.
 func (s *Store) group(name string) (*group, error) {

@@ -93,7 +93,7 @@ type logRecord struct {
 // item is a key changed by a commit, with its record after the commit
 // (for a deleted key, a record of the key without values).
 type item struct {
-	key     string
+	key     []byte
 	rec     []byte
 	deleted bool
 }
@@ -334,17 +334,17 @@ func (sub *Subscription) snapshot() (*unit, error) {
 				return nil, fmt.Errorf("metric group %s: %w", g.name, err)
 			}
 			if rec != nil {
-				items = append(items, item{key: k, rec: rec})
+				items = append(items, item{key: []byte(k), rec: rec})
 			}
 		}
 	} else {
-		items = make([]item, 0, len(g.hot)+g.spilled)
-		for k, e := range g.hot {
-			items = append(items, item{key: k, rec: e.rec})
-		}
+		items = make([]item, 0, g.t.keys+g.spilled)
+		g.t.each(func(k, rec []byte) {
+			items = append(items, item{key: k, rec: rec})
+		})
 		if g.spilled > 0 {
 			err := g.spillStore.Scan(nil, func(k, v []byte) bool {
-				items = append(items, item{key: string(k), rec: v})
+				items = append(items, item{key: k, rec: v})
 				return true
 			})
 			if err != nil {
@@ -371,7 +371,7 @@ func (sub *Subscription) unitOf(r *logRecord) *unit {
 	}
 	u.items = nil
 	for _, it := range r.items {
-		if sub.keys[it.key] {
+		if sub.keys[string(it.key)] {
 			u.items = append(u.items, it)
 		}
 	}
