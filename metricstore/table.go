@@ -27,7 +27,7 @@ type table struct {
 	seed      maphash.Seed
 	chunkSize int
 	// hashFn, if set, replaces the hash (tests give one that collides).
-	hashFn func([]byte) uint64
+	hashFn   func([]byte) uint64
 	index    map[uint64]uint64
 	overflow map[string]uint64
 	// chunks holds the chunks by id - base; nil once dropped. The last

@@ -303,7 +303,7 @@ func BenchmarkMetricStoreSubscribers(b *testing.B) {
 				}
 				tick.Stop()
 				time.Sleep(time.Second) // the last events arrive
-				b.ReportMetric((cpuTime() - cpu0).Seconds()/float64(secs+1), "server-cpu-s/s")
+				b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(secs+1), "server-cpu-s/s")
 				b.ReportMetric(float64(commitTime.Microseconds())/float64(secs*10)/1000, "commit-ms")
 				stdin.Close()
 				var res clientResult
