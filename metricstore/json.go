@@ -59,19 +59,32 @@ func (r *Result) AppendJSON(dst []byte) []byte {
 // last. The event of a whole commit to a subscriber of every key and
 // metric is encoded once for all such subscribers.
 func (e *Event) AppendJSON(dst []byte) ([]byte, error) {
-	if r := e.rec; r != nil {
-		r.jsonMu.Lock()
-		defer r.jsonMu.Unlock()
-		if r.json == nil {
-			b, err := e.appendJSON(nil)
-			if err != nil {
-				return dst, err
-			}
-			r.json = b
-		}
-		return append(dst, r.json...), nil
+	b, err := e.SharedJSON()
+	if err != nil || b != nil {
+		return append(dst, b...), err
 	}
 	return e.appendJSON(dst)
+}
+
+// SharedJSON returns the encoding AppendJSON appends when it is shared
+// by the subscribers of every key and metric (encoded at the first call
+// for any of them), nil otherwise. The bytes must not be modified; a
+// server writes them to each such subscriber without copying them.
+func (e *Event) SharedJSON() ([]byte, error) {
+	r := e.rec
+	if r == nil {
+		return nil, nil
+	}
+	r.jsonMu.Lock()
+	defer r.jsonMu.Unlock()
+	if r.json == nil {
+		b, err := e.appendJSON(nil)
+		if err != nil {
+			return nil, err
+		}
+		r.json = b
+	}
+	return r.json, nil
 }
 
 func (e *Event) appendJSON(dst []byte) ([]byte, error) {

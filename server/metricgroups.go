@@ -138,10 +138,12 @@ func (s *Server) subscribeMetrics(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	send := func(b []byte) bool {
+	send := func(parts ...[]byte) bool {
 		rc.SetWriteDeadline(time.Now().Add(writeTimeout))
-		if _, err := w.Write(b); err != nil {
-			return false
+		for _, p := range parts {
+			if _, err := w.Write(p); err != nil {
+				return false
+			}
 		}
 		return rc.Flush() == nil
 	}
@@ -187,15 +189,25 @@ func (s *Server) subscribeMetrics(w http.ResponseWriter, r *http.Request) {
 			b = append(append(append(b, "id: "...), ev.Token.String()...), '\n')
 		}
 		b = append(append(append(b, "event: "...), ev.Kind.String()...), "\ndata: "...)
-		b, err = ev.AppendJSON(b)
+		// A commit's encoding that all subscribers of every key share is
+		// written as it is, not copied.
+		shared, err := ev.SharedJSON()
+		if err == nil && shared == nil {
+			b, err = ev.AppendJSON(b)
+		}
 		if err != nil {
 			s.log.Error("cannot encode a metric store event", "group", name, "error", err)
 			send(streamError(codeInternal, err.Error()))
 			return
 		}
-		b = append(b, "\n\n"...)
-		ok := send(b)
-		*bp = b
+		var ok bool
+		if shared != nil {
+			ok = send(b, shared, []byte("\n\n"))
+		} else {
+			b = append(b, "\n\n"...)
+			ok = send(b)
+		}
+		*bp = b[:0]
 		buffers.Put(bp)
 		if !ok {
 			return
