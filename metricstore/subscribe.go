@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,6 +89,21 @@ type logRecord struct {
 	// metric gets it, encoded once for all of them (see AppendJSON).
 	jsonMu sync.Mutex
 	json   []byte
+	// keyIndex gives the last item of each key, built at the first call
+	// of index, for subscribers that follow few keys.
+	keyOnce  sync.Once
+	keyIndex map[string]int
+}
+
+// index returns the position of the last item of each key.
+func (r *logRecord) index() map[string]int {
+	r.keyOnce.Do(func() {
+		r.keyIndex = make(map[string]int, len(r.items))
+		for i, it := range r.items {
+			r.keyIndex[string(it.key)] = i
+		}
+	})
+	return r.keyIndex
 }
 
 // item is a key changed by a commit, with its record after the commit
@@ -158,7 +174,8 @@ type SubscribeOptions struct {
 	// made after Subscribe.
 	Snapshot bool
 	// Keys, if not empty, are the only keys followed: events carry only
-	// their changes, and a commit that changes none of them makes no
+	// their state after each commit that changed them (once, if a commit
+	// changed one twice), and a commit that changes none of them makes no
 	// event (Subscription.Token moves on still).
 	Keys [][]types.Value
 	// Metrics, if not empty, are the only metrics whose values events
@@ -370,9 +387,25 @@ func (sub *Subscription) unitOf(r *logRecord) *unit {
 		return u
 	}
 	u.items = nil
-	for _, it := range r.items {
-		if sub.keys[string(it.key)] {
-			u.items = append(u.items, it)
+	if len(sub.keyList) < len(r.items)/4 {
+		// Few keys followed: they are looked up in the commit, rather than
+		// the commit's keys among them (the last state of each key).
+		idx := r.index()
+		var at []int
+		for _, k := range sub.keyList {
+			if i, ok := idx[k]; ok {
+				at = append(at, i)
+			}
+		}
+		slices.Sort(at)
+		for _, i := range at {
+			u.items = append(u.items, r.items[i])
+		}
+	} else {
+		for _, it := range r.items {
+			if sub.keys[string(it.key)] {
+				u.items = append(u.items, it)
+			}
 		}
 	}
 	if len(u.items) == 0 && !r.reset {

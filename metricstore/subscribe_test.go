@@ -486,9 +486,13 @@ func randomRun(t *testing.T, seed uint64, opts Options) {
 		opts SubscribeOptions
 	}
 	var fs []*follower
-	for i := range 6 {
+	for i := range 8 {
 		o := SubscribeOptions{Snapshot: i%2 == 0}
-		if i >= 4 {
+		switch {
+		case i >= 6:
+			// Fewer keys than a quarter of most commits.
+			o.Keys = keys[i : i+2]
+		case i >= 4:
 			o.Keys = keys[i*10 : i*10+15]
 			o.Metrics = []string{"clicks"}
 		}
@@ -539,8 +543,11 @@ func randomRun(t *testing.T, seed uint64, opts Options) {
 				t.Fatal(err)
 			}
 			var changes []Change
-			for range 1 + rnd.IntN(20) {
+			for range 1 + rnd.IntN(40) {
 				c := Change{Key: keys[rnd.IntN(len(keys))], EventTime: int64(step)}
+				if rnd.IntN(4) == 0 {
+					c.Key = keys[6+rnd.IntN(3)]
+				}
 				if rnd.IntN(10) == 0 {
 					c.Delete = true
 				} else {

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -282,6 +283,14 @@ func BenchmarkMetricStoreSubscribers(b *testing.B) {
 				}
 				waitFor("READY")
 				rss1, heap1 := measure()
+				if p := os.Getenv("SLUICE_HEAP_PROFILE"); p != "" {
+					f, err := os.Create(p)
+					if err != nil {
+						b.Fatal(err)
+					}
+					pprof.WriteHeapProfile(f)
+					f.Close()
+				}
 				b.ReportMetric(float64(rss1-rss0)/float64(subs), "rss-B/subscriber")
 				b.ReportMetric(float64(heap1-heap0)/float64(subs), "heap-B/subscriber")
 
