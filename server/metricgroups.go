@@ -32,8 +32,18 @@ const (
 	writeTimeout      = 30 * time.Second
 )
 
-// buffers hold the encodings of reads and events.
+// buffers hold the encodings of reads and events (put back only up to
+// maxPooled bytes).
 var buffers = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+const maxPooled = 4 << 20
+
+func putBuffer(bp *[]byte, b []byte) {
+	if cap(b) <= maxPooled {
+		*bp = b[:0]
+		buffers.Put(bp)
+	}
+}
 
 type metricReadRequest struct {
 	Keys    json.RawMessage `json:"keys"`
@@ -81,8 +91,7 @@ func (s *Server) readMetrics(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(http.StatusOK)
 	w.Write(b)
-	*bp = b
-	buffers.Put(bp)
+	putBuffer(bp, b)
 }
 
 // subscribeMetrics answers GET /v1/metric-groups/{name}/subscribe: the
@@ -207,8 +216,7 @@ func (s *Server) subscribeMetrics(w http.ResponseWriter, r *http.Request) {
 			b = append(b, "\n\n"...)
 			ok = send(b)
 		}
-		*bp = b[:0]
-		buffers.Put(bp)
+		putBuffer(bp, b)
 		if !ok {
 			return
 		}
