@@ -88,6 +88,16 @@ func BenchmarkRead(b *testing.B) {
 			}
 			b.ReportMetric(float64(len(buf)), "bytes")
 		})
+		b.Run(fmt.Sprintf("keys=%d/readjson", n), func(b *testing.B) {
+			b.ReportAllocs()
+			defer reportCPU(b)()
+			for i := range b.N {
+				var err error
+				if buf, err = s.ReadJSON(buf[:0], "accounts", batches[i%len(batches)], nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

@@ -27,17 +27,7 @@ import (
 //	{"metadata": {"group", "version", "keys": [names], "metrics": [names], "token"},
 //	 "results": [{"key": [...], "values": [...], "statuses": [...], "event_timestamps": [...]}, ...]}
 func (r *Result) AppendJSON(dst []byte) []byte {
-	dst = append(dst, `{"metadata":{"group":`...)
-	dst = appendString(dst, r.Group)
-	dst = append(dst, `,"version":`...)
-	dst = strconv.AppendInt(dst, int64(r.Version), 10)
-	dst = append(dst, `,"keys":`...)
-	dst = appendColumnNames(dst, r.Keys)
-	dst = append(dst, `,"metrics":`...)
-	dst = appendMetricNames(dst, r.Metrics)
-	dst = append(dst, `,"token":`...)
-	dst = appendString(dst, r.Token.String())
-	dst = append(dst, `},"results":[`...)
+	dst = appendReadHead(dst, r.Group, r.Version, r.Keys, r.Metrics, r.Token)
 	for i := range r.Entries {
 		if i > 0 {
 			dst = append(dst, ',')
@@ -45,6 +35,21 @@ func (r *Result) AppendJSON(dst []byte) []byte {
 		dst = appendEntry(dst, &r.Entries[i], r.Keys, r.Metrics)
 	}
 	return append(dst, "]}"...)
+}
+
+// appendReadHead appends a read's JSON up to its first result.
+func appendReadHead(dst []byte, group string, version int, keys []types.Column, metrics []Metric, tok Token) []byte {
+	dst = append(dst, `{"metadata":{"group":`...)
+	dst = appendString(dst, group)
+	dst = append(dst, `,"version":`...)
+	dst = strconv.AppendInt(dst, int64(version), 10)
+	dst = append(dst, `,"keys":`...)
+	dst = appendColumnNames(dst, keys)
+	dst = append(dst, `,"metrics":`...)
+	dst = appendMetricNames(dst, metrics)
+	dst = append(dst, `,"token":`...)
+	dst = appendString(dst, tok.String())
+	return append(dst, `},"results":[`...)
 }
 
 // AppendJSON appends the event as a JSON object (one line, for a

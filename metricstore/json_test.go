@@ -88,8 +88,18 @@ func TestResultJSON(t *testing.T) {
 	commit(t, s, "g", Change{Key: []types.Value{types.StringValue("b")}, EventTime: 0, Values: []types.Value{
 		types.BigIntValue(1), types.DoubleValue(0.25), {}, {}, {}, {}, {}, {},
 	}, Mask: []bool{true, true, true, false, false, false, false, false}})
-	r := read(t, s, "g", [][]types.Value{{types.StringValue("a\"\n\xff")}, {types.StringValue("b")}, {types.StringValue("c")}})
+	keys := [][]types.Value{{types.StringValue("a\"\n\xff")}, {types.StringValue("b")}, {types.StringValue("c")}}
+	r := read(t, s, "g", keys)
 	out := r.AppendJSON(nil)
+	// ReadJSON writes the same without a Result.
+	direct, err := s.ReadJSON([]byte("x"), "g", keys, nil)
+	if err != nil || string(direct) != "x"+string(out) {
+		t.Errorf("ReadJSON: %v\n%s\nwant\n%s", err, direct, out)
+	}
+	sub, err := s.ReadJSON(nil, "g", keys[1:2], []string{"amount", "n"})
+	if want := `"metrics":["amount","n"]`; err != nil || !strings.Contains(string(sub), want) || !strings.Contains(string(sub), `"values":[null,1],"statuses":["NULL_VALUE","PRESENT"]`) {
+		t.Errorf("ReadJSON of two metrics: %v %s", err, sub)
+	}
 	var doc any
 	if err := json.Unmarshal(out, &doc); err != nil {
 		t.Fatalf("%v: %s", err, out)

@@ -79,13 +79,13 @@ func (s *Server) readMetrics(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("%d keys × %d metrics are more values than one read returns (%d): read them in several", len(keys), n, maxReadValues), nil)
 		return
 	}
-	res, err := s.metrics.Read(name, keys, req.Metrics)
+	bp := buffers.Get().(*[]byte)
+	b, err := s.metrics.ReadJSON((*bp)[:0], name, keys, req.Metrics)
 	if err != nil {
+		putBuffer(bp, b)
 		s.metricStoreError(w, err)
 		return
 	}
-	bp := buffers.Get().(*[]byte)
-	b := res.AppendJSON((*bp)[:0])
 	b = append(b, '\n')
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))

@@ -115,8 +115,8 @@ func reportLatencies(b *testing.B, lat []time.Duration) {
 // SLUICE_METRIC_READS times (default 2,000) from one client, and reports
 // the latencies of the whole round trip (the request sent, the answer
 // read whole, not decoded): idle, and while 1,000 changes are committed
-// every 100 ms. The direct sub-benchmark is the store's Read and the
-// answer's encoding alone, without HTTP:
+// every 100 ms. The direct sub-benchmark is the store's ReadJSON alone,
+// without HTTP:
 //
 //	go test ./server -run '^$' -bench MetricStoreRead -benchtime 1x
 func BenchmarkMetricStoreRead(b *testing.B) {
@@ -215,11 +215,10 @@ func BenchmarkMetricStoreRead(b *testing.B) {
 		b.ReportAllocs()
 		b.ResetTimer()
 		for i := range b.N {
-			res, err := ms.Read("accounts", parsed[i%len(parsed)], nil)
-			if err != nil {
+			var err error
+			if buf, err = ms.ReadJSON(buf[:0], "accounts", parsed[i%len(parsed)], nil); err != nil {
 				b.Fatal(err)
 			}
-			buf = res.AppendJSON(buf[:0])
 		}
 	})
 }
