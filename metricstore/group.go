@@ -509,6 +509,7 @@ func (s *Store) lookupAll(group string, keys [][]types.Value, metrics []string) 
 		return nil, nil, nil, Token{}, err
 	}
 	recs := make([][]byte, len(keys))
+	encoded := make([][]byte, len(keys))
 	var kb []byte
 	var spilled []string
 	g.mu.RLock()
@@ -527,14 +528,27 @@ func (s *Store) lookupAll(group string, keys [][]types.Value, metrics []string) 
 			g.mu.RUnlock()
 			return nil, nil, nil, Token{}, d.checkKey(fmt.Sprintf("key %d", i), k)
 		}
-		kb = appendKey(kb[:0], k)
-		var inSpill bool
-		if recs[i], inSpill, err = g.lookup(kb); err != nil {
-			g.mu.RUnlock()
-			return nil, nil, nil, Token{}, fmt.Errorf("metric group %s: %w", g.name, err)
-		}
-		if inSpill {
-			spilled = append(spilled, string(kb))
+		start := len(kb)
+		kb = appendKey(kb, k)
+		encoded[i] = kb[start:len(kb):len(kb)]
+	}
+	// kb may have moved while it grew: the keys are cut from its last
+	// backing array.
+	for i, off := 0, 0; i < len(encoded); i++ {
+		n := len(encoded[i])
+		encoded[i] = kb[off : off+n : off+n]
+		off += n
+	}
+	g.t.getMany(encoded, recs)
+	for i, k := range keys {
+		if recs[i] == nil && g.spilled > 0 {
+			if recs[i], _, err = g.lookup(encoded[i]); err != nil {
+				g.mu.RUnlock()
+				return nil, nil, nil, Token{}, fmt.Errorf("metric group %s: %w", g.name, err)
+			}
+			if recs[i] != nil {
+				spilled = append(spilled, string(encoded[i]))
+			}
 		}
 		if recs[i] == nil {
 			// Worth an error only for a key that is not there.

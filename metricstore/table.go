@@ -115,6 +115,47 @@ func (t *table) get(key []byte) ([]byte, bool) {
 	return rec, true
 }
 
+// getMany sets recs[i] to the record of keys[i], nil if the table does
+// not hold it. It looks keys up in passes over a few dozen at a time (the
+// index, then the records' first bytes, then the keys), so that the
+// memory accesses of many keys overlap rather than wait for each other.
+func (t *table) getMany(keys [][]byte, recs [][]byte) {
+	const step = 32
+	var locs [step]uint64
+	var found [step]bool
+	for lo := 0; lo < len(keys); lo += step {
+		hi := min(lo+step, len(keys))
+		for i := lo; i < hi; i++ {
+			locs[i-lo], found[i-lo] = t.index[t.hash(keys[i])]
+		}
+		var x byte
+		for i := lo; i < hi; i++ {
+			if l := locs[i-lo]; found[i-lo] {
+				x ^= t.chunks[uint32(l>>32)-t.base].buf[uint32(l)]
+			}
+		}
+		touched ^= x
+		for i := lo; i < hi; i++ {
+			recs[i] = nil
+			if found[i-lo] {
+				if k, rec, _ := t.at(locs[i-lo]); bytes.Equal(k, keys[i]) {
+					recs[i] = rec
+					continue
+				}
+			}
+			if len(t.overflow) > 0 {
+				if l, ok := t.overflow[string(keys[i])]; ok {
+					_, recs[i], _ = t.at(l)
+				}
+			}
+		}
+	}
+}
+
+// touched keeps getMany's reads of the records from being optimized
+// away.
+var touched byte
+
 // put makes rec key's record, and returns the record as the table holds
 // it.
 func (t *table) put(key, rec []byte) []byte {
