@@ -48,18 +48,6 @@ func TestTableRandom(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				// getMany agrees, over present and absent keys.
-				var ks [][]byte
-				for i := range 320 {
-					ks = append(ks, []byte(fmt.Sprint("k", i)))
-				}
-				recs := make([][]byte, len(ks))
-				tb.getMany(ks, recs)
-				for i, k := range ks {
-					if v, ok := model[string(k)]; ok != (recs[i] != nil) || ok && string(recs[i]) != v {
-						t.Fatalf("step %d: getMany(%s) = %q, want %q", step, k, recs[i], v)
-					}
-				}
 				for k := range evicted {
 					delete(model, k)
 				}
