@@ -17,8 +17,13 @@ type group struct {
 	name  string
 	epoch uint64
 
-	// mu is taken for writing by commits, definitions and evictions, for
-	// reading by reads and by subscribers looking at the log.
+	// commitMu serializes the writers: commits (which stage their
+	// changes under the read lock), definitions and evictions. It is
+	// taken before mu.
+	commitMu sync.Mutex
+	// mu is taken for writing to change what the group holds, for
+	// reading by reads, by commits staging their changes and by
+	// subscribers looking at the log.
 	mu  sync.RWMutex
 	def *definition
 	enc *encoder
@@ -59,6 +64,8 @@ func newGroup(s *Store, g Group) (*group, error) {
 
 // redefine applies Define to an existing group.
 func (g *group) redefine(ng Group) error {
+	g.commitMu.Lock()
+	defer g.commitMu.Unlock()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.gone != nil {
@@ -136,19 +143,54 @@ func (s *Store) apply(name string, reset bool, changes []Change) error {
 }
 
 func (g *group) apply(reset bool, changes []Change) error {
+	if !reset && len(changes) == 0 {
+		return nil
+	}
+	// One writer at a time stages its changes under the read lock (the
+	// records it reads cannot change meanwhile: every writer holds
+	// commitMu), and takes the write lock only to install them.
+	g.commitMu.Lock()
+	defer g.commitMu.Unlock()
+	g.promoteRead()
+	g.mu.RLock()
+	out, d, err := g.stageAll(reset, changes)
+	g.mu.RUnlock()
+	if err != nil {
+		return err
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.gone != nil {
 		return g.gone
 	}
-	if !reset && len(changes) == 0 {
-		return nil
+	if reset {
+		if err := g.dropValues(); err != nil {
+			g.s.logf("metric group %s: %v", g.name, err)
+		}
 	}
-	g.promoteRead()
+	items := make([]item, len(out))
+	size := int64(0)
+	for i := range out {
+		g.install(&out[i])
+		items[i] = item{key: out[i].key, rec: out[i].rec, deleted: out[i].deleted}
+		size += int64(len(out[i].key)+len(out[i].rec)) + itemOverhead
+	}
+	g.t.compact()
+	g.account()
+	g.append(&logRecord{kind: Changes, reset: reset, def: d, items: items, bytes: size})
+	return nil
+}
+
+// stageAll checks and stages changes, as of the current definition,
+// which it returns. g.commitMu is held, and g.mu for reading.
+func (g *group) stageAll(reset bool, changes []Change) ([]staged, *definition, error) {
+	if g.gone != nil {
+		return nil, nil, g.gone
+	}
 	d := g.def
 	for i := range changes {
 		if err := d.checkChange(i, &changes[i]); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
 	// Every change is staged before any is installed: a failure leaves
@@ -179,7 +221,7 @@ func (g *group) apply(reset bool, changes []Change) error {
 				// record in the spill is to be removed from there.
 				var err error
 				if prior, o.spilled, err = g.lookup(kb); err != nil {
-					return fmt.Errorf("metric group %s: cannot commit: %w", g.name, err)
+					return nil, nil, fmt.Errorf("metric group %s: cannot commit: %w", g.name, err)
 				}
 			}
 		}
@@ -194,28 +236,13 @@ func (g *group) apply(reset bool, changes []Change) error {
 			err = g.stage(d, c, prior, st, scratch, o)
 		}
 		if err != nil {
-			return fmt.Errorf("metric group %s: change %d: %w", g.name, i, err)
+			return nil, nil, fmt.Errorf("metric group %s: change %d: %w", g.name, i, err)
 		}
 		if latest != nil {
 			latest[string(o.key)] = i
 		}
 	}
-	if reset {
-		if err := g.dropValues(); err != nil {
-			g.s.logf("metric group %s: %v", g.name, err)
-		}
-	}
-	items := make([]item, len(out))
-	size := int64(0)
-	for i := range out {
-		g.install(&out[i])
-		items[i] = item{key: out[i].key, rec: out[i].rec, deleted: out[i].deleted}
-		size += int64(len(out[i].key)+len(out[i].rec)) + itemOverhead
-	}
-	g.t.compact()
-	g.account()
-	g.append(&logRecord{kind: Changes, reset: reset, def: d, items: items, bytes: size})
-	return nil
+	return out, d, nil
 }
 
 // stage makes the record of change c over the key's prior record (nil:
@@ -271,12 +298,21 @@ func (g *group) notePromote(keys []string) {
 }
 
 // promoteRead brings the keys reads found in the spill back into
-// memory. g.mu is held for writing.
+// memory. g.commitMu is held.
 func (g *group) promoteRead() {
 	g.promoteMu.Lock()
 	keys := g.promote
 	g.promote = nil
 	g.promoteMu.Unlock()
+	if len(keys) == 0 {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.gone != nil {
+		return
+	}
+	defer g.account()
 	for _, k := range keys {
 		if g.spilled == 0 {
 			break

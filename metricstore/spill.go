@@ -61,6 +61,8 @@ func (s *Store) maybeEvict() {
 // evict moves up to evictRound of g's oldest records to the spill, and
 // returns how many it moved.
 func (g *group) evict() int {
+	g.commitMu.Lock()
+	defer g.commitMu.Unlock()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.gone != nil {

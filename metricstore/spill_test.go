@@ -2,7 +2,9 @@ package metricstore
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/sluicesql/sluice/types"
@@ -115,5 +117,101 @@ func TestSpillKeepsWhatIsRead(t *testing.T) {
 	}
 	if g.spilled < 10000 {
 		t.Errorf("only %d keys spilled", g.spilled)
+	}
+}
+
+// Two groups committed to at once, with a budget that makes every
+// commit spill (the eviction of one group runs while the other stages
+// its changes), and readers that bring spilled keys back: each group
+// ends holding exactly what its commits made it.
+func TestConcurrentCommitsWithSpill(t *testing.T) {
+	s := open(t, Options{Dir: t.TempDir(), MemoryBudget: 32 << 10})
+	for _, name := range []string{"a", "b"} {
+		g := userStats()
+		g.Name = name
+		if err := s.Define(g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var keys [][]types.Value
+	for i := range 400 {
+		keys = append(keys, key(fmt.Sprint("u", i), 1))
+	}
+	done := make(chan struct{})
+	var readers sync.WaitGroup
+	for r := range 2 {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			rnd := rand.New(rand.NewPCG(uint64(r), 7))
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				var ks [][]types.Value
+				for range 20 {
+					ks = append(ks, keys[rnd.IntN(len(keys))])
+				}
+				if _, err := s.Read([]string{"a", "b"}[r], ks, nil); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	models := make([]map[string]int64, 2)
+	var writers sync.WaitGroup
+	for w, name := range []string{"a", "b"} {
+		models[w] = map[string]int64{}
+		writers.Add(1)
+		go func() {
+			defer writers.Done()
+			rnd := rand.New(rand.NewPCG(uint64(w), 3))
+			for step := range 300 {
+				var changes []Change
+				for range 1 + rnd.IntN(30) {
+					i := rnd.IntN(len(keys))
+					k := fmt.Sprint("u", i)
+					switch {
+					case rnd.IntN(8) == 0:
+						changes = append(changes, Change{Key: keys[i], Delete: true})
+						delete(models[w], k)
+					case rnd.IntN(2) == 0:
+						n := int64(step*1000 + rnd.IntN(1000))
+						changes = append(changes, clicks(k, 1, n, int64(step)))
+						models[w][k] = n
+					default:
+						n := int64(step*1000 + rnd.IntN(1000))
+						changes = append(changes, set(keys[i], int64(step), types.BigIntValue(n), types.DecimalValue(n, 2), types.StringValue(k)))
+						models[w][k] = n
+					}
+				}
+				if err := s.Commit(name, changes); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	writers.Wait()
+	close(done)
+	readers.Wait()
+	if st := s.Stats(); st.SpilledKeys == 0 {
+		t.Fatalf("nothing spilled: %+v", st)
+	}
+	for w, name := range []string{"a", "b"} {
+		r := read(t, s, name, keys, "clicks")
+		for i, e := range r.Entries {
+			k := fmt.Sprint("u", i)
+			want, ok := models[w][k]
+			switch {
+			case ok != (e.Statuses[0] == Present):
+				t.Errorf("group %s key %s: %s, want present %v", name, k, show(e, r.Metrics), ok)
+			case ok && e.Values[0].Int() != want:
+				t.Errorf("group %s key %s: %s, want %d", name, k, show(e, r.Metrics), want)
+			}
+		}
 	}
 }
