@@ -14,7 +14,7 @@
 //
 // Invariants:
 //   - Readers and subscribers see only committed state, and a Commit
-//     whole or not at all: a commit's changes are applied under the
+//     whole or not at all: a commit's changes are installed under the
 //     group's write lock, and a Read looks its keys up under the read
 //     lock.
 //   - Values are held as immutable records (one per key: the group's
@@ -34,8 +34,14 @@
 //   - Subscribers pull from the shared change log, each at its own
 //     position: a commit never waits for a subscriber, and a subscriber
 //     that falls behind the log's start goes on from a snapshot.
-//   - Beyond Options.MemoryBudget, the records least recently read or
-//     written move to a local state directory (state/lsm) and are read
-//     from there; a change to such a key brings it back into memory. The
+//   - Records live in append-only byte chunks indexed by a hash of the
+//     key (table.go), with no pointer per key for the collector.
+//   - Beyond Options.MemoryBudget, the records of the keys not written
+//     for longest (the oldest chunk's) move to a local state directory
+//     (state/lsm) and are read from there; a change to such a key, or a
+//     read of it, brings it back into memory at the next commit. The
 //     directory is a cache, emptied when the store opens.
+//   - Writers (commits, definitions, evictions) are serialized by the
+//     group's commit mutex; a commit stages its records under the read
+//     lock and installs them under the write lock.
 package metricstore
