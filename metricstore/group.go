@@ -250,11 +250,11 @@ func (g *group) stageAll(reset bool, changes []Change) ([]staged, *definition, e
 func (g *group) stage(d *definition, c *Change, prior []byte, st *values, scratch *types.Batch, o *staged) error {
 	if prior != nil {
 		scratch.Reset()
-		l, row, err := decode(d.layouts, prior, scratch)
+		r, err := decode(d.layouts, prior, scratch)
 		if err != nil {
 			return err
 		}
-		st.load(d, l, row)
+		st.load(d, r)
 	} else {
 		clear(st.vals)
 		clear(st.set)
@@ -522,14 +522,14 @@ func (s *Store) ReadJSON(dst []byte, group string, keys [][]types.Value, metrics
 			continue
 		}
 		b.Reset()
-		l, row, err := decode(d.layouts, rec, b)
+		r, err := decode(d.layouts, rec, b)
 		if err != nil {
 			return dst, err
 		}
-		e.Key = row[:len(l.keys)]
-		from := d.from[l.id]
+		e.Key = r.key()
+		from := d.from[r.l.id]
 		for j, mi := range sel {
-			e.Values[j], e.Statuses[j], e.EventTimes[j] = metricOf(l, row, from[mi])
+			e.Values[j], e.Statuses[j], e.EventTimes[j] = r.metric(from[mi])
 		}
 		dst = appendEntry(dst, &e, d.g.Keys, ms)
 	}
@@ -628,24 +628,25 @@ func (d *definition) entries(sel []int, keys [][]types.Value, recs [][]byte, del
 		if len(b.Rows) >= 256 {
 			b.Reset()
 		}
-		l, row, err := decode(d.layouts, rec, b)
+		r, err := decode(d.layouts, rec, b)
 		if err != nil {
 			return nil, err
 		}
 		// The key is copied out of the batch, which is reused.
-		if len(keyVals)+len(l.keys) > cap(keyVals) {
-			keyVals = make([]types.Value, 0, max(len(l.keys), (n-i)*nk))
+		k := r.key()
+		if len(keyVals)+len(k) > cap(keyVals) {
+			keyVals = make([]types.Value, 0, max(len(k), (n-i)*nk))
 		}
-		keyVals = append(keyVals, row[:len(l.keys)]...)
-		e.Key = keyVals[len(keyVals)-len(l.keys) : len(keyVals) : len(keyVals)]
+		keyVals = append(keyVals, k...)
+		e.Key = keyVals[len(keyVals)-len(k) : len(keyVals) : len(keyVals)]
 		if deleted != nil && deleted[i] {
 			e.Deleted = true
 			continue
 		}
-		from := d.from[l.id]
+		from := d.from[r.l.id]
 		for j, mi := range sel {
 			if mi >= 0 {
-				e.Values[j], e.Statuses[j], e.EventTimes[j] = metricOf(l, row, from[mi])
+				e.Values[j], e.Statuses[j], e.EventTimes[j] = r.metric(from[mi])
 			}
 		}
 	}

@@ -10,15 +10,18 @@ import (
 
 // A record is the state of one key, immutable once made:
 //
-//	record = layout:uvarint payload
-//	payload = a rowcodec payload of one row, whose columns are the
-//	          layout's key columns, its metrics, a BIGINT base time, and a
-//	          BIGINT time offset per metric
+//	record  = header:uvarint payload
+//	header  = layout id << 1 | mixed
+//	payload = a rowcodec payload of one row
 //
-// A metric whose offset is NULL has no value (NOT_FOUND); otherwise its
-// event time is base + offset, and its value may be NULL (NULL_VALUE).
-// The base is the event time of the first metric with a value, so that
-// the offsets of metrics changed together take one byte each.
+// The row's columns are the layout's key columns, its metrics, and then
+// either (mixed = 0: every metric with a value has the same event time,
+// the usual case, and there are at most 63 metrics) a BIGINT event time
+// and a BIGINT mask of the metrics without a value; or (mixed = 1) a
+// BIGINT base time and a BIGINT time offset per metric, NULL for a
+// metric without a value, the base being the event time of the first
+// metric with one. A metric without a value reads NOT_FOUND; one whose
+// value is NULL reads NULL_VALUE.
 
 // layout is one shape of a group's records: its key columns and metrics
 // at some definition. A group keeps every layout it had, for the records
@@ -27,8 +30,14 @@ type layout struct {
 	id      int
 	keys    []types.Column
 	metrics []Metric
-	codec   *rowcodec.Codec
+	// mixed is the codec of the rows with a time per metric; uniform of
+	// those with one time (nil beyond 63 metrics).
+	mixed, uniform *rowcodec.Codec
 }
+
+// maxUniform is the most metrics a record with one event time has (its
+// mask of metrics without a value is a BIGINT).
+const maxUniform = 63
 
 func newLayout(id int, keys []types.Column, metrics []Metric) (*layout, error) {
 	cols := make([]types.Type, 0, len(keys)+2*len(metrics)+1)
@@ -38,17 +47,23 @@ func newLayout(id int, keys []types.Column, metrics []Metric) (*layout, error) {
 	for _, m := range metrics {
 		cols = append(cols, m.Type)
 	}
+	l := &layout{id: id, keys: keys, metrics: metrics}
+	var err error
+	if len(metrics) <= maxUniform {
+		if l.uniform, err = rowcodec.New(append(cols[:len(cols):len(cols)], types.BigInt, types.BigInt)); err != nil {
+			return nil, fmt.Errorf("%w: %w", err, ErrInvalid)
+		}
+	}
 	for range len(metrics) + 1 {
 		cols = append(cols, types.BigInt)
 	}
-	c, err := rowcodec.New(cols)
-	if err != nil {
+	if l.mixed, err = rowcodec.New(cols); err != nil {
 		return nil, fmt.Errorf("%w: %w", err, ErrInvalid)
 	}
-	return &layout{id: id, keys: keys, metrics: metrics, codec: c}, nil
+	return l, nil
 }
 
-// width is the number of columns of the layout's rows.
+// width is the most columns of the layout's rows.
 func (l *layout) width() int { return len(l.keys) + 2*len(l.metrics) + 1 }
 
 // definition is a group's definition as of one Define: immutable, so that
@@ -96,16 +111,21 @@ func (d *definition) metricNames() []string {
 	return out
 }
 
-// encoder makes records in one layout; it is used under the group's
-// write lock.
+// encoder makes records in one layout; it is used by one writer at a
+// time (under the group's commit mutex).
 type encoder struct {
-	l   *layout
-	enc *rowcodec.Encoder
-	row []types.Value
+	l       *layout
+	mixed   *rowcodec.Encoder
+	uniform *rowcodec.Encoder
+	row     []types.Value
 }
 
 func newEncoder(l *layout) *encoder {
-	return &encoder{l: l, enc: l.codec.NewEncoder(), row: make([]types.Value, l.width())}
+	e := &encoder{l: l, mixed: l.mixed.NewEncoder(), row: make([]types.Value, l.width())}
+	if l.uniform != nil {
+		e.uniform = l.uniform.NewEncoder()
+	}
+	return e
 }
 
 // encode returns the record of key with the values vals, those with
@@ -114,50 +134,110 @@ func (e *encoder) encode(key, vals []types.Value, set []bool, times []int64) ([]
 	nk, nm := len(e.l.keys), len(e.l.metrics)
 	row := e.row
 	copy(row, key)
-	base, hasBase := int64(0), false
+	base, hasBase, same := int64(0), false, true
+	absent := int64(0)
 	for i := range nm {
 		row[nk+i] = types.Value{}
-		row[nk+nm+1+i] = types.Value{}
 		if !set[i] {
+			absent |= 1 << i
 			continue
 		}
 		row[nk+i] = vals[i]
 		if !hasBase {
 			base, hasBase = times[i], true
 		}
-		row[nk+nm+1+i] = types.BigIntValue(times[i] - base)
+		same = same && times[i] == base
 	}
-	row[nk+nm] = types.Value{}
-	if hasBase {
+	enc, mixed := e.uniform, 0
+	if same && enc != nil {
 		row[nk+nm] = types.BigIntValue(base)
+		row[nk+nm+1] = types.BigIntValue(absent)
+		row = row[:nk+nm+2]
+	} else {
+		enc, mixed = e.mixed, 1
+		row[nk+nm] = types.Value{}
+		if hasBase {
+			row[nk+nm] = types.BigIntValue(base)
+		}
+		for i := range nm {
+			row[nk+nm+1+i] = types.Value{}
+			if set[i] {
+				row[nk+nm+1+i] = types.BigIntValue(times[i] - base)
+			}
+		}
 	}
-	e.enc.Reset()
-	err := e.enc.Append(types.Row{Kind: types.Insert, Vals: row})
-	clear(row) // no references kept to the caller's strings
+	enc.Reset()
+	err := enc.Append(types.Row{Kind: types.Insert, Vals: row})
+	clear(e.row) // no references kept to the caller's strings
 	if err != nil {
 		return nil, fmt.Errorf("cannot encode the values: %w", err)
 	}
-	p := e.enc.Bytes()
+	p := enc.Bytes()
 	rec := make([]byte, 0, binary.MaxVarintLen32+len(p))
-	rec = binary.AppendUvarint(rec, uint64(e.l.id))
+	rec = binary.AppendUvarint(rec, uint64(e.l.id)<<1|uint64(mixed))
 	return append(rec, p...), nil
 }
 
-// decode appends the row of rec to b and returns it with its layout,
-// one of layouts.
-func decode(layouts []*layout, rec []byte, b *types.Batch) (*layout, []types.Value, error) {
-	id, n := binary.Uvarint(rec)
-	if n <= 0 || id >= uint64(len(layouts)) {
-		return nil, nil, fmt.Errorf("metricstore: corrupt record (layout %d of %d)", id, len(layouts))
-	}
-	l := layouts[id]
-	if _, err := l.codec.Decode(b, rec[n:]); err != nil {
-		return nil, nil, fmt.Errorf("metricstore: corrupt record: %w", err)
-	}
-	return l, b.Rows[len(b.Rows)-1].Vals, nil
+// decoded is a record decoded.
+type decoded struct {
+	l     *layout
+	row   []types.Value
+	mixed bool
 }
 
-// values are a key's values in one layout, being changed.
+// decode appends the row of rec to b and returns it, of one of layouts.
+func decode(layouts []*layout, rec []byte, b *types.Batch) (decoded, error) {
+	h, n := binary.Uvarint(rec)
+	id := h >> 1
+	if n <= 0 || id >= uint64(len(layouts)) {
+		return decoded{}, fmt.Errorf("metricstore: corrupt record (layout %d of %d)", id, len(layouts))
+	}
+	d := decoded{l: layouts[id], mixed: h&1 == 1}
+	c := d.l.mixed
+	if !d.mixed {
+		c = d.l.uniform
+	}
+	if c == nil {
+		return decoded{}, fmt.Errorf("metricstore: corrupt record (one time for %d metrics)", len(d.l.metrics))
+	}
+	if _, err := c.Decode(b, rec[n:]); err != nil {
+		return decoded{}, fmt.Errorf("metricstore: corrupt record: %w", err)
+	}
+	d.row = b.Rows[len(b.Rows)-1].Vals
+	return d, nil
+}
+
+// key returns the key's values (in the batch decoded into).
+func (d decoded) key() []types.Value { return d.row[:len(d.l.keys):len(d.l.keys)] }
+
+// metric returns metric j (an index into the layout's metrics, or -1).
+func (d decoded) metric(j int) (types.Value, Status, int64) {
+	if j < 0 {
+		return types.Value{}, NotFound, 0
+	}
+	nk, nm := len(d.l.keys), len(d.l.metrics)
+	var t int64
+	if d.mixed {
+		off := d.row[nk+nm+1+j]
+		if off.IsNull() {
+			return types.Value{}, NotFound, 0
+		}
+		t = d.row[nk+nm].Int() + off.Int()
+	} else {
+		if d.row[nk+nm+1].Int()&(1<<j) != 0 {
+			return types.Value{}, NotFound, 0
+		}
+		t = d.row[nk+nm].Int()
+	}
+	v := d.row[nk+j]
+	if v.IsNull() {
+		return v, NullValue, t
+	}
+	return v, Present, t
+}
+
+// values are a key's values in the order of a definition's metrics,
+// being changed.
 type values struct {
 	vals  []types.Value
 	set   []bool
@@ -168,18 +248,11 @@ func newValues(n int) *values {
 	return &values{vals: make([]types.Value, n), set: make([]bool, n), times: make([]int64, n)}
 }
 
-// load sets st from a decoded row of layout l, read as of definition d.
-func (st *values) load(d *definition, l *layout, row []types.Value) {
-	nk, nm := len(l.keys), len(l.metrics)
-	base := row[nk+nm].Int()
-	for i, j := range d.from[l.id] {
-		st.vals[i], st.set[i], st.times[i] = types.Value{}, false, 0
-		if j < 0 {
-			continue
-		}
-		if off := row[nk+nm+1+j]; !off.IsNull() {
-			st.vals[i], st.set[i], st.times[i] = row[nk+j], true, base+off.Int()
-		}
+// load sets st from a decoded record, read as of definition d.
+func (st *values) load(d *definition, r decoded) {
+	for i, j := range d.from[r.l.id] {
+		v, s, t := r.metric(j)
+		st.vals[i], st.set[i], st.times[i] = v, s != NotFound, t
 	}
 }
 
@@ -207,21 +280,3 @@ func (s Status) String() string {
 	return "NOT_FOUND"
 }
 
-// metricOf returns metric j (an index into l's metrics, or -1) of a
-// decoded row of layout l.
-func metricOf(l *layout, row []types.Value, j int) (types.Value, Status, int64) {
-	if j < 0 {
-		return types.Value{}, NotFound, 0
-	}
-	nk, nm := len(l.keys), len(l.metrics)
-	off := row[nk+nm+1+j]
-	if off.IsNull() {
-		return types.Value{}, NotFound, 0
-	}
-	t := row[nk+nm].Int() + off.Int()
-	v := row[nk+j]
-	if v.IsNull() {
-		return v, NullValue, t
-	}
-	return v, Present, t
-}

@@ -404,3 +404,48 @@ func TestCommitAtomicForReaders(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Records with one event time and with several, and a group of more
+// metrics than the one-time form takes.
+func TestManyMetricsAndTimes(t *testing.T) {
+	for _, n := range []int{1, 63, 64, 70} {
+		g := Group{Name: "g", Keys: []types.Column{{Name: "k", Type: types.BigInt}}}
+		for i := range n {
+			g.Metrics = append(g.Metrics, Metric{Name: fmt.Sprint("m", i), Type: types.BigInt})
+		}
+		s := open(t, Options{}, g)
+		k := []types.Value{types.BigIntValue(1)}
+		vals := make([]types.Value, n)
+		for i := range vals {
+			vals[i] = types.BigIntValue(int64(i))
+		}
+		vals[n-1] = types.Value{}
+		commit(t, s, "g", set(k, 100, vals...))
+		mask := make([]bool, n)
+		mask[n/2] = true
+		commit(t, s, "g", Change{Key: k, Values: vals, Mask: mask, EventTime: 200})
+		last := make([]bool, n)
+		last[n-1] = true
+		commit(t, s, "g", Change{Key: []types.Value{types.BigIntValue(2)}, Values: vals, Mask: last, EventTime: 300})
+		r := read(t, s, "g", [][]types.Value{k, {types.BigIntValue(2)}})
+		for i := range n {
+			st, at := Present, int64(100)
+			if i == n/2 {
+				at = 200
+			}
+			if i == n-1 {
+				st = NullValue
+			}
+			e := r.Entries[0]
+			if e.Statuses[i] != st || e.EventTimes[i] != at || st == Present && e.Values[i].Int() != int64(i) {
+				t.Errorf("%d metrics: key 1 metric %d: %s", n, i, show(e, r.Metrics))
+				break
+			}
+			e = r.Entries[1]
+			if want := i == n-1; (e.Statuses[i] != NotFound) != want || want && (e.Statuses[i] != NullValue || e.EventTimes[i] != 300) {
+				t.Errorf("%d metrics: key 2 metric %d: %s", n, i, show(e, r.Metrics))
+				break
+			}
+		}
+	}
+}
