@@ -279,4 +279,3 @@ func (s Status) String() string {
 	}
 	return "NOT_FOUND"
 }
-
