@@ -290,7 +290,11 @@ func (s *Store) Definition(name string) (Group, error) {
 // not fit the group's current definition fails the call before anything
 // is applied. One Commit per checkpoint and group makes a checkpoint's
 // changes appear at once; tasks that commit their own parts separately
-// make each part atomic.
+// make each part atomic. Commits to one group are serialized; the store
+// keeps no reference to changes, which the caller may reuse once Commit
+// returns. A task that gives keys up to another instance (a partition
+// revoked in cluster mode) commits their deletion, so that this
+// instance's store no longer shows them.
 func (s *Store) Commit(group string, changes []Change) error {
 	return s.apply(group, false, changes)
 }
