@@ -159,8 +159,8 @@ func (g *group) apply(reset bool, changes []Change) error {
 		return err
 	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	if g.gone != nil {
+		g.mu.Unlock()
 		return g.gone
 	}
 	if reset {
@@ -175,11 +175,23 @@ func (g *group) apply(reset bool, changes []Change) error {
 		items[i] = item{key: out[i].key, rec: out[i].rec, deleted: out[i].deleted}
 		size += int64(len(out[i].key)+len(out[i].rec)) + itemOverhead
 	}
-	g.t.compact()
 	g.account()
 	g.append(&logRecord{kind: Changes, reset: reset, def: d, items: items, bytes: size})
+	g.mu.Unlock()
+	// Chunks left mostly dead are compacted in steps, readers getting in
+	// between.
+	for more := true; more; {
+		g.mu.Lock()
+		more = g.gone == nil && g.t.compact(compactStep)
+		g.account()
+		g.mu.Unlock()
+	}
 	return nil
 }
+
+// compactStep bounds the records one compaction step moves under the
+// write lock.
+const compactStep = 512
 
 // stageAll checks and stages changes, as of the current definition,
 // which it returns. g.commitMu is held, and g.mu for reading.

@@ -8,7 +8,7 @@ import (
 
 // evictRound bounds the records one eviction step moves under one hold
 // of a group's lock, so that readers wait little.
-const evictRound = 4096
+const evictRound = 1024
 
 // maybeEvict moves records out of memory, those of the keys not written
 // for longest first (each group's oldest chunk), until the records take

@@ -53,8 +53,9 @@ type chunk struct {
 	buf []byte
 	// live counts the bytes of the records the index points to.
 	live int
-	// evicted is how far eviction has gone through the chunk.
-	evicted int
+	// evicted and compacted are how far eviction and compaction have
+	// gone through the chunk.
+	evicted, compacted int
 }
 
 func newTable(seed maphash.Seed, chunkSize int) *table {
@@ -287,28 +288,34 @@ func (t *table) drop(c *chunk) {
 }
 
 // compact copies the live records of the sparse chunks into the current
-// one and drops them.
-func (t *table) compact() {
-	for _, id := range t.sparse {
-		if id < t.base || int(id-t.base) >= len(t.chunks)-1 {
+// one, dropping each chunk it empties, and stops after moving n records;
+// it reports whether work is left.
+func (t *table) compact(n int) bool {
+	moved := 0
+	for len(t.sparse) > 0 {
+		id := t.sparse[0]
+		if id < t.base || int(id-t.base) >= len(t.chunks)-1 || t.chunks[id-t.base] == nil {
+			t.sparse = t.sparse[1:]
 			continue
 		}
 		c := t.chunks[id-t.base]
-		if c == nil || c.live >= cap(c.buf)/2 {
-			continue
-		}
-		for off := 0; off < len(c.buf) && c.live > 0; {
-			l := location(c.id, off)
-			key, rec, size := recordAt(c.buf, off)
+		for c.compacted < len(c.buf) && c.live > 0 {
+			if moved >= n {
+				return true
+			}
+			l := location(c.id, c.compacted)
+			key, rec, size := recordAt(c.buf, c.compacted)
 			if cur, ok := t.find(key); ok && cur == l {
 				// point releases l, which drops c once it is empty.
 				t.point(key, t.append(key, rec))
+				moved++
 			}
-			off += size
+			c.compacted += size
 		}
 		t.drop(c)
+		t.sparse = t.sparse[1:]
 	}
-	t.sparse = t.sparse[:0]
+	return false
 }
 
 // each calls fn for every key and its record.

@@ -53,8 +53,11 @@ func TestTableRandom(t *testing.T) {
 				}
 				_ = n
 			}
-			tb.compact()
+			for tb.compact(rnd.IntN(20)) && rnd.IntN(4) > 0 {
+			}
 			if step%500 == 0 || step == 19999 {
+				for tb.compact(100) {
+				}
 				if tb.keys != len(model) {
 					t.Fatalf("step %d: %d keys, want %d", step, tb.keys, len(model))
 				}
