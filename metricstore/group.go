@@ -57,7 +57,7 @@ func newGroup(s *Store, g Group) (*group, error) {
 		return nil, fmt.Errorf("metric group %s: %w", g.Name, err)
 	}
 	gr := &group{s: s, name: g.Name, epoch: newEpoch(), t: s.newTable(), wake: make(chan struct{})}
-	gr.def = newDefinition(g, l, []*layout{l})
+	gr.def = newDefinition(g, l, []*layout{l}, nil)
 	gr.enc = newEncoder(l)
 	return gr, nil
 }
@@ -91,7 +91,7 @@ func (g *group) redefine(ng Group) error {
 			g.s.logf("metric group %s: %v", g.name, err)
 		}
 	}
-	g.def = newDefinition(ng, l, layouts)
+	g.def = newDefinition(ng, l, layouts, old)
 	if l != old.layout {
 		g.enc = newEncoder(l)
 	}
@@ -168,15 +168,16 @@ func (g *group) apply(reset bool, changes []Change) error {
 			g.s.logf("metric group %s: %v", g.name, err)
 		}
 	}
-	items := make([]item, len(out))
-	size := int64(0)
+	lb := newLogBuilder(&logRecord{kind: Changes, reset: reset, def: d}, len(out))
 	for i := range out {
-		g.install(&out[i])
-		items[i] = item{key: out[i].key, rec: out[i].rec, deleted: out[i].deleted}
-		size += int64(len(out[i].key)+len(out[i].rec)) + itemOverhead
+		if l, ok := g.install(&out[i]); ok {
+			lb.add(g.t, l)
+		} else {
+			lb.addDeleted(out[i].key, out[i].rec)
+		}
 	}
 	g.account()
-	g.append(&logRecord{kind: Changes, reset: reset, def: d, items: items, bytes: size})
+	g.append(lb.done())
 	g.mu.Unlock()
 	// Chunks left mostly dead are compacted in steps, readers getting in
 	// between.
@@ -282,9 +283,10 @@ func (g *group) stage(d *definition, c *Change, prior []byte, st *values, scratc
 	return err
 }
 
-// install makes a staged change visible; o.rec becomes the record as
-// the table holds it. g.mu is held for writing.
-func (g *group) install(o *staged) {
+// install makes a staged change visible, and returns the location of
+// the key's record in the table (none for a deletion). g.mu is held for
+// writing.
+func (g *group) install(o *staged) (uint64, bool) {
 	if o.spilled {
 		if err := g.spillStore.Delete(o.key); err != nil {
 			g.s.spillFailure(err)
@@ -293,9 +295,9 @@ func (g *group) install(o *staged) {
 	}
 	if o.deleted {
 		g.t.del(o.key)
-		return
+		return 0, false
 	}
-	o.rec = g.t.put(o.key, o.rec)
+	return g.t.put(o.key, o.rec), true
 }
 
 // maxPromote bounds the keys waiting to be brought back into memory.

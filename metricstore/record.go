@@ -3,6 +3,7 @@ package metricstore
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/sluicesql/sluice/types"
 	"github.com/sluicesql/sluice/types/rowcodec"
@@ -80,26 +81,49 @@ type definition struct {
 	index map[string]int
 }
 
-func newDefinition(g Group, l *layout, layouts []*layout) *definition {
+// newDefinition returns definition g in layout l, one of layouts, after
+// prev (nil for a new group). A metric keeps the values of the records of
+// a layout only if it was in every definition since (same name, same type
+// but for nullability): one dropped and added again starts without
+// values.
+func newDefinition(g Group, l *layout, layouts []*layout, prev *definition) *definition {
 	d := &definition{g: g, layout: l, layouts: layouts, index: make(map[string]int, len(g.Metrics))}
 	for i, m := range g.Metrics {
 		d.index[m.Name] = i
 	}
 	d.from = make([][]int, len(layouts))
-	for id, old := range layouts {
+	// kept gives, for each metric, its index in prev (-1: new).
+	kept := make([]int, len(g.Metrics))
+	for i, cur := range g.Metrics {
+		kept[i] = -1
+		if prev == nil {
+			continue
+		}
+		if j, ok := prev.index[cur.Name]; ok && prev.g.Metrics[j].Type.SameKind(cur.Type) {
+			kept[i] = j
+		}
+	}
+	for id := range layouts {
 		m := make([]int, len(g.Metrics))
-		for i, cur := range g.Metrics {
+		for i := range m {
 			m[i] = -1
-			for j, o := range old.metrics {
-				if o.Name == cur.Name && o.Type.SameKind(cur.Type) {
-					m[i] = j
-					break
-				}
+			switch {
+			case layouts[id] == l && l.metricsAre(g.Metrics):
+				// This definition's own layout.
+				m[i] = i
+			case prev != nil && id < len(prev.from) && kept[i] >= 0:
+				m[i] = prev.from[id][kept[i]]
 			}
 		}
 		d.from[id] = m
 	}
 	return d
+}
+
+// metricsAre reports whether the layout's metrics are ms (by name and
+// type but for nullability).
+func (l *layout) metricsAre(ms []Metric) bool {
+	return slices.EqualFunc(l.metrics, ms, func(a, b Metric) bool { return a.Name == b.Name && a.Type.SameKind(b.Type) })
 }
 
 // metricNames returns the names of the metrics.

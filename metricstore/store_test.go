@@ -237,6 +237,9 @@ func TestCommitAllOrNothing(t *testing.T) {
 func TestRedefine(t *testing.T) {
 	s := open(t, Options{}, userStats())
 	commit(t, s, "user_stats", set(key("ann", 1), 10, types.BigIntValue(3), types.DecimalValue(100, 2), types.StringValue("/a")))
+	// bob's record stays in the first layout throughout.
+	commit(t, s, "user_stats", set(key("bob", 1), 5, types.BigIntValue(1), types.DecimalValue(1, 2), types.StringValue("/b")))
+
 	g := userStats()
 	g.Version = 2
 	// clicks kept (its nullability changed only), spend's type changed,
@@ -268,6 +271,8 @@ func TestRedefine(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantLines(t, showResult(read(t, s, "user_stats", [][]types.Value{key("ann", 1)})), []string{"ann,1: clicks=3@10 spend=NOT_FOUND last_page=NOT_FOUND"})
+	// Nor has bob, whose record is of the first definition.
+	wantLines(t, showResult(read(t, s, "user_stats", [][]types.Value{key("bob", 1)})), []string{"bob,1: clicks=1@5 spend=NOT_FOUND last_page=NOT_FOUND"})
 
 	// New key columns drop every value.
 	g = userStats()

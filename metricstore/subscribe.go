@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strconv"
 	"strings"
@@ -77,45 +78,120 @@ func (k EventKind) String() string {
 }
 
 // logRecord is one commit or redefinition in a group's change log.
+//
+// A commit's items (the keys it changed, each with its record after the
+// commit) are locations in a few byte buffers: the table's chunks the
+// records were written to, and a buffer of its own of the deleted keys'
+// records (the key without values), in the chunks' format. So a log of a
+// million changes holds no pointer per change for the collector to
+// trace.
 type logRecord struct {
 	seq   uint64
 	kind  EventKind
 	reset bool
 	def   *definition
-	items []item
+	// bufs holds the buffers, the first being the deleted keys'; locs an
+	// item each: buffer index << 32 | offset.
+	bufs  [][]byte
+	locs  []uint64
 	bytes int64
 
 	// json is the record's event as a subscriber of every key and
 	// metric gets it, encoded once for all of them (see AppendJSON).
 	jsonMu sync.Mutex
 	json   []byte
-	// keyIndex gives the last item of each key, built at the first call
-	// of index, for subscribers that follow few keys.
+	// keyIndex gives, by the hash of a key, the last item of that key,
+	// built at the first call of index, for subscribers that follow few
+	// keys.
 	keyOnce  sync.Once
-	keyIndex map[string]int
+	keyIndex map[uint64]int32
 }
 
-// index returns the position of the last item of each key.
-func (r *logRecord) index() map[string]int {
+// item returns item i: its key, its record and whether it is a deletion.
+func (r *logRecord) item(i int) (key, rec []byte, deleted bool) {
+	l := r.locs[i]
+	key, rec, _ = recordAt(r.bufs[l>>32], int(uint32(l)))
+	return key, rec, l>>32 == 0
+}
+
+// find returns the last item of key.
+func (r *logRecord) find(seed maphash.Seed, key string) (int, bool) {
 	r.keyOnce.Do(func() {
-		r.keyIndex = make(map[string]int, len(r.items))
-		for i, it := range r.items {
-			r.keyIndex[string(it.key)] = i
+		r.keyIndex = make(map[uint64]int32, len(r.locs))
+		for i := range r.locs {
+			k, _, _ := r.item(i)
+			r.keyIndex[maphash.Bytes(seed, k)] = int32(i)
 		}
 	})
-	return r.keyIndex
+	if i, ok := r.keyIndex[maphash.String(seed, key)]; ok {
+		if k, _, _ := r.item(int(i)); string(k) == key {
+			return int(i), true
+		}
+		// Another key of the same hash: the long way.
+		for i := len(r.locs) - 1; i >= 0; i-- {
+			if k, _, _ := r.item(i); string(k) == key {
+				return i, true
+			}
+		}
+	}
+	return 0, false
 }
 
-// item is a key changed by a commit, with its record after the commit
-// (for a deleted key, a record of the key without values).
+// logBuilder makes a commit's log record.
+type logBuilder struct {
+	r     *logRecord
+	tombs []byte
+	// ids are the table's chunk ids of bufs[1:].
+	ids []uint32
+}
+
+func newLogBuilder(r *logRecord, n int) *logBuilder {
+	r.bufs = [][]byte{nil}
+	r.locs = make([]uint64, 0, n)
+	return &logBuilder{r: r}
+}
+
+// add adds an item: the record at location l of table t.
+func (b *logBuilder) add(t *table, l uint64) {
+	id := uint32(l >> 32)
+	i := len(b.ids) - 1
+	for i >= 0 && b.ids[i] != id {
+		i--
+	}
+	if i < 0 {
+		b.ids = append(b.ids, id)
+		// To its capacity: later items of the commit may be appended to
+		// the chunk (whose array never moves).
+		c := t.chunkOf(l)
+		b.r.bufs = append(b.r.bufs, c.buf[:cap(c.buf)])
+		i = len(b.ids) - 1
+	}
+	_, _, size := t.at(l)
+	b.r.locs = append(b.r.locs, uint64(i+1)<<32|uint64(uint32(l)))
+	b.r.bytes += int64(size) + itemOverhead
+}
+
+// addDeleted adds a deleted key's item.
+func (b *logBuilder) addDeleted(key, rec []byte) {
+	off := len(b.tombs)
+	b.tombs = appendRecord(b.tombs, key, rec)
+	b.r.locs = append(b.r.locs, uint64(off))
+	b.r.bytes += int64(len(b.tombs)-off) + itemOverhead
+}
+
+// done returns the record.
+func (b *logBuilder) done() *logRecord {
+	b.r.bufs[0] = b.tombs
+	return b.r
+}
+
+// item is a key of a snapshot with its record.
 type item struct {
-	key     []byte
-	rec     []byte
-	deleted bool
+	key, rec []byte
 }
 
 // itemOverhead estimates what an item costs besides its key and record.
-const itemOverhead = 48
+const itemOverhead = 16
 
 // changeLog is a group's last commits, in order, numbered without gaps.
 type changeLog struct {
@@ -212,12 +288,40 @@ type unit struct {
 	kind  EventKind
 	reset bool
 	def   *definition
-	items []item
-	next  int
 	end   uint64
-	// rec is the log record when the unit is all of it (every key, every
-	// metric), whose encoding subscribers share.
-	rec *logRecord
+	// A commit's unit has its log record and the items delivered (nil:
+	// all of them); a snapshot's its items.
+	rec  *logRecord
+	idx  []int32
+	snap []item
+	next int
+	// shared: the unit is all of rec, to a subscriber of every key and
+	// metric, and its encoding is shared.
+	shared bool
+}
+
+// len returns the number of items of u.
+func (u *unit) len() int {
+	switch {
+	case u.snap != nil:
+		return len(u.snap)
+	case u.idx != nil:
+		return len(u.idx)
+	case u.rec != nil:
+		return len(u.rec.locs)
+	}
+	return 0
+}
+
+// item returns item i of u.
+func (u *unit) item(i int) (key, rec []byte, deleted bool) {
+	switch {
+	case u.snap != nil:
+		return u.snap[i].key, u.snap[i].rec, false
+	case u.idx != nil:
+		return u.rec.item(int(u.idx[i]))
+	}
+	return u.rec.item(i)
 }
 
 // Subscribe returns a subscription to group's commits, from where opts
@@ -370,45 +474,42 @@ func (sub *Subscription) snapshot() (*unit, error) {
 		}
 	}
 	sub.snap = false
-	return &unit{kind: Snapshot, reset: true, def: g.def, items: items, end: g.seq}, nil
+	if items == nil {
+		items = []item{}
+	}
+	return &unit{kind: Snapshot, reset: true, def: g.def, snap: items, end: g.seq}, nil
 }
 
 // unitOf returns the unit of log record r for the subscriber, or nil when
 // it has nothing for it.
 func (sub *Subscription) unitOf(r *logRecord) *unit {
-	u := &unit{kind: r.kind, reset: r.reset, def: r.def, items: r.items, end: r.seq}
+	u := &unit{kind: r.kind, reset: r.reset, def: r.def, end: r.seq, rec: r}
 	if r.kind != Changes {
 		return u
 	}
+	n := len(r.locs)
 	if sub.keys == nil {
-		if sub.metrics == nil && len(r.items) <= sub.size {
-			u.rec = r
-		}
+		u.shared = sub.metrics == nil && n <= sub.size
 		return u
 	}
-	u.items = nil
-	if len(sub.keyList) < len(r.items)/4 {
+	u.idx = []int32{}
+	if len(sub.keyList) < n/4 {
 		// Few keys followed: they are looked up in the commit, rather than
 		// the commit's keys among them (the last state of each key).
-		idx := r.index()
-		var at []int
 		for _, k := range sub.keyList {
-			if i, ok := idx[k]; ok {
-				at = append(at, i)
+			if i, ok := r.find(sub.s.seed, k); ok {
+				u.idx = append(u.idx, int32(i))
 			}
 		}
-		slices.Sort(at)
-		for _, i := range at {
-			u.items = append(u.items, r.items[i])
-		}
+		slices.Sort(u.idx)
 	} else {
-		for _, it := range r.items {
-			if sub.keys[string(it.key)] {
-				u.items = append(u.items, it)
+		for i := range n {
+			if k, _, _ := r.item(i); sub.keys[string(k)] {
+				u.idx = append(u.idx, int32(i))
 			}
 		}
 	}
-	if len(u.items) == 0 && !r.reset {
+	if len(u.idx) == 0 && !r.reset {
 		return nil
 	}
 	return u
@@ -416,14 +517,16 @@ func (sub *Subscription) unitOf(r *logRecord) *unit {
 
 // part returns the next event of u.
 func (sub *Subscription) part(u *unit) *Event {
-	n := min(len(u.items)-u.next, sub.size)
+	n := min(u.len()-u.next, sub.size)
 	sel, metrics := sub.selection(u.def)
 	ev := &Event{Kind: u.kind, Reset: u.reset && u.next == 0, Group: u.def.g, Metrics: metrics,
-		def: u.def, sel: sel, items: u.items[u.next : u.next+n]}
+		def: u.def, sel: sel, u: u, lo: u.next, hi: u.next + n}
 	u.next += n
-	if u.next >= len(u.items) {
+	if u.next >= u.len() {
 		ev.Token = Token{epoch: sub.epoch, seq: u.end}
-		ev.rec = u.rec
+		if u.shared {
+			ev.rec = u.rec
+		}
 		sub.pos, sub.posOK, sub.unit = u.end, true, nil
 	}
 	return ev
@@ -472,9 +575,12 @@ type Event struct {
 	// followed metric the definition lacks has a zero Type).
 	Metrics []Metric
 
-	def     *definition
-	sel     []int
-	items   []item
+	def *definition
+	sel []int
+	// The event is items lo to hi of u; rec is set when its encoding is
+	// shared.
+	u       *unit
+	lo, hi  int
 	rec     *logRecord
 	entries []Entry
 }
@@ -482,13 +588,13 @@ type Event struct {
 // Entries returns the keys of the event with their values after it (for
 // a Changes or Snapshot event), decoded at the first call.
 func (e *Event) Entries() ([]Entry, error) {
-	if e.entries != nil || len(e.items) == 0 {
+	if e.entries != nil || e.hi == e.lo {
 		return e.entries, nil
 	}
-	recs := make([][]byte, len(e.items))
-	deleted := make([]bool, len(e.items))
-	for i, it := range e.items {
-		recs[i], deleted[i] = it.rec, it.deleted
+	recs := make([][]byte, e.hi-e.lo)
+	deleted := make([]bool, e.hi-e.lo)
+	for i := range recs {
+		_, recs[i], deleted[i] = e.u.item(e.lo + i)
 	}
 	var err error
 	e.entries, err = e.def.entries(e.sel, nil, recs, deleted)

@@ -62,6 +62,7 @@ func (m *mirror) apply(t testing.TB, ev *Event) {
 	}
 	for _, e := range entries {
 		k, _, _ := strings.Cut(show(e, ev.Metrics), ":")
+
 		if e.Deleted {
 			delete(m.vals, k)
 			continue
@@ -497,7 +498,9 @@ func randomRun(t *testing.T, seed uint64, opts Options) {
 			o.Metrics = []string{"clicks"}
 		}
 		fs = append(fs, &follower{sub: subscribe(t, s, "user_stats", o), m: newMirror(), opts: o})
+
 	}
+	step := 0
 	// check brings every subscriber up to date and compares what it holds
 	// with the store.
 	check := func() {
@@ -512,12 +515,16 @@ func randomRun(t *testing.T, seed uint64, opts Options) {
 			if f.sub.Token() != tok || f.opts.Keys == nil && f.m.token != tok {
 				t.Fatalf("subscriber %d at %v (its last event at %v), the store at %v", i, f.sub.Token(), f.m.token, tok)
 			}
+			if !slices.Equal(f.m.lines(names), want) {
+				t.Logf("subscriber %d, step %d:", i, step)
+			}
 			wantLines(t, f.m.lines(names), want)
 		}
 	}
 	spilled := false
 	version := 1
-	for step := range 400 {
+	for st := range 400 {
+		step = st
 		if step%40 == 39 {
 			check()
 		}

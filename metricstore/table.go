@@ -156,13 +156,11 @@ func (t *table) getMany(keys [][]byte, recs [][]byte) (touched byte) {
 	return touched
 }
 
-// put makes rec key's record, and returns the record as the table holds
-// it.
-func (t *table) put(key, rec []byte) []byte {
+// put makes rec key's record, and returns its location.
+func (t *table) put(key, rec []byte) uint64 {
 	l := t.append(key, rec)
 	t.point(key, l)
-	_, out, _ := t.at(l)
-	return out
+	return l
 }
 
 // point makes the index give location l for key.
@@ -239,12 +237,18 @@ func (t *table) append(key, rec []byte) uint64 {
 		t.size += int64(cap(c.buf))
 	}
 	off := len(c.buf)
-	c.buf = binary.AppendUvarint(c.buf, uint64(len(key)))
-	c.buf = append(c.buf, key...)
-	c.buf = binary.AppendUvarint(c.buf, uint64(len(rec)))
-	c.buf = append(c.buf, rec...)
+	c.buf = appendRecord(c.buf, key, rec)
 	c.live += need
 	return location(c.id, off)
+}
+
+// appendRecord appends a key and its record to dst, as a chunk holds
+// them.
+func appendRecord(dst, key, rec []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(key)))
+	dst = append(dst, key...)
+	dst = binary.AppendUvarint(dst, uint64(len(rec)))
+	return append(dst, rec...)
 }
 
 func uvarintLen(n int) int {

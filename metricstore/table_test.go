@@ -25,7 +25,7 @@ func TestTableRandom(t *testing.T) {
 			switch r := rnd.IntN(100); {
 			case r < 60:
 				v := fmt.Sprint(step, "-", rnd.IntN(1<<(rnd.IntN(12)+1)))
-				rec := tb.put([]byte(k), []byte(v))
+				_, rec, _ := tb.at(tb.put([]byte(k), []byte(v)))
 				if string(rec) != v {
 					t.Fatalf("put returned %q, want %q", rec, v)
 				}
