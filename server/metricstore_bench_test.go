@@ -101,12 +101,12 @@ func envInt(b *testing.B, name string, def int) int {
 	return def
 }
 
-func reportLatencies(b *testing.B, lat []time.Duration) {
+func reportLatencies(b *testing.B, lat []time.Duration, prefix string) {
 	slices.Sort(lat)
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
-	b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
-	b.ReportMetric(ms(lat[len(lat)-1]), "max-ms")
+	b.ReportMetric(ms(lat[len(lat)/2]), prefix+"p50-ms")
+	b.ReportMetric(ms(lat[len(lat)*99/100]), prefix+"p99-ms")
+	b.ReportMetric(ms(lat[len(lat)-1]), prefix+"max-ms")
 }
 
 // BenchmarkMetricStoreRead reads 1,000 random keys × the 10 metrics of a
@@ -114,16 +114,47 @@ func reportLatencies(b *testing.B, lat []time.Duration) {
 // POST /v1/metric-groups/{name}/read on a server on a loopback port,
 // SLUICE_METRIC_READS times (default 2,000) from one client, and reports
 // the latencies of the whole round trip (the request sent, the answer
-// read whole, not decoded): idle, and while 1,000 changes are committed
-// every 100 ms. The direct sub-benchmark is the store's ReadJSON alone,
-// without HTTP:
+// read whole, not decoded) and the server's own time (server-*: from its
+// handler's start to the answer handed to the connection): idle, and
+// while 1,000 changes are committed every 100 ms. The direct
+// sub-benchmark is the store's ReadJSON alone, without HTTP:
 //
 //	go test ./server -run '^$' -bench MetricStoreRead -benchtime 1x
 func BenchmarkMetricStoreRead(b *testing.B) {
 	keys := envInt(b, "SLUICE_METRIC_KEYS", 1_000_000)
 	reads := envInt(b, "SLUICE_METRIC_READS", 2000)
-	s, url := benchServer(b, 4<<30)
+	s, err := New(Config{DataDir: b.TempDir(), MetricStoreMemory: 4 << 30, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
 	defer s.Close()
+	// The server's own time for each read: from its handler's start to
+	// the answer handed to the connection.
+	var serverMu sync.Mutex
+	var serverLat []time.Duration
+	h := s.Handler()
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t0 := time.Now()
+		h.ServeHTTP(w, r)
+		d := time.Since(t0)
+		serverMu.Lock()
+		serverLat = append(serverLat, d)
+		serverMu.Unlock()
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Close()
+	url := "http://" + ln.Addr().String()
+	serverTimes := func() []time.Duration {
+		serverMu.Lock()
+		defer serverMu.Unlock()
+		out := serverLat
+		serverLat = nil
+		return out
+	}
 	ms := s.MetricStore()
 	if err := ms.Define(benchGroup()); err != nil {
 		b.Fatal(err)
@@ -161,6 +192,7 @@ func BenchmarkMetricStoreRead(b *testing.B) {
 	for range 50 {
 		read(0) // warm up
 	}
+	serverTimes()
 	b.Run("http/idle", func(b *testing.B) {
 		for range b.N {
 			runtime.GC()
@@ -168,7 +200,8 @@ func BenchmarkMetricStoreRead(b *testing.B) {
 			for i := range lat {
 				lat[i] = read(i)
 			}
-			reportLatencies(b, lat)
+			reportLatencies(b, lat, "")
+			reportLatencies(b, serverTimes(), "server-")
 		}
 	})
 	b.Run("http/committing", func(b *testing.B) {
@@ -203,7 +236,8 @@ func BenchmarkMetricStoreRead(b *testing.B) {
 			}
 			close(stop)
 			<-done
-			reportLatencies(b, lat)
+			reportLatencies(b, lat, "")
+			reportLatencies(b, serverTimes(), "server-")
 		}
 	})
 	b.Run("direct", func(b *testing.B) {
