@@ -49,6 +49,8 @@ type group struct {
 	wake chan struct{}
 	// gone is set when the group was dropped or the store closed.
 	gone error
+	// jsonKept bounds the shared encodings of the log's records.
+	jsonKept jsonKept
 }
 
 func newGroup(s *Store, g Group) (*group, error) {

@@ -80,16 +80,21 @@ func (e *Event) SharedJSON() ([]byte, error) {
 	if r == nil {
 		return nil, nil
 	}
+	if p := r.json.Load(); p != nil {
+		return *p, nil
+	}
 	r.jsonMu.Lock()
 	defer r.jsonMu.Unlock()
-	if r.json == nil {
-		b, err := e.appendJSON(nil)
-		if err != nil {
-			return nil, err
-		}
-		r.json = b
+	if p := r.json.Load(); p != nil {
+		return *p, nil
 	}
-	return r.json, nil
+	b, err := e.appendJSON(nil)
+	if err != nil {
+		return nil, err
+	}
+	r.json.Store(&b)
+	r.jsonKept.keep(r)
+	return b, nil
 }
 
 func (e *Event) appendJSON(dst []byte) ([]byte, error) {

@@ -151,10 +151,34 @@ func TestEventJSON(t *testing.T) {
 	// The subscribers of everything share one encoding of the commit.
 	g, _ := s.group("g")
 	g.mu.RLock()
-	shared := g.log.recs[0].json
+	shared := g.log.recs[0].json.Load()
 	g.mu.RUnlock()
-	if string(shared) != strings.TrimPrefix(want[0], "data: ") {
-		t.Errorf("the commit's shared encoding is %s", shared)
+	if shared == nil || string(*shared) != strings.TrimPrefix(want[0], "data: ") {
+		t.Errorf("the commit's shared encoding is %v", shared)
+	}
+	// Only the last 16 encodings are kept.
+	for i := range 20 {
+		commit(t, s, "g", set([]types.Value{types.BigIntValue(int64(i))}, 1000, types.BigIntValue(1), types.DecimalValue(1, 1)))
+		for {
+			ev := next(t, all1)
+			if _, err := ev.SharedJSON(); err != nil {
+				t.Fatal(err)
+			}
+			if !ev.Token.IsZero() {
+				break
+			}
+		}
+	}
+	kept := 0
+	g.mu.RLock()
+	for _, r := range g.log.recs {
+		if r.json.Load() != nil {
+			kept++
+		}
+	}
+	g.mu.RUnlock()
+	if kept != 16 {
+		t.Errorf("%d shared encodings kept, want 16", kept)
 	}
 }
 

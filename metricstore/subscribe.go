@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sluicesql/sluice/types"
 )
@@ -97,14 +98,38 @@ type logRecord struct {
 	bytes int64
 
 	// json is the record's event as a subscriber of every key and
-	// metric gets it, encoded once for all of them (see AppendJSON).
-	jsonMu sync.Mutex
-	json   []byte
+	// metric gets it, encoded once for all of them (see SharedJSON) by
+	// the first under jsonMu, and kept while the record is among the
+	// last few so encoded (jsonKept).
+	jsonMu   sync.Mutex
+	json     atomic.Pointer[[]byte]
+	jsonKept *jsonKept
 	// keyIndex gives, by the hash of a key, the last item of that key,
 	// built at the first call of index, for subscribers that follow few
 	// keys.
 	keyOnce  sync.Once
 	keyIndex map[uint64]int32
+}
+
+// jsonKept bounds the memory of the shared encodings of a group's
+// records: only the last few encoded keep theirs (a subscriber far
+// behind encodes the event again).
+type jsonKept struct {
+	mu   sync.Mutex
+	recs [16]*logRecord
+	next int
+}
+
+// keep notes that r's encoding was made, and drops the oldest one kept.
+func (k *jsonKept) keep(r *logRecord) {
+	k.mu.Lock()
+	old := k.recs[k.next]
+	k.recs[k.next] = r
+	k.next = (k.next + 1) % len(k.recs)
+	k.mu.Unlock()
+	if old != nil && old != r {
+		old.json.Store(nil)
+	}
 }
 
 // item returns item i: its key, its record and whether it is a deletion.
@@ -217,6 +242,7 @@ func (l *changeLog) at(seq uint64) *logRecord { return l.recs[seq-l.recs[0].seq]
 func (g *group) append(r *logRecord) {
 	g.seq++
 	r.seq = g.seq
+	r.jsonKept = &g.jsonKept
 	if r.bytes == 0 {
 		r.bytes = itemOverhead
 	}
