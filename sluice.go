@@ -36,6 +36,7 @@ import (
 	"github.com/sluicesql/sluice/internal/config"
 	"github.com/sluicesql/sluice/internal/suggest"
 	"github.com/sluicesql/sluice/internal/wasmudf"
+	"github.com/sluicesql/sluice/metricstore"
 	"github.com/sluicesql/sluice/physical"
 	"github.com/sluicesql/sluice/plan"
 	"github.com/sluicesql/sluice/plan/optimizer"
@@ -157,6 +158,9 @@ type core struct {
 	watching bool
 	// optimizer applies the logical rewrite rules (see optimize).
 	optimizer *optimizer.Optimizer
+	// metricStore is where metric groups' committed values go (see
+	// SetMetricStore); nil without one.
+	metricStore atomic.Pointer[metricstore.Store]
 }
 
 // NewSession returns a session of the engine: an Engine of its own for

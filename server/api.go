@@ -69,6 +69,8 @@ func (s *Server) routeTable() []route {
 		{"POST", "/v1/alerts", s.createAlert},
 		{"GET", "/v1/alerts/{name}", s.showAlert},
 		{"DELETE", "/v1/alerts/{name}", s.deleteAlert},
+		{"POST", "/v1/metric-groups/{name}/read", s.readMetrics},
+		{"GET", "/v1/metric-groups/{name}/subscribe", s.subscribeMetrics},
 	}, s.gatewayRoutes()...)
 }
 
@@ -126,6 +128,7 @@ const (
 	codeConflict     = "conflict"
 	codeUnauthorized = "unauthorized"
 	codeInternal     = "internal"
+	codeUnavailable  = "unavailable"
 )
 
 type errorBody struct {
