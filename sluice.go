@@ -1462,6 +1462,7 @@ func (e *Engine) jobEnv(cfg map[string]string, name string) (physical.Env, error
 		Expr:            &expr.Env{Now: now, Location: time.UTC},
 		Parallelism:     par,
 		Dims:            e.dims,
+		Metrics:         e.metricPublisher(),
 	}
 	if tz, ok := cfg[config.LocalTimeZone]; ok {
 		loc, err := config.Location(tz)

@@ -204,3 +204,72 @@ INSERT INTO alerts SELECT id, n FROM rs;
 		}
 	}
 }
+
+// A running job's metric group publishes its values to the server's
+// metric store once each checkpoint completes: a batch read gives each
+// key's count of the rows read, and the group's new version after an
+// ALTER keeps the counts and adds the new metric.
+func TestMetricGroupStoreEndToEnd(t *testing.T) {
+	bs := kafkatest.Start(t, 1, "in")
+	dir := t.TempDir()
+	ts := startServer(t, dir, false, "")
+	ts.must("POST", "/v1/catalog", map[string]string{"sql": fmt.Sprintf(`CREATE TABLE src (id BIGINT) WITH ('connector' = 'kafka', 'topic' = 'in',
+  'properties.bootstrap.servers' = '%s', 'scan.startup.mode' = 'earliest-offset', 'format' = 'json');
+CREATE VIEW ev AS SELECT id, MOD(id, 3) AS k FROM src;
+CREATE METRIC GROUP m ON ev KEY BY (k) (METRIC n AS COUNT(*), METRIC top AS MAX(id));
+CREATE TABLE nowhere (id BIGINT) WITH ('connector' = 'blackhole');`, bs)}, 200, nil)
+	ts.must("POST", "/v1/jobs", map[string]any{"name": "metrics", "sql": "SET 'execution.checkpointing.interval' = '100ms';\nINSERT INTO nowhere SELECT id FROM m;\n"}, 201, nil)
+	produceIDs(t, bs, "in", 0, 100)
+	type result struct {
+		Key      []int64  `json:"key"`
+		Values   []*int64 `json:"values"`
+		Statuses []string `json:"statuses"`
+	}
+	read := func(metrics ...string) (int, []result) {
+		var res struct {
+			Metadata struct {
+				Version int `json:"version"`
+			} `json:"metadata"`
+			Results []result `json:"results"`
+		}
+		ts.must("POST", "/v1/metric-groups/m/read", map[string]any{"keys": []any{[]any{0}, []any{1}, []any{2}, []any{3}}, "metrics": metrics}, 200, &res)
+		return res.Metadata.Version, res.Results
+	}
+	wait := func(want func([]result) bool, metrics ...string) []result {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			code, _ := ts.call("POST", "/v1/metric-groups/m/read", map[string]any{"keys": []any{}})
+			if code == 200 {
+				if _, rs := read(metrics...); want(rs) {
+					return rs
+				}
+			}
+			if time.Now().After(deadline) {
+				_, rs := read(metrics...)
+				t.Fatalf("the store does not show the values: %+v", rs)
+			}
+		}
+	}
+	counts := func(n0, n1, n2 int64) func([]result) bool {
+		return func(rs []result) bool {
+			return len(rs) == 4 && rs[0].Values[0] != nil && *rs[0].Values[0] == n0 && rs[1].Values[0] != nil && *rs[1].Values[0] == n1 &&
+				rs[2].Values[0] != nil && *rs[2].Values[0] == n2 && rs[3].Statuses[0] == "NOT_FOUND"
+		}
+	}
+	rs := wait(counts(34, 33, 33), "n", "top")
+	if *rs[0].Values[1] != 99 || *rs[1].Values[1] != 97 || *rs[2].Values[1] != 98 {
+		t.Errorf("top: %+v", rs)
+	}
+	ts.must("POST", "/v1/catalog", map[string]string{"sql": "ALTER METRIC GROUP m ADD METRIC total AS SUM(id);"}, 200, nil)
+	produceIDs(t, bs, "in", 100, 103)
+	rs = wait(func(rs []result) bool {
+		return counts(35, 34, 34)(rs) && rs[0].Values[1] != nil
+	}, "n", "total")
+	// The sum counts only the rows since the change: 102, 100, 101.
+	if *rs[0].Values[1] != 102 || *rs[1].Values[1] != 100 || *rs[2].Values[1] != 101 {
+		t.Errorf("total: %+v", rs)
+	}
+	if v, _ := read("n"); v != 2 {
+		t.Errorf("the store's version of m: %d, want 2", v)
+	}
+}
