@@ -610,25 +610,46 @@ func (e *Engine) MetricGroups() []MetricGroup {
 		if err != nil || v == nil || v.MetricGroup == nil {
 			continue
 		}
-		def := v.MetricGroup
-		g := MetricGroup{Name: v.Name, Version: v.Version, Source: def.Source.String(), Comment: def.Comment}
-		for _, k := range def.Keys {
-			g.Keys = append(g.Keys, k.Name)
-		}
-		for _, m := range def.Metrics {
-			mt := Metric{Name: m.Name.Name, Aggregate: ast.Format(m.Agg)}
-			if w := m.Window; w.Kind != "" {
-				mt.Window = w.Kind + "("
-				if w.Slide != nil {
-					mt.Window += ast.Format(w.Slide) + ", "
-				}
-				mt.Window += ast.Format(w.Size) + ")"
-			}
-			g.Metrics = append(g.Metrics, mt)
-		}
-		out = append(out, g)
+		out = append(out, describeMetricGroup(v))
 	}
 	return out
+}
+
+// MetricGroupVersions returns the versions metric group name keeps (see
+// ALTER METRIC GROUP ... ROLLBACK), oldest first, the current one last;
+// false if there is no such group.
+func (e *Engine) MetricGroupVersions(name string) ([]MetricGroup, bool) {
+	_, v, err := e.catalog.Lookup(name)
+	if err != nil || v == nil || v.MetricGroup == nil {
+		return nil, false
+	}
+	var out []MetricGroup
+	for ; v != nil; v = v.Previous {
+		out = append(out, describeMetricGroup(v))
+	}
+	slices.Reverse(out)
+	return out, true
+}
+
+// describeMetricGroup describes version v of a metric group.
+func describeMetricGroup(v *catalog.View) MetricGroup {
+	def := v.MetricGroup
+	g := MetricGroup{Name: v.Name, Version: v.Version, Source: def.Source.String(), Comment: def.Comment}
+	for _, k := range def.Keys {
+		g.Keys = append(g.Keys, k.Name)
+	}
+	for _, m := range def.Metrics {
+		mt := Metric{Name: m.Name.Name, Aggregate: ast.Format(m.Agg)}
+		if w := m.Window; w.Kind != "" {
+			mt.Window = w.Kind + "("
+			if w.Slide != nil {
+				mt.Window += ast.Format(w.Slide) + ", "
+			}
+			mt.Window += ast.Format(w.Size) + ")"
+		}
+		g.Metrics = append(g.Metrics, mt)
+	}
+	return g
 }
 
 // Config returns a copy of the session's SET options.

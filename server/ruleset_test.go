@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicesql/sluice"
 	"github.com/sluicesql/sluice/internal/kafkatest"
 )
 
@@ -271,5 +272,27 @@ CREATE TABLE nowhere (id BIGINT) WITH ('connector' = 'blackhole');`, bs)}, 200, 
 	}
 	if v, _ := read("n"); v != 2 {
 		t.Errorf("the store's version of m: %d, want 2", v)
+	}
+	// The group as JSON: its versions, the current one, the list.
+	var vs struct{ Versions []sluice.MetricGroup }
+	ts.must("GET", "/v1/metric-groups/m/versions", nil, 200, &vs)
+	if len(vs.Versions) != 2 || vs.Versions[0].Version != 1 || len(vs.Versions[0].Metrics) != 2 || len(vs.Versions[1].Metrics) != 3 ||
+		vs.Versions[1].Metrics[2].Aggregate != "SUM(id)" || vs.Versions[1].Keys[0] != "k" {
+		t.Errorf("versions: %+v", vs)
+	}
+	var g sluice.MetricGroup
+	ts.must("GET", "/v1/metric-groups/m", nil, 200, &g)
+	if g.Version != 2 || g.Source != "ev" {
+		t.Errorf("GET /v1/metric-groups/m: %+v", g)
+	}
+	var list struct {
+		MetricGroups []sluice.MetricGroup `json:"metric_groups"`
+	}
+	ts.must("GET", "/v1/metric-groups", nil, 200, &list)
+	if len(list.MetricGroups) != 1 || list.MetricGroups[0].Name != "m" {
+		t.Errorf("GET /v1/metric-groups: %+v", list)
+	}
+	if code, body := ts.call("GET", "/v1/metric-groups/mm", nil); code != 404 || !strings.Contains(string(body), `did you mean \"m\"`) {
+		t.Errorf("GET /v1/metric-groups/mm: %d %s", code, body)
 	}
 }

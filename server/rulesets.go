@@ -74,3 +74,48 @@ func (s *Server) noRuleset(w http.ResponseWriter, name string) {
 	}
 	writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no ruleset named %q%s", name, suggest.Hint(name, names)), nil)
 }
+
+// The metric groups of the catalog as JSON (sluice.MetricGroup), as the
+// rulesets are; their values are read through the metric store
+// (metricgroups.go).
+
+// listMetricGroups answers GET /v1/metric-groups: every metric group at
+// its current version, by name.
+func (s *Server) listMetricGroups(w http.ResponseWriter, r *http.Request) {
+	gs := s.engine.MetricGroups()
+	if gs == nil {
+		gs = []sluice.MetricGroup{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"metric_groups": gs})
+}
+
+// showMetricGroup answers GET /v1/metric-groups/{name}.
+func (s *Server) showMetricGroup(w http.ResponseWriter, r *http.Request) {
+	vs, ok := s.engine.MetricGroupVersions(r.PathValue("name"))
+	if !ok {
+		s.noMetricGroup(w, r.PathValue("name"))
+		return
+	}
+	writeJSON(w, http.StatusOK, vs[len(vs)-1])
+}
+
+// listMetricGroupVersions answers GET /v1/metric-groups/{name}/versions:
+// the versions the group keeps, oldest first.
+func (s *Server) listMetricGroupVersions(w http.ResponseWriter, r *http.Request) {
+	vs, ok := s.engine.MetricGroupVersions(r.PathValue("name"))
+	if !ok {
+		s.noMetricGroup(w, r.PathValue("name"))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"versions": vs})
+}
+
+// noMetricGroup answers 404 for an unknown metric group, with the nearest
+// name.
+func (s *Server) noMetricGroup(w http.ResponseWriter, name string) {
+	var names []string
+	for _, g := range s.engine.MetricGroups() {
+		names = append(names, g.Name)
+	}
+	writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no metric group named %q%s", name, suggest.Hint(name, names)), nil)
+}
