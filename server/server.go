@@ -36,6 +36,7 @@ import (
 	"github.com/sluicesql/sluice/connector/redact"
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/internal/config"
+	"github.com/sluicesql/sluice/metricstore"
 	"github.com/sluicesql/sluice/sql/ast"
 	"github.com/sluicesql/sluice/sql/parser"
 	"github.com/sluicesql/sluice/sql/token"
@@ -71,6 +72,10 @@ type Config struct {
 	// GatewayIdleTimeout closes a session of the Flink SQL gateway API
 	// that has had no request for that long; default 10 min, as Flink's.
 	GatewayIdleTimeout time.Duration
+	// MetricStoreMemory bounds the memory of the metric store's values,
+	// beyond which the least recently used spill to DataDir/metricstore;
+	// default metricstore.DefaultMemoryBudget (256 MiB).
+	MetricStoreMemory int64
 }
 
 // Server runs published jobs and serves the REST API.
@@ -80,10 +85,18 @@ type Server struct {
 	store  *store
 	engine *sluice.Engine
 	tokens *tokens
+	audit  *auditLog
 	alerts *alerting
 	gw     *gateway
-	http   *http.Server
-	router http.Handler
+	// metrics holds the metric groups' committed values, read and
+	// followed through the API; the engine commits to it.
+	metrics *metricstore.Store
+	// streams ends when the server closes: long-lived responses (the
+	// metric store's subscriptions) end with it.
+	streams    context.Context
+	endStreams context.CancelFunc
+	http       *http.Server
+	router     http.Handler
 
 	// ops serializes the mutations of jobs and of the catalog.
 	ops sync.Mutex
@@ -146,32 +159,43 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	ms, err := metricstore.Open(metricstore.Options{Dir: filepath.Join(cfg.DataDir, metricStoreDir), MemoryBudget: cfg.MetricStoreMemory,
+		Logf: func(format string, args ...any) { cfg.Logger.Warn(fmt.Sprintf(format, args...)) }})
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	e, err := sluice.Open(sluice.Options{Stdout: cfg.Stdout, Log: &logWriter{log: cfg.Logger}})
 	if err != nil {
+		ms.Close()
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, store: st, engine: e, jobs: map[string]*job{},
-		tokens: &tokens{path: filepath.Join(cfg.DataDir, tokensFile)}, gw: newGateway(cfg.GatewayIdleTimeout, cfg.Logger)}
+	e.SetMetricStore(ms)
+	s := &Server{cfg: cfg, log: cfg.Logger, store: st, engine: e, metrics: ms, jobs: map[string]*job{},
+		tokens: &tokens{path: filepath.Join(cfg.DataDir, tokensFile)}, gw: newGateway(cfg.GatewayIdleTimeout, cfg.Logger),
+		audit: &auditLog{path: filepath.Join(cfg.DataDir, auditFile)}}
+	s.streams, s.endStreams = context.WithCancel(context.Background())
 	s.router = s.routes()
-	if s.alerts, err = newAlerting(s, cfg.DataDir, cfg.AllowRemoteWebhooks); err != nil {
+	fail := func(err error) (*Server, error) {
+		s.endStreams()
 		e.Close()
+		ms.Close()
 		return nil, err
+	}
+	if s.alerts, err = newAlerting(s, cfg.DataDir, cfg.AllowRemoteWebhooks); err != nil {
+		return fail(err)
 	}
 	if err := s.replayCatalog(); err != nil {
-		e.Close()
-		return nil, err
+		return fail(err)
 	}
 	recs, err := st.jobs()
 	if err != nil {
-		e.Close()
-		return nil, fmt.Errorf("server: cannot read the jobs: %w", err)
+		return fail(fmt.Errorf("server: cannot read the jobs: %w", err))
 	}
 	for _, r := range recs {
 		j := &job{rec: r}
 		sql, err := st.sql(r.Name, r.Version)
 		if err != nil {
-			e.Close()
-			return nil, fmt.Errorf("server: job %s: %w", r.Name, err)
+			return fail(fmt.Errorf("server: job %s: %w", r.Name, err))
 		}
 		s.setSQL(j, sql)
 		s.jobs[r.Name] = j
@@ -264,6 +288,7 @@ func (s *Server) Close() error {
 	srv := s.http
 	s.closing = true
 	s.mu.Unlock()
+	s.endStreams()
 	if srv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		srv.Shutdown(ctx)
@@ -306,7 +331,11 @@ func (s *Server) Close() error {
 		}
 		<-ended[i]
 	}
-	return s.engine.Close()
+	err := s.engine.Close()
+	if merr := s.metrics.Close(); err == nil && merr != nil {
+		err = fmt.Errorf("server: cannot close the metric store: %w", merr)
+	}
+	return err
 }
 
 // replayCatalog executes catalog.sql in the engine's root catalog.
@@ -351,7 +380,7 @@ func checkScript(filename string, src []byte) error {
 	var first ast.Statement
 	for _, st := range stmts {
 		switch st := st.(type) {
-		case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateFunction, *ast.Drop:
+		case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateMetricGroup, *ast.AlterMetricGroup, *ast.CreateFunction, *ast.Drop:
 		case *ast.Set:
 			if why, ok := serverOwned[st.Key]; ok {
 				return token.NewError(file, st.Pos(), "the server sets '%s' for every job (%s): remove this SET", st.Key, why)

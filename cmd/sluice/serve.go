@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/server"
 )
 
@@ -36,6 +37,7 @@ var serveSettings = []struct{ name, def, usage string }{
 	{"stop-timeout", defaultStopTimeout.String(), "on SIGTERM or SIGINT, how long the jobs may take to stop with a final checkpoint before they are cancelled"},
 	{"allow-remote-webhooks", "false", "let alert rules post to webhooks on any host (by default only to a loopback address)"},
 	{"gateway-idle-timeout", "10m", "close a session of the Flink SQL gateway API after this long without a request"},
+	{"metric-store-memory", "256mb", "memory for the metric groups' current values, beyond which the least recently written spill to DATA/metricstore"},
 }
 
 // newServe returns the commands serve and token.
@@ -289,8 +291,13 @@ func buildServeConfig(get func(string) string, stderr io.Writer) (server.Config,
 	if err != nil || idle <= 0 {
 		return cfg, "", nil, fmt.Errorf("gateway-idle-timeout %q: a positive duration (10m)", get("gateway-idle-timeout"))
 	}
+	mem, err := connector.ParseMemorySize(get("metric-store-memory"))
+	if err != nil || mem <= 0 {
+		return cfg, "", nil, fmt.Errorf("metric-store-memory %q: a positive size (256mb)", get("metric-store-memory"))
+	}
 	cfg = server.Config{DataDir: get("data-dir"), Auth: auth, TLSCertFile: get("tls-cert"), TLSKeyFile: get("tls-key"),
-		KeepVersions: keep, StopTimeout: stop, Logger: logger, AllowRemoteWebhooks: remoteHooks, GatewayIdleTimeout: idle}
+		KeepVersions: keep, StopTimeout: stop, Logger: logger, AllowRemoteWebhooks: remoteHooks, GatewayIdleTimeout: idle,
+		MetricStoreMemory: mem}
 	if cfg.DataDir == "" {
 		return cfg, "", nil, fmt.Errorf("no data directory: give --data-dir (or SLUICE_DATA_DIR)")
 	}

@@ -73,3 +73,31 @@ func TestServeGatewayIdleTimeout(t *testing.T) {
 		}
 	}
 }
+
+// --metric-store-memory reaches the server's configuration; a bad value
+// is refused.
+func TestServeMetricStoreMemory(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want int64
+		ok   bool
+	}{
+		{[]string{"--data-dir", "d"}, 256 << 20, true},
+		{[]string{"--data-dir", "d", "--metric-store-memory", "2gb"}, 2 << 30, true},
+		{[]string{"--data-dir", "d", "--metric-store-memory", "0"}, 0, false},
+		{[]string{"--data-dir", "d", "--metric-store-memory", "lots"}, 0, false},
+	} {
+		serve, _ := newServe(io.Discard, io.Discard)
+		if err := serve.Flags().Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		get, err := serveConfig(serve.Flags(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, _, _, err := buildServeConfig(get, io.Discard)
+		if (err == nil) != c.ok || c.ok && cfg.MetricStoreMemory != c.want {
+			t.Errorf("%v: MetricStoreMemory %d (%v), want %d (ok %v)", c.args, cfg.MetricStoreMemory, err, c.want, c.ok)
+		}
+	}
+}

@@ -500,6 +500,13 @@ func (b *Backend) Drop(job string) error {
 			delete(b.stores, id)
 		}
 	}
+	if prefix == "" {
+		// Every store: one range deletion, however many entries.
+		if err := b.pending.DeleteRange([]byte{'s'}, []byte{'t'}, nil); err != nil {
+			return fmt.Errorf("lsm: cannot drop the state of %s: %w", job, err)
+		}
+		return b.dropRest(prefix)
+	}
 	// Store entries are keyed by the length of their store's ID first, so
 	// that one ID prefixing another cannot mix their keys: walk them all.
 	it, err := b.pending.NewIter(&pebble.IterOptions{LowerBound: []byte{'s'}, UpperBound: []byte{'t'}})
@@ -525,6 +532,14 @@ func (b *Backend) Drop(job string) error {
 			return fmt.Errorf("lsm: cannot drop the state of %s: %w", job, err)
 		}
 	}
+	return b.dropRest(prefix)
+}
+
+// dropRest is Drop's deletion of the offsets and positions of the jobs
+// whose store IDs begin with prefix, and its record of a job started
+// afresh. b.mu is held.
+func (b *Backend) dropRest(prefix string) error {
+	job := strings.TrimSuffix(prefix, "/")
 	for _, kind := range []byte{'o', 'p'} {
 		lower := append([]byte{kind}, prefix...)
 		if err := b.pending.DeleteRange(lower, upperBound(lower), nil); err != nil {

@@ -197,3 +197,71 @@ func TestGroupCommit(t *testing.T) {
 		}
 	}
 }
+
+// Drop of a job removes its stores, offsets and positions and nothing
+// else; Drop("") removes every job's (in one range deletion).
+func TestDrop(t *testing.T) {
+	dir := t.TempDir()
+	b, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"a/agg/0", "ab/agg/0", "b/join/1"} {
+		s, _ := b.Store(id)
+		for _, k := range []string{"x", "y"} {
+			if err := s.Put([]byte(k), []byte(id)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.Offsets().Admit(1, 7)
+		if err := s.Checkpoint(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Commit("", map[string]int64{"a/src/0": 1, "ab/src/0": 2, "b/src/0": 3}); err != nil {
+		t.Fatal(err)
+	}
+	entries := func(id string) int {
+		s, _ := b.Store(id)
+		n := 0
+		if err := s.Scan(nil, func(k, v []byte) bool { n++; return true }); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if err := b.Drop("a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit("", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := []int{entries("a/agg/0"), entries("ab/agg/0"), entries("b/join/1")}; got[0] != 0 || got[1] != 2 || got[2] != 2 {
+		t.Errorf("after Drop(a): entries %v", got)
+	}
+	if pos, _ := b.Positions(""); len(pos) != 2 || pos["ab/src/0"] != 2 {
+		t.Errorf("after Drop(a): positions %v", pos)
+	}
+	if err := b.Drop(""); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit("", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if got := []int{entries("a/agg/0"), entries("ab/agg/0"), entries("b/join/1")}; got[0]+got[1]+got[2] != 0 {
+		t.Errorf("after Drop(\"\"): entries %v", got)
+	}
+	if pos, _ := b.Positions(""); len(pos) != 0 {
+		t.Errorf("after Drop(\"\"): positions %v", pos)
+	}
+	s, _ := b.Store("b/join/1")
+	if _, ok := s.Offsets().Get(1); ok {
+		t.Error("after Drop(\"\"): an offsets table is left")
+	}
+}
