@@ -39,7 +39,7 @@ func (e *Engine) Query(ctx context.Context, filename string, src []byte, rows Ro
 	var query *ast.QueryStmt
 	for _, st := range stmts {
 		switch st := st.(type) {
-		case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateFunction, *ast.Drop, *ast.Set, *ast.Reset:
+		case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateMetricGroup, *ast.AlterMetricGroup, *ast.CreateFunction, *ast.Drop, *ast.Set, *ast.Reset:
 		case *ast.QueryStmt:
 			if query != nil {
 				at := file.Position(query.Pos())

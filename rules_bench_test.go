@@ -402,15 +402,27 @@ func BenchmarkRuleset(b *testing.B) {
 	src.WriteString(strings.ReplaceAll(ruleEventsTable, "$EVENTS", strconv.Itoa(events)))
 	src.WriteString(`CREATE TABLE alerts (host STRING, user_name STRING, command_line STRING, rules ARRAY<STRING>, severity STRING)
 WITH ('connector' = 'blackhole');
-CREATE RULESET rs ON events (
 `)
+	// SLUICE_RULESET_SUPPRESS, a SUPPRESS BY clause, suppresses the
+	// alerts; SLUICE_RULESET_SHADOW=1 runs the same rules as a shadow
+	// into a blackhole of their own.
+	fmt.Fprintf(&src, "CREATE RULESET rs ON events %s (\n", os.Getenv("SLUICE_RULESET_SUPPRESS"))
+	var rules strings.Builder
 	for i, c := range ruleConditions(n, 42) {
 		if i > 0 {
-			src.WriteString(",\n")
+			rules.WriteString(",\n")
 		}
-		fmt.Fprintf(&src, "  RULE r%d WHEN %s", i, c)
+		fmt.Fprintf(&rules, "  RULE r%d WHEN %s", i, c)
 	}
-	src.WriteString(");\nINSERT INTO alerts SELECT host, user_name, command_line, matched_rules, alert_severity FROM rs;\n")
+	src.WriteString(rules.String() + ");\n")
+	if os.Getenv("SLUICE_RULESET_SHADOW") == "1" {
+		src.WriteString(`CREATE TABLE shadow (event_time TIMESTAMP(3), host STRING, user_name STRING, parent_image STRING,
+  image STRING, command_line STRING, pid BIGINT, parent_pid BIGINT, integrity_level STRING, ruleset_name STRING, ruleset_version INT,
+  matched_rules ARRAY<STRING>, alert_severity STRING, alert_tags ARRAY<STRING>, suppressed_count BIGINT) WITH ('connector' = 'blackhole');
+ALTER RULESET rs SHADOW (
+` + rules.String() + ") INTO shadow;\n")
+	}
+	src.WriteString("INSERT INTO alerts SELECT host, user_name, command_line, matched_rules, alert_severity FROM rs;\n")
 	b.ResetTimer()
 	cpu := cputime.Seconds()
 	for range b.N {

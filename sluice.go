@@ -441,15 +441,48 @@ func (e *Engine) Tables() []string { return e.catalog.Tables() }
 // sorted.
 func (e *Engine) Views() []string { return e.catalog.Views() }
 
-// Ruleset describes a ruleset of the catalog.
+// Ruleset describes a ruleset of the catalog at one version, as its
+// DDL says it: the conditions as SQL.
 type Ruleset struct {
 	Name    string `json:"name"`
 	Version int    `json:"version"`
 	Source  string `json:"source"`
-	Match   string `json:"match"`
+	RulesetDefinition
+	Comment string `json:"comment,omitempty"`
+	// Shadow is the ruleset's shadow, if it has one (current version
+	// only).
+	Shadow *RulesetShadow `json:"shadow,omitempty"`
+}
+
+// RulesetDefinition is what a version of a ruleset (or its shadow)
+// evaluates.
+type RulesetDefinition struct {
+	// Match is the policy as written after MATCH: "ANY", "ALL",
+	// "FIRST", "AT LEAST n" or "AT LEAST n PERCENT".
+	Match string `json:"match"`
 	// Except is the EXCEPT WHEN condition, as SQL ("": none).
 	Except string `json:"except,omitempty"`
-	Rules  []Rule `json:"rules"`
+	// Suppress is the SUPPRESS BY clause, if any.
+	Suppress *RulesetSuppress `json:"suppress,omitempty"`
+	Rules    []Rule           `json:"rules"`
+}
+
+// RulesetSuppress describes SUPPRESS BY (keys) FOR interval.
+type RulesetSuppress struct {
+	Keys []string `json:"keys"`
+	// Interval is the interval as SQL: "INTERVAL '10' MINUTE".
+	Interval string `json:"interval"`
+}
+
+// RulesetShadow describes the shadow of a ruleset.
+type RulesetShadow struct {
+	// Version is the version its alerts carry: an earlier one (SHADOW
+	// VERSION n), or the one PROMOTE SHADOW would make.
+	Version int `json:"version"`
+	// OfVersion: the shadow is the earlier version Version.
+	OfVersion bool   `json:"of_version"`
+	Into      string `json:"into"`
+	RulesetDefinition
 }
 
 // Rule describes a rule of a ruleset.
@@ -467,37 +500,156 @@ type Rule struct {
 func (e *Engine) Rulesets() []Ruleset {
 	var out []Ruleset
 	for _, name := range e.catalog.Rulesets() {
-		_, v, err := e.catalog.Lookup(name)
-		if err != nil || v == nil || v.Ruleset == nil {
-			continue
+		if rs, ok := e.RulesetInfo(name); ok {
+			out = append(out, rs)
 		}
-		def := v.Ruleset
-		rs := Ruleset{Name: v.Name, Version: v.Version, Source: def.Source.String(), Match: def.Match.Kind, Rules: []Rule{}}
-		if def.Except != nil {
-			rs.Except = ast.Format(def.Except)
-		}
-		switch rs.Match {
-		case "":
-			rs.Match = "ANY"
-		case "AT LEAST":
-			rs.Match = fmt.Sprintf("AT LEAST %d", def.Match.N)
-		case "AT LEAST PERCENT":
-			rs.Match = fmt.Sprintf("AT LEAST %d PERCENT", def.Match.N)
-		}
-		for _, r := range def.Rules {
-			sev := strings.ToLower(r.Severity)
-			if sev == "" {
-				sev = "medium"
-			}
-			tags := r.Tags
-			if tags == nil {
-				tags = []string{}
-			}
-			rs.Rules = append(rs.Rules, Rule{Name: r.Name.Name, When: ast.Format(r.When), Severity: sev, Priority: r.Priority, Tags: tags, Enabled: !r.Disabled})
-		}
-		out = append(out, rs)
 	}
 	return out
+}
+
+// Declares reports whether the session itself declares a table, view
+// or ruleset name (not the engine it is a session of).
+func (e *Engine) Declares(name string) bool { return e.catalog.Declares(name) }
+
+// RulesetInfo returns ruleset name at its current version.
+func (e *Engine) RulesetInfo(name string) (Ruleset, bool) {
+	_, v, err := e.catalog.Lookup(name)
+	if err != nil || v == nil || v.Ruleset == nil {
+		return Ruleset{}, false
+	}
+	rs := describeRuleset(v)
+	if v.Shadow != nil {
+		rs.Shadow = &RulesetShadow{Version: v.ShadowVersion(), OfVersion: v.Shadow.Version != 0, Into: v.ShadowInto,
+			RulesetDefinition: rulesetDefinition(v.Shadow.Ruleset)}
+	}
+	return rs, true
+}
+
+// RulesetVersions returns the versions ruleset name keeps (see ALTER
+// RULESET ... ROLLBACK), oldest first, the current one last; false if
+// there is no such ruleset.
+func (e *Engine) RulesetVersions(name string) ([]Ruleset, bool) {
+	_, v, err := e.catalog.Lookup(name)
+	if err != nil || v == nil || v.Ruleset == nil {
+		return nil, false
+	}
+	var out []Ruleset
+	for ; v != nil; v = v.Previous {
+		out = append(out, describeRuleset(v))
+	}
+	slices.Reverse(out)
+	return out, true
+}
+
+// describeRuleset describes version v of a ruleset, without its shadow.
+func describeRuleset(v *catalog.View) Ruleset {
+	def := v.Ruleset
+	return Ruleset{Name: v.Name, Version: v.Version, Source: def.Source.String(), RulesetDefinition: rulesetDefinition(def), Comment: def.Comment}
+}
+
+// rulesetDefinition describes what def evaluates.
+func rulesetDefinition(def *ast.CreateRuleset) RulesetDefinition {
+	d := RulesetDefinition{Match: def.Match.Kind, Rules: []Rule{}}
+	if def.Except != nil {
+		d.Except = ast.Format(def.Except)
+	}
+	switch d.Match {
+	case "":
+		d.Match = "ANY"
+	case "AT LEAST":
+		d.Match = fmt.Sprintf("AT LEAST %d", def.Match.N)
+	case "AT LEAST PERCENT":
+		d.Match = fmt.Sprintf("AT LEAST %d PERCENT", def.Match.N)
+	}
+	if s := def.Suppress; s != nil {
+		d.Suppress = &RulesetSuppress{Keys: []string{}, Interval: ast.Format(s.Interval)}
+		for _, k := range s.Keys {
+			d.Suppress.Keys = append(d.Suppress.Keys, k.Name)
+		}
+	}
+	for _, r := range def.Rules {
+		sev := strings.ToLower(r.Severity)
+		if sev == "" {
+			sev = "medium"
+		}
+		tags := r.Tags
+		if tags == nil {
+			tags = []string{}
+		}
+		d.Rules = append(d.Rules, Rule{Name: r.Name.Name, When: ast.Format(r.When), Severity: sev, Priority: r.Priority, Tags: tags, Enabled: !r.Disabled})
+	}
+	return d
+}
+
+// MetricGroup describes a metric group of the catalog.
+type MetricGroup struct {
+	Name    string   `json:"name"`
+	Version int      `json:"version"`
+	Source  string   `json:"source"`
+	Keys    []string `json:"keys"`
+	Metrics []Metric `json:"metrics"`
+	Comment string   `json:"comment,omitempty"`
+}
+
+// Metric describes a metric of a metric group.
+type Metric struct {
+	Name string `json:"name"`
+	// Aggregate is the metric's aggregate call, as SQL.
+	Aggregate string `json:"aggregate"`
+	// Window is the window as SQL writes it ("TUMBLE(INTERVAL '1'
+	// HOUR)"), "" for every row of the key.
+	Window string `json:"window,omitempty"`
+}
+
+// MetricGroups returns the metric groups of the catalog, by name, each at
+// its current version.
+func (e *Engine) MetricGroups() []MetricGroup {
+	var out []MetricGroup
+	for _, name := range e.catalog.MetricGroups() {
+		_, v, err := e.catalog.Lookup(name)
+		if err != nil || v == nil || v.MetricGroup == nil {
+			continue
+		}
+		out = append(out, describeMetricGroup(v))
+	}
+	return out
+}
+
+// MetricGroupVersions returns the versions metric group name keeps (see
+// ALTER METRIC GROUP ... ROLLBACK), oldest first, the current one last;
+// false if there is no such group.
+func (e *Engine) MetricGroupVersions(name string) ([]MetricGroup, bool) {
+	_, v, err := e.catalog.Lookup(name)
+	if err != nil || v == nil || v.MetricGroup == nil {
+		return nil, false
+	}
+	var out []MetricGroup
+	for ; v != nil; v = v.Previous {
+		out = append(out, describeMetricGroup(v))
+	}
+	slices.Reverse(out)
+	return out, true
+}
+
+// describeMetricGroup describes version v of a metric group.
+func describeMetricGroup(v *catalog.View) MetricGroup {
+	def := v.MetricGroup
+	g := MetricGroup{Name: v.Name, Version: v.Version, Source: def.Source.String(), Comment: def.Comment}
+	for _, k := range def.Keys {
+		g.Keys = append(g.Keys, k.Name)
+	}
+	for _, m := range def.Metrics {
+		mt := Metric{Name: m.Name.Name, Aggregate: ast.Format(m.Agg)}
+		if w := m.Window; w.Kind != "" {
+			mt.Window = w.Kind + "("
+			if w.Slide != nil {
+				mt.Window += ast.Format(w.Slide) + ", "
+			}
+			mt.Window += ast.Format(w.Size) + ")"
+		}
+		g.Metrics = append(g.Metrics, mt)
+	}
+	return g
 }
 
 // Config returns a copy of the session's SET options.
@@ -713,10 +865,52 @@ func (e *Engine) execStmt(ctx context.Context, file *token.File, st ast.Statemen
 		if err != nil {
 			return Result{}, err
 		}
-		if err := e.catalog.ReplaceView(next); err != nil {
+		// A session's change of its engine's ruleset is its own: the new
+		// version hides the engine's, as a name the session declares does.
+		replace := e.catalog.ReplaceView
+		if !e.catalog.Declares(next.Name) {
+			replace = func(v *catalog.View) error { return e.catalog.AddView(v, false) }
+		}
+		if err := replace(next); err != nil {
 			return Result{}, token.NewError(file, s.Name.Pos(), "%s", err.Error())
 		}
-		return Result{Message: fmt.Sprintf("[INFO] Execute statement succeeded: ruleset %s is at version %d.", next.Name, next.Version)}, nil
+		msg := fmt.Sprintf("[INFO] Execute statement succeeded: ruleset %s is at version %d", next.Name, next.Version)
+		if next.Shadow != nil {
+			msg += fmt.Sprintf("; its shadow (version %d) writes into %s", next.ShadowVersion(), next.ShadowInto)
+		}
+		return Result{Message: msg + "."}, nil
+	case *ast.CreateMetricGroup:
+		v, err := p.MetricGroupFromDDL(s)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := e.catalog.AddView(v, s.IfNotExists); err != nil {
+			return Result{}, token.NewError(file, s.Name.Pos(), "%s", err.Error())
+		}
+		return Result{Message: "[INFO] Execute statement succeeded."}, nil
+	case *ast.AlterMetricGroup:
+		name, err := p.ObjectName(s.Name)
+		if err != nil {
+			return Result{}, err
+		}
+		_, v, err := e.catalog.Lookup(name)
+		if err != nil || v == nil || v.MetricGroup == nil {
+			return Result{}, token.NewError(file, s.Name.Pos(), "unknown metric group '%s'%s", name, suggest.Hint(name, e.catalog.MetricGroups()))
+		}
+		next, err := p.AlterMetricGroup(v, s)
+		if err != nil {
+			return Result{}, err
+		}
+		// As for a ruleset: a session's change of its engine's metric group
+		// is its own.
+		replace := e.catalog.ReplaceView
+		if !e.catalog.Declares(next.Name) {
+			replace = func(v *catalog.View) error { return e.catalog.AddView(v, false) }
+		}
+		if err := replace(next); err != nil {
+			return Result{}, token.NewError(file, s.Name.Pos(), "%s", err.Error())
+		}
+		return Result{Message: fmt.Sprintf("[INFO] Execute statement succeeded: metric group %s is at version %d.", next.Name, next.Version)}, nil
 	case *ast.Drop:
 		if s.What == "FUNCTION" {
 			return e.dropFunction(file, s)
@@ -821,7 +1015,11 @@ func (e *Engine) jobSinks(p *planner.Planner, st ast.Statement) (name string, si
 		if err != nil {
 			return "", nil, err
 		}
-		return "insert-into-" + sink.Table.Name, []*plan.Sink{sink}, nil
+		sinks, err := e.withShadows(p, st, []*plan.Sink{sink})
+		if err != nil {
+			return "", nil, err
+		}
+		return "insert-into-" + sink.Table.Name, sinks, nil
 	case *ast.StatementSet:
 		writers := map[string]*ast.Insert{}
 		for i, ins := range s.Inserts {
@@ -848,6 +1046,10 @@ func (e *Engine) jobSinks(p *planner.Planner, st ast.Statement) (name string, si
 			}
 			sinks = append(sinks, sink)
 		}
+		sinks, err := e.withShadows(p, st, sinks)
+		if err != nil {
+			return "", nil, err
+		}
 		return "statement-set", sinks, nil
 	case *ast.QueryStmt:
 		sink, err := e.planSelect(p, s.Query)
@@ -857,6 +1059,20 @@ func (e *Engine) jobSinks(p *planner.Planner, st ast.Statement) (name string, si
 		return "select", []*plan.Sink{sink}, nil
 	}
 	return "", nil, token.NewError(p.File, st.Pos(), "%T starts no job", st)
+}
+
+// withShadows returns sinks and the sinks of the shadows of the
+// rulesets they read (see planner.ShadowSinks), which statement st
+// plans.
+func (e *Engine) withShadows(p *planner.Planner, st ast.Statement, sinks []*plan.Sink) ([]*plan.Sink, error) {
+	shadows, err := p.ShadowSinks(sinks, e.acceptsUpdates)
+	if err != nil {
+		return nil, token.NewError(p.File, st.Pos(), "%s", err.Error())
+	}
+	for _, s := range shadows {
+		sinks = append(sinks, e.optimize(s).(*plan.Sink))
+	}
+	return sinks, nil
 }
 
 // startError positions an error from starting the job of statement st
@@ -937,7 +1153,18 @@ func (e *Engine) explain(p *planner.Planner, st ast.Statement) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		root = sink
+		sinks, err := e.withShadows(p, st, []*plan.Sink{sink})
+		if err != nil {
+			return "", err
+		}
+		if len(sinks) == 1 {
+			return plan.Format(sink), nil
+		}
+		var b strings.Builder
+		for _, s := range sinks {
+			b.WriteString(plan.Format(s))
+		}
+		return b.String(), nil
 	case *ast.QueryStmt:
 		n, err := p.PlanQuery(s.Query)
 		if err != nil {
@@ -955,6 +1182,14 @@ func (e *Engine) explain(p *planner.Planner, st ast.Statement) (string, error) {
 			b.WriteString(plan.Format(sink))
 			sinks = append(sinks, sink)
 		}
+		all, err := e.withShadows(p, st, sinks)
+		if err != nil {
+			return "", err
+		}
+		for _, s := range all[len(sinks):] {
+			b.WriteString(plan.Format(s))
+		}
+		sinks = all
 		filters, err := e.explainFilters(sinks)
 		if err != nil {
 			return "", err
@@ -1248,6 +1483,7 @@ func (e *Engine) jobEnv(cfg map[string]string, name string) (physical.Env, error
 		Expr:            &expr.Env{Now: now, Location: time.UTC},
 		Parallelism:     par,
 		Dims:            e.dims,
+		Metrics:         e.metricPublisher(),
 	}
 	if tz, ok := cfg[config.LocalTimeZone]; ok {
 		loc, err := config.Location(tz)

@@ -81,12 +81,49 @@ type View struct {
 	Query   *ast.Query
 	File    *token.File
 	Ruleset *ast.CreateRuleset
-	Version int
-	// RuleFiles, parallel to Ruleset.Rules, is the file each rule was
-	// written in (nil: File; ALTER RULESET ... ADD RULE writes in its own).
+	// MetricGroup is set for a metric group: a view whose rows are its
+	// source's, each with the group's metrics for its key appended.
+	MetricGroup *ast.CreateMetricGroup
+	Version     int
+	// RuleFiles, parallel to Ruleset.Rules (or MetricGroup.Metrics), is
+	// the file each rule (metric) was written in (nil: File; ALTER
+	// RULESET ... ADD RULE writes in its own).
 	RuleFiles []*token.File
+	// ExceptFile and SuppressFile are the files the ruleset's EXCEPT
+	// WHEN and SUPPRESS BY were written in (nil: File; ALTER RULESET ...
+	// SET writes in its own).
+	ExceptFile, SuppressFile *token.File
 	// Previous is the ruleset's version before this one (nil: none).
 	Previous *View
+	// Shadow, if set, is the ruleset's shadow: a definition run beside
+	// this one by the jobs that insert from the ruleset, its alerts into
+	// table ShadowInto. Its Version is that of the earlier version it is
+	// (SHADOW VERSION n), or 0 for rules of its own, whose alerts carry
+	// the version PROMOTE SHADOW would give them (Version + 1).
+	Shadow     *View
+	ShadowInto string
+}
+
+// ShadowVersion returns the version the alerts of v's shadow carry.
+func (v *View) ShadowVersion() int {
+	switch {
+	case v.Shadow == nil:
+		return 0
+	case v.Shadow.Version == 0:
+		return v.Version + 1
+	}
+	return v.Shadow.Version
+}
+
+// Kind is what v is: "VIEW", "RULESET" or "METRIC GROUP".
+func (v *View) Kind() string {
+	switch {
+	case v.Ruleset != nil:
+		return "RULESET"
+	case v.MetricGroup != nil:
+		return "METRIC GROUP"
+	}
+	return "VIEW"
 }
 
 // RulesetVersion returns version n of ruleset v (v or one of its
@@ -190,13 +227,10 @@ func (c *Catalog) Drop(what, name string, ifExists bool) error {
 			c.gen++
 			return nil
 		}
-	case "VIEW", "RULESET":
+	case "VIEW", "RULESET", "METRIC GROUP":
 		if v, ok := c.views[name]; ok {
-			if (v.Ruleset != nil) != (what == "RULESET") {
-				kind := "a view"
-				if v.Ruleset != nil {
-					kind = "a ruleset"
-				}
+			if v.Kind() != what {
+				kind := "a " + strings.ToLower(v.Kind())
 				return fmt.Errorf("'%s' is %s: drop it with DROP %s", name, kind, strings.ToUpper(kind[2:]))
 			}
 			delete(c.views, name)
@@ -225,6 +259,13 @@ func (c *Catalog) Lookup(name string) (*Table, *View, error) {
 		}
 	}
 	return nil, nil, fmt.Errorf("unknown table '%s'%s", name, suggest.Hint(name, append(c.Tables(), c.Views()...)))
+}
+
+// Declares reports whether the catalog itself (not its parent) has a
+// table or view name.
+func (c *Catalog) Declares(name string) bool {
+	_, _, ok := c.lookup(name)
+	return ok
 }
 
 // lookup finds name among the catalog's own tables and views.
@@ -287,6 +328,17 @@ func (c *Catalog) Rulesets() []string {
 	var names []string
 	for _, n := range c.Views() {
 		if _, v, ok := c.find(n); ok && v != nil && v.Ruleset != nil {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// MetricGroups returns the names of metric groups, sorted.
+func (c *Catalog) MetricGroups() []string {
+	var names []string
+	for _, n := range c.Views() {
+		if _, v, ok := c.find(n); ok && v != nil && v.MetricGroup != nil {
 			names = append(names, n)
 		}
 	}

@@ -13,6 +13,9 @@ type Metrics struct {
 	ReplayRows  atomic.Int64 // rows dropped as replays (offset already folded in)
 	SkippedRecs atomic.Int64 // malformed records skipped by a source's policy
 	ExpiredKeys atomic.Int64 // keys forgotten by the state TTL
+	// SuppressedAlerts counts the alerts of rulesets dropped by their
+	// SUPPRESS BY (a key set's later alerts within its interval).
+	SuppressedAlerts atomic.Int64
 	// Rows dropped on their way into a sink for a NULL in a NOT NULL
 	// column ('table.exec.sink.not-null-enforcer' = 'DROP').
 	NullRowsDropped atomic.Int64

@@ -20,9 +20,11 @@ import (
 	"github.com/sluicesql/sluice/exec/filterset"
 	"github.com/sluicesql/sluice/exec/groupagg"
 	"github.com/sluicesql/sluice/exec/join"
+	"github.com/sluicesql/sluice/exec/metricgroup"
 	"github.com/sluicesql/sluice/exec/normalize"
 	"github.com/sluicesql/sluice/exec/over"
 	"github.com/sluicesql/sluice/exec/rank"
+	"github.com/sluicesql/sluice/exec/suppress"
 	"github.com/sluicesql/sluice/exec/window"
 	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/plan"
@@ -65,6 +67,9 @@ type Env struct {
 	// such a column instead of failing the job
 	// ('table.exec.sink.not-null-enforcer' = 'DROP').
 	DropNullRows bool
+	// Metrics receives the committed values of metric groups (the
+	// engine's metric store); nil: they are not published.
+	Metrics metricgroup.Publisher
 	// Dims holds the engine's shared dimension tables, for lookup joins
 	// over sources loaded in full. Nil: each job gets a registry of its
 	// own.
@@ -623,6 +628,8 @@ func (b *builder) buildNode(n plan.Node) (*pipe, error) {
 		return p, nil
 	case *plan.Ruleset:
 		return b.ruleset(n)
+	case *plan.Suppress:
+		return b.suppress(n)
 	case *plan.Correlate:
 		p, err := b.build(n.Input)
 		if err != nil {
@@ -725,6 +732,8 @@ func (b *builder) buildNode(n plan.Node) (*pipe, error) {
 		return b.windowRank(n)
 	case *plan.OverAggregate:
 		return b.over(n)
+	case *plan.MetricGroup:
+		return b.metricGroup(n)
 	case *plan.Join:
 		return b.join(n, nil)
 	case *plan.IntervalJoin:
@@ -898,10 +907,61 @@ func (b *builder) over(n *plan.OverAggregate) (*pipe, error) {
 	})
 }
 
+// metricGroup builds a metric group's operator, keyed by its keys. Its
+// state is the group's (its name, keys and their types), whatever its
+// version: each metric's state inside is matched by what it computes.
+func (b *builder) metricGroup(n *plan.MetricGroup) (*pipe, error) {
+	in := n.Input.Schema()
+	var what strings.Builder
+	fmt.Fprintf(&what, "MetricGroup(name=[%s], keys=[", n.Name)
+	for i, k := range n.Keys {
+		if i > 0 {
+			what.WriteString(", ")
+		}
+		fmt.Fprintf(&what, "%s %s", in.Columns[k].Name, in.Columns[k].Type.WithoutTimeAttr())
+	}
+	what.WriteString("])")
+	cfg := metricgroup.Config{Group: n.Name, Version: n.Version, Keys: n.Keys, TimeCol: n.TimeCol,
+		Types: columnTypes(in), Publisher: b.env.Metrics}
+	for _, k := range n.Keys {
+		cfg.KeyNames = append(cfg.KeyNames, in.Columns[k].Name)
+	}
+	for _, m := range n.Metrics {
+		cfg.Metrics = append(cfg.Metrics, metricgroup.Metric{Name: m.Name, Call: m.Call, Computes: m.Computes,
+			Window: metricgroup.Window{Kind: m.Window.Kind, Size: m.Window.Size, Slide: m.Window.Slide}})
+	}
+	p, err := b.keyedAs("metric-group", n, what.String(), n.Keys, n.Input, func(id string, next exec.Operator) (exec.Operator, error) {
+		c := cfg
+		c.ID, c.Next = id, next
+		var err error
+		if c.Calls, err = agg.Bind(n.Calls); err != nil {
+			return nil, err
+		}
+		return metricgroup.New(c)
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Its state's parts are its metrics, each matched by what it
+	// computes: a hot update reports which start from zero.
+	e := &b.manifest.Entries[len(b.manifest.Entries)-1]
+	for _, m := range n.Metrics {
+		if !slices.Contains(e.Parts, m.Computes) {
+			e.Parts = append(e.Parts, m.Computes)
+		}
+	}
+	return p, nil
+}
+
 // keyed builds an operator over input re-keyed by keys (into one task
 // when there are none): mk makes it for each task, given the task's
 // operator ID (the name of its state).
 func (b *builder) keyed(name string, n plan.Node, keys []int, input plan.Node, mk func(id string, next exec.Operator) (exec.Operator, error)) (*pipe, error) {
+	return b.keyedAs(name, n, computes(n), keys, input, mk)
+}
+
+// keyedAs is keyed for an operator whose state identity is what.
+func (b *builder) keyedAs(name string, n plan.Node, what string, keys []int, input plan.Node, mk func(id string, next exec.Operator) (exec.Operator, error)) (*pipe, error) {
 	p, err := b.build(input)
 	if err != nil {
 		return nil, err
@@ -913,7 +973,7 @@ func (b *builder) keyed(name string, n plan.Node, keys []int, input plan.Node, m
 	if p, err = b.exchange(name, par, keys, input, p); err != nil {
 		return nil, err
 	}
-	id := b.id(name, opLabel(n), computes(n))
+	id := b.id(name, opLabel(n), what)
 	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
 		return mk(fmt.Sprintf("%s/%d", id, task), next)
 	})
@@ -1051,6 +1111,28 @@ func (b *builder) source(n *plan.Scan) (*pipe, error) {
 	// The scan, its computed columns and its watermark are one operator,
 	// as EXPLAIN shows them.
 	b.mark(p, 0, opLabel(n), n.Table.Name).Source = true
+	return p, nil
+}
+
+// suppress builds the suppression of a ruleset's alerts: re-keyed by
+// the key set. Its state is named by what it means (plan.Suppress's
+// Identity), so that a new version of the ruleset's rules, or another
+// interval, keeps it.
+func (b *builder) suppress(n *plan.Suppress) (*pipe, error) {
+	p, err := b.build(n.Input)
+	if err != nil {
+		return nil, err
+	}
+	if p, err = b.exchange("suppress", b.env.Parallelism, n.Keys, n.Input, p); err != nil {
+		return nil, err
+	}
+	id := b.id("suppress", opLabel(n), n.Identity())
+	cfg := suppress.Config{Keys: n.Keys, Interval: n.Interval, TimeCol: n.TimeCol, CountCol: n.CountCol, TTL: b.env.StateTTL}
+	p.ops = append(p.ops, func(task int, next exec.Operator) (exec.Operator, error) {
+		c := cfg
+		c.ID, c.Next = fmt.Sprintf("%s/%d", id, task), next
+		return suppress.New(c)
+	})
 	return p, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sluicesql/sluice/exec/window"
 	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/types"
 )
@@ -17,6 +18,9 @@ type Ruleset struct {
 	Input   Node
 	Name    string
 	Version int
+	// Shadow: this is the ruleset's shadow, run beside the live version
+	// into a table of its own.
+	Shadow bool
 	// Match is the policy: ANY, ALL, FIRST, AT LEAST (N rules) or AT
 	// LEAST PERCENT (N percent of the rules, rounded up).
 	Match string
@@ -44,6 +48,7 @@ var RulesetColumns = []types.Column{
 	{Name: "matched_rules", Type: types.ArrayOf(types.String.WithNullable(false)).WithNullable(false)},
 	{Name: "alert_severity", Type: types.String.WithNullable(false)},
 	{Name: "alert_tags", Type: types.ArrayOf(types.String.WithNullable(false)).WithNullable(false)},
+	{Name: "suppressed_count", Type: types.BigInt.WithNullable(false)},
 }
 
 // Severities are the severities a rule may have, lowest first (Sigma's
@@ -89,7 +94,11 @@ func (r *Ruleset) Describe() string {
 	case "AT LEAST PERCENT":
 		match = fmt.Sprintf("AT LEAST %d PERCENT", r.N)
 	}
-	fmt.Fprintf(&b, "Ruleset(name=[%s], version=[%d], match=[%s], ", r.Name, r.Version, match)
+	fmt.Fprintf(&b, "Ruleset(name=[%s], version=[%d], ", r.Name, r.Version)
+	if r.Shadow {
+		b.WriteString("shadow=[true], ")
+	}
+	fmt.Fprintf(&b, "match=[%s], ", match)
 	if r.Except != nil {
 		fmt.Fprintf(&b, "except=[%s], ", r.Except)
 	}
@@ -102,4 +111,83 @@ func (r *Ruleset) Describe() string {
 	}
 	b.WriteString("])")
 	return b.String()
+}
+
+// Suppress lets through, of the alerts of a ruleset (its input), at most
+// one per key set per interval: the first alert of a key set opens an
+// interval, the alerts of the key set within it are dropped and
+// counted, and the next alert let through after it carries the count
+// in its suppressed_count column.
+type Suppress struct {
+	Input Node
+	// Ruleset names the ruleset; Shadow says it is its shadow's.
+	Ruleset string
+	Shadow  bool
+	// Keys are the columns of the key set.
+	Keys []int
+	// Interval is in microseconds.
+	Interval int64
+	// TimeCol is the event-time attribute that times the alerts, or -1:
+	// processing time.
+	TimeCol int
+	// CountCol is the suppressed_count column.
+	CountCol int
+}
+
+// Schema implements Node.
+func (s *Suppress) Schema() types.Schema { return s.Input.Schema() }
+
+// Inputs implements Node.
+func (s *Suppress) Inputs() []Node { return []Node{s.Input} }
+
+// Updating implements Node.
+func (s *Suppress) Updating() bool { return s.Input.Updating() }
+
+// WithInputs implements Node.
+func (s *Suppress) WithInputs(ins []Node) Node { c := *s; c.Input = ins[0]; return &c }
+
+// Describe implements Node.
+func (s *Suppress) Describe() string {
+	return fmt.Sprintf("Suppress(ruleset=[%s], %skeys=[%s], interval=[%s], time=[%s])",
+		s.Ruleset, s.shadow(), s.keyNames(), window.FormatDuration(s.Interval), s.timeName())
+}
+
+// Identity describes what the state of the operator means, for its ID:
+// its ruleset, keys and time, not its interval (a new interval applies
+// to the intervals open), nor the rules before it.
+func (s *Suppress) Identity() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Suppress(ruleset=[%s], %skeys=[", s.Ruleset, s.shadow())
+	cols := s.Input.Schema().Columns
+	for i, k := range s.Keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(cols[k].Name + " " + cols[k].Type.WithoutTimeAttr().String())
+	}
+	fmt.Fprintf(&b, "], time=[%s])", s.timeName())
+	return b.String()
+}
+
+func (s *Suppress) shadow() string {
+	if s.Shadow {
+		return "shadow=[true], "
+	}
+	return ""
+}
+
+func (s *Suppress) keyNames() string {
+	cols := s.Input.Schema().Columns
+	names := make([]string, len(s.Keys))
+	for i, k := range s.Keys {
+		names[i] = cols[k].Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func (s *Suppress) timeName() string {
+	if s.TimeCol < 0 {
+		return "PROCTIME"
+	}
+	return s.Input.Schema().Columns[s.TimeCol].Name
 }

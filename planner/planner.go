@@ -47,6 +47,9 @@ type Planner struct {
 	ctes []map[string]*cte
 	// views guards against a view that refers to itself.
 	viewDepth int
+	// shadowing holds the rulesets whose names are bound as their
+	// shadows (see ShadowSinks), by name.
+	shadowing map[string]*catalog.View
 	// orderItems are the ORDER BY expressions being planned as more
 	// items of the select list they order; inOrderBy is set while one
 	// is bound, for messages.

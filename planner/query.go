@@ -489,6 +489,9 @@ func (p *Planner) bindView(at ast.Node, v *catalog.View) (plan.Node, *scope, err
 	if v.Ruleset != nil {
 		return p.bindRuleset(at, v)
 	}
+	if v.MetricGroup != nil {
+		return p.bindMetricGroup(at, v)
+	}
 	if p.viewDepth > 32 {
 		return nil, nil, p.errorf(at, "views are nested more than 32 deep at '%s' (or a view refers to itself)", v.Name)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/sluicesql/sluice/sql/ast"
 	"github.com/sluicesql/sluice/sql/parser"
 	"github.com/sluicesql/sluice/sql/token"
+	"github.com/sluicesql/sluice/state"
 )
 
 // openAPI describes the routes of routeTable.
@@ -59,6 +60,14 @@ func (s *Server) routeTable() []route {
 		{"POST", "/v1/preview", s.preview},
 		{"GET", "/v1/catalog", s.getCatalog},
 		{"POST", "/v1/catalog", s.postCatalog},
+		{"GET", "/v1/rulesets", s.listRulesets},
+		{"GET", "/v1/rulesets/{name}", s.showRuleset},
+		{"GET", "/v1/rulesets/{name}/versions", s.listRulesetVersions},
+		{"GET", "/v1/rulesets/{name}/versions/{version}", s.showRulesetVersion},
+		{"GET", "/v1/metric-groups", s.listMetricGroups},
+		{"GET", "/v1/metric-groups/{name}", s.showMetricGroup},
+		{"GET", "/v1/metric-groups/{name}/versions", s.listMetricGroupVersions},
+		{"GET", "/v1/audit", s.getAudit},
 		{"GET", "/v1/alerts", s.listAlerts},
 		{"POST", "/v1/alerts", s.createAlert},
 		{"GET", "/v1/alerts/{name}", s.showAlert},
@@ -230,6 +239,9 @@ type metricsJSON struct {
 	RowsOut   int64 `json:"rows_out"`
 	LateRows  int64 `json:"late_rows"`
 	Malformed int64 `json:"malformed"`
+	// SuppressedAlerts are the alerts of rulesets that their SUPPRESS BY
+	// suppressed.
+	SuppressedAlerts int64 `json:"suppressed_alerts"`
 	// Checkpoints committed by the current (or last) run, when the last
 	// was and how long it took (from its barriers to its commit).
 	Checkpoints                int64     `json:"checkpoints"`
@@ -269,7 +281,7 @@ type operatorJSON struct {
 // healthJSON returns the job-level figures of h and its operators, as
 // the API shows them.
 func healthJSON(h exec.Health) (metricsJSON, []operatorJSON) {
-	m := metricsJSON{RowsIn: h.RowsIn, RowsOut: h.RowsOut, LateRows: h.LateRows, Malformed: h.Malformed,
+	m := metricsJSON{RowsIn: h.RowsIn, RowsOut: h.RowsOut, LateRows: h.LateRows, Malformed: h.Malformed, SuppressedAlerts: h.SuppressedAlerts,
 		Checkpoints: h.Checkpoints, StateKeys: h.StateKeys, StateBytes: h.StateBytes, Backpressure: h.MaxBackPressure}
 	if !h.LastCheckpoint.IsZero() {
 		m.LastCheckpoint = h.LastCheckpoint.UTC()
@@ -809,21 +821,26 @@ func (s *Server) explainSQL(w http.ResponseWriter, r *http.Request) {
 }
 
 type catalogJSON struct {
-	Tables   []string         `json:"tables"`
-	Views    []string         `json:"views"`
-	Rulesets []sluice.Ruleset `json:"rulesets"`
+	Tables       []string             `json:"tables"`
+	Views        []string             `json:"views"`
+	Rulesets     []sluice.Ruleset     `json:"rulesets"`
+	MetricGroups []sluice.MetricGroup `json:"metric_groups"`
 }
 
 func (s *Server) catalogView() catalogJSON {
-	c := catalogJSON{Tables: s.engine.Tables(), Views: []string{}, Rulesets: s.engine.Rulesets()}
+	c := catalogJSON{Tables: s.engine.Tables(), Views: []string{}, Rulesets: s.engine.Rulesets(), MetricGroups: s.engine.MetricGroups()}
 	if c.Tables == nil {
 		c.Tables = []string{}
 	}
 	if c.Rulesets == nil {
 		c.Rulesets = []sluice.Ruleset{}
 	}
+	if c.MetricGroups == nil {
+		c.MetricGroups = []sluice.MetricGroup{}
+	}
 	for _, v := range s.engine.Views() {
-		if !slices.ContainsFunc(c.Rulesets, func(r sluice.Ruleset) bool { return r.Name == v }) {
+		if !slices.ContainsFunc(c.Rulesets, func(r sluice.Ruleset) bool { return r.Name == v }) &&
+			!slices.ContainsFunc(c.MetricGroups, func(g sluice.MetricGroup) bool { return g.Name == v }) {
 			c.Views = append(c.Views, v)
 		}
 	}
@@ -834,9 +851,10 @@ func (s *Server) getCatalog(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.catalogView())
 }
 
-// postCatalog answers POST /v1/catalog: CREATE TABLE, CREATE VIEW and
-// DROP TABLE|VIEW statements, executed in order in the server's catalog
-// (which every job sees) and recorded in catalog.sql. At an error, the
+// postCatalog answers POST /v1/catalog: CREATE TABLE, VIEW, RULESET and
+// METRIC GROUP, ALTER RULESET and METRIC GROUP, and DROP statements,
+// executed in order in the server's catalog (which every job sees),
+// recorded in catalog.sql and in the audit log. At an error, the
 // statements before it stay applied.
 func (s *Server) postCatalog(w http.ResponseWriter, r *http.Request) {
 	var req sqlRequest
@@ -852,58 +870,138 @@ func (s *Server) postCatalog(w http.ResponseWriter, r *http.Request) {
 	file := token.NewFile("catalog.sql", src)
 	for _, st := range stmts {
 		switch st := st.(type) {
-		case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset:
+		case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateMetricGroup, *ast.AlterMetricGroup:
 			continue
 		case *ast.Drop:
-			if st.What == "TABLE" || st.What == "VIEW" || st.What == "RULESET" {
+			if st.What != "FUNCTION" {
 				continue
 			}
 		}
-		s.writeSQLError(w, req.SQL, token.NewError(file, st.Pos(), "the catalog takes CREATE TABLE, VIEW and RULESET, ALTER RULESET and DROP TABLE, VIEW or RULESET statements; SET and the statements that start jobs belong to a job's script"))
+		s.writeSQLError(w, req.SQL, token.NewError(file, st.Pos(), "the catalog takes CREATE TABLE, VIEW, RULESET and METRIC GROUP, ALTER RULESET and METRIC GROUP, and DROP TABLE, VIEW, RULESET or METRIC GROUP statements; SET and the statements that start jobs belong to a job's script"))
 		return
 	}
 	if len(stmts) == 0 {
-		writeError(w, http.StatusBadRequest, codeBadSQL, "no statement", nil)
+		writeError(w, http.StatusBadRequest, codeBadRequest, "no statement", nil)
 		return
 	}
-	s.ops.Lock()
-	defer s.ops.Unlock()
-	res, err := s.engine.Exec(context.Background(), "catalog.sql", src)
-	var applied []string
-	for _, st := range stmts[:len(res)] {
-		applied = append(applied, string(src[st.Pos().Offset():st.End().Offset()]))
-	}
-	if len(applied) > 0 {
-		if serr := s.store.appendCatalog(applied); serr != nil {
-			s.internal(w, serr)
+	if err := s.changeCatalog(requester(r), "catalog.sql", src, stmts); err != nil {
+		var se *storeError
+		if errors.As(err, &se) {
+			s.internal(w, se.err)
 			return
 		}
-		cat, _ := s.store.catalog()
-		s.mu.Lock()
-		s.catSecrets = scriptSecrets(cat)
-		s.mu.Unlock()
-		s.log.Info("catalog changed", "statements", len(applied))
-	}
-	var altered []string
-	for _, st := range stmts[:len(res)] {
-		if a, ok := st.(*ast.AlterRuleset); ok {
-			altered = append(altered, a.Name.String())
-		}
-	}
-	s.swapRulesets(altered)
-	if err != nil {
 		s.writeSQLError(w, req.SQL, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, s.catalogView())
 }
 
-// swapRulesets runs the running jobs that read one of the rulesets named
-// (a new version of each) again: each stops with a final checkpoint and
-// starts from it, planned with the rulesets' new versions (a ruleset
-// keeps no state: the job's state carries over). The caller holds s.ops.
-func (s *Server) swapRulesets(names []string) {
-	if len(names) == 0 {
+// storeError is a failure to record a change of the catalog that was
+// applied.
+type storeError struct{ err error }
+
+func (e *storeError) Error() string { return e.err.Error() }
+
+// rulesetChange is a change of a ruleset or a metric group, for
+// swapRulesets: prefix is its plan nodes' ("Ruleset(name=[r]," or
+// "MetricGroup(name=[g],"); a ruleset's shadow's table before and after
+// ("" when none).
+type rulesetChange struct {
+	prefix            string
+	shadowBefore, now string
+}
+
+// changeCatalog executes the catalog statements stmts of src (a file
+// named filename) one by one in the server's engine, as who's, records
+// those applied in catalog.sql and in the audit log, and runs the jobs
+// that read a ruleset changed on its new definition. It returns the
+// error of the first statement that failed (those before it stay
+// applied), or a *storeError.
+func (s *Server) changeCatalog(who, filename string, src []byte, stmts []ast.Statement) error {
+	s.ops.Lock()
+	defer s.ops.Unlock()
+	file := token.NewFile(filename, src)
+	var applied []string
+	var entries []auditEntry
+	var changed []rulesetChange
+	var err error
+	for _, st := range stmts {
+		kind, object, action := auditObject(st)
+		before, _ := s.engine.RulesetInfo(object)
+		versionBefore := objectVersion(s.engine, kind, object)
+		text := string(src[st.Pos().Offset():st.End().Offset()])
+		// The statement alone, at its line and column.
+		at := file.Position(st.Pos())
+		alone := strings.Repeat("\n", at.Line-1) + strings.Repeat(" ", at.Column-1) + text
+		if _, err = s.engine.Exec(context.Background(), filename, []byte(alone)); err != nil {
+			break
+		}
+		after, _ := s.engine.RulesetInfo(object)
+		applied = append(applied, text)
+		e := auditEntry{Time: time.Now().UTC(), Who: who, Scope: "catalog", Kind: kind, Object: object, Action: action,
+			Statement: s.mask(string(src), text)}
+		e.VersionBefore, e.VersionAfter = versionBefore, objectVersion(s.engine, kind, object)
+		switch {
+		case kind == "ruleset" && action == "alter":
+			changed = append(changed, rulesetChange{prefix: "Ruleset(name=[" + after.Name + "],", shadowBefore: shadowTable(before), now: shadowTable(after)})
+		case kind == "metric group" && action == "alter":
+			changed = append(changed, rulesetChange{prefix: "MetricGroup(name=[" + object + "],"})
+		}
+		entries = append(entries, e)
+	}
+	if len(applied) > 0 {
+		if serr := s.store.appendCatalog(applied); serr != nil {
+			return &storeError{serr}
+		}
+		cat, _ := s.store.catalog()
+		s.mu.Lock()
+		s.catSecrets = scriptSecrets(cat)
+		s.mu.Unlock()
+		s.log.Info("catalog changed", "statements", len(applied), "by", who)
+		if aerr := s.audit.append(entries); aerr != nil {
+			s.log.Error("cannot record catalog changes in the audit log", "error", aerr)
+			return &storeError{aerr}
+		}
+	}
+	s.swapRulesets(changed)
+	return err
+}
+
+// objectVersion is the version of a ruleset or a metric group named
+// object that engine e sees, 0 for any other object or none.
+func objectVersion(e *sluice.Engine, kind, object string) int {
+	switch kind {
+	case "ruleset":
+		rs, _ := e.RulesetInfo(object)
+		return rs.Version
+	case "metric group":
+		for _, g := range e.MetricGroups() {
+			if g.Name == object {
+				return g.Version
+			}
+		}
+	}
+	return 0
+}
+
+// shadowTable is the table ruleset rs's shadow writes, or "".
+func shadowTable(rs sluice.Ruleset) string {
+	if rs.Shadow == nil {
+		return ""
+	}
+	return rs.Shadow.Into
+}
+
+// swapRulesets runs the running jobs that read one of the rulesets or
+// metric groups changed (a new version of each, or a ruleset's other
+// shadow) again: each stops with a final checkpoint and starts from it,
+// planned with the new definitions (a metric group's unchanged metrics
+// keep their state). A ruleset's own state (its suppression, its
+// shadow's sink) may come or go with the change: the restart drops what
+// of it the new definition no longer has, and nothing else. The caller
+// holds s.ops.
+func (s *Server) swapRulesets(changes []rulesetChange) {
+	if len(changes) == 0 {
 		return
 	}
 	s.mu.Lock()
@@ -914,17 +1012,43 @@ func (s *Server) swapRulesets(names []string) {
 		}
 	}
 	s.mu.Unlock()
+	var names []string
+	owned := map[string]bool{"Suppress": true}
+	for _, c := range changes {
+		names = append(names, c.prefix)
+		for _, t := range []string{c.shadowBefore, c.now} {
+			if t != "" {
+				owned["sink "+t] = true
+			}
+		}
+	}
 	for _, j := range running {
 		s.mu.Lock()
 		name, sql := j.rec.Name, j.sql
 		s.mu.Unlock()
 		plan, err := s.explain(name+".sql", sql)
-		if err != nil || !slices.ContainsFunc(names, func(n string) bool { return strings.Contains(plan, "Ruleset(name=["+n+"],") }) {
+		if err != nil || !slices.ContainsFunc(names, func(n string) bool { return strings.Contains(plan, n) }) {
 			continue
 		}
 		if err := s.stop(j, false); err != nil {
 			s.log.Error("cannot stop a job to run a ruleset's new version", "job", name, "error", err)
 			continue
+		}
+		if r, err := s.compare(name, sql, sql); err == nil && r.Verdict != state.Compatible {
+			allow := true
+			for _, c := range r.Dropped() {
+				allow = allow && owned[c.Label]
+			}
+			if allow {
+				s.mu.Lock()
+				j.rec.AllowLossOnce = true
+				s.mu.Unlock()
+				for _, c := range r.Changes {
+					if c.Change != state.Kept {
+						s.log.Info("a ruleset's change changes a job's state", "job", name, "operator", c.Label, "change", string(c.Change), "reason", c.Reason)
+					}
+				}
+			}
 		}
 		if err := s.start(j); err != nil {
 			s.ended(j, fmt.Errorf("cannot run again with a ruleset's new version: %w", err))

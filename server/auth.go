@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -97,47 +98,73 @@ type tokens struct {
 	mod    time.Time
 	size   int64
 	hashes [][]byte
+	names  []string // parallel to hashes
 }
 
-// valid reports whether token is one of the stored tokens. Every stored
-// hash is compared, in constant time, whatever matches.
-func (t *tokens) valid(token string) bool {
-	hashes := t.load()
+// name returns the name of the stored token that token is, if it is
+// one. Every stored hash is compared, in constant time, whatever
+// matches.
+func (t *tokens) name(token string) (string, bool) {
+	hashes, names := t.load()
 	sum := sha256.Sum256([]byte(token))
-	ok := 0
-	for _, h := range hashes {
-		ok |= subtle.ConstantTimeCompare(sum[:], h)
+	found := -1
+	for i, h := range hashes {
+		if subtle.ConstantTimeCompare(sum[:], h) == 1 {
+			found = i
+		}
 	}
-	return ok == 1
+	if found < 0 {
+		return "", false
+	}
+	return names[found], true
 }
 
-func (t *tokens) load() [][]byte {
+func (t *tokens) load() ([][]byte, []string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	info, err := os.Stat(t.path)
 	if err != nil {
-		t.hashes, t.mod, t.size = nil, time.Time{}, 0
-		return nil
+		t.hashes, t.names, t.mod, t.size = nil, nil, time.Time{}, 0
+		return nil, nil
 	}
 	if info.ModTime().Equal(t.mod) && info.Size() == t.size && t.hashes != nil {
-		return t.hashes
+		return t.hashes, t.names
 	}
 	tf, err := readTokens(t.path)
 	if err != nil {
-		return t.hashes // a file being replaced: the tokens read before
+		return t.hashes, t.names // a file being replaced: the tokens read before
 	}
-	hashes := [][]byte{}
+	hashes, names := [][]byte{}, []string{}
 	for _, r := range tf.Tokens {
 		if h, err := hex.DecodeString(r.Hash); err == nil && len(h) == sha256.Size {
-			hashes = append(hashes, h)
+			hashes, names = append(hashes, h), append(names, r.Name)
 		}
 	}
-	t.hashes, t.mod, t.size = hashes, info.ModTime(), info.Size()
-	return hashes
+	t.hashes, t.names, t.mod, t.size = hashes, names, info.ModTime(), info.Size()
+	return hashes, names
 }
 
 // count returns how many tokens are stored.
-func (t *tokens) count() int { return len(t.load()) }
+func (t *tokens) count() int {
+	hashes, _ := t.load()
+	return len(hashes)
+}
+
+// tokenNameKey is the request context's key of the name of the request's
+// API token.
+type tokenNameKey struct{}
+
+// anonymous is who a request is when auth is off.
+const anonymous = "anonymous"
+
+// requester returns who sent r: the name of its API token, or
+// "anonymous" with auth off.
+func requester(r *http.Request) string {
+	if name, ok := r.Context().Value(tokenNameKey{}).(string); ok {
+		return name
+	}
+	return anonymous
+}
 
 // requireToken answers 401 to a request without a valid bearer token;
 // /healthz stays open for probes.
@@ -157,13 +184,18 @@ func (t *tokens) requireToken(next http.Handler) http.Handler {
 			}
 			writeError(w, http.StatusUnauthorized, codeUnauthorized, msg, nil)
 		}
-		switch {
-		case auth == "":
+		if auth == "" {
 			refuse("no API token: send Authorization: Bearer <token> (create one with sluice token create)")
-		case !ok || !strings.EqualFold(scheme, "Bearer") || !t.valid(strings.TrimSpace(token)):
-			refuse("invalid API token")
-		default:
-			next.ServeHTTP(w, r)
+			return
 		}
+		name, valid := "", false
+		if ok && strings.EqualFold(scheme, "Bearer") {
+			name, valid = t.name(strings.TrimSpace(token))
+		}
+		if !valid {
+			refuse("invalid API token")
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tokenNameKey{}, name)))
 	})
 }

@@ -447,7 +447,7 @@ func (s *Server) gwConfigureSession(w http.ResponseWriter, r *http.Request) {
 	if gs == nil {
 		return
 	}
-	if _, fail := s.runStatement(gs, req.Statement, nil, true); fail != nil {
+	if _, fail := s.runStatement(gs, requester(r), req.Statement, nil, true); fail != nil {
 		fail.write(w)
 		return
 	}
@@ -465,7 +465,7 @@ func (s *Server) gwExecuteStatement(w http.ResponseWriter, r *http.Request) {
 	if gs == nil {
 		return
 	}
-	op, fail := s.runStatement(gs, req.Statement, req.ExecutionConfig, false)
+	op, fail := s.runStatement(gs, requester(r), req.Statement, req.ExecutionConfig, false)
 	if fail != nil {
 		fail.write(w)
 		return
@@ -473,10 +473,10 @@ func (s *Server) gwExecuteStatement(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"operationHandle": op.id})
 }
 
-// runStatement runs one statement in the session and returns its
-// operation, FINISHED; configure allows only DDL, SET and RESET, whose
-// operation is not kept.
-func (s *Server) runStatement(gs *gwSession, src string, extra map[string]string, configure bool) (*gwOp, *gwFail) {
+// runStatement runs one statement in the session, as who's, and returns
+// its operation, FINISHED; configure allows only DDL, SET and RESET,
+// whose operation is not kept.
+func (s *Server) runStatement(gs *gwSession, who, src string, extra map[string]string, configure bool) (*gwOp, *gwFail) {
 	if s.isClosing() {
 		return nil, &gwFail{http.StatusServiceUnavailable, "The server is shutting down."}
 	}
@@ -489,7 +489,7 @@ func (s *Server) runStatement(gs *gwSession, src string, extra map[string]string
 	}
 	st := stmts[0]
 	switch st.(type) {
-	case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateFunction, *ast.Drop, *ast.Set, *ast.Reset:
+	case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateMetricGroup, *ast.AlterMetricGroup, *ast.CreateFunction, *ast.Drop, *ast.Set, *ast.Reset:
 	default:
 		if configure {
 			return nil, badRequest("configure-session takes DDL, SET and RESET statements; run the others with POST .../statements.")
@@ -508,8 +508,8 @@ func (s *Server) runStatement(gs *gwSession, src string, extra map[string]string
 	var op *gwOp
 	var fail *gwFail
 	switch st.(type) {
-	case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateFunction, *ast.Drop, *ast.Set, *ast.Reset:
-		op, fail = s.runDDL(gs, st, src)
+	case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateMetricGroup, *ast.AlterMetricGroup, *ast.CreateFunction, *ast.Drop, *ast.Set, *ast.Reset:
+		op, fail = s.runDDL(gs, who, st, src)
 	case *ast.QueryStmt:
 		op, fail = s.runQuery(gs, src, extra)
 	case *ast.Insert, *ast.StatementSet:
@@ -528,9 +528,12 @@ func (s *Server) runStatement(gs *gwSession, src string, extra map[string]string
 	return op, nil
 }
 
-// runDDL runs DDL, SET or RESET in the session. A SET without a key
-// lists the session's configuration, as Flink's does.
-func (s *Server) runDDL(gs *gwSession, st ast.Statement, src string) (*gwOp, *gwFail) {
+// runDDL runs DDL, SET or RESET in the session, as who's. A SET
+// without a key lists the session's configuration, as Flink's does. An
+// ALTER RULESET or METRIC GROUP of one of the server's catalog (not one
+// the session declares) changes the catalog, as POST /v1/catalog does;
+// the other DDL changes the session's own objects. Both are audited.
+func (s *Server) runDDL(gs *gwSession, who string, st ast.Statement, src string) (*gwOp, *gwFail) {
 	if set, ok := st.(*ast.Set); ok && set.Key == "" {
 		cfg := gs.config()
 		var rows [][]string
@@ -539,14 +542,36 @@ func (s *Server) runDDL(gs *gwSession, st ast.Statement, src string) (*gwOp, *gw
 		}
 		return fixedOp(resultWithContent, []string{"key", "value"}, rows, ""), nil
 	}
+	kind, object, action := auditObject(st)
+	if action == "alter" && !gs.eng.Declares(object) {
+		if objectVersion(s.engine, kind, object) > 0 {
+			if err := s.changeCatalog(who, gatewayFile, []byte(src), []ast.Statement{st}); err != nil {
+				var se *storeError
+				if errors.As(err, &se) {
+					s.log.Error("gateway statement failed", "session", gs.id, "error", se.err)
+					return nil, &gwFail{http.StatusInternalServerError, se.err.Error()}
+				}
+				return nil, s.sqlFail(gs, src, err)
+			}
+			return fixedOp(resultSuccess, []string{"result"}, [][]string{{"OK"}}, ""), nil
+		}
+	}
+	before := objectVersion(gs.eng, kind, object)
 	if _, err := gs.eng.Exec(context.Background(), gatewayFile, []byte(src)); err != nil {
 		return nil, s.sqlFail(gs, src, err)
 	}
 	switch st.(type) {
-	case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateFunction, *ast.Drop:
+	case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateMetricGroup, *ast.AlterMetricGroup, *ast.CreateFunction, *ast.Drop:
+		text := statementText(src, st)
 		gs.mu.Lock()
-		gs.ddl = append(gs.ddl, statementText(src, st))
+		gs.ddl = append(gs.ddl, text)
 		gs.mu.Unlock()
+		e := auditEntry{Time: time.Now().UTC(), Who: who, Scope: "session " + gs.id, Kind: kind, Object: object, Action: action,
+			Statement: s.mask(src, text), VersionBefore: before, VersionAfter: objectVersion(gs.eng, kind, object)}
+		if err := s.audit.append([]auditEntry{e}); err != nil {
+			s.log.Error("cannot record a gateway session's change in the audit log", "session", gs.id, "error", err)
+			return nil, &gwFail{http.StatusInternalServerError, err.Error()}
+		}
 	}
 	return fixedOp(resultSuccess, []string{"result"}, [][]string{{"OK"}}, ""), nil
 }

@@ -18,6 +18,8 @@ var (
 		"Rows written to the job's sinks.", []string{"job"}, nil)
 	descLate = prometheus.NewDesc("sluice_job_late_rows_total",
 		"Rows dropped by the job's window operators as late.", []string{"job"}, nil)
+	descSuppressed = prometheus.NewDesc("sluice_job_suppressed_alerts_total",
+		"Alerts of the job's rulesets suppressed by their SUPPRESS BY.", []string{"job"}, nil)
 	descMalformed = prometheus.NewDesc("sluice_job_malformed_records_total",
 		"Malformed records the job's sources skipped.", []string{"job"}, nil)
 	descCheckpoints = prometheus.NewDesc("sluice_job_checkpoints_total",
@@ -60,7 +62,7 @@ var statuses = []string{statusRunning, statusStopped, statusFailed, statusFinish
 type collector struct{ s *Server }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRowsIn, descRowsOut, descLate, descMalformed, descCheckpoints, descLastCheckpoint, descStatus,
+	for _, d := range []*prometheus.Desc{descRowsIn, descRowsOut, descLate, descSuppressed, descMalformed, descCheckpoints, descLastCheckpoint, descStatus,
 		descCheckpointDuration, descOpRowsIn, descOpRowsOut, descOpWMLag, descOpBackpressure, descOpStateKeys, descOpStateBytes,
 		descConsumerLag, descAlertFiring, descStoreKeys, descStoreBytes, descStoreLogBytes, descStoreSubscribers} {
 		ch <- d
@@ -111,6 +113,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		counter(descRowsIn, v.Metrics.RowsIn, v.Name)
 		counter(descRowsOut, v.Metrics.RowsOut, v.Name)
 		counter(descLate, v.Metrics.LateRows, v.Name)
+		counter(descSuppressed, v.Metrics.SuppressedAlerts, v.Name)
 		counter(descMalformed, v.Metrics.Malformed, v.Name)
 		counter(descCheckpoints, v.Metrics.Checkpoints, v.Name)
 		if !v.Metrics.LastCheckpoint.IsZero() {

@@ -211,7 +211,7 @@ func checkPreview(filename string, src []byte) error {
 	var query ast.Statement
 	for _, st := range stmts {
 		switch st := st.(type) {
-		case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateFunction, *ast.Drop, *ast.Reset:
+		case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateMetricGroup, *ast.AlterMetricGroup, *ast.CreateFunction, *ast.Drop, *ast.Reset:
 		case *ast.Set:
 			for _, k := range previewOwned {
 				if st.Key == k || strings.HasSuffix(k, ".") && strings.HasPrefix(st.Key, k) {

@@ -85,6 +85,7 @@ type Server struct {
 	store  *store
 	engine *sluice.Engine
 	tokens *tokens
+	audit  *auditLog
 	alerts *alerting
 	gw     *gateway
 	// metrics holds the metric groups' committed values, read and
@@ -170,7 +171,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	e.SetMetricStore(ms)
 	s := &Server{cfg: cfg, log: cfg.Logger, store: st, engine: e, metrics: ms, jobs: map[string]*job{},
-		tokens: &tokens{path: filepath.Join(cfg.DataDir, tokensFile)}, gw: newGateway(cfg.GatewayIdleTimeout, cfg.Logger)}
+		tokens: &tokens{path: filepath.Join(cfg.DataDir, tokensFile)}, gw: newGateway(cfg.GatewayIdleTimeout, cfg.Logger),
+		audit: &auditLog{path: filepath.Join(cfg.DataDir, auditFile)}}
 	s.streams, s.endStreams = context.WithCancel(context.Background())
 	s.router = s.routes()
 	fail := func(err error) (*Server, error) {
@@ -378,7 +380,7 @@ func checkScript(filename string, src []byte) error {
 	var first ast.Statement
 	for _, st := range stmts {
 		switch st := st.(type) {
-		case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateFunction, *ast.Drop:
+		case *ast.CreateTable, *ast.CreateView, *ast.CreateRuleset, *ast.AlterRuleset, *ast.CreateMetricGroup, *ast.AlterMetricGroup, *ast.CreateFunction, *ast.Drop:
 		case *ast.Set:
 			if why, ok := serverOwned[st.Key]; ok {
 				return token.NewError(file, st.Pos(), "the server sets '%s' for every job (%s): remove this SET", st.Key, why)

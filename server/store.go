@@ -19,6 +19,7 @@ import (
 // store is the server's data directory:
 //
 //	catalog.sql               the catalog statements accepted, in order
+//	audit.jsonl               who changed the catalog, when and how (audit.go)
 //	tokens.json               the API tokens' SHA-256 hashes (auth.go)
 //	jobs/NAME/job.json        a job's record (jobRecord)
 //	jobs/NAME/versions/N.sql  the SQL of its version N (the last few kept)
@@ -27,7 +28,8 @@ import (
 //
 // Every file is written whole and atomically (a temporary file, synced,
 // renamed over the old one, the directory synced): a crash leaves the
-// old content or the new, never a mix.
+// old content or the new, never a mix. The audit log is the exception:
+// it is appended to, and a line a crash cut short is dropped.
 type store struct {
 	dir string
 	// keep is how many versions of a job are kept.

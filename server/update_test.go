@@ -199,3 +199,57 @@ func TestUpdateKeepsWindowState(t *testing.T) {
 		t.Fatalf("bad SQL: %v", err)
 	}
 }
+
+// A metric group that gains a metric in an update is kept, partly: its
+// other metrics carry their values over, the new one starts from zero,
+// and the update is partially compatible (applied without
+// --allow-state-loss).
+func TestUpdateMetricGroupPartial(t *testing.T) {
+	bs := kafkatest.Start(t, 1, "in")
+	dir, out := t.TempDir(), t.TempDir()
+	ts := startServer(t, dir, false, "")
+	c := &client.Client{Server: ts.url}
+	ctx := context.Background()
+	job := func(metrics string) string {
+		return fmt.Sprintf(`CREATE TABLE src (id BIGINT) WITH ('connector' = 'kafka', 'topic' = 'in',
+  'properties.bootstrap.servers' = '%s', 'scan.startup.mode' = 'earliest-offset', 'format' = 'json');
+CREATE VIEW ev AS SELECT id, MOD(id, 3) AS k FROM src;
+CREATE METRIC GROUP m ON ev KEY BY (k) (%s);
+CREATE TABLE counts (id BIGINT, n BIGINT) WITH ('connector' = 'filesystem', 'path' = '%s/counts.json', 'format' = 'json');
+SET 'execution.checkpointing.interval' = '100ms';
+INSERT INTO counts SELECT id, n FROM m;
+`, bs, metrics, out)
+	}
+	if _, err := c.Submit(ctx, "counts", job("METRIC n AS COUNT(*)"), nil); err != nil {
+		t.Fatal(err)
+	}
+	produceIDs(t, bs, "in", 0, 30)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		j, err := c.Job(ctx, "counts")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.Metrics.RowsIn >= 30 && j.Metrics.Checkpoints > 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the job did not read the first rows: %+v", j)
+		}
+	}
+	u, err := c.Update(ctx, "counts", job("METRIC n AS COUNT(*), METRIC total AS SUM(id)"), client.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !u.Applied || u.Verdict != "partially compatible" {
+		t.Fatalf("update: %+v", u)
+	}
+	found := false
+	for _, ch := range u.Changes {
+		if strings.Contains(ch.Reason, "partly kept") {
+			found = ch.Change == "kept" && strings.Contains(ch.Reason, "SUM(") && !strings.Contains(ch.Reason, "let go")
+		}
+	}
+	if !found {
+		t.Fatalf("no metric group change kept partly, the sum new: %+v", u.Changes)
+	}
+}

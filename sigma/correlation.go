@@ -11,30 +11,51 @@ import (
 )
 
 // Correlation is a translated correlation rule: an aggregate over the
-// events of the rules it refers to, per group and per window of its
-// time span, and the condition on it that raises an alert.
+// events of the rules it refers to, per group and over its time span,
+// and the condition on it that raises an alert.
 //
-// Windows tumble: they are fixed intervals of Timespan (as the Sigma
-// specification allows where a backend has no sliding windows), so
-// events that fall on both sides of a boundary are not counted
-// together.
+// The ruleset form (Script's default) computes the aggregate over a
+// sliding window: per event, over the group's events of the time span
+// that ends with it (a metric group's LAST window). The statement-set
+// form tumbles: fixed intervals of Timespan, so events that fall on both
+// sides of a boundary are not counted together.
 type Correlation struct {
 	// Type is event_count, value_count, temporal, temporal_ordered,
 	// value_sum or value_avg.
 	Type string
-	// Rules are the names of the queries whose events it counts.
-	Rules []string
-	// Timespan is the window size; Interval says it as a SQL interval.
+	// Rules are the names of the queries whose events it counts, and
+	// Conditions their conditions (SQL), in the same order.
+	Rules      []string
+	Conditions []string
+	// Timespan is the window size; Interval says it as a SQL interval,
+	// Span as the rule does (10m).
 	Timespan time.Duration
 	Interval string
-	// Time is the event-time column, as SQL.
-	Time string
+	Span     string
+	// Time is the event-time column, as SQL; TimeType its SQL type.
+	Time     string
+	TimeType string
 	// GroupBy lists the group's fields and their columns.
 	GroupBy []GroupField
-	// Value is the aggregate the condition tests (COUNT(*), ...), as SQL.
+	// Field is the column of the condition's field (value_count,
+	// value_sum, value_avg), as SQL, and FieldName its Sigma name.
+	Field     string
+	FieldName string
+	// Compare is the condition: comparisons of the aggregate, ANDed.
+	Compare []Comparison
+	// Value is the aggregate the condition tests (COUNT(*), ...) over a
+	// window of events, as SQL (the statement-set form).
 	Value string
-	// Having is the condition on the aggregates, as SQL.
+	// Having is the condition on the aggregates, as SQL (the
+	// statement-set form).
 	Having string
+}
+
+// Comparison is one comparison of a correlation's condition: the
+// aggregate Op (>, >=, <, <=, = or <>) Number (SQL).
+type Comparison struct {
+	Op     string
+	Number string
 }
 
 // GroupField is a field a correlation groups by, and its column (SQL).
@@ -129,9 +150,11 @@ func (t *translator) correlate(d *Document) (*Query, error) {
 	if m[2] == "w" {
 		n *= 7
 	}
-	corr := &Correlation{Type: typ, Timespan: time.Duration(n) * dur, Interval: interval(n, unit), Time: ident(t.m.Time)}
+	corr := &Correlation{Type: typ, Timespan: time.Duration(n) * dur, Interval: interval(n, unit), Span: span,
+		Time: ident(t.m.Time), TimeType: t.m.columnType(t.m.Time)}
 	for _, q := range qs {
 		corr.Rules = append(corr.Rules, q.Name)
+		corr.Conditions = append(corr.Conditions, q.Condition)
 	}
 	// The groups, mapped as the first rule's fields are.
 	ls, _ := t.m.logsource(docs[0].Logsource)
@@ -180,6 +203,7 @@ func (t *translator) correlate(d *Document) (*Query, error) {
 		if err != nil {
 			return nil, err
 		}
+		corr.Field, corr.FieldName = col, field
 		corr.Value = "COUNT(DISTINCT " + col + ")"
 	case "value_sum", "value_avg":
 		col, number, err := column()
@@ -189,6 +213,7 @@ func (t *translator) correlate(d *Document) (*Query, error) {
 		if !number {
 			col = "TRY_CAST(" + col + " AS DOUBLE)"
 		}
+		corr.Field, corr.FieldName = col, field
 		corr.Value = map[string]string{"value_sum": "SUM(", "value_avg": "AVG("}[typ] + col + ")"
 	case "temporal", "temporal_ordered":
 		var seen []string
@@ -207,10 +232,12 @@ func (t *translator) correlate(d *Document) (*Query, error) {
 				paren(qs[1].Condition) + " THEN " + corr.Time + " END)"
 		}
 	}
-	having, err := correlationCondition(condNode, corr.Value, typ, len(qs))
+	cmp, err := correlationCondition(condNode, typ, len(qs))
 	if err != nil {
 		return nil, err
 	}
+	corr.Compare = cmp
+	having := compare(corr.Value, cmp)
 	if extra != "" {
 		having += " AND " + extra
 	}
@@ -219,11 +246,13 @@ func (t *translator) correlate(d *Document) (*Query, error) {
 	for _, q := range qs {
 		where = append(where, paren(q.Condition))
 	}
-	// The rules it counts alert on their own only if it says so.
-	if !generates(d) {
-		for _, q := range qs {
-			q.Referenced = true
+	// The rules it counts alert on their own only if it, or another
+	// correlation that refers to them, says so.
+	for _, q := range qs {
+		if generates(d) {
+			t.generated[q] = true
 		}
+		q.Referenced = !t.generated[q]
 	}
 	return &Query{ID: d.ID, Title: d.Title, Severity: d.Level, Tags: d.Tags, Pos: d.Pos, Table: qs[0].Table,
 		Condition: strings.Join(where, " OR "), Name: baseName(d), Correlation: corr}, nil
@@ -241,20 +270,21 @@ func generates(d *Document) bool {
 }
 
 // correlationCondition translates the condition of a correlation (gt,
-// gte, lt, lte, eq, neq: numbers, ANDed) on value. A temporal
-// correlation without one needs all of its rules.
-func correlationCondition(c *yaml.Node, value, typ string, rules int) (string, error) {
+// gte, lt, lte, eq, neq: numbers, ANDed). A temporal correlation
+// without one needs all of its rules.
+func correlationCondition(c *yaml.Node, typ string, rules int) ([]Comparison, error) {
+	all := []Comparison{{">=", strconv.Itoa(rules)}}
 	if c == nil {
 		if typ == "temporal" || typ == "temporal_ordered" {
-			return value + " >= " + strconv.Itoa(rules), nil
+			return all, nil
 		}
-		return "", fmt.Errorf("a %s correlation needs a condition (gt, gte, lt, lte, eq or neq)", typ)
+		return nil, fmt.Errorf("a %s correlation needs a condition (gt, gte, lt, lte, eq or neq)", typ)
 	}
 	if c.Kind != yaml.MappingNode {
-		return "", errorAt(c, "the correlation's condition is %s, not a mapping", nodeKind(c))
+		return nil, errorAt(c, "the correlation's condition is %s, not a mapping", nodeKind(c))
 	}
 	ops := map[string]string{"gt": ">", "gte": ">=", "lt": "<", "lte": "<=", "eq": "=", "neq": "<>"}
-	var parts []string
+	var cmp []Comparison
 	for i := 0; i+1 < len(c.Content); i += 2 {
 		k, v := c.Content[i], c.Content[i+1]
 		if k.Value == "field" {
@@ -262,22 +292,31 @@ func correlationCondition(c *yaml.Node, value, typ string, rules int) (string, e
 		}
 		op, ok := ops[k.Value]
 		if !ok {
-			return "", errorAt(k, "unknown operator %q in the correlation's condition%s", k.Value,
+			return nil, errorAt(k, "unknown operator %q in the correlation's condition%s", k.Value,
 				hint(k.Value, []string{"gt", "gte", "lt", "lte", "eq", "neq"}))
 		}
 		num, ok := sqlNumber(v.Value)
 		if v.Kind != yaml.ScalarNode || !ok {
-			return "", errorAt(v, "the correlation's condition %s compares with %s, not a number", k.Value, nodeKind(v))
+			return nil, errorAt(v, "the correlation's condition %s compares with %s, not a number", k.Value, nodeKind(v))
 		}
-		parts = append(parts, value+" "+op+" "+num)
+		cmp = append(cmp, Comparison{op, num})
 	}
-	if len(parts) == 0 {
+	if len(cmp) == 0 {
 		if typ == "temporal" || typ == "temporal_ordered" {
-			return value + " >= " + strconv.Itoa(rules), nil
+			return all, nil
 		}
-		return "", errorAt(c, "the correlation's condition has no comparison (gt, gte, lt, lte, eq or neq)")
+		return nil, errorAt(c, "the correlation's condition has no comparison (gt, gte, lt, lte, eq or neq)")
 	}
-	return strings.Join(parts, " AND "), nil
+	return cmp, nil
+}
+
+// compare prints the comparisons of value, ANDed.
+func compare(value string, cmp []Comparison) string {
+	parts := make([]string, len(cmp))
+	for i, c := range cmp {
+		parts[i] = value + " " + c.Op + " " + c.Number
+	}
+	return strings.Join(parts, " AND ")
 }
 
 // interval prints n units as a SQL interval literal, with the leading

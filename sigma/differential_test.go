@@ -21,7 +21,8 @@ import (
 // columns a, b, c) and random events, some without a field, and checks
 // that the translated script alerts on exactly the events a direct
 // evaluation of Sigma's semantics (below, independent of the
-// translator) matches, with the conditions split into parts and whole.
+// translator) matches, with the conditions split into parts and whole,
+// as a ruleset and as a statement set.
 
 var (
 	diffFields = []string{"A", "B", "C"}
@@ -259,11 +260,18 @@ func TestDifferential(t *testing.T) {
 			t.Logf("%d rules, %d split, %d alerts", len(rules), split, alerts)
 			ddl := fmt.Sprintf("CREATE TABLE ev (id BIGINT, a STRING, b STRING, c STRING) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');\n", dir)
 			check := func(how string) {
-				got := diffRun(t, ddl+sigma.Script(rs, sigma.ScriptOptions{CreateAlerts: true}))
+				got, _ := runRulesets(t, rs, ddl+sigma.Script(rs, sigma.ScriptOptions{CreateAlerts: true}), "")
 				for i := range rules {
 					name := fmt.Sprintf("r%d", i)
 					if !slices.Equal(got[name], want[name]) {
-						t.Errorf("%s: %s (%s) alerts on %v, want %v", how, name, rules[i].cond, got[name], want[name])
+						t.Errorf("%s, ruleset: %s (%s) alerts on %v, want %v", how, name, rules[i].cond, got[name], want[name])
+					}
+				}
+				got = diffRun(t, ddl+sigma.Script(rs, sigma.ScriptOptions{CreateAlerts: true, StatementSet: true}))
+				for i := range rules {
+					name := fmt.Sprintf("r%d", i)
+					if !slices.Equal(got[name], want[name]) {
+						t.Errorf("%s, statement set: %s (%s) alerts on %v, want %v", how, name, rules[i].cond, got[name], want[name])
 					}
 				}
 			}

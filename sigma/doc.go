@@ -6,6 +6,11 @@
 // joined by a condition (and, or, not, 1 of / all of). Correlation rules
 // count, over a time span, the events other rules match.
 //
+// Names in the ruleset form are SQL identifiers, unique in the script:
+// a rule's is its Sigma name, title or id made one (Query.Name), a part
+// of a split condition's that and _partN (Query.PartNames), an object's
+// the ruleset's name and the rule's, numbered if two would be one.
+//
 // Translation has three steps, each a value the next takes:
 //
 //   - Load reads rule files (multi-document YAML, directories of them)
@@ -14,9 +19,14 @@
 //     to columns, the table, the logsources), into a Ruleset: one Query
 //     per translated rule, with its condition as a SQL boolean expression,
 //     and one Failure, with its reason, per rule it cannot translate.
-//   - Script prints a Ruleset as a SQL script Sluice runs: one statement
-//     set of INSERTs into an alerts table. The Ruleset, not the script,
-//     is the translation; other outputs (a ruleset DDL) print it too.
+//   - Script prints a Ruleset as a SQL script Sluice runs: by default
+//     a CREATE RULESET of the detections of each table and, per
+//     correlation, a view of the events it counts, a CREATE METRIC GROUP
+//     of its aggregate over a sliding window and a CREATE RULESET that
+//     tests its condition, with the
+//     INSERTs of their alerts; or (ScriptOptions.StatementSet) one
+//     statement set of an INSERT per rule. The Ruleset, not the script,
+//     is the translation; both forms print it.
 //
 // Invariants:
 //   - Every document read is either translated, consumed by a correlation

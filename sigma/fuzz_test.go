@@ -62,9 +62,11 @@ func FuzzTranslate(f *testing.F) {
 		if len(rs.Alerting()) == 0 {
 			return
 		}
-		script := sigma.Script(rs, sigma.ScriptOptions{CreateAlerts: true})
-		if _, err := parser.ParseFile("rules.sql", []byte(script)); err != nil {
-			t.Fatalf("the script does not parse: %s\n%s", parser.FormatError(err, []byte(script)), script)
+		for _, statementSet := range []bool{false, true} {
+			script := sigma.Script(rs, sigma.ScriptOptions{CreateAlerts: true, StatementSet: statementSet})
+			if _, err := parser.ParseFile("rules.sql", []byte(script)); err != nil {
+				t.Fatalf("the script does not parse: %s\n%s", parser.FormatError(err, []byte(script)), script)
+			}
 		}
 	})
 }

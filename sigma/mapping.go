@@ -19,6 +19,7 @@ import (
 //
 //	table: events                  # the table the rules read
 //	time: event_time               # its event-time column (correlations)
+//	ruleset: detections            # the detections' ruleset (default sigma)
 //	alerts: alerts                 # where detection rules' alerts go
 //	correlation_alerts: alerts_corr  # and correlations' (default <alerts>_correlations)
 //	fields:                        # Sigma field: column
@@ -41,8 +42,10 @@ import (
 //
 // Without fields, a Sigma field is the column of the same name.
 type Mapping struct {
-	Table             string
-	Time              string
+	Table string
+	Time  string
+	// Ruleset names the detections' ruleset (ScriptOptions.Ruleset).
+	Ruleset           string
 	Alerts            string
 	CorrelationAlerts string
 	// Fields maps Sigma field names to columns; FieldOrder is its keys
@@ -73,6 +76,7 @@ type Logsource struct {
 type mappingFile struct {
 	Table             string              `yaml:"table"`
 	Time              string              `yaml:"time"`
+	Ruleset           string              `yaml:"ruleset"`
 	Alerts            string              `yaml:"alerts"`
 	CorrelationAlerts string              `yaml:"correlation_alerts"`
 	Fields            yaml.Node           `yaml:"fields"`
@@ -119,7 +123,7 @@ func ParseMapping(name string, data []byte) (m *Mapping, err error) {
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	m = &Mapping{Table: f.Table, Time: f.Time, Alerts: f.Alerts, CorrelationAlerts: f.CorrelationAlerts,
+	m = &Mapping{Table: f.Table, Time: f.Time, Ruleset: f.Ruleset, Alerts: f.Alerts, CorrelationAlerts: f.CorrelationAlerts,
 		Columns: f.Columns, Keywords: f.Keywords, AlertColumns: f.AlertColumns, AlertsWith: f.AlertsWith,
 		Placeholders: f.Placeholders, Prelude: f.Prelude}
 	switch f.Fields.Kind {
@@ -159,6 +163,9 @@ var sqlTypeRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_ (),<>]*$`)
 
 // validate checks what would otherwise surface as a puzzling SQL error.
 func (m *Mapping) validate(name string) error {
+	if m.Ruleset != "" && !plainIdent.MatchString(m.Ruleset) {
+		return fmt.Errorf("%s: the ruleset name %q is not a SQL name (letters, digits and _, not first a digit)", name, m.Ruleset)
+	}
 	for c, t := range m.Columns {
 		if !sqlTypeRE.MatchString(strings.TrimSpace(t)) {
 			return fmt.Errorf("%s: the type %q of column %s is not a SQL type name", name, t, c)

@@ -3,21 +3,33 @@ package sigma
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
-// ScriptOptions say what a script holds beside the rules' INSERTs.
+// ScriptOptions say which form a script takes and what it holds beside
+// the rules.
 type ScriptOptions struct {
 	// CreateAlerts adds CREATE TABLE statements for the alerts tables,
 	// with the mapping's alerts_with options (default: the print
 	// connector).
 	CreateAlerts bool
+	// StatementSet prints the statement-set form: an INSERT into the
+	// alerts table per rule (per part of a split condition), and a
+	// windowed aggregation per correlation. Without it, the ruleset
+	// form: a CREATE RULESET of the detections per table, a metric
+	// group and a ruleset per correlation (see ruleset.go).
+	StatementSet bool
+	// Ruleset names the detections' ruleset in the ruleset form (else
+	// the mapping's ruleset, else DefaultRuleset); the names of the
+	// correlations' objects begin with it.
+	Ruleset string
 }
 
-// Alerts tables. A detection's alert is the rule's name and severity and
-// the alert columns of the event; a correlation's is the rule's name and
-// severity, the window, the group (field=value, ...) and the aggregate
-// that crossed the threshold.
+// Alerts tables of the statement-set form. A detection's alert is the
+// rule's name and severity and the alert columns of the event; a
+// correlation's is the rule's name and severity, the window, the group
+// (field=value, ...) and the aggregate that crossed the threshold.
 const correlationColumns = "rule STRING, severity STRING, window_start TIMESTAMP(3), window_end TIMESTAMP(3), group_key STRING, metric DOUBLE"
 
 // alertsTable is the detection alerts' table.
@@ -59,25 +71,16 @@ func (m *Mapping) alertColumns() []string {
 }
 
 // Script prints rs as a SQL script that Sluice runs: the mapping's
-// prelude, the alerts tables if asked, and one statement set with an
-// INSERT per alerting rule. Rules not translated are listed in comments
-// at the end.
+// prelude, the alerts tables if asked, and the rules in the form o
+// says (by default, rulesets). Rules not translated are listed in
+// comments at the end.
 func Script(rs *Ruleset, o ScriptOptions) string {
+	if !o.StatementSet {
+		return rulesetScript(rs, o)
+	}
 	qs := rs.Alerting()
 	var b strings.Builder
-	detections, correlations := 0, 0
-	for _, q := range qs {
-		if q.Correlation != nil {
-			correlations++
-		} else {
-			detections++
-		}
-	}
-	fmt.Fprintf(&b, "-- Sigma rules translated by sluice sigma: %s, %s", plural(detections, "detection"), plural(correlations, "correlation"))
-	if len(rs.Failures) > 0 {
-		fmt.Fprintf(&b, "; %d not translated (listed at the end)", len(rs.Failures))
-	}
-	b.WriteString(".\n")
+	header(&b, rs, qs)
 	if pre := Preamble(rs, o); pre != "" {
 		b.WriteString("\n" + pre)
 	}
@@ -89,13 +92,35 @@ func Script(rs *Ruleset, o ScriptOptions) string {
 		}
 		b.WriteString("\nEND;\n")
 	}
+	footer(&b, rs)
+	return b.String()
+}
+
+// header writes the script's first line: what it holds.
+func header(b *strings.Builder, rs *Ruleset, qs []*Query) {
+	detections, correlations := 0, 0
+	for _, q := range qs {
+		if q.Correlation != nil {
+			correlations++
+		} else {
+			detections++
+		}
+	}
+	fmt.Fprintf(b, "-- Sigma rules translated by sluice sigma: %s, %s", plural(detections, "detection"), plural(correlations, "correlation"))
+	if len(rs.Failures) > 0 {
+		fmt.Fprintf(b, "; %d not translated (listed at the end)", len(rs.Failures))
+	}
+	b.WriteString(".\n")
+}
+
+// footer lists the rules not translated, in comments.
+func footer(b *strings.Builder, rs *Ruleset) {
 	if len(rs.Failures) > 0 {
 		b.WriteString("\n-- Not translated:\n")
 		for _, f := range rs.Failures {
 			b.WriteString("-- " + oneLine(f.String()) + "\n")
 		}
 	}
-	return b.String()
 }
 
 // Preamble prints what a script has before its statement set: the
@@ -113,14 +138,24 @@ func preamble(rs *Ruleset, o ScriptOptions, create string) string {
 		if b.Len() > 0 {
 			b.WriteString("\n")
 		}
-		defs := []string{"rule STRING", "severity STRING"}
+		var cols []string
 		for _, c := range m.alertColumns() {
-			defs = append(defs, ident(lastPart(c))+" "+m.columnType(c))
+			cols = append(cols, ident(lastPart(c))+" "+m.columnType(c))
 		}
-		fmt.Fprintf(&b, "%s %s (%s) WITH (%s);\n", create, ident(m.alertsTable()), strings.Join(defs, ", "), withClause(m.AlertsWith))
+		detections, correlations := "rule STRING, severity STRING", correlationColumns
+		if !o.StatementSet {
+			detections, correlations = rulesetAlertColumns, rulesetCorrelationAlert
+			if len(cols) > 0 {
+				correlations += ", " + strings.Join(cols, ", ")
+			}
+		}
+		if len(cols) > 0 {
+			detections += ", " + strings.Join(cols, ", ")
+		}
+		fmt.Fprintf(&b, "%s %s (%s) WITH (%s);\n", create, ident(m.alertsTable()), detections, withClause(m.AlertsWith))
 		for _, q := range rs.Alerting() {
 			if q.Correlation != nil {
-				fmt.Fprintf(&b, "%s %s (%s) WITH (%s);\n", create, ident(m.correlationAlertsTable()), correlationColumns, withClause(m.AlertsWith))
+				fmt.Fprintf(&b, "%s %s (%s) WITH (%s);\n", create, ident(m.correlationAlertsTable()), correlations, withClause(m.AlertsWith))
 				break
 			}
 		}
@@ -144,24 +179,34 @@ func (rs *Ruleset) mapping() *Mapping {
 	return rs.Mapping
 }
 
-// Check gives each alerting query's INSERT to check (after the preamble,
-// once, with the alerts tables unless the prelude creates them) and
-// reports the queries it refuses as failures, with its error, so that
-// one rule the engine cannot plan (a column the table lacks) does not
-// stop the others. An error of the preamble is returned: no query can be
-// checked then.
-func Check(rs *Ruleset, check func(sql string) error) error {
-	if err := check(preamble(rs, ScriptOptions{CreateAlerts: true}, "CREATE TABLE IF NOT EXISTS")); err != nil {
+// Check gives the statements of each alerting query, in the form o
+// says, to check (after the preamble, once, with the alerts tables
+// unless the prelude creates them) and reports the queries it refuses
+// as failures, with its error, so that one rule the engine cannot plan
+// (a column the table lacks) does not stop the others. In the ruleset
+// form a query's statements create objects of their own (a ruleset of
+// the one rule, named sigma_check_N...) and drop them after the INSERT.
+// An error of the preamble is returned: no query can be checked then.
+func Check(rs *Ruleset, o ScriptOptions, check func(sql string) error) error {
+	o.CreateAlerts = true
+	if err := check(preamble(rs, o, "CREATE TABLE IF NOT EXISTS")); err != nil {
 		return err
 	}
 	var kept []*Query
 	var refused []Failure
-	for _, q := range rs.Queries {
+	for i, q := range rs.Queries {
 		if q.Referenced {
 			kept = append(kept, q)
 			continue
 		}
-		if err := check(Insert(rs, q)); err != nil {
+		sql := ""
+		if o.StatementSet {
+			sql = Insert(rs, q)
+		} else {
+			objs := rulesetStatements(rs, []*Query{q}, "sigma_check_"+strconv.Itoa(i+1))
+			sql = strings.Join(objs.creates, "") + strings.Join(objs.inserts, "") + strings.Join(objs.drops, "")
+		}
+		if err := check(sql); err != nil {
 			rule := q.Title
 			if rule == "" {
 				rule = q.Name

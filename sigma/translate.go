@@ -49,6 +49,9 @@ type Query struct {
 	// column (its guard) on every row, and one with a guard only on the
 	// rows the guard holds for.
 	Parts []string
+	// PartNames name the parts in a ruleset: the rule's name and
+	// _part1, _part2, ... (numbered further if another rule has one).
+	PartNames []string
 	// Referenced is set on a detection that correlations refer to and
 	// that does not alert on its own (Sigma's generate: false, the
 	// default).
@@ -92,6 +95,10 @@ type translator struct {
 	queries map[*Document]*Query
 	failed  map[*Document]string
 	filters map[*Document][]*Document // a rule's filters
+	// generated are the queries a correlation with generate: true
+	// refers to: they alert on their own, whatever other correlations
+	// that refer to them say.
+	generated map[*Query]bool
 }
 
 // Translate translates docs with the mapping m (nil: fields are their
@@ -101,7 +108,8 @@ func Translate(docs []*Document, m *Mapping) *Ruleset {
 		m = &Mapping{}
 	}
 	t := &translator{m: m, rs: &Ruleset{Mapping: m}, byRef: map[string][]*Document{},
-		queries: map[*Document]*Query{}, failed: map[*Document]string{}, filters: map[*Document][]*Document{}}
+		queries: map[*Document]*Query{}, failed: map[*Document]string{}, filters: map[*Document][]*Document{},
+		generated: map[*Query]bool{}}
 	for _, d := range docs {
 		for _, k := range []string{d.ID, d.Name} {
 			if k != "" {
@@ -307,19 +315,28 @@ func baseName(d *Document) string {
 	return "rule"
 }
 
-// nameQueries numbers the names that repeat (x, x_2, x_3, ...).
+// nameQueries numbers the names that repeat (x, x_2, x_3, ...), then
+// names the parts of split conditions (x_part1, ...), unique too.
 func nameQueries(qs []*Query) {
 	used := map[string]bool{}
 	for _, q := range qs {
 		used[q.Name] = false
 	}
-	for _, q := range qs {
-		base, n := q.Name, 1
-		for used[q.Name] {
-			n++
-			q.Name = base + "_" + strconv.Itoa(n)
+	unique := func(base string) string {
+		name := base
+		for n := 2; used[name]; n++ {
+			name = base + "_" + strconv.Itoa(n)
 		}
-		used[q.Name] = true
+		used[name] = true
+		return name
+	}
+	for _, q := range qs {
+		q.Name = unique(q.Name)
+	}
+	for _, q := range qs {
+		for i := range q.Parts {
+			q.PartNames = append(q.PartNames, unique(q.Name+"_part"+strconv.Itoa(i+1)))
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluicesql/sluice"
 	"github.com/sluicesql/sluice/sigma"
 )
 
@@ -386,6 +387,47 @@ detection: {s: {User: w}, condition: s}
 	}
 	if want := []string{"some_rule", "some_rule_2", "r_5f1c_77", "my_rule"}; !slices.Equal(got, want) {
 		t.Errorf("names %v, want %v", got, want)
+	}
+}
+
+// TestRulesetNames: in a ruleset, a rule whose name is a reserved word
+// is quoted, the parts of a split condition are named after their rule
+// (numbered past another rule's name), and the script plans.
+func TestRulesetNames(t *testing.T) {
+	rules := `title: Select
+level: low
+detection: {s: {User: x}, condition: s}
+---
+title: X
+detection: {a: {User: x}, b: {Image: y}, condition: a or b}
+---
+title: X part1
+detection: {s: {User: y}, condition: s}
+`
+	m, _ := sigma.ParseMapping("m.yml", []byte(smallMapping))
+	docs, _ := sigma.Parse("r.yml", []byte(rules))
+	rs := sigma.Translate(docs, m)
+	var got []string
+	for _, q := range rs.Queries {
+		got = append(got, strings.Join(append([]string{q.Name}, q.PartNames...), " "))
+	}
+	if want := []string{"select", "x x_part1_2 x_part2", "x_part1"}; !slices.Equal(got, want) {
+		t.Errorf("names %v, want %v", got, want)
+	}
+	script := sigma.Script(rs, sigma.ScriptOptions{CreateAlerts: true})
+	for _, want := range []string{"RULE `select` WHEN LOWER(user_name) = 'x' SEVERITY 'low',", "RULE x_part1_2 WHEN", "RULE x_part2 WHEN", "RULE x_part1 WHEN LOWER(user_name) = 'y' SEVERITY 'medium'"} {
+		if !strings.Contains(script, want) {
+			t.Errorf("the script has no %q:\n%s", want, script)
+		}
+	}
+	e, err := sluice.Open(sluice.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	src := "CREATE TABLE events (command_line STRING, image STRING, user_name STRING, event_id INT, pid BIGINT, ip STRING, ok BOOLEAN, ts TIMESTAMP(3)) WITH ('connector' = 'datagen', 'number-of-rows' = '1');\n" + script
+	if _, err := e.Explain("rules.sql", []byte(src)); err != nil {
+		t.Errorf("%s\n%s", sluice.FormatError(err, []byte(src)), src)
 	}
 }
 

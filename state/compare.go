@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -53,6 +54,9 @@ type StateChange struct {
 	// What describes what the entry reads or computes: in the new
 	// version, or in the saved state for one the new version lacks.
 	What string `json:"what"`
+	// Partial: the entry is kept, but some of its parts start from zero
+	// or are let go (see ManifestEntry.Parts).
+	Partial bool `json:"partial,omitempty"`
 	// Reason says why, for people: "window size changed: was
 	// TUMBLE(size=[1 min]), now TUMBLE(size=[2 min])".
 	Reason string `json:"reason"`
@@ -128,6 +132,9 @@ func Compare(old, m Manifest) Report {
 		switch {
 		case kept:
 			c.Change, c.OldID, c.Reason = Kept, e.ID, "unchanged: its state carries over"
+			if reason, partial := partsReason(have[e.ID].Parts, e.Parts); partial {
+				c.Reason, c.Partial = reason, true
+			}
 		case changed:
 			c.Change, c.OldID = Dropped, was.ID
 			c.Reason = changeReason(e.Label, was.What, e.What) + "; it starts from zero"
@@ -150,11 +157,38 @@ func Compare(old, m Manifest) Report {
 		switch {
 		case c.Change == Dropped:
 			r.Verdict = Incompatible
-		case c.Change == New && r.Verdict == Compatible:
+		case (c.Change == New || c.Partial) && r.Verdict == Compatible:
 			r.Verdict = PartiallyCompatible
 		}
 	}
 	return r
+}
+
+// partsReason says what becomes of the parts of a kept entry, and
+// whether some do not carry over.
+func partsReason(was, now []string) (string, bool) {
+	var added, gone []string
+	for _, p := range now {
+		if !slices.Contains(was, p) {
+			added = append(added, p)
+		}
+	}
+	for _, p := range was {
+		if !slices.Contains(now, p) {
+			gone = append(gone, p)
+		}
+	}
+	if len(added) == 0 && len(gone) == 0 {
+		return "", false
+	}
+	var parts []string
+	if len(added) > 0 {
+		parts = append(parts, "new, starting from zero: "+strings.Join(added, ", "))
+	}
+	if len(gone) > 0 {
+		parts = append(parts, "let go: "+strings.Join(gone, ", "))
+	}
+	return "partly kept: " + strings.Join(parts, "; ") + "; the others carry over", true
 }
 
 // changeReason says how what one entry reads or computes changed, from

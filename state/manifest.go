@@ -30,6 +30,11 @@ type ManifestEntry struct {
 	Label string `json:"label"`
 	// What describes what it reads or computes.
 	What string `json:"what"`
+	// Parts, for an operator whose state is made of parts matched one by
+	// one (a metric group's metrics, each by what it computes), names
+	// them: a part the new version lacks is let go, a new one starts
+	// from zero, the others carry over.
+	Parts []string `json:"parts,omitempty"`
 }
 
 // manifestStore and manifestKey locate a job's manifest in its backend.

@@ -35,6 +35,7 @@ prelude: |
 `)
 	write("rules.yml", `title: Encoded PowerShell
 level: high
+tags: [attack.t1059.001]
 detection:
   selection:
     CommandLine|windash|contains: ' -enc '
@@ -55,15 +56,34 @@ detection:
 	if out != "" {
 		t.Errorf("with -o, standard output has %q", out)
 	}
-	if !strings.Contains(errw, "not translated: rules.yml:13:5: Unmapped: the field Image has no column in the mapping") {
+	if !strings.Contains(errw, "not translated: rules.yml:14:5: Unmapped: the field Image has no column in the mapping") {
 		t.Errorf("standard error:\n%s", errw)
 	}
 	out, errw, err = runCLI(t, dir, "", "run", "rules.sql")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errw)
 	}
-	if want := "+I[encoded_powershell, high, 1]\n"; out != want {
+	if want := "+I[sigma, 1, [encoded_powershell], high, [attack.t1059.001], 1]\n"; out != want {
 		t.Errorf("alerts:\n%s\nwant:\n%s", out, want)
+	}
+	// --statement-set: an INSERT per rule; --ruleset names the ruleset.
+	for _, c := range []struct{ flag, want string }{
+		{"--statement-set", "+I[encoded_powershell, high, 1]\n"},
+		{"--ruleset=windows", "+I[windows, 1, [encoded_powershell], high, [attack.t1059.001], 1]\n"},
+	} {
+		if _, errw, err := runCLI(t, dir, "", "sigma", "--mapping", "mapping.yml", "--create-alerts", c.flag, "-o", "rules.sql", "rules.yml"); err != nil {
+			t.Fatalf("%s: %v\n%s", c.flag, err, errw)
+		}
+		out, errw, err = runCLI(t, dir, "", "run", "rules.sql")
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.flag, err, errw)
+		}
+		if out != c.want {
+			t.Errorf("%s: alerts:\n%s\nwant:\n%s", c.flag, out, c.want)
+		}
+	}
+	if _, errw, err := runCLI(t, dir, "", "sigma", "--mapping", "mapping.yml", "--ruleset", "1x", "rules.yml"); err == nil || !strings.Contains(errw, `--ruleset "1x" is not a SQL name`) {
+		t.Errorf("--ruleset 1x: %v\n%s", err, errw)
 	}
 
 	// --check: a rule over a column the table lacks is reported, the
@@ -77,11 +97,19 @@ detection:
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errw)
 	}
-	if !strings.Contains(errw, "not translated: rules.yml:10:1: Unmapped: the engine refuses its SQL:") || !strings.Contains(errw, "img") {
+	if !strings.Contains(errw, "not translated: rules.yml:11:1: Unmapped: the engine refuses its SQL:") || !strings.Contains(errw, "img") {
 		t.Errorf("--check: standard error:\n%s", errw)
 	}
-	if !strings.Contains(out, "'encoded_powershell' AS rule") || strings.Contains(out, "'unmapped' AS rule") {
+	if !strings.Contains(out, "RULE encoded_powershell WHEN") || strings.Contains(out, "RULE unmapped") {
 		t.Errorf("--check: script:\n%s", out)
+	}
+	out, errw, err = runCLI(t, dir, "", "sigma", "--mapping", "checked.yml", "--check", "--statement-set", "rules.yml")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errw)
+	}
+	if !strings.Contains(errw, "not translated: rules.yml:11:1: Unmapped: the engine refuses its SQL:") || !strings.Contains(errw, "img") ||
+		!strings.Contains(out, "'encoded_powershell' AS rule") || strings.Contains(out, "'unmapped' AS rule") {
+		t.Errorf("--check --statement-set:\n%s\n%s", errw, out)
 	}
 	// Nothing translated: an error.
 	write("none.yml", "title: Bad\ndetection: {s: {X|nomod: 1}, condition: s}\n")

@@ -104,7 +104,7 @@ func (r *Ruleset) Process(b *types.Batch) error {
 			matched = matched[:1]
 		}
 		w := len(in.Vals)
-		vals := out.AddRow(in.Kind, in.Origin, w+5)
+		vals := out.AddRow(in.Kind, in.Origin, w+6)
 		copy(vals, in.Vals)
 		names := make([]types.Value, len(matched))
 		sev := 0
@@ -128,12 +128,17 @@ func (r *Ruleset) Process(b *types.Batch) error {
 		vals[w+2] = types.ArrayValue(names)
 		vals[w+3] = severities[sev]
 		vals[w+4] = types.ArrayValue(tags)
+		vals[w+5] = zeroCount
 	}
 	if len(out.Rows) == 0 {
 		return nil
 	}
 	return r.Next.Process(out)
 }
+
+// zeroCount is the suppressed_count of an alert no SUPPRESS BY counted
+// for.
+var zeroCount = types.IntValue(types.KindBigInt, 0)
 
 // severities are the values of plan.Severities.
 var severities = []types.Value{

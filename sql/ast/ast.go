@@ -225,9 +225,21 @@ type CreateRuleset struct {
 	// Except, if set (EXCEPT WHEN condition), holds for the rows that
 	// raise no alert whatever rules they match: the known false
 	// positives of every rule.
-	Except  Expr
-	Rules   []*RuleDef
-	Comment string
+	Except Expr
+	// Suppress, if set, lets at most one alert of a key set through per
+	// interval.
+	Suppress *RulesetSuppress
+	Rules    []*RuleDef
+	Comment  string
+}
+
+// RulesetSuppress is SUPPRESS BY (col, ...) FOR interval: at most one
+// alert per key set (the values of the columns) per interval, the
+// others counted.
+type RulesetSuppress struct {
+	Span
+	Keys     []*Ident
+	Interval *IntervalLit
 }
 
 // RulesetMatch is a ruleset's match policy: Kind is "ANY" (the default),
@@ -252,18 +264,49 @@ type RuleDef struct {
 	Disabled    bool
 }
 
-// AlterRuleset is ALTER RULESET name ADD RULE ... | DROP RULE name |
-// ENABLE RULE name | DISABLE RULE name | ROLLBACK TO VERSION n: each
-// makes a new version (a rollback's holds the rules of version n).
+// AlterRuleset is ALTER RULESET name followed by one change, Action:
+//
+//	ADD RULE ...                    "ADD" (Rule)
+//	ALTER RULE name WHEN ...        "ALTER" (Rule: its new definition)
+//	DROP | ENABLE | DISABLE RULE r  "DROP", "ENABLE", "DISABLE" (Target)
+//	ROLLBACK TO VERSION n           "ROLLBACK" (Version)
+//	SET MATCH ...                   "SET MATCH" (Match)
+//	SET EXCEPT WHEN condition       "SET EXCEPT" (Except)
+//	DROP EXCEPT                     "DROP EXCEPT"
+//	SET SUPPRESS BY (...) FOR ...   "SET SUPPRESS" (Suppress)
+//	DROP SUPPRESS                   "DROP SUPPRESS"
+//	SHADOW [MATCH ...] [EXCEPT WHEN ...] [SUPPRESS BY ...] (RULE ..., ...) INTO table
+//	                                "SHADOW" (Match, Except, Suppress, Rules, Into)
+//	SHADOW VERSION n INTO table     "SHADOW" (Version, Into; Rules nil)
+//	PROMOTE SHADOW                  "PROMOTE SHADOW"
+//	DROP SHADOW                     "DROP SHADOW"
+//
+// Each change of the live rules or policy makes a new version (a
+// rollback's holds the definition of version n); the shadow's changes
+// leave the live version as it is, but PROMOTE SHADOW, which makes the
+// shadow's rules the live ones.
 type AlterRuleset struct {
 	Span
-	Name    *ObjectName
-	Action  string   // "ADD", "DROP", "ENABLE", "DISABLE" or "ROLLBACK"
-	Rule    *RuleDef // ADD
-	Target  *Ident   // DROP, ENABLE, DISABLE
-	Version int64    // ROLLBACK
-	// VersionPos is where the version is written.
+	Name   *ObjectName
+	Action string
+	// ActionPos is where the change is written (its first word).
+	ActionPos token.Pos
+	Rule      *RuleDef // ADD, ALTER
+	Target    *Ident   // DROP, ENABLE, DISABLE
+	// Version is ROLLBACK's, or SHADOW VERSION's; VersionPos is where it
+	// is written.
+	Version    int64
 	VersionPos token.Pos
+	// Match (Kind "" when not written), Except and Suppress are SET's,
+	// or those a SHADOW gives its rules (the live ones' when not
+	// written).
+	Match    RulesetMatch
+	Except   Expr
+	Suppress *RulesetSuppress
+	// Rules are a SHADOW's rules (nil for SHADOW VERSION n); Into the
+	// table its alerts go to.
+	Rules []*RuleDef
+	Into  *ObjectName
 }
 
 // Drop is DROP [TEMPORARY [SYSTEM]] TABLE|VIEW|FUNCTION|RULESET [IF EXISTS] name.

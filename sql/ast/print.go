@@ -117,40 +117,96 @@ func (p *printer) stmt(s Statement) {
 		p.name(s.Name)
 		p.str(" ON ")
 		p.name(s.Source)
-		switch s.Match.Kind {
-		case "", "ANY":
-		case "AT LEAST":
-			p.str(" MATCH AT LEAST " + strconv.FormatInt(s.Match.N, 10))
-		case "AT LEAST PERCENT":
-			p.str(" MATCH AT LEAST " + strconv.FormatInt(s.Match.N, 10) + " PERCENT")
-		default:
-			p.str(" MATCH " + s.Match.Kind)
-		}
+		p.rulesetMatch(s.Match)
 		if s.Except != nil {
 			p.str(" EXCEPT WHEN ")
 			p.expr(s.Except, 0)
 		}
+		p.suppress(s.Suppress)
+		if s.Comment != "" {
+			p.str(" COMMENT " + quote(s.Comment))
+		}
+		p.ruleList(s.Rules)
+	case *AlterRuleset:
+		p.str("ALTER RULESET ")
+		p.name(s.Name)
+		switch s.Action {
+		case "ROLLBACK":
+			p.str(" ROLLBACK TO VERSION " + strconv.FormatInt(s.Version, 10))
+		case "ADD":
+			p.str(" ADD ")
+			p.ruleDef(s.Rule)
+		case "ALTER":
+			p.str(" ALTER ")
+			p.ruleDef(s.Rule)
+		case "DROP", "ENABLE", "DISABLE":
+			p.str(" " + s.Action + " RULE ")
+			p.ident(s.Target)
+		case "SET MATCH":
+			p.str(" SET")
+			p.rulesetMatch(s.Match)
+			if s.Match.Kind == "ANY" {
+				p.str(" MATCH ANY")
+			}
+		case "SET EXCEPT":
+			p.str(" SET EXCEPT WHEN ")
+			p.expr(s.Except, 0)
+		case "SET SUPPRESS":
+			p.str(" SET")
+			p.suppress(s.Suppress)
+		case "SHADOW":
+			p.str(" SHADOW")
+			if s.Rules == nil {
+				p.str(" VERSION " + strconv.FormatInt(s.Version, 10))
+			} else {
+				p.rulesetMatch(s.Match)
+				if s.Match.Kind == "ANY" {
+					p.str(" MATCH ANY")
+				}
+				if s.Except != nil {
+					p.str(" EXCEPT WHEN ")
+					p.expr(s.Except, 0)
+				}
+				p.suppress(s.Suppress)
+				p.ruleList(s.Rules)
+			}
+			p.str(" INTO ")
+			p.name(s.Into)
+		default: // DROP EXCEPT, DROP SUPPRESS, DROP SHADOW, PROMOTE SHADOW
+			p.str(" " + s.Action)
+		}
+	case *CreateMetricGroup:
+		p.str("CREATE METRIC GROUP ")
+		if s.IfNotExists {
+			p.str("IF NOT EXISTS ")
+		}
+		p.name(s.Name)
+		p.str(" ON ")
+		p.name(s.Source)
+		p.str(" KEY BY ")
+		p.identList(s.Keys)
 		if s.Comment != "" {
 			p.str(" COMMENT " + quote(s.Comment))
 		}
 		p.str(" (")
-		for i, r := range s.Rules {
+		for i, m := range s.Metrics {
 			if i > 0 {
 				p.str(", ")
 			}
-			p.ruleDef(r)
+			p.metricDef(m)
 		}
 		p.str(")")
-	case *AlterRuleset:
-		p.str("ALTER RULESET ")
+	case *AlterMetricGroup:
+		p.str("ALTER METRIC GROUP ")
 		p.name(s.Name)
 		p.str(" " + s.Action + " ")
-		if s.Action == "ROLLBACK" {
+		switch {
+		case s.Action == "ROLLBACK":
 			p.str("TO VERSION " + strconv.FormatInt(s.Version, 10))
-		} else if s.Rule != nil {
-			p.ruleDef(s.Rule)
-		} else {
-			p.str("RULE ")
+		case s.Metric != nil:
+			p.metricDef(s.Metric)
+		default:
+			p.str("METRIC ")
 			p.ident(s.Target)
 		}
 	case *Drop:
@@ -250,6 +306,58 @@ func (p *printer) stmt(s Statement) {
 	case *QueryStmt:
 		p.query(s.Query)
 	case nil:
+	}
+}
+
+// rulesetMatch prints " MATCH ..." of a policy other than the default.
+func (p *printer) rulesetMatch(m RulesetMatch) {
+	switch m.Kind {
+	case "", "ANY":
+	case "AT LEAST":
+		p.str(" MATCH AT LEAST " + strconv.FormatInt(m.N, 10))
+	case "AT LEAST PERCENT":
+		p.str(" MATCH AT LEAST " + strconv.FormatInt(m.N, 10) + " PERCENT")
+	default:
+		p.str(" MATCH " + m.Kind)
+	}
+}
+
+// suppress prints " SUPPRESS BY (...) FOR INTERVAL ...", if s is set.
+func (p *printer) suppress(s *RulesetSuppress) {
+	if s == nil {
+		return
+	}
+	p.str(" SUPPRESS BY ")
+	p.identList(s.Keys)
+	p.str(" FOR ")
+	p.expr(s.Interval, 0)
+}
+
+// ruleList prints " (RULE ..., ...)".
+func (p *printer) ruleList(rules []*RuleDef) {
+	p.str(" (")
+	for i, r := range rules {
+		if i > 0 {
+			p.str(", ")
+		}
+		p.ruleDef(r)
+	}
+	p.str(")")
+}
+
+func (p *printer) metricDef(m *MetricDef) {
+	p.str("METRIC ")
+	p.ident(m.Name)
+	p.str(" AS ")
+	p.expr(m.Agg, 0)
+	if m.Window.Kind != "" {
+		p.str(" WINDOW " + m.Window.Kind + "(")
+		if m.Window.Slide != nil {
+			p.expr(m.Window.Slide, 0)
+			p.str(", ")
+		}
+		p.expr(m.Window.Size, 0)
+		p.str(")")
 	}
 }
 

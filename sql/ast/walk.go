@@ -72,8 +72,38 @@ func Walk(v Visitor, n Node) {
 		Walk(v, n.Name)
 		Walk(v, n.Source)
 		walkExpr(v, n.Except)
+		if n.Suppress != nil {
+			Walk(v, n.Suppress)
+		}
 		for _, r := range n.Rules {
 			Walk(v, r)
+		}
+	case *RulesetSuppress:
+		walkIdents(v, n.Keys)
+		Walk(v, n.Interval)
+	case *CreateMetricGroup:
+		Walk(v, n.Name)
+		Walk(v, n.Source)
+		walkIdents(v, n.Keys)
+		for _, m := range n.Metrics {
+			Walk(v, m)
+		}
+	case *MetricDef:
+		Walk(v, n.Name)
+		walkExpr(v, n.Agg)
+		if n.Window.Slide != nil {
+			Walk(v, n.Window.Slide)
+		}
+		if n.Window.Size != nil {
+			Walk(v, n.Window.Size)
+		}
+	case *AlterMetricGroup:
+		Walk(v, n.Name)
+		if n.Metric != nil {
+			Walk(v, n.Metric)
+		}
+		if n.Target != nil {
+			Walk(v, n.Target)
 		}
 	case *RuleDef:
 		Walk(v, n.Name)
@@ -85,6 +115,16 @@ func Walk(v Visitor, n Node) {
 		}
 		if n.Target != nil {
 			Walk(v, n.Target)
+		}
+		walkExpr(v, n.Except)
+		if n.Suppress != nil {
+			Walk(v, n.Suppress)
+		}
+		for _, r := range n.Rules {
+			Walk(v, r)
+		}
+		if n.Into != nil {
+			Walk(v, n.Into)
 		}
 	case *CreateFunction:
 		Walk(v, n.Name)

@@ -381,7 +381,10 @@ func (p *parser) parseInterval() *ast.IntervalLit {
 	}
 	var lead, frac = -1, -1
 	iv.From = p.parseIntervalUnit()
-	if p.got(token.LPAREN) {
+	// A '(' not followed by a number is not a precision: the rules of a
+	// ruleset follow SUPPRESS BY (...) FOR INTERVAL '1' MINUTE.
+	if p.tok == token.LPAREN && p.peek(1) == token.INT {
+		p.next()
 		lead = p.parseSmallInt()
 		if p.got(token.COMMA) {
 			frac = p.parseSmallInt()
@@ -390,7 +393,8 @@ func (p *parser) parseInterval() *ast.IntervalLit {
 	}
 	if p.got(token.TO) {
 		iv.To = p.parseIntervalUnit()
-		if p.got(token.LPAREN) {
+		if p.tok == token.LPAREN && p.peek(1) == token.INT {
+			p.next()
 			frac = p.parseSmallInt()
 			p.expect(token.RPAREN)
 		}

@@ -195,6 +195,23 @@ func (p *parser) peek(n int) token.Token {
 	return token.EOF
 }
 
+// peekWord reports whether the token n places ahead of the current one
+// is the word w (an identifier, in any case).
+func (p *parser) peekWord(n int, w string) bool {
+	j := p.i + n
+	if j >= len(p.toks) || token.Token(p.toks[j].tok) != token.IDENT {
+		return false
+	}
+	t := &p.toks[j]
+	lit := ""
+	if t.off < 0 {
+		lit = p.lits[-t.off-1]
+	} else {
+		lit = p.text[t.off : t.off+t.n]
+	}
+	return strings.EqualFold(lit, w)
+}
+
 // prevEnd returns the end of the last consumed token.
 func (p *parser) prevEnd() token.Pos {
 	if p.i == 0 {
@@ -442,6 +459,11 @@ func (p *parser) parseStatement() ast.Statement {
 		p.next()
 		name := p.parseObjectName()
 		return &ast.Describe{Span: ast.Span{Start: pos, Stop: p.prevEnd()}, Name: name}
+	}
+	if p.isWord("ALTER") && p.peekWord(1, "METRIC") {
+		start := p.pos
+		p.next() // ALTER
+		return p.parseAlterMetricGroup(start)
 	}
 	if p.isWord("ALTER") {
 		return p.parseAlterRuleset()

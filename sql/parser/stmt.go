@@ -59,7 +59,13 @@ func (p *parser) parseCreate() ast.Statement {
 		}
 		return p.parseCreateRuleset(start)
 	}
-	p.errorExpected(p.pos, "TABLE, VIEW, FUNCTION or RULESET")
+	if p.isWord("METRIC") {
+		if temporary {
+			p.error(p.pos, "a metric group cannot be TEMPORARY: it lives in the catalog, with its versions")
+		}
+		return p.parseCreateMetricGroup(start)
+	}
+	p.errorExpected(p.pos, "TABLE, VIEW, FUNCTION, RULESET or METRIC GROUP")
 	return nil
 }
 
@@ -357,7 +363,13 @@ func (p *parser) parseDrop() *ast.Drop {
 			p.next()
 			break
 		}
-		p.errorExpected(p.pos, "TABLE, VIEW, FUNCTION or RULESET")
+		if p.isWord("METRIC") && !d.Temporary {
+			p.next()
+			p.parseWords("GROUP")
+			d.What = "METRIC GROUP"
+			break
+		}
+		p.errorExpected(p.pos, "TABLE, VIEW, FUNCTION, RULESET or METRIC GROUP")
 	}
 	d.IfExists = p.parseIfExists()
 	d.Name = p.parseObjectName()

@@ -128,6 +128,106 @@ var jobs = []crashJob{
 	{name: "filter", expect: expectFilter, canon: canonFilter, rowKey: filterKey, rowID: filterRowID},
 	{name: "join", expect: expectJoin, canon: canonJoin, rowKey: filterKey, rowID: filterRowID},
 	{name: "rules", expect: expectRules, canon: canonRules, rowKey: rulesKey, rowID: filterRowID},
+	{name: "suppress", expect: expectSuppress, canon: canonSuppress, rowKey: filterKey, rowID: filterRowID},
+	{name: "metrics", expect: expectMetrics, canon: canonMetrics, rowKey: filterKey, rowID: filterRowID},
+}
+
+// expectSuppress is what testdata/suppress.sql's ruleset lets through:
+// per partition and k, the first alert, then the first at least a
+// minute after the last one let through, with the number suppressed
+// between them: id|part|k|v|n.
+func expectSuppress(in []event) map[string]int {
+	type open struct {
+		start time.Time
+		n     int
+	}
+	sets := map[string]*open{}
+	m := map[string]int{}
+	for _, e := range in {
+		if !(e.v >= 90 || e.v < 10 && e.v%2 == 1) {
+			continue
+		}
+		key := fmt.Sprintf("%d/%s", e.part, e.k)
+		o := sets[key]
+		switch {
+		case o == nil:
+			sets[key] = &open{start: e.ts}
+			m[fmt.Sprintf("%d|%d|%s|%d|0", e.id, e.part, e.k, e.v)]++
+		case e.ts.Before(o.start.Add(time.Minute)):
+			o.n++
+		default:
+			m[fmt.Sprintf("%d|%d|%s|%d|%d", e.id, e.part, e.k, e.v, o.n)]++
+			o.start, o.n = e.ts, 0
+		}
+	}
+	return m
+}
+
+// expectMetrics is what testdata/metrics.sql writes: id|part|n|sum_1s|
+// max_10s for every fourth row, the metrics of its partition after it
+// (each partition's rows in the order produced, which is the order of
+// their ids, their times rising).
+func expectMetrics(in []event) map[string]int {
+	m := map[string]int{}
+	type part struct {
+		n      int64
+		frame  []event
+		window int64
+		max    int64
+	}
+	parts := map[int32]*part{}
+	for _, e := range in {
+		p := parts[e.part]
+		if p == nil {
+			p = &part{window: -1}
+			parts[e.part] = p
+		}
+		p.n++
+		p.frame = append(p.frame, e)
+		for p.frame[0].ts.Before(e.ts.Add(-time.Second)) {
+			p.frame = p.frame[1:]
+		}
+		sum := int64(0)
+		for _, f := range p.frame {
+			sum += f.v
+		}
+		if w := e.ts.Sub(eventBase).Milliseconds() / 10_000; w != p.window {
+			p.window, p.max = w, e.v
+		} else {
+			p.max = max(p.max, e.v)
+		}
+		if e.id%4 == 0 {
+			m[fmt.Sprintf("%d|%d|%d|%d|%d", e.id, e.part, p.n, sum, p.max)]++
+		}
+	}
+	return m
+}
+
+func canonSuppress(r *kgo.Record) (string, error) {
+	var row struct {
+		ID, Part, V, N *int64
+		K              string
+	}
+	if err := strictJSON(r.Value, &row, nil); err != nil {
+		return "", err
+	}
+	if row.ID == nil || row.Part == nil || row.V == nil || row.N == nil {
+		return "", errors.New("a column is missing or null")
+	}
+	return fmt.Sprintf("%d|%d|%s|%d|%d", *row.ID, *row.Part, row.K, *row.V, *row.N), nil
+}
+
+func canonMetrics(r *kgo.Record) (string, error) {
+	var row struct {
+		ID, Part, N, Sum_1s, Max_10s *int64
+	}
+	if err := strictJSON(r.Value, &row, map[string]string{"sum_1s": "Sum_1s", "max_10s": "Max_10s"}); err != nil {
+		return "", err
+	}
+	if row.ID == nil || row.Part == nil || row.N == nil || row.Sum_1s == nil || row.Max_10s == nil {
+		return "", fmt.Errorf("a column is missing or null in %s", r.Value)
+	}
+	return fmt.Sprintf("%d|%d|%d|%d|%d", *row.ID, *row.Part, *row.N, *row.Sum_1s, *row.Max_10s), nil
 }
 
 // expectRules is what testdata/rules.sql's rules keep: rule|id|k|v.
