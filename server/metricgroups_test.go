@@ -338,4 +338,14 @@ func TestMetricGroupAuth(t *testing.T) {
 	}
 	ts.must("POST", "/v1/metric-groups/page_views/read", body, http.StatusOK, nil)
 	ts.subscribe("/v1/metric-groups/page_views/subscribe", nil)
+	if err := ts.s.MetricStore().Commit("page_views", []metricstore.Change{views("ann", 1, 3, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	code, b := ts.call("GET", "/metrics", nil)
+	for _, want := range []string{`sluice_metric_store_keys{where="memory"} 1`, `sluice_metric_store_keys{where="spill"} 0`,
+		"sluice_metric_store_subscribers 1", "sluice_metric_store_memory_bytes ", "sluice_metric_store_change_log_bytes "} {
+		if code != 200 || !strings.Contains(string(b), want) {
+			t.Errorf("/metrics has no %q", want)
+		}
+	}
 }

@@ -45,6 +45,16 @@ var (
 	descOpStateBytes = prometheus.NewDesc("sluice_operator_state_bytes", "Estimated bytes of the operator's state in memory.", opLabels, nil)
 	descConsumerLag  = prometheus.NewDesc("sluice_source_consumer_lag_records",
 		"Records of the source's partitions not read yet (the log end offsets minus the next offsets to read).", []string{"job", "operator", "table"}, nil)
+
+	// The metric store's sizes.
+	descStoreKeys = prometheus.NewDesc("sluice_metric_store_keys",
+		"Keys of the metric groups held, in memory or in the spill directory.", []string{"where"}, nil)
+	descStoreBytes = prometheus.NewDesc("sluice_metric_store_memory_bytes",
+		"Estimated bytes of the metric values held in memory (what --metric-store-memory bounds).", nil, nil)
+	descStoreLogBytes = prometheus.NewDesc("sluice_metric_store_change_log_bytes",
+		"Estimated bytes of the metric groups' change logs.", nil, nil)
+	descStoreSubscribers = prometheus.NewDesc("sluice_metric_store_subscribers",
+		"Open subscriptions to the metric groups' changes.", nil, nil)
 )
 
 var statuses = []string{statusRunning, statusStopped, statusFailed, statusFinished}
@@ -55,7 +65,7 @@ type collector struct{ s *Server }
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRowsIn, descRowsOut, descLate, descSuppressed, descMalformed, descCheckpoints, descLastCheckpoint, descStatus,
 		descCheckpointDuration, descOpRowsIn, descOpRowsOut, descOpWMLag, descOpBackpressure, descOpStateKeys, descOpStateBytes,
-		descConsumerLag, descAlertFiring} {
+		descConsumerLag, descAlertFiring, descStoreKeys, descStoreBytes, descStoreLogBytes, descStoreSubscribers} {
 		ch <- d
 	}
 }
@@ -77,6 +87,14 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	if c.s.metrics != nil {
+		st := c.s.metrics.Stats()
+		gauge(descStoreKeys, float64(st.HotKeys), "memory")
+		gauge(descStoreKeys, float64(st.SpilledKeys), "spill")
+		gauge(descStoreBytes, float64(st.HotBytes))
+		gauge(descStoreLogBytes, float64(st.LogBytes))
+		gauge(descStoreSubscribers, float64(st.Subscribers))
 	}
 	for _, v := range views {
 		if d := v.Metrics.LastCheckpointDurationSecs; d != nil {
