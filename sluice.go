@@ -1316,7 +1316,7 @@ func (e *Engine) jobEnv(cfg map[string]string, name string) (physical.Env, error
 		DropNullRows:    dropNulls,
 		Job:             name,
 		Connectors:      e.connectors,
-		ConnEnv:         connector.Env{Formats: e.formats, Stdout: e.opts.Stdout, Now: now, Logf: e.logf},
+		ConnEnv:         connector.Env{Formats: e.formats, Stdout: e.opts.Stdout, Now: now, Logf: e.logf, Job: name, StateDir: cfg[config.StateDir]},
 		Expr:            &expr.Env{Now: now, Location: time.UTC},
 		Parallelism:     par,
 		Dims:            e.dims,

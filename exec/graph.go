@@ -390,6 +390,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 	}
 
 	var tasks []*task
+	var sourceTasks []*SourceTask // the source tasks among them
 	for _, s := range stages {
 		if s.Trunk != nil {
 			continue // runs in the tasks of its trunk
@@ -498,6 +499,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 				st := &SourceTask{Table: s.Name, Source: s.Source, Part: part, Head: chain.Head, Out: out,
 					Assigner: chain.Assigner, IdleTimeout: s.IdleTimeout, Stop: opts.Stop, Metrics: opts.Metrics,
 					PartBase: sp.origin - int32(part), Chain: chain, EndChain: endChain, Slots: slots[s], stats: t.stats}
+				sourceTasks = append(sourceTasks, st)
 				terminal := -1
 				var acked atomic.Int64 // the last barrier the task acknowledged
 				if coord != nil {
@@ -550,7 +552,7 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 							for {
 								select {
 								case id := <-st.Complete:
-									if err := chain.notify(id); err != nil {
+									if err := st.Completed(id); err != nil {
 										cancel(err)
 										return
 									}
@@ -696,6 +698,13 @@ func (g *Graph) Run(ctx context.Context, opts RunOptions) error {
 					break
 				}
 			}
+		}
+	}
+	// Readers kept open past their task's end acknowledge what the final
+	// commit holds, if it succeeded, and close.
+	for _, st := range sourceTasks {
+		if serr := st.Settle(err == nil && coord != nil); serr != nil && err == nil {
+			err = serr
 		}
 	}
 	for _, t := range opened {
