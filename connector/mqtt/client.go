@@ -194,7 +194,12 @@ func dial(ctx context.Context, o dialOptions, onRecv func(*packets.Packet)) (*co
 	}
 	c := &conn{nc: nc, version: o.version, keep: o.keep, bw: bufio.NewWriterSize(nc, 32<<10),
 		inflight: map[uint16]*outbound{}, subs: map[uint16]chan *packets.Packet{},
-		done: make(chan struct{}), onRecv: onRecv, serverMaxQoS: 2}
+		done: make(chan struct{}), onRecv: onRecv, serverMaxQoS: 2,
+		// Identifiers of the client's packets are a space of their own,
+		// but some brokers (mochi-mqtt) refuse a SUBSCRIBE whose
+		// identifier is that of a message they are sending the client (a
+		// persistent session's, numbered from 1): start far from those.
+		nextID: 0xC000}
 	pk := &packets.Packet{ProtocolVersion: o.version, FixedHeader: packets.FixedHeader{Type: packets.Connect}}
 	pk.Connect.ProtocolName = []byte("MQTT")
 	pk.Connect.ClientIdentifier = o.clientID
