@@ -436,7 +436,10 @@ CREATE TABLE m (n INT) WITH ('connector' = 'mqtt', 'server' = '$SERVER', 'topic'
 CREATE TABLE out (n INT) WITH ('connector' = 'print');
 INSERT INTO out SELECT * FROM m;`, "$SERVER", b.URL, "$V", v)
 			err := waitErr(t, j)
-			if err == nil || !strings.Contains(err.Error(), "the broker refused the connection: bad user name or password") {
+			// Mochi answers a 3.1.1 client "not authorized" (5) rather than
+			// "bad user name or password" (4).
+			if err == nil || !strings.Contains(err.Error(), "the broker refused the connection: bad user name or password") &&
+				!strings.Contains(err.Error(), "the broker refused the connection: not authorized") {
 				t.Errorf("got %v", err)
 			}
 			if err != nil && strings.Contains(err.Error(), "wrong") {

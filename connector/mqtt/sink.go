@@ -529,9 +529,9 @@ func (s *Sink) Flush(ctx context.Context) error {
 }
 
 // Close implements connector.Sink: it flushes, gives the buffer up to
-// 'sink.flush-timeout' to drain while the broker is reachable, and keeps
-// what remains on disk for the next run (a buffer in memory is lost, and
-// says so).
+// 'sink.flush-timeout' to drain (reconnecting meanwhile), and keeps what
+// remains on disk for the next run (what remains of a buffer in memory is
+// lost: an error).
 func (s *Sink) Close() error {
 	s.mu.Lock()
 	if s.closed || s.ctx == nil {
@@ -543,12 +543,12 @@ func (s *Sink) Close() error {
 	s.mu.Unlock()
 	err := s.Flush(context.Background())
 	deadline := time.Now().Add(s.cfg.flushWait)
-	for time.Now().Before(deadline) {
+	for err == nil && time.Now().Before(deadline) {
 		s.mu.Lock()
-		empty := s.buf.head() == s.buf.tail() || s.fatal != nil
-		up := s.conn != nil
+		empty := s.buf.head() == s.buf.tail()
+		err = s.fatal
 		s.mu.Unlock()
-		if empty || !up {
+		if empty {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -567,8 +567,9 @@ func (s *Sink) Close() error {
 	if n := s.buf.tail() - s.buf.head(); n > 0 {
 		if s.cfg.persistBuf {
 			s.logf("%d messages not yet delivered stay in %s for the next run", n, s.cfg.bufDir)
-		} else {
-			s.logf("%d messages not yet delivered are lost: the buffer is in memory (set 'state.dir' or 'sink.buffer.dir' to keep them)", n)
+		} else if err == nil {
+			err = fmt.Errorf("mqtt table '%s': %d messages could not be delivered to %s within %s ('sink.flush-timeout') and are lost: the buffer is in memory (set 'state.dir' or 'sink.buffer.dir' to keep them)",
+				s.table.Name, n, s.cfg.server, s.cfg.flushWait)
 		}
 	}
 	if cerr := s.buf.close(); err == nil && cerr != nil {
