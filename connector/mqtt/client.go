@@ -253,8 +253,9 @@ func dial(ctx context.Context, o dialOptions, onRecv func(*packets.Packet)) (*co
 		}
 	} else {
 		// 3.1.1 has no flow control: brokers keep a window of their own
-		// (Mosquitto: 20 messages by default) and queue the rest.
-		quota = 1024
+		// and may drop what goes beyond it (to be sent again after a
+		// timeout). Keep a window the common brokers take.
+		quota = 128
 	}
 	c.quota = make(chan struct{}, quota)
 	c.lastIn.Store(time.Now().UnixNano())
