@@ -252,10 +252,11 @@ func dial(ctx context.Context, o dialOptions, onRecv func(*packets.Packet)) (*co
 			c.keep = time.Duration(ack.Properties.ServerKeepAlive) * time.Second
 		}
 	} else {
-		// 3.1.1 has no flow control: brokers keep a window of their own
-		// and may drop what goes beyond it (to be sent again after a
-		// timeout). Keep a window the common brokers take.
-		quota = 128
+		// 3.1.1 has no flow control: a broker keeps a window of its own
+		// and may drop what goes beyond it (Mosquitto acknowledges QoS 2
+		// messages past its 'max_inflight_messages', 20 by default, and
+		// delivers them to no one). Keep to that window.
+		quota = 20
 	}
 	c.quota = make(chan struct{}, quota)
 	c.lastIn.Store(time.Now().UnixNano())
@@ -539,10 +540,19 @@ func (c *conn) publish(ctx context.Context, pk *packets.Packet, done func(error)
 	if pk.FixedHeader.Qos > 0 {
 		select {
 		case c.quota <- struct{}{}:
-		case <-c.done:
-			return c.Err()
-		case <-ctx.Done():
-			return context.Cause(ctx)
+		default:
+			// The window is full: what waits in the write buffer must go
+			// out first, or its acknowledgements would never come.
+			if err := c.flush(); err != nil {
+				return err
+			}
+			select {
+			case c.quota <- struct{}{}:
+			case <-c.done:
+				return c.Err()
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
 		}
 		c.mu.Lock()
 		if c.err != nil {
