@@ -192,7 +192,7 @@ func dial(ctx context.Context, o dialOptions, onRecv func(*packets.Packet)) (*co
 	if err != nil {
 		return nil, err
 	}
-	c := &conn{nc: nc, version: o.version, keep: o.keep, bw: bufio.NewWriterSize(nc, 32<<10),
+	c := &conn{nc: nc, version: o.version, keep: o.keep, bw: bufio.NewWriterSize(nc, 16<<10),
 		inflight: map[uint16]*outbound{}, subs: map[uint16]chan *packets.Packet{},
 		done: make(chan struct{}), onRecv: onRecv, serverMaxQoS: 2,
 		// Identifiers of the client's packets are a space of their own,
@@ -221,7 +221,7 @@ func dial(ctx context.Context, o dialOptions, onRecv func(*packets.Packet)) (*co
 		nc.Close()
 		return nil, err
 	}
-	br := bufio.NewReaderSize(nc, 64<<10)
+	br := bufio.NewReaderSize(nc, 4<<10)
 	ack, err := readPacket(br, o.version)
 	if err != nil {
 		nc.Close()

@@ -6,9 +6,14 @@
 package mqtttest
 
 import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -207,4 +212,126 @@ func (b *Broker) WaitSubscribers(topic string, n int, timeout time.Duration) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// Client is a plain MQTT 5 client for load: QoS 0 publishing, and a QoS 0
+// subscription whose messages it counts. It works against any broker.
+type Client struct {
+	nc       net.Conn
+	bw       *bufio.Writer
+	buf      bytes.Buffer
+	received atomic.Int64
+	done     chan struct{}
+}
+
+// Dial connects a client with a clean session.
+func Dial(tb testing.TB, addr, id string) *Client {
+	tb.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c := &Client{nc: nc, bw: bufio.NewWriterSize(nc, 64<<10), done: make(chan struct{})}
+	pk := packets.Packet{ProtocolVersion: 5, FixedHeader: packets.FixedHeader{Type: packets.Connect}}
+	pk.Connect.ProtocolName = []byte("MQTT")
+	pk.Connect.ClientIdentifier = id
+	pk.Connect.Clean = true
+	c.send(tb, &pk)
+	c.bw.Flush()
+	br := bufio.NewReader(nc)
+	if t, _, err := readRaw(br); err != nil || t != packets.Connack {
+		tb.Fatalf("mqtttest: no CONNACK (%d): %v", t, err)
+	}
+	go func() {
+		defer close(c.done)
+		for {
+			t, _, err := readRaw(br)
+			if err != nil {
+				return
+			}
+			if t == packets.Publish {
+				c.received.Add(1)
+			}
+		}
+	}()
+	tb.Cleanup(c.Close)
+	return c
+}
+
+func (c *Client) send(tb testing.TB, pk *packets.Packet) {
+	c.buf.Reset()
+	var err error
+	switch pk.FixedHeader.Type {
+	case packets.Connect:
+		err = pk.ConnectEncode(&c.buf)
+	case packets.Subscribe:
+		err = pk.SubscribeEncode(&c.buf)
+	case packets.Publish:
+		err = pk.PublishEncode(&c.buf)
+	}
+	if err == nil {
+		_, err = c.bw.Write(c.buf.Bytes())
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// readRaw reads a packet's type and body.
+func readRaw(r *bufio.Reader) (byte, []byte, error) {
+	hb, err := r.ReadByte()
+	if err != nil {
+		return 0, nil, err
+	}
+	n, mul := 0, 1
+	for i := 0; ; i++ {
+		b, err := r.ReadByte()
+		if err != nil {
+			return 0, nil, err
+		}
+		n += int(b&0x7f) * mul
+		if b&0x80 == 0 {
+			break
+		}
+		if i == 3 {
+			return 0, nil, fmt.Errorf("bad length")
+		}
+		mul *= 128
+	}
+	body := make([]byte, n)
+	_, err = io.ReadFull(r, body)
+	return hb >> 4, body, err
+}
+
+// Subscribe subscribes to filter at QoS 0 and waits a moment for the
+// broker to take it.
+func (c *Client) Subscribe(tb testing.TB, filter string) {
+	tb.Helper()
+	pk := packets.Packet{ProtocolVersion: 5, PacketID: 1, Filters: packets.Subscriptions{{Filter: filter}},
+		FixedHeader: packets.FixedHeader{Type: packets.Subscribe, Qos: 1}}
+	c.send(tb, &pk)
+	c.bw.Flush()
+	time.Sleep(50 * time.Millisecond)
+}
+
+// Publish buffers a QoS 0 message (Flush sends).
+func (c *Client) Publish(tb testing.TB, topic string, payload []byte) {
+	pk := packets.Packet{ProtocolVersion: 5, TopicName: topic, Payload: payload, FixedHeader: packets.FixedHeader{Type: packets.Publish}}
+	c.send(tb, &pk)
+}
+
+// Flush sends what Publish buffered.
+func (c *Client) Flush(tb testing.TB) {
+	if err := c.bw.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// Received is how many messages the subscription got.
+func (c *Client) Received() int64 { return c.received.Load() }
+
+// Close disconnects.
+func (c *Client) Close() {
+	c.nc.Close()
+	<-c.done
 }
