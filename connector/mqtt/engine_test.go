@@ -211,7 +211,7 @@ func TestSourcePersistentSession(t *testing.T) {
 			}
 			e.out.waitLines(t, "+I", 20)
 			stop(t, j)
-			e.Close() // frees the state directory
+			e.Close()                  // frees the state directory
 			for i := 20; i < 40; i++ { // while no one reads: the session keeps them
 				b.Publish("p/x", fmt.Appendf(nil, `{"n":%d}`, i), false, 1)
 			}
