@@ -499,3 +499,28 @@ END;`, "$SERVER", b.URL)
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestSourceProperties reads MQTT 5 user properties and the content type
+// as METADATA columns.
+func TestSourceProperties(t *testing.T) {
+	b := mqtttest.Start(t)
+	e := newEngine(t)
+	j := e.start(t, `
+CREATE TABLE m (n INT, props MAP<STRING, STRING> METADATA FROM 'properties' VIRTUAL,
+  ct STRING METADATA FROM 'content-type' VIRTUAL, dup BOOLEAN METADATA FROM 'duplicate' VIRTUAL,
+  id INT METADATA FROM 'message-id' VIRTUAL)
+WITH ('connector' = 'mqtt', 'server' = '$SERVER', 'topic' = 'p', 'format' = 'json', 'qos' = '0');
+CREATE TABLE out (n INT, site STRING, kind STRING, ct STRING, dup BOOLEAN, id INT) WITH ('connector' = 'print');
+INSERT INTO out SELECT n, props['site'], props['kind'], ct, dup, id FROM m;`, "$SERVER", b.URL)
+	b.WaitSubscribers("p", 1, 5*time.Second)
+	c := mqtttest.Dial(t, b.Addr, "props-pub")
+	c.PublishProps(t, "p", []byte(`{"n":1}`), "application/json", "site", "north", "kind", "a", "kind", "b")
+	c.PublishProps(t, "p", []byte(`{"n":2}`), "")
+	c.Flush(t)
+	got := e.out.waitLines(t, "+I", 2)
+	stop(t, j)
+	want := "+I[1, north, b, application/json, FALSE, 0] +I[2, null, null, null, FALSE, 0]"
+	if strings.Join(got, " ") != want {
+		t.Errorf("got  %s\nwant %s", strings.Join(got, " "), want)
+	}
+}

@@ -320,6 +320,17 @@ func (c *Client) Publish(tb testing.TB, topic string, payload []byte) {
 	c.send(tb, &pk)
 }
 
+// PublishProps buffers a QoS 0 message with MQTT 5 user properties (in
+// the order given, as key, value pairs) and a content type.
+func (c *Client) PublishProps(tb testing.TB, topic string, payload []byte, contentType string, kv ...string) {
+	pk := packets.Packet{ProtocolVersion: 5, TopicName: topic, Payload: payload, FixedHeader: packets.FixedHeader{Type: packets.Publish}}
+	pk.Properties.ContentType = contentType
+	for i := 0; i+1 < len(kv); i += 2 {
+		pk.Properties.User = append(pk.Properties.User, packets.UserProperty{Key: kv[i], Val: kv[i+1]})
+	}
+	c.send(tb, &pk)
+}
+
 // Flush sends what Publish buffered.
 func (c *Client) Flush(tb testing.TB) {
 	if err := c.bw.Flush(); err != nil {
