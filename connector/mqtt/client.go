@@ -222,7 +222,7 @@ func dial(ctx context.Context, o dialOptions, onRecv func(*packets.Packet)) (*co
 		return nil, err
 	}
 	br := bufio.NewReaderSize(nc, 4<<10)
-	ack, err := readPacket(br, o.version)
+	ack, err := safeRead(br, o.version)
 	if err != nil {
 		nc.Close()
 		if errors.Is(err, io.EOF) {
@@ -302,9 +302,20 @@ func readPacket(r *bufio.Reader, version byte) (*packets.Packet, error) {
 		return nil, fmt.Errorf("packet of %d bytes is too large", n)
 	}
 	pk.FixedHeader.Remaining = n
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(r, buf); err != nil {
-		return nil, err
+	var buf []byte
+	if n <= 64<<10 {
+		buf = make([]byte, n)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return nil, err
+		}
+	} else {
+		// A large packet's memory is taken as its bytes come, not on
+		// the word of its header.
+		var b bytes.Buffer
+		if _, err := io.CopyN(&b, r, int64(n)); err != nil {
+			return nil, err
+		}
+		buf = b.Bytes()
 	}
 	switch pk.FixedHeader.Type {
 	case packets.Connack:
@@ -335,6 +346,17 @@ func readPacket(r *bufio.Reader, version byte) (*packets.Packet, error) {
 		return nil, fmt.Errorf("malformed %s packet: %w", packets.PacketNames[pk.FixedHeader.Type], err)
 	}
 	return pk, nil
+}
+
+// safeRead is readPacket that turns a panic of the codec over what a
+// broker sent into an error: a broken broker must not take the process.
+func safeRead(r *bufio.Reader, version byte) (pk *packets.Packet, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			pk, err = nil, fmt.Errorf("malformed packet from the broker: %v", p)
+		}
+	}()
+	return readPacket(r, version)
 }
 
 // write encodes pk into the write buffer, and sends the buffer when flush.
@@ -424,7 +446,7 @@ func (c *conn) Err() error {
 
 func (c *conn) readLoop(br *bufio.Reader) {
 	for {
-		pk, err := readPacket(br, c.version)
+		pk, err := safeRead(br, c.version)
 		if err != nil {
 			c.fail(err)
 			return
