@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicesql/sluice/connector/format"
@@ -121,6 +122,26 @@ type Env struct {
 	// something of its own across restarts (a sink's store-and-forward
 	// buffer) keeps it under it, in a folder named for the job.
 	StateDir string
+	// Reconnects, if set, counts the connections to a system that a
+	// connector made again after losing one (the job's metric).
+	Reconnects *atomic.Int64
+	// Dropped, if set, counts the messages a sink dropped by its table's
+	// policy (a full store-and-forward buffer with 'drop-oldest').
+	Dropped *atomic.Int64
+}
+
+// CountReconnect adds a reconnection to the job's metric, if it has one.
+func (e Env) CountReconnect() {
+	if e.Reconnects != nil {
+		e.Reconnects.Add(1)
+	}
+}
+
+// CountDropped adds n dropped messages to the job's metric, if it has one.
+func (e Env) CountDropped(n int64) {
+	if e.Dropped != nil {
+		e.Dropped.Add(n)
+	}
 }
 
 // Log writes a line to the job's log, if it has one.

@@ -13,6 +13,12 @@ type Metrics struct {
 	ReplayRows  atomic.Int64 // rows dropped as replays (offset already folded in)
 	SkippedRecs atomic.Int64 // malformed records skipped by a source's policy
 	ExpiredKeys atomic.Int64 // keys forgotten by the state TTL
+	// Reconnects counts the connections of the job's sources and sinks
+	// to their systems made again after a loss (connector.Env.Reconnects).
+	Reconnects atomic.Int64
+	// SinkDropped counts the messages sinks dropped by their tables'
+	// policy (a full store-and-forward buffer with 'drop-oldest').
+	SinkDropped atomic.Int64
 	// Rows dropped on their way into a sink for a NULL in a NOT NULL
 	// column ('table.exec.sink.not-null-enforcer' = 'DROP').
 	NullRowsDropped atomic.Int64

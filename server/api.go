@@ -227,6 +227,9 @@ type metricsJSON struct {
 	RowsOut   int64 `json:"rows_out"`
 	LateRows  int64 `json:"late_rows"`
 	Malformed int64 `json:"malformed"`
+	// Reconnects and SinkDropped: see exec.Metrics.
+	Reconnects  int64 `json:"reconnects,omitempty"`
+	SinkDropped int64 `json:"sink_dropped,omitempty"`
 	// Checkpoints committed by the current (or last) run, when the last
 	// was and how long it took (from its barriers to its commit).
 	Checkpoints                int64     `json:"checkpoints"`
@@ -267,6 +270,7 @@ type operatorJSON struct {
 // the API shows them.
 func healthJSON(h exec.Health) (metricsJSON, []operatorJSON) {
 	m := metricsJSON{RowsIn: h.RowsIn, RowsOut: h.RowsOut, LateRows: h.LateRows, Malformed: h.Malformed,
+		Reconnects: h.Reconnects, SinkDropped: h.SinkDropped,
 		Checkpoints: h.Checkpoints, StateKeys: h.StateKeys, StateBytes: h.StateBytes, Backpressure: h.MaxBackPressure}
 	if !h.LastCheckpoint.IsZero() {
 		m.LastCheckpoint = h.LastCheckpoint.UTC()

@@ -217,6 +217,9 @@ func dial(ctx context.Context, o dialOptions, onRecv func(*packets.Packet)) (*co
 		pk.Properties.ReceiveMaximum = o.receiveMax
 	}
 	nc.SetDeadline(time.Now().Add(o.timeout))
+	// The handshake ends early when ctx does (a reader or sink closing).
+	stop := context.AfterFunc(ctx, func() { nc.Close() })
+	defer stop()
 	if err := c.write(pk, true); err != nil {
 		nc.Close()
 		return nil, err

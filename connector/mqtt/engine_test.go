@@ -524,3 +524,38 @@ INSERT INTO out SELECT n, props['site'], props['kind'], ct, dup, id FROM m;`, "$
 		t.Errorf("got  %s\nwant %s", strings.Join(got, " "), want)
 	}
 }
+
+// TestReconnectCounted restarts the broker under a running job: the
+// source connects again by itself, which the job's metrics count, and
+// reads on.
+func TestReconnectCounted(t *testing.T) {
+	b := mqtttest.Start(t)
+	e := newEngine(t)
+	j := e.start(t, `
+CREATE TABLE m (n INT) WITH ('connector' = 'mqtt', 'server' = '$SERVER', 'topic' = 't', 'format' = 'json',
+  'reconnect.initial-backoff' = '10 ms', 'reconnect.max-backoff' = '50 ms', 'connect.timeout' = '1 s');
+CREATE TABLE out (n INT) WITH ('connector' = 'print');
+INSERT INTO out SELECT * FROM m;`, "$SERVER", b.URL)
+	b.WaitSubscribers("t", 1, 5*time.Second)
+	b.Publish("t", []byte(`{"n":1}`), false, 1)
+	e.out.waitLines(t, "+I", 1)
+	b.Stop()
+	b.Restart() // a new broker: no session, the source subscribes again
+	deadline := time.Now().Add(10 * time.Second)
+	for b.Subscribers("t") == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	b.Publish("t", []byte(`{"n":2}`), false, 1)
+	got := e.out.waitLines(t, "+I", 2)
+	n := j.Health().Reconnects
+	stop(t, j)
+	if strings.Join(got, " ") != "+I[1] +I[2]" {
+		t.Errorf("got %v\nlog:\n%s", got, e.log)
+	}
+	if n < 1 {
+		t.Errorf("%d reconnections counted", n)
+	}
+	if !strings.Contains(e.log.String(), "lost the connection to "+b.URL) {
+		t.Errorf("log:\n%s", e.log)
+	}
+}

@@ -281,6 +281,7 @@ func (s *Sink) bufferLocked(m *message) error {
 		if err := s.buf.advance(s.buf.head() + 1); err != nil {
 			return s.bufErr(err)
 		}
+		s.env.CountDropped(1)
 		if n := s.dropped.Add(1); n == 1 || n%1000 == 0 {
 			s.logf("the store-and-forward buffer is full: dropped its oldest message (%d so far)", n)
 		}
@@ -361,6 +362,9 @@ func (s *Sink) connect(first bool) (*conn, error) {
 			s.conn = cn
 			s.draining = s.buf.head() != s.buf.tail()
 			s.mu.Unlock()
+			if !first {
+				s.env.CountReconnect()
+			}
 			if attempt > 1 || !first {
 				s.logf("connected to %s", c.server)
 			}

@@ -184,6 +184,9 @@ func (r *Reader) connect(ctx context.Context, first bool) error {
 			r.mu.Lock()
 			r.conn, r.gen = cn, gen
 			r.mu.Unlock()
+			if !first {
+				r.src.env.CountReconnect()
+			}
 			if attempts > 0 {
 				r.src.env.Log("mqtt table '%s': connected to %s again after %d attempts", r.src.table.Name, c.server, attempts+1)
 			}
