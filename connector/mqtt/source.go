@@ -92,7 +92,7 @@ func (s *Source) OpenAfter(ctx context.Context, p int, offset int64) (connector.
 	}
 	rctx, cancel := context.WithCancel(context.Background())
 	r := &Reader{src: s, dec: dec, part: int32(p), next: offset + 1, phys: phys, width: phys + len(s.meta),
-		in: make(chan inbound, inboxSize), ctx: rctx, cancel: cancel, done: make(chan struct{})}
+		in: make(chan inbound, inboxSize), wake: make(chan struct{}, 1), ctx: rctx, cancel: cancel, done: make(chan struct{})}
 	if err := r.connect(ctx, true); err != nil {
 		cancel()
 		return nil, err
@@ -139,6 +139,7 @@ type Reader struct {
 	phys  int
 	width int
 	in    chan inbound
+	wake  chan struct{} // Wake cuts a Read's wait short
 
 	ctx    context.Context // the reader's life
 	cancel context.CancelFunc
@@ -290,6 +291,15 @@ func (r *Reader) run() {
 	}
 }
 
+// Wake implements connector.Waker: a Read waiting for a message returns
+// at once (a barrier or a completed checkpoint waits for no idle read).
+func (r *Reader) Wake() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
 // DeferAcks implements connector.Acknowledger.
 func (r *Reader) DeferAcks() {
 	r.mu.Lock()
@@ -365,6 +375,8 @@ func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
 	select {
 	case m = <-r.in:
 	case <-t.C:
+		return nil
+	case <-r.wake:
 		return nil
 	case <-r.done:
 		r.mu.Lock()
