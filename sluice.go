@@ -1370,6 +1370,8 @@ func (e *Engine) start(ctx context.Context, name string, hooks startHooks, sinks
 		env.ConnEnv.KafkaTxn, env.ConnEnv.KafkaTxnGate = kb.Txn(), kb.TxnGate()
 	}
 	_, env.ConnEnv.DurableState = backend.(*lsm.Backend)
+	metrics := &exec.Metrics{}
+	env.ConnEnv.Reconnects, env.ConnEnv.Dropped = &metrics.Reconnects, &metrics.SinkDropped
 	g, err := physical.Build(env, sinks...)
 	if err != nil {
 		closeBackend()
@@ -1401,7 +1403,7 @@ func (e *Engine) start(ctx context.Context, name string, hooks startHooks, sinks
 		return nil, err
 	}
 	jctx, cancel := context.WithCancel(ctx)
-	j := &Job{ID: id, Name: name, Metrics: &exec.Metrics{}, Bounded: g.Bounded(), session: e, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}
+	j := &Job{ID: id, Name: name, Metrics: metrics, Bounded: g.Bounded(), session: e, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}
 	e.trackJob(j)
 	started = true
 	go func() {
@@ -1511,7 +1513,7 @@ func (e *Engine) jobEnv(cfg map[string]string, name string) (physical.Env, error
 		DropNullRows:    dropNulls,
 		Job:             name,
 		Connectors:      e.connectors,
-		ConnEnv:         connector.Env{Formats: e.formats, Stdout: e.opts.Stdout, Now: now, Logf: e.logf},
+		ConnEnv:         connector.Env{Formats: e.formats, Stdout: e.opts.Stdout, Now: now, Logf: e.logf, Job: name, StateDir: cfg[config.StateDir]},
 		Expr:            &expr.Env{Now: now, Location: time.UTC},
 		Parallelism:     par,
 		Dims:            e.dims,
@@ -1919,6 +1921,12 @@ func (e *Engine) waitJobs(jobs []*Job) error {
 			}
 			e.logf("job %s: %d rows read, %d rows written, %d late rows dropped, %d malformed records skipped%s",
 				j.Name, m.RowsIn.Load(), m.RowsOut.Load(), m.LateRows.Load(), m.SkippedRecs.Load(), state)
+			if n := m.Reconnects.Load(); n > 0 {
+				e.logf("job %s: %d connections made again after a loss", j.Name, n)
+			}
+			if n := m.SinkDropped.Load(); n > 0 {
+				e.logf("job %s: %d messages dropped by sinks whose store-and-forward buffer was full ('sink.buffer.overflow' = 'drop-oldest')", j.Name, n)
+			}
 			if n := m.NullRowsDropped.Load(); n > 0 {
 				e.logf("job %s: %d rows dropped for a NULL in a NOT NULL column of a sink ('table.exec.sink.not-null-enforcer' = 'DROP')", j.Name, n)
 			}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicesql/sluice/connector/format"
@@ -112,6 +113,35 @@ type Env struct {
 	// checkpoint says or a server it cannot reach. Safe for concurrent
 	// use. Use Env.Log, which does nothing without it.
 	Logf func(format string, args ...any)
+	// Job is the name of the job the table is read or written by (its
+	// state's prefix): the same in every run of the job, and never that
+	// of another job running at the same time. "" outside a job.
+	Job string
+	// StateDir is the session's 'state.dir', where the job keeps its
+	// state ("" when it keeps none on disk): a connector that must keep
+	// something of its own across restarts (a sink's store-and-forward
+	// buffer) keeps it under it, in a folder named for the job.
+	StateDir string
+	// Reconnects, if set, counts the connections to a system that a
+	// connector made again after losing one (the job's metric).
+	Reconnects *atomic.Int64
+	// Dropped, if set, counts the messages a sink dropped by its table's
+	// policy (a full store-and-forward buffer with 'drop-oldest').
+	Dropped *atomic.Int64
+}
+
+// CountReconnect adds a reconnection to the job's metric, if it has one.
+func (e Env) CountReconnect() {
+	if e.Reconnects != nil {
+		e.Reconnects.Add(1)
+	}
+}
+
+// CountDropped adds n dropped messages to the job's metric, if it has one.
+func (e Env) CountDropped(n int64) {
+	if e.Dropped != nil {
+		e.Dropped.Add(n)
+	}
 }
 
 // Log writes a line to the job's log, if it has one.
@@ -240,6 +270,34 @@ type ViewReader interface {
 type Waker interface {
 	Reader
 	Wake()
+}
+
+// Acknowledger is a Reader of a system that redelivers what a consumer has
+// not acknowledged (MQTT at QoS 1 or 2 with a persistent session): rather
+// than seek to a position, a restarted job gets again what the last one
+// did not acknowledge. In a job that takes checkpoints, the reader
+// acknowledges a message only once the checkpoint that holds its effect
+// has completed, so that a crash loses nothing (at-least-once: what was
+// read after that checkpoint comes again). The source task calls every
+// method from its own goroutine, the one that calls Read.
+type Acknowledger interface {
+	// DeferAcks is called once, before the first Read, when the job takes
+	// checkpoints. Without it, the reader acknowledges what it read once
+	// the job has processed it (at its next Read).
+	DeferAcks()
+	// Barrier says that the messages read so far belong to checkpoint id.
+	Barrier(id int64)
+	// Acknowledge says that checkpoint id completed: the messages of it
+	// and of earlier checkpoints are acknowledged. An id of -1 is the
+	// job's final commit, which holds everything read.
+	Acknowledge(id int64) error
+}
+
+// Acknowledged is a Source whose readers are Acknowledgers: each job
+// acknowledges what it read itself, so the engine never shares such a
+// source's readers between jobs (see connector/share).
+type Acknowledged interface {
+	Acknowledges() bool
 }
 
 // Sink is a table being written.

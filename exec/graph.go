@@ -213,6 +213,9 @@ type execution struct {
 	opts   RunOptions
 	tasks  []*task
 	coord  *coordinator
+	// sourceTasks are the source tasks among tasks: those whose readers
+	// acknowledge on checkpoints stay open until the final commit.
+	sourceTasks []*SourceTask
 	// finished is closed once every task ended.
 	finished chan struct{}
 }
@@ -427,6 +430,7 @@ func (g *Graph) prepare(ctx context.Context, opts RunOptions) (x *execution, err
 	}
 
 	var tasks []*task
+	var sourceTasks []*SourceTask // the source tasks among them
 	for _, s := range stages {
 		if s.Trunk != nil {
 			continue // runs in the tasks of its trunk
@@ -535,6 +539,7 @@ func (g *Graph) prepare(ctx context.Context, opts RunOptions) (x *execution, err
 				st := &SourceTask{Table: s.Name, Source: s.Source, Part: part, Head: chain.Head, Out: out,
 					Assigner: chain.Assigner, IdleTimeout: s.IdleTimeout, Stop: opts.Stop, Metrics: opts.Metrics,
 					PartBase: sp.origin - int32(part), Chain: chain, EndChain: endChain, Slots: slots[s], stats: t.stats}
+				sourceTasks = append(sourceTasks, st)
 				terminal := -1
 				var acked atomic.Int64 // the last barrier the task acknowledged
 				if coord != nil {
@@ -587,7 +592,7 @@ func (g *Graph) prepare(ctx context.Context, opts RunOptions) (x *execution, err
 							for {
 								select {
 								case id := <-st.Complete:
-									if err := chain.notify(id); err != nil {
+									if err := st.Completed(id); err != nil {
 										cancel(err)
 										return
 									}
@@ -675,7 +680,7 @@ func (g *Graph) prepare(ctx context.Context, opts RunOptions) (x *execution, err
 		}
 		return nil, err
 	}
-	return &execution{ctx: ctx, cancel: cancel, opts: opts, tasks: tasks, coord: coord, finished: finished}, nil
+	return &execution{ctx: ctx, cancel: cancel, opts: opts, tasks: tasks, coord: coord, sourceTasks: sourceTasks, finished: finished}, nil
 }
 
 // run runs the tasks until they all ended, then commits the final
@@ -740,6 +745,13 @@ func (x *execution) run() error {
 			if err = t.chain.notify(-1); err != nil {
 				break
 			}
+		}
+	}
+	// Readers kept open past their task's end acknowledge what the final
+	// commit holds, if it succeeded, and close.
+	for _, st := range x.sourceTasks {
+		if serr := st.Settle(err == nil && coord != nil); serr != nil && err == nil {
+			err = serr
 		}
 	}
 	for _, t := range tasks {

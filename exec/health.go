@@ -294,6 +294,8 @@ type Health struct {
 	At time.Time
 	// The job's counters (see Metrics).
 	RowsIn, RowsOut, LateRows, Malformed, SuppressedAlerts int64
+	// Reconnects and SinkDropped: see Metrics.
+	Reconnects, SinkDropped int64
 	// Checkpoints committed; LastCheckpoint is when the last committed
 	// (zero: none yet) and LastCheckpointDuration how long it took, from
 	// the request of its barriers to its commit.
@@ -375,6 +377,7 @@ func lowestWatermark(flows []taskFlow, busy bool) (wm int64, ok bool) {
 func (m *Metrics) Health(now time.Time) Health {
 	h := Health{At: now, RowsIn: m.RowsIn.Load(), RowsOut: m.RowsOut.Load(), LateRows: m.LateRows.Load(),
 		Malformed: m.SkippedRecs.Load(), SuppressedAlerts: m.SuppressedAlerts.Load(), Checkpoints: m.Checkpoints.Load(),
+		Reconnects: m.Reconnects.Load(), SinkDropped: m.SinkDropped.Load(),
 		LastCheckpointDuration: time.Duration(m.CheckpointDuration.Load()) * time.Microsecond}
 	if at := m.LastCheckpoint.Load(); at > 0 {
 		h.LastCheckpoint = time.UnixMicro(at)

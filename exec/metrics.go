@@ -16,6 +16,12 @@ type Metrics struct {
 	// SuppressedAlerts counts the alerts of rulesets dropped by their
 	// SUPPRESS BY (a key set's later alerts within its interval).
 	SuppressedAlerts atomic.Int64
+	// Reconnects counts the connections of the job's sources and sinks
+	// to their systems made again after a loss (connector.Env.Reconnects).
+	Reconnects atomic.Int64
+	// SinkDropped counts the messages sinks dropped by their tables'
+	// policy (a full store-and-forward buffer with 'drop-oldest').
+	SinkDropped atomic.Int64
 	// Rows dropped on their way into a sink for a NULL in a NOT NULL
 	// column ('table.exec.sink.not-null-enforcer' = 'DROP').
 	NullRowsDropped atomic.Int64

@@ -189,6 +189,12 @@ type SourceTask struct {
 	stats  *taskStats // the task's, for its reader's backlog; may be nil
 	// waker is the reader's connector.Waker, if it is one, once open.
 	waker atomic.Pointer[connector.Waker]
+	// acker is the reader when it acknowledges what it read only once a
+	// checkpoint holding it completes (connector.Acknowledger).
+	acker connector.Acknowledger
+	// held is such a reader, kept open after the task ended so that the
+	// job's final commit can acknowledge its last messages (Settle).
+	held connector.Reader
 }
 
 // wake cuts the read the task waits in short, if its reader can be
@@ -198,6 +204,41 @@ func (t *SourceTask) wake() {
 	if w := t.waker.Load(); w != nil {
 		(*w).Wake()
 	}
+}
+
+// Completed is called when checkpoint id completed: the chain's listeners
+// hear of it, and a reader that acknowledges on checkpoints acknowledges
+// what the checkpoint holds. After the task ended, it may be called from
+// another goroutine.
+func (t *SourceTask) Completed(id int64) error {
+	if err := t.Chain.notify(id); err != nil {
+		return err
+	}
+	if t.acker != nil {
+		return t.acker.Acknowledge(id)
+	}
+	return nil
+}
+
+// Settle closes the reader the task kept open after it ended normally, if
+// any, first acknowledging everything it read when committed says that
+// the job's final commit succeeded. Otherwise what it read since the last
+// completed checkpoint is not acknowledged, and its system delivers it
+// again to the next run.
+func (t *SourceTask) Settle(committed bool) error {
+	r := t.held
+	if r == nil {
+		return nil
+	}
+	t.held = nil
+	var err error
+	if committed {
+		err = t.acker.Acknowledge(-1)
+	}
+	if cerr := r.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // wait waits for a slot to read the partition, passing checkpoint
@@ -220,7 +261,7 @@ func (t *SourceTask) wait(ctx context.Context) (bool, error) {
 				return false, err
 			}
 		case id := <-t.Complete:
-			if err := t.Chain.notify(id); err != nil {
+			if err := t.Completed(id); err != nil {
 				return false, err
 			}
 		}
@@ -321,6 +362,9 @@ func (t *SourceTask) barrier(id, last int64, read bool) error {
 	if t.Position != nil && read {
 		t.Position(last)
 	}
+	if t.acker != nil {
+		t.acker.Barrier(id)
+	}
 	b, ok := t.Out.(BarrierOutput)
 	if !ok {
 		return fmt.Errorf("source %s: its output cannot carry checkpoint barriers", t.Table)
@@ -374,7 +418,7 @@ func (t *SourceTask) pollWatermark(wr WatermarkReader, idle *bool, wm *int64) er
 
 // Run reads the partition until it ends or ctx is cancelled. At the end of
 // a bounded partition it emits MaxWatermark and finishes the chain.
-func (t *SourceTask) Run(ctx context.Context) error {
+func (t *SourceTask) Run(ctx context.Context) (err error) {
 	if t.Slots != nil {
 		ok, err := t.wait(ctx)
 		if !ok {
@@ -386,7 +430,17 @@ func (t *SourceTask) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cannot open source %s partition %d: %w", t.Table, t.Part, err)
 	}
-	defer r.Close()
+	if a, ok := r.(connector.Acknowledger); ok && t.Barriers != nil {
+		a.DeferAcks()
+		t.acker = a
+	}
+	defer func() {
+		if err == nil && t.acker != nil {
+			t.held = r // for the final commit to acknowledge (Settle)
+			return
+		}
+		r.Close()
+	}()
 	t.reader = r
 	if w, ok := r.(connector.Waker); ok {
 		t.waker.Store(&w)
@@ -452,7 +506,7 @@ func (t *SourceTask) Run(ctx context.Context) error {
 			}
 			select {
 			case id := <-t.Complete:
-				if err := t.Chain.notify(id); err != nil {
+				if err := t.Completed(id); err != nil {
 					return err
 				}
 			default:

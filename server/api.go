@@ -247,6 +247,9 @@ type metricsJSON struct {
 	// SuppressedAlerts are the alerts of rulesets that their SUPPRESS BY
 	// suppressed.
 	SuppressedAlerts int64 `json:"suppressed_alerts"`
+	// Reconnects and SinkDropped: see exec.Metrics.
+	Reconnects  int64 `json:"reconnects,omitempty"`
+	SinkDropped int64 `json:"sink_dropped,omitempty"`
 	// Checkpoints committed by the current (or last) run, when the last
 	// was and how long it took (from its barriers to its commit).
 	Checkpoints                int64     `json:"checkpoints"`
@@ -287,6 +290,7 @@ type operatorJSON struct {
 // the API shows them.
 func healthJSON(h exec.Health) (metricsJSON, []operatorJSON) {
 	m := metricsJSON{RowsIn: h.RowsIn, RowsOut: h.RowsOut, LateRows: h.LateRows, Malformed: h.Malformed, SuppressedAlerts: h.SuppressedAlerts,
+		Reconnects: h.Reconnects, SinkDropped: h.SinkDropped,
 		Checkpoints: h.Checkpoints, StateKeys: h.StateKeys, StateBytes: h.StateBytes, Backpressure: h.MaxBackPressure}
 	if !h.LastCheckpoint.IsZero() {
 		m.LastCheckpoint = h.LastCheckpoint.UTC()

@@ -23,6 +23,10 @@ var (
 		"Alerts of the job's rulesets suppressed by their SUPPRESS BY.", []string{"job"}, nil)
 	descMalformed = prometheus.NewDesc("sluice_job_malformed_records_total",
 		"Malformed records the job's sources skipped.", []string{"job"}, nil)
+	descReconnects = prometheus.NewDesc("sluice_job_reconnects_total",
+		"Connections of the job's sources and sinks to their systems (an MQTT broker) made again after a loss.", []string{"job"}, nil)
+	descSinkDropped = prometheus.NewDesc("sluice_job_sink_dropped_messages_total",
+		"Messages the job's sinks dropped by their tables' policy (a full store-and-forward buffer with 'drop-oldest').", []string{"job"}, nil)
 	descCheckpoints = prometheus.NewDesc("sluice_job_checkpoints_total",
 		"Checkpoints the job committed.", []string{"job"}, nil)
 	descLastCheckpoint = prometheus.NewDesc("sluice_job_last_checkpoint_timestamp_seconds",
@@ -63,7 +67,7 @@ var statuses = []string{statusRunning, statusStopped, statusFailed, statusFinish
 type collector struct{ s *Server }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRowsIn, descRowsOut, descLate, descSuppressed, descMalformed, descCheckpoints, descLastCheckpoint, descStatus,
+	for _, d := range []*prometheus.Desc{descRowsIn, descRowsOut, descLate, descSuppressed, descMalformed, descReconnects, descSinkDropped, descCheckpoints, descLastCheckpoint, descStatus,
 		descCheckpointDuration, descOpRowsIn, descOpRowsOut, descOpWMLag, descOpBackpressure, descOpStateKeys, descOpStateBytes,
 		descConsumerLag, descAlertFiring, descStoreKeys, descStoreBytes, descStoreLogBytes, descStoreSubscribers} {
 		ch <- d
@@ -120,6 +124,8 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		counter(descLate, v.Metrics.LateRows, v.Name)
 		counter(descSuppressed, v.Metrics.SuppressedAlerts, v.Name)
 		counter(descMalformed, v.Metrics.Malformed, v.Name)
+		counter(descReconnects, v.Metrics.Reconnects, v.Name)
+		counter(descSinkDropped, v.Metrics.SinkDropped, v.Name)
 		counter(descCheckpoints, v.Metrics.Checkpoints, v.Name)
 		if !v.Metrics.LastCheckpoint.IsZero() {
 			ch <- prometheus.MustNewConstMetric(descLastCheckpoint, prometheus.GaugeValue,

@@ -78,7 +78,8 @@ type positioned interface {
 }
 
 // Shareable reports whether src may be read once for several jobs: it is
-// unbounded and its partitions are fixed and read by offset.
+// unbounded, its partitions are fixed and read by offset, and its readers
+// acknowledge nothing to the system they read (connector.Acknowledged).
 func Shareable(src connector.Source) bool {
 	if src.Bounded() {
 		return false
@@ -87,6 +88,9 @@ func Shareable(src connector.Source) bool {
 		return false
 	}
 	if _, ok := src.(connector.OpenLimit); ok {
+		return false
+	}
+	if a, ok := src.(connector.Acknowledged); ok && a.Acknowledges() {
 		return false
 	}
 	_, ok := src.(positioned)

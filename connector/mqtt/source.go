@@ -1,0 +1,529 @@
+package mqtt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/connector/format"
+	"github.com/sluicesql/sluice/types"
+)
+
+// pollWait is the longest a Read waits for a message before it returns
+// with none (connector.Reader's contract).
+const pollWait = 100 * time.Millisecond
+
+// inboxSize is how many received messages wait for Read; when it is full
+// the connection is not read (TCP pushes back on the broker).
+const inboxSize = 1024
+
+// Source reads the messages of an mqtt table's topic filters: one
+// subscription, so one partition. Its readers are connector.Resumers only
+// so that their rows' offsets keep rising across runs of a job (MQTT has
+// no position to seek to: the broker redelivers what the job did not
+// acknowledge).
+type Source struct {
+	cfg    *config
+	table  connector.Table
+	env    connector.Env
+	policy *connector.ErrorPolicy
+	meta   []metaFunc
+
+	mu   sync.Mutex
+	open int // open readers; the policy's dead-letter file closes with the last
+}
+
+// CreateSource implements connector.SourceFactory.
+func (Factory) CreateSource(t connector.Table, env connector.Env) (connector.Source, error) {
+	c, err := parseConfig(t, env, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkMetadata(t); err != nil {
+		return nil, err
+	}
+	s := &Source{cfg: c, table: t, env: env}
+	if s.policy, err = connector.NewErrorPolicy(t, c.fmtName); err != nil {
+		return nil, err
+	}
+	for _, m := range t.Metadata {
+		s.meta = append(s.meta, metadataFunc(m.Key, m.Type))
+	}
+	if _, err := c.format.NewDecoder(t.Schema, c.fmtOpts); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Partitions implements connector.Source.
+func (s *Source) Partitions() int { return 1 }
+
+// Bounded implements connector.Source.
+func (s *Source) Bounded() bool { return false }
+
+// Acknowledges implements connector.Acknowledged.
+func (s *Source) Acknowledges() bool { return true }
+
+// Identity implements connector.Identified: the server and topic filters,
+// not the credentials.
+func (s *Source) Identity() string { return s.cfg.identity() }
+
+// Open implements connector.Source.
+func (s *Source) Open(ctx context.Context, p int) (connector.Reader, error) {
+	return s.OpenAfter(ctx, p, 0)
+}
+
+// OpenAfter implements connector.Resumer: the rows read are numbered from
+// offset+1 on.
+func (s *Source) OpenAfter(ctx context.Context, p int, offset int64) (connector.Reader, error) {
+	dec, err := s.cfg.format.NewDecoder(s.table.Schema, s.cfg.fmtOpts)
+	if err != nil {
+		return nil, err
+	}
+	phys := s.table.Schema.Len()
+	if pr, ok := dec.(format.Pruner); ok && s.table.Read != nil {
+		pr.Prune(s.table.Read[:phys])
+	}
+	rctx, cancel := context.WithCancel(context.Background())
+	r := &Reader{src: s, dec: dec, part: int32(p), next: offset + 1, phys: phys, width: phys + len(s.meta),
+		in: make(chan inbound, inboxSize), wake: make(chan struct{}, 1), ctx: rctx, cancel: cancel, done: make(chan struct{})}
+	if err := r.connect(ctx, true); err != nil {
+		cancel()
+		return nil, err
+	}
+	s.mu.Lock()
+	s.open++
+	s.mu.Unlock()
+	go r.run()
+	return r, nil
+}
+
+// inbound is a message received on connection gen.
+type inbound struct {
+	pk  *packets.Packet
+	gen uint64
+}
+
+// pendingAck is a QoS 1 or 2 message read and not yet acknowledged.
+type pendingAck struct {
+	gen uint64
+	id  uint16
+	qos byte
+}
+
+// mark is where checkpoint id's barrier fell in the unacknowledged list.
+type mark struct {
+	id int64
+	n  int
+}
+
+// Reader reads an mqtt table's subscription. A goroutine keeps the
+// connection up (reconnecting with back-off) and hands the messages
+// received to Read; Read decodes them. QoS 1 and 2 messages are
+// acknowledged in the order received: in a job with checkpoints once the
+// checkpoint whose barrier followed them completed (connector.
+// Acknowledger), else at the next Read. A message received on a
+// connection that has since ended is never acknowledged: with a
+// persistent session the broker sends it again on the next one.
+type Reader struct {
+	src   *Source
+	dec   format.Decoder
+	part  int32
+	next  int64 // the origin offset of the next row
+	phys  int
+	width int
+	in    chan inbound
+	wake  chan struct{} // Wake cuts a Read's wait short
+
+	ctx    context.Context // the reader's life
+	cancel context.CancelFunc
+	done   chan struct{} // run ended
+
+	mu        sync.Mutex // guards what follows; Acknowledge and Close may come from another goroutine after the task ended
+	conn      *conn
+	gen       uint64
+	fatal     error // a reconnection that will not succeed
+	deferAcks bool
+	unacked   []pendingAck
+	marks     []mark
+	closed    bool
+	skipped   int64
+}
+
+// connect connects and subscribes. At open (first) it tries for
+// 'connect.timeout' and fails with the last error; later it tries until
+// the reader closes, with back-off, and fails only on a refusal that
+// will not change (credentials).
+func (r *Reader) connect(ctx context.Context, first bool) error {
+	c := r.src.cfg
+	backoff := c.backoffMin
+	deadline := time.Now().Add(c.connectTimeout)
+	attempts := 0
+	for {
+		r.mu.Lock()
+		gen := r.gen + 1
+		r.mu.Unlock()
+		cn, err := dial(ctx, c.dial, func(pk *packets.Packet) {
+			select {
+			case r.in <- inbound{pk, gen}:
+			case <-r.ctx.Done():
+			}
+		})
+		if err == nil {
+			err = r.subscribe(ctx, cn, first)
+			if err != nil {
+				cn.close()
+			}
+		}
+		if err == nil {
+			r.mu.Lock()
+			r.conn, r.gen = cn, gen
+			r.mu.Unlock()
+			if !first {
+				r.src.env.CountReconnect()
+			}
+			if attempts > 0 {
+				r.src.env.Log("mqtt table '%s': connected to %s again after %d attempts", r.src.table.Name, c.server, attempts+1)
+			}
+			return nil
+		}
+		attempts++
+		var refused *refusedError
+		if errors.As(err, &refused) && refused.permanent {
+			return fmt.Errorf("mqtt table '%s': cannot connect to %s as '%s': %w", r.src.table.Name, c.server, c.dial.clientID, err)
+		}
+		var subErr *subscribeError
+		if errors.As(err, &subErr) {
+			return fmt.Errorf("mqtt table '%s': %w", r.src.table.Name, err)
+		}
+		if first && time.Now().Add(backoff).After(deadline) {
+			return fmt.Errorf("mqtt table '%s': cannot connect to %s within %s ('connect.timeout'): %w", r.src.table.Name, c.server, c.connectTimeout, err)
+		}
+		if attempts == 1 || backoff >= c.backoffMax && attempts%10 == 0 {
+			r.src.env.Log("mqtt table '%s': cannot connect to %s (attempt %d): %v; retrying every %s at most", r.src.table.Name, c.server, attempts, err, c.backoffMax)
+		}
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-r.ctx.Done():
+			return errors.New("closed")
+		}
+		backoff = min(backoff*2, c.backoffMax)
+	}
+}
+
+// subscribeError is a subscription the broker refused.
+type subscribeError struct {
+	filter string
+	code   byte
+}
+
+func (e *subscribeError) Error() string {
+	return fmt.Sprintf("the broker refused the subscription to '%s': %s (code 0x%02x)", e.filter, reasonText(e.code), e.code)
+}
+
+// subscribe subscribes cn to the table's filters, unless the broker kept
+// the subscriptions of a persistent session across a reconnection.
+func (r *Reader) subscribe(ctx context.Context, cn *conn, first bool) error {
+	c := r.src.cfg
+	if !first && cn.session && !c.dial.clean {
+		return nil
+	}
+	subs := make([]packets.Subscription, len(c.topics))
+	for i, f := range c.topics {
+		if c.group != "" {
+			f = "$share/" + c.group + "/" + f
+		}
+		subs[i] = packets.Subscription{Filter: f, Qos: c.qos}
+		if !c.retained {
+			subs[i].RetainHandling = 2 // MQTT 5: send no retained messages
+		} else {
+			subs[i].RetainHandling = 1 // only for a new subscription
+		}
+	}
+	codes, err := cn.subscribe(ctx, subs, max(c.dial.timeout, 5*time.Second))
+	if err != nil {
+		return err
+	}
+	if len(codes) != len(subs) {
+		return fmt.Errorf("the broker answered %d subscriptions with %d codes", len(subs), len(codes))
+	}
+	for i, code := range codes {
+		if code >= 0x80 {
+			return &subscribeError{filter: subs[i].Filter, code: code}
+		}
+		if code < c.qos {
+			r.src.env.Log("mqtt table '%s': the broker granted QoS %d, not %d, for '%s'", r.src.table.Name, code, c.qos, subs[i].Filter)
+		}
+	}
+	return nil
+}
+
+// run reconnects whenever the connection ends, until the reader closes.
+func (r *Reader) run() {
+	defer close(r.done)
+	for {
+		r.mu.Lock()
+		cn := r.conn
+		r.mu.Unlock()
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-cn.done:
+		}
+		r.src.env.Log("mqtt table '%s': lost the connection to %s: %v; reconnecting", r.src.table.Name, r.src.cfg.server, cn.Err())
+		if err := r.connect(r.ctx, false); err != nil {
+			if r.ctx.Err() != nil {
+				return
+			}
+			r.mu.Lock()
+			r.fatal = err
+			r.mu.Unlock()
+			return
+		}
+	}
+}
+
+// Wake implements connector.Waker: a Read waiting for a message returns
+// at once (a barrier or a completed checkpoint waits for no idle read).
+func (r *Reader) Wake() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// DeferAcks implements connector.Acknowledger.
+func (r *Reader) DeferAcks() {
+	r.mu.Lock()
+	r.deferAcks = true
+	r.mu.Unlock()
+}
+
+// Barrier implements connector.Acknowledger.
+func (r *Reader) Barrier(id int64) {
+	r.mu.Lock()
+	r.marks = append(r.marks, mark{id: id, n: len(r.unacked)})
+	r.mu.Unlock()
+}
+
+// Acknowledge implements connector.Acknowledger.
+func (r *Reader) Acknowledge(id int64) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := -1
+	k := 0
+	for ; k < len(r.marks) && (id < 0 || r.marks[k].id <= id); k++ {
+		n = r.marks[k].n
+	}
+	r.marks = r.marks[k:]
+	if id < 0 {
+		n = len(r.unacked)
+	}
+	if n <= 0 {
+		return nil
+	}
+	return r.ackLocked(n)
+}
+
+// ackLocked acknowledges the first n unacknowledged messages, those of
+// the current connection (the others the broker sends again).
+func (r *Reader) ackLocked(n int) error {
+	cn := r.conn
+	sent := false
+	for _, a := range r.unacked[:n] {
+		if cn == nil || a.gen != r.gen || r.closed {
+			continue
+		}
+		if err := cn.ack(a.id, a.qos); err != nil {
+			break // the connection ended: the rest comes again
+		}
+		sent = true
+	}
+	r.unacked = append(r.unacked[:0], r.unacked[n:]...)
+	for i := range r.marks {
+		r.marks[i].n -= n
+	}
+	if sent {
+		cn.flush() // a failure ends the connection; the broker sends those again
+	}
+	return nil
+}
+
+// Read implements connector.Reader.
+func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
+	r.mu.Lock()
+	if err := r.fatal; err != nil {
+		r.mu.Unlock()
+		return err
+	}
+	if !r.deferAcks && len(r.unacked) > 0 {
+		// The job processed what the last Read returned.
+		r.ackLocked(len(r.unacked))
+	}
+	r.mu.Unlock()
+	t := time.NewTimer(pollWait)
+	defer t.Stop()
+	var m inbound
+	select {
+	case m = <-r.in:
+	case <-t.C:
+		return nil
+	case <-r.wake:
+		return nil
+	case <-r.done:
+		r.mu.Lock()
+		err := r.fatal
+		r.mu.Unlock()
+		if err == nil {
+			err = errors.New("the reader is closed")
+		}
+		return err
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	for n := 0; ; {
+		if err := r.add(b, m); err != nil {
+			return err
+		}
+		if n++; n >= max {
+			return nil
+		}
+		select {
+		case m = <-r.in:
+		default:
+			return nil
+		}
+	}
+}
+
+// add decodes m into a row of b, or applies the error policy.
+func (r *Reader) add(b *types.Batch, m inbound) error {
+	pk := m.pk
+	if pk.FixedHeader.Qos > 0 {
+		r.mu.Lock()
+		r.unacked = append(r.unacked, pendingAck{gen: m.gen, id: pk.PacketID, qos: pk.FixedHeader.Qos})
+		r.mu.Unlock()
+	}
+	if pk.FixedHeader.Retain && !r.src.cfg.retained {
+		return nil // a retained message (MQTT 3.1.1 cannot refuse them)
+	}
+	off := r.next
+	r.next++
+	vals := b.AddRow(types.Insert, types.Origin{Part: r.part, Offset: off}, r.width)
+	if err := r.dec.Decode(pk.Payload, vals[:r.phys]); err != nil {
+		clear(vals)
+		b.Rows = b.Rows[:len(b.Rows)-1]
+		if herr := r.src.policy.Handle(where(pk), pk.Payload, err); herr != nil {
+			return herr
+		}
+		r.skipped++
+		return nil
+	}
+	for i, f := range r.src.meta {
+		vals[r.phys+i] = f(pk)
+	}
+	return nil
+}
+
+// where locates a message for error messages.
+func where(pk *packets.Packet) string {
+	s := "topic '" + pk.TopicName + "'"
+	if pk.FixedHeader.Qos > 0 {
+		s += " message-id " + strconv.Itoa(int(pk.PacketID))
+	}
+	return s
+}
+
+// Skipped implements connector.Stats.
+func (r *Reader) Skipped() int64 { return r.skipped }
+
+// Close implements connector.Reader. Messages not acknowledged stay with
+// the broker (in a persistent session) for the next run.
+func (r *Reader) Close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	cn := r.conn
+	r.mu.Unlock()
+	r.cancel()
+	if cn != nil {
+		cn.close()
+	}
+	<-r.done
+	r.mu.Lock()
+	if r.conn != nil && r.conn != cn {
+		r.conn.close() // connected again meanwhile
+	}
+	r.mu.Unlock()
+	s := r.src
+	s.mu.Lock()
+	s.open--
+	last := s.open == 0
+	s.mu.Unlock()
+	if last {
+		return s.policy.Close()
+	}
+	return nil
+}
+
+// metaFunc computes a METADATA column's value from a message.
+type metaFunc func(pk *packets.Packet) types.Value
+
+func metadataFunc(key string, t types.Type) metaFunc {
+	k := t.Kind
+	switch key {
+	case "topic":
+		return func(pk *packets.Packet) types.Value { return types.StringValue(pk.TopicName).WithKind(k) }
+	case "qos":
+		return func(pk *packets.Packet) types.Value { return types.IntValue(k, int64(pk.FixedHeader.Qos)) }
+	case "message-id":
+		return func(pk *packets.Packet) types.Value { return types.IntValue(k, int64(pk.PacketID)) }
+	case "retained":
+		return func(pk *packets.Packet) types.Value { return types.BoolValue(pk.FixedHeader.Retain) }
+	case "duplicate":
+		return func(pk *packets.Packet) types.Value { return types.BoolValue(pk.FixedHeader.Dup) }
+	case "content-type":
+		return func(pk *packets.Packet) types.Value {
+			if pk.Properties.ContentType == "" {
+				return types.NullValue
+			}
+			return types.StringValue(pk.Properties.ContentType).WithKind(k)
+		}
+	case "response-topic":
+		return func(pk *packets.Packet) types.Value {
+			if pk.Properties.ResponseTopic == "" {
+				return types.NullValue
+			}
+			return types.StringValue(pk.Properties.ResponseTopic).WithKind(k)
+		}
+	case "properties":
+		kk, vk := t.Elem.Kind, t.Value.Kind
+		return func(pk *packets.Packet) types.Value {
+			m := &types.MapValue{}
+		next:
+			for _, u := range pk.Properties.User {
+				for i, key := range m.Keys {
+					if key.Str() == u.Key {
+						m.Values[i] = types.StringValue(u.Val).WithKind(vk) // the last of a repeated key wins
+						continue next
+					}
+				}
+				m.Keys = append(m.Keys, types.StringValue(u.Key).WithKind(kk))
+				m.Values = append(m.Values, types.StringValue(u.Val).WithKind(vk))
+			}
+			return types.NewMapValue(m)
+		}
+	}
+	return func(*packets.Packet) types.Value { return types.NullValue }
+}
