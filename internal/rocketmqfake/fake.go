@@ -69,14 +69,14 @@ type Server struct {
 	creds credentials.TransportCredentials
 	addr  string
 
-	mu      sync.Mutex
-	lis     net.Listener
-	gs      *grpc.Server
-	running bool
-	topics  map[string]*topic
-	groups  map[string]*group  // topic key + "\x00" + group key
-	clients map[string]*client // by client ID
-	appended chan struct{}     // closed (and replaced) when a message is appended
+	mu       sync.Mutex
+	lis      net.Listener
+	gs       *grpc.Server
+	running  bool
+	topics   map[string]*topic
+	groups   map[string]*group  // topic key + "\x00" + group key
+	clients  map[string]*client // by client ID
+	appended chan struct{}      // closed (and replaced) when a message is appended
 	nonce    int64
 	txnSeq   int64
 	rr       int // round-robin over producers for checks
