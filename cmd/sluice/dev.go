@@ -53,6 +53,7 @@ Kafka sinks do not create topics, so name every topic a job writes with
 	kafka.Flags().StringArrayVar(&topics, "topic", nil, "topic to create, as name:partitions (repeatable)")
 	kafka.Flags().StringVar(&dataDir, "data-dir", "", "directory that keeps the cluster's data across restarts")
 	dev.AddCommand(kafka)
+	dev.AddCommand(newDevRocketMQ(stdout, stderr))
 	return dev
 }
 
