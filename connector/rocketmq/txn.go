@@ -138,7 +138,15 @@ func (t *TxnSink) Snapshot() ([]byte, error) {
 // check answers the proxy's check of a half message.
 func (t *TxnSink) check(mv *rmq.MessageView) rmq.TransactionResolution {
 	owner, run, seq, ok := parseTxn(mv.GetProperties()[txnProperty])
-	if !ok || owner != t.owner {
+	if !ok {
+		return rmq.UNKNOWN
+	}
+	return t.resolve(owner, run, seq)
+}
+
+// resolve answers for a half message of owner's run, in interval seq.
+func (t *TxnSink) resolve(owner, run string, seq int64) rmq.TransactionResolution {
+	if owner != t.owner {
 		return rmq.UNKNOWN
 	}
 	t.tmu.Lock()

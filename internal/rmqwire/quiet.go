@@ -2,6 +2,7 @@ package rmqwire
 
 import (
 	"os"
+	"strings"
 	"sync"
 	_ "unsafe" // for go:linkname
 
@@ -41,6 +42,20 @@ func QuietClient() {
 		enc := zap.NewProductionEncoderConfig()
 		enc.EncodeTime = zapcore.ISO8601TimeEncoder
 		core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(os.Stderr), zap.WarnLevel)
-		clientLogger = zap.New(core).Named("rocketmq-client").Sugar()
+		clientLogger = zap.New(quietCore{core}).Named("rocketmq-client").Sugar()
 	})
 }
+
+// quietCore drops the client's complaints about calls that were
+// cancelled: a consumer closing cancels its long poll, and that is no
+// error.
+type quietCore struct{ zapcore.Core }
+
+func (c quietCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if strings.Contains(e.Message, "context canceled") {
+		return ce
+	}
+	return c.Core.Check(e, ce)
+}
+
+func (c quietCore) With(fs []zapcore.Field) zapcore.Core { return quietCore{c.Core.With(fs)} }

@@ -309,6 +309,9 @@ func (s *Server) appendLocked(t *topic, m *v2.Message, q int32) (int32, int64) {
 	sp.QueueOffset = &off
 	sp.StoreTimestamp = timestamppb.Now()
 	sp.StoreHost = brokerName
+	if sp.BodyEncoding == v2.Encoding_ENCODING_UNSPECIFIED {
+		sp.BodyEncoding = v2.Encoding_IDENTITY
+	}
 	sp.ReceiptHandle = nil
 	sp.DeliveryAttempt = nil
 	sp.InvisibleDuration = nil
