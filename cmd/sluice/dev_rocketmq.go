@@ -90,7 +90,7 @@ func runDevRocketMQ(ctx context.Context, out, errOut io.Writer, f devRocketMQ) e
 	opts := rocketmqfake.Options{Addr: f.listen, Queues: f.queues, NoAutoCreate: f.noAuto,
 		TransactionCheckAfter: f.checkAfter, TransactionCheckInterval: f.checkEvery, TransactionCheckMax: f.checkMax,
 		MaxDeliveryAttempts: f.maxAttempts,
-		Logf: func(format string, args ...any) { fmt.Fprintf(errOut, format+"\n", args...) }}
+		Logf:                func(format string, args ...any) { fmt.Fprintf(errOut, format+"\n", args...) }}
 	if f.accessKey != "" {
 		opts.Credentials = map[string]string{f.accessKey: f.secretKey}
 	}

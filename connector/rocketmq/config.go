@@ -26,7 +26,7 @@ var commonOptions = []string{
 
 var sourceOptions = []string{
 	"consumer-group", "scan.mode", "scan.invisible-duration", "scan.receive.batch-size", "scan.receive.await",
-	"scan.startup.mode", "scan.startup.timestamp-millis", "scan.pull.batch-size",
+	"scan.startup.mode", "scan.startup.timestamp-millis", "scan.pull.batch-size", "scan.bounded.mode",
 }
 
 var sinkOptions = []string{
@@ -71,6 +71,7 @@ type config struct {
 	startMode  string
 	startMilli int64
 	pullBatch  int32
+	bounded    bool // 'scan.bounded.mode' = 'latest-offset'
 
 	// sink
 	exactlyOnce bool
@@ -253,6 +254,16 @@ func (c *config) parseSource(t connector.Table, env connector.Env) error {
 		}
 	default:
 		return fmt.Errorf("option 'scan.startup.mode' must be '%s', '%s' or '%s', not '%s'", startEarliest, startLatest, startTimestamp, c.startMode)
+	}
+	switch v := o.String("scan.bounded.mode", "unbounded"); v {
+	case "unbounded":
+	case startLatest:
+		c.bounded = true
+	default:
+		return fmt.Errorf("option 'scan.bounded.mode' must be 'unbounded' or '%s', not '%s'", startLatest, v)
+	}
+	if c.bounded && c.mode != modeOffsets {
+		return errors.New("option 'scan.bounded.mode' needs 'scan.mode' = 'offsets' (a consumer group's messages have no end)")
 	}
 	if _, ok := o["scan.startup.mode"]; ok && c.mode != modeOffsets {
 		return errors.New("option 'scan.startup.mode' needs 'scan.mode' = 'offsets' (a consumer group receives from where the group is)")

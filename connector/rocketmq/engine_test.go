@@ -478,3 +478,15 @@ INSERT INTO out SELECT * FROM m;`, "$EP", addr)
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestOffsetsBounded reads every queue up to its end at start, and ends.
+func TestOffsetsBounded(t *testing.T) {
+	s := startFake(t, rocketmqfake.Options{Queues: 3})
+	publish(t, s, "in", 0, 10)
+	e := newEngine(t)
+	j := e.start(t, offsetsJob, "$EP", s.Addr(), "$DIR", t.TempDir(), "$MORE", ", 'scan.bounded.mode' = 'latest-offset'")
+	wait(t, j)
+	if got := e.out.lines("+I"); len(got) != 10 {
+		t.Errorf("got %d rows, want 10: %s", len(got), sorted(got))
+	}
+}

@@ -3,6 +3,7 @@ package rocketmq
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,7 @@ type offsetReader struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	next    atomic.Int64 // the queue offset the next pull starts at
+	stop    int64        // bounded: the queue's end when the reader opened; -1 unbounded
 
 	mu     sync.Mutex
 	fatal  error
@@ -65,25 +67,36 @@ func (s *Source) openOffsets(ctx context.Context, d decoder, p int, after int64)
 		}
 	}
 	r.next.Store(from)
+	r.stop = -1
+	if c.bounded {
+		if r.stop, err = r.queryOffset(ctx, rmqwire.PolicyEnd, nil); err != nil {
+			cancel()
+			cc.Close()
+			return nil, err
+		}
+	}
 	go r.pull()
 	return r, nil
 }
 
-// startOffset asks the proxy where the table's startup mode starts,
-// trying for 'connect.timeout'.
+// startOffset asks the proxy where the table's startup mode starts.
 func (r *offsetReader) startOffset(ctx context.Context) (int64, error) {
-	c := r.src.cfg
-	req := &rmqwire.QueryOffsetRequest{MessageQueue: r.mq}
-	switch c.startMode {
-	case startEarliest:
-		req.Policy = rmqwire.PolicyBeginning
+	switch r.src.cfg.startMode {
 	case startLatest:
-		req.Policy = rmqwire.PolicyEnd
+		return r.queryOffset(ctx, rmqwire.PolicyEnd, nil)
 	case startTimestamp:
-		req.Policy = rmqwire.PolicyTimestamp
-		t := time.UnixMilli(c.startMilli)
-		req.Timestamp = &t
+		t := time.UnixMilli(r.src.cfg.startMilli)
+		return r.queryOffset(ctx, rmqwire.PolicyTimestamp, &t)
 	}
+	return r.queryOffset(ctx, rmqwire.PolicyBeginning, nil)
+}
+
+// queryOffset asks the proxy for an offset of the queue, trying for
+// 'connect.timeout'.
+func (r *offsetReader) queryOffset(ctx context.Context, policy int32, at *time.Time) (int64, error) {
+	c := r.src.cfg
+	req := &rmqwire.QueryOffsetRequest{MessageQueue: r.mq, Policy: policy, Timestamp: at}
+	what := map[int32]string{rmqwire.PolicyBeginning: "start", rmqwire.PolicyEnd: "end", rmqwire.PolicyTimestamp: "offset at " + fmt.Sprint(at)}[policy]
 	deadline := time.Now().Add(c.connectTimeout)
 	backoff := 100 * time.Millisecond
 	for {
@@ -97,7 +110,7 @@ func (r *offsetReader) startOffset(ctx context.Context) (int64, error) {
 			return resp.Offset, nil
 		}
 		if permanent(err) || time.Now().Add(backoff).After(deadline) {
-			return 0, fmt.Errorf("rocketmq table '%s': cannot find the %s of queue %s of topic '%s': %w", c.table, c.startMode, r.queueName(), c.topic, err)
+			return 0, fmt.Errorf("rocketmq table '%s': cannot find the %s of queue %s of topic '%s': %w", c.table, what, r.queueName(), c.topic, err)
 		}
 		select {
 		case <-time.After(backoff):
@@ -112,7 +125,8 @@ func (r *offsetReader) queueName() string {
 	return r.mq.GetBroker().GetName() + "/" + strconv.Itoa(int(r.mq.GetId()))
 }
 
-// pull pulls until the reader closes.
+// pull pulls until the reader closes, or, bounded, reaches the end (it
+// then closes batches).
 func (r *offsetReader) pull() {
 	defer close(r.done)
 	c := r.src.cfg
@@ -122,6 +136,10 @@ func (r *offsetReader) pull() {
 	group := &v2.Resource{ResourceNamespace: c.namespace, Name: c.group}
 	for r.ctx.Err() == nil {
 		from := r.next.Load()
+		if r.stop >= 0 && from >= r.stop {
+			close(r.batches)
+			return
+		}
 		pctx, cancel := context.WithTimeout(r.id.Sign(r.ctx), pullPoll+c.reqTimeout)
 		frames, err := rmqwire.PullMessage(pctx, r.cc, &rmqwire.PullMessageRequest{Group: group, MessageQueue: r.mq,
 			Offset: from, BatchSize: c.pullBatch, FilterExpression: filter, LongPollingTimeout: pullPoll})
@@ -180,6 +198,15 @@ func (r *offsetReader) pull() {
 			}
 			next = msgs[len(msgs)-1].GetSystemProperties().GetQueueOffset() + 1
 		}
+		if r.stop >= 0 {
+			k := 0
+			for k < len(msgs) && msgs[k].GetSystemProperties().GetQueueOffset() < r.stop {
+				k++
+			}
+			if k < len(msgs) {
+				msgs, next = msgs[:k], r.stop
+			}
+		}
 		if len(msgs) == 0 {
 			r.next.Store(next)
 			continue
@@ -225,7 +252,11 @@ func (r *offsetReader) Read(ctx context.Context, b *types.Batch, max int) error 
 	defer t.Stop()
 	var msgs []*v2.Message
 	select {
-	case msgs = <-r.batches:
+	case m, ok := <-r.batches:
+		if !ok {
+			return io.EOF
+		}
+		msgs = m
 	case <-t.C:
 		return nil
 	case <-r.wake:

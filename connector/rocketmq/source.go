@@ -172,8 +172,9 @@ func (s *Source) Partitions() int {
 	return 1
 }
 
-// Bounded implements connector.Source.
-func (s *Source) Bounded() bool { return false }
+// Bounded implements connector.Source: with 'scan.bounded.mode' =
+// 'latest-offset', each queue is read up to its end when its reader opens.
+func (s *Source) Bounded() bool { return s.cfg.bounded }
 
 // Acknowledges implements connector.Acknowledged: in receive mode each
 // job acknowledges what it received itself.

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/sluicesql/sluice/connector"
-	"github.com/sluicesql/sluice/connector/format/json"
 	"github.com/sluicesql/sluice/connector/format"
+	"github.com/sluicesql/sluice/connector/format/json"
 	"github.com/sluicesql/sluice/internal/rocketmqfake"
 	"github.com/sluicesql/sluice/types"
 )
