@@ -13,8 +13,10 @@ import (
 	"time"
 
 	rmq "github.com/apache/rocketmq-clients/golang/v5"
+	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
 	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/internal/rmqwire"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -25,6 +27,10 @@ const txnProperty = "SLUICE_TXN"
 // keptRuns is how many earlier runs of a job a snapshot remembers, to
 // answer the checks of their half messages.
 const keptRuns = 32
+
+// keptPending is how many half messages a snapshot lists for a restored
+// run to commit; past it, the rest waits for the proxy's checks.
+const keptPending = 1 << 16
 
 // commitEvery is how often a job without checkpoints commits.
 const commitEvery = time.Second
@@ -41,18 +47,25 @@ const commitEvery = time.Second
 // sink (its job and table, hashed), the run of the job (a random ID
 // drawn at restore) and the number of the barrier interval it was
 // written in (1, 2, ... in each run). The snapshot kept with each
-// checkpoint lists the runs of the job whose checkpoints completed and,
-// for each, the last interval a completed checkpoint covered. When a
-// half message stays unresolved (the job crashed before its commit, or
-// the commit did not reach the proxy: the client reports no error of it),
-// the proxy asks a producer of the topic about it, and the sink answers
-// from that list: COMMIT for an interval a completed checkpoint covered,
-// ROLLBACK for a later one of an earlier run, which no completed
-// checkpoint covered and never will; UNKNOWN for its own run's intervals
-// still waiting for their checkpoint, and for another sink's messages
-// (the proxy asks again, maybe another producer). So a restarted job
-// commits what its restored checkpoint holds, and drops the rest, which
-// it writes again from its replayed input: nothing lost or doubled.
+// checkpoint lists the runs of the job whose checkpoints completed with,
+// for each, the last interval a completed checkpoint covered; and the
+// message and transaction IDs of the half messages the checkpoint covers
+// that were not committed yet.
+//
+// A run that dies between a checkpoint and its commit leaves those half
+// messages unresolved. The next run, restored from that checkpoint,
+// commits the listed ones at once; and whatever stays unresolved (a
+// commit that did not reach the proxy: the client reports no error of
+// it; the half messages of intervals no checkpoint covered) is settled by
+// the proxy's checks: the proxy asks a producer of the topic about each,
+// and the sink answers from the list of runs: COMMIT for an interval a
+// completed checkpoint covered, ROLLBACK for a later one of an earlier
+// run, which no completed checkpoint covered and never will; UNKNOWN for
+// its own run's intervals still waiting for their checkpoint, and for
+// another sink's messages (the proxy asks again, maybe another
+// producer). So a restarted job commits what its restored checkpoint
+// holds and drops the rest, which it writes again from its replayed
+// input: nothing lost or doubled.
 type TxnSink struct {
 	*Sink
 
@@ -70,9 +83,11 @@ type TxnSink struct {
 
 // txn is a half message of the sink.
 type txn struct {
-	seq int64
-	tx  rmq.Transaction
-	ok  bool // sent (set before the send's wg.Done)
+	seq   int64
+	tx    rmq.Transaction
+	ok    bool // sent (set before the send's wg.Done)
+	msgID string
+	txID  string
 }
 
 // runSeq is a run and the last interval its completed checkpoints cover.
@@ -85,6 +100,9 @@ type runSeq struct {
 type txnSnapshot struct {
 	Owner string   `json:"owner"`
 	Runs  []runSeq `json:"runs"`
+	// Pending are the half messages the checkpoint covers and that were
+	// not yet committed when it was taken: message and transaction IDs.
+	Pending [][2]string `json:"pending,omitempty"`
 }
 
 // Restore implements connector.StatefulSink: it takes the runs of the
@@ -99,6 +117,7 @@ func (t *TxnSink) Restore(ctx context.Context, r connector.SinkRestore) error {
 	}
 	t.run = hex.EncodeToString(b[:])
 	t.checkpointed = r.Checkpointed
+	var pending [][2]string
 	if r.Snapshot != nil {
 		var snap txnSnapshot
 		if err := json.Unmarshal(r.Snapshot, &snap); err != nil {
@@ -108,11 +127,15 @@ func (t *TxnSink) Restore(ctx context.Context, r connector.SinkRestore) error {
 			return fmt.Errorf("rocketmq table '%s': its saved transaction state belongs to another sink (%s, not %s)", t.table.Name, snap.Owner, t.owner)
 		}
 		t.lineage = snap.Runs
+		pending = snap.Pending
 	}
 	t.seq = 1
 	t.checker = t.check
 	if err := t.start(ctx); err != nil {
 		return err
+	}
+	if len(pending) > 0 {
+		t.commitPending(ctx, pending)
 	}
 	if len(t.lineage) > 0 {
 		t.env.Log("rocketmq table '%s': run %s answers the checks of the half messages of %d earlier runs", t.table.Name, t.run, len(t.lineage))
@@ -132,7 +155,66 @@ func (t *TxnSink) Snapshot() ([]byte, error) {
 	if len(runs) > keptRuns {
 		runs = runs[len(runs)-keptRuns:]
 	}
-	return json.Marshal(txnSnapshot{Owner: t.owner, Runs: runs})
+	snap := txnSnapshot{Owner: t.owner, Runs: runs}
+	for _, x := range t.txns {
+		if x.seq <= t.prepared && x.ok && len(snap.Pending) < keptPending {
+			snap.Pending = append(snap.Pending, [2]string{x.msgID, x.txID})
+		}
+	}
+	return json.Marshal(snap)
+}
+
+// commitPending commits, at restore, the half messages the restored
+// checkpoint covers and its run may not have committed (it died between
+// the checkpoint and its commit). What has been ended since is refused
+// by the proxy, which is fine; a commit that fails is left to the
+// proxy's checks, which the checker answers COMMIT. A proxy that keeps
+// transactions in its memory may not know them after its own restart:
+// the checks then resolve them too.
+func (t *TxnSink) commitPending(ctx context.Context, pending [][2]string) {
+	c := t.cfg
+	cc, err := rmqwire.Dial(firstEndpoint(c.endpoints))
+	if err != nil {
+		t.env.Log("rocketmq table '%s': cannot commit the %d half messages of the restored checkpoint now (%v): the proxy's checks will", c.table, len(pending), err)
+		return
+	}
+	defer cc.Close()
+	cl := v2.NewMessagingServiceClient(cc)
+	id := c.identityFor("sluice-recover-" + t.run)
+	topic := &v2.Resource{ResourceNamespace: c.namespace, Name: c.topic}
+	var mu sync.Mutex
+	var committed, failed int
+	var firstErr error
+	xs := make([]*txn, len(pending))
+	for i, p := range pending {
+		xs[i] = &txn{ok: true, msgID: p[0], txID: p[1]}
+	}
+	endAll(xs, c.maxInflight, func(x *txn) {
+		rctx, cancel := context.WithTimeout(id.Sign(ctx), c.reqTimeout)
+		resp, err := cl.EndTransaction(rctx, &v2.EndTransactionRequest{Topic: topic, MessageId: x.msgID, TransactionId: x.txID,
+			Resolution: v2.TransactionResolution_COMMIT, Source: v2.TransactionSource_SOURCE_CLIENT})
+		cancel()
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err == nil && resp.GetStatus().GetCode() == v2.Code_OK:
+			committed++
+		case err == nil && resp.GetStatus().GetCode() == v2.Code_INVALID_TRANSACTION_ID:
+			// Ended already.
+		default:
+			failed++
+			if firstErr == nil {
+				firstErr = err
+				if err == nil {
+					firstErr = &statusError{code: int32(resp.GetStatus().GetCode()), msg: resp.GetStatus().GetMessage()}
+				}
+			}
+		}
+	})
+	if committed > 0 || failed > 0 {
+		t.env.Log("rocketmq table '%s': committed %d half messages of the restored checkpoint that its run had not; %d failed (%v) and are left to the proxy's checks",
+			c.table, committed, failed, firstErr)
+	}
 }
 
 // check answers the proxy's check of a half message.
@@ -204,9 +286,13 @@ func (t *TxnSink) Write(ctx context.Context, b *types.Batch) error {
 		t.wg.Add(1)
 		go func() {
 			defer func() { <-t.sem; t.wg.Done() }()
-			if _, err := t.prod.SendWithTransaction(context.WithoutCancel(ctx), m, x.tx); err != nil {
+			rs, err := t.prod.SendWithTransaction(context.WithoutCancel(ctx), m, x.tx)
+			if err != nil {
 				t.fail(t.sendError(err))
 				return
+			}
+			if len(rs) > 0 {
+				x.msgID, x.txID = rs[0].MessageID, rs[0].TransactionId
 			}
 			x.ok = true
 		}()

@@ -2,6 +2,7 @@ package rocketmq
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -10,7 +11,7 @@ import (
 
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/connector/format"
-	"github.com/sluicesql/sluice/connector/format/json"
+	jsonformat "github.com/sluicesql/sluice/connector/format/json"
 	"github.com/sluicesql/sluice/internal/rocketmqfake"
 	"github.com/sluicesql/sluice/types"
 )
@@ -18,7 +19,7 @@ import (
 func txnSink(t *testing.T, s *rocketmqfake.Server, r connector.SinkRestore) *TxnSink {
 	t.Helper()
 	formats := format.NewRegistry()
-	if err := formats.Register(json.New()); err != nil {
+	if err := formats.Register(jsonformat.New()); err != nil {
 		t.Fatal(err)
 	}
 	tbl := connector.Table{Name: "out", Schema: types.Schema{Columns: []types.Column{{Name: "n", Type: types.Type{Kind: types.KindInt}}}},
@@ -59,74 +60,92 @@ func bodies(s *rocketmqfake.Server) string {
 // TestTxnRecoveredAfterCrash: a run prepares an interval for a checkpoint
 // that completes but dies before its commit, with half messages of the
 // next interval sent too. The next run, restored from that checkpoint,
-// answers the proxy's checks: the first interval is committed, the second
-// rolled back, and nothing else appears.
+// commits the first interval, at once from the snapshot's list ("restore")
+// or, without it, by answering the proxy's checks ("checks"); the second
+// interval is rolled back by the checks, and nothing else appears.
 func TestTxnRecoveredAfterCrash(t *testing.T) {
-	s, err := rocketmqfake.Start(rocketmqfake.Options{TransactionCheckAfter: 100 * time.Millisecond, TransactionCheckInterval: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ctx := context.Background()
-	restore := connector.SinkRestore{Owner: "sink-1", Checkpointed: true}
+	for _, how := range []string{"restore", "checks"} {
+		t.Run(how, func(t *testing.T) {
+			s, err := rocketmqfake.Start(rocketmqfake.Options{TransactionCheckAfter: 100 * time.Millisecond, TransactionCheckInterval: 50 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			ctx := context.Background()
+			restore := connector.SinkRestore{Owner: "sink-1", Checkpointed: true}
 
-	run1 := txnSink(t, s, restore)
-	write(t, run1, 0, 5)
-	if err := run1.Prepare(ctx); err != nil { // checkpoint 1's barrier
-		t.Fatal(err)
-	}
-	snap, err := run1.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	write(t, run1, 5, 8) // after the barrier: no checkpoint covers them
-	if err := run1.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	// Checkpoint 1 completes, and the process dies before Commit: its
-	// producer goes away with its half messages unresolved.
-	run1.prod.GracefulStop()
-	time.Sleep(300 * time.Millisecond) // checks find no producer meanwhile
-	if n := s.HalfMessages("out"); n != 8 {
-		t.Fatalf("%d half messages after the crash, want 8", n)
-	}
-	if b := bodies(s); b != "" {
-		t.Fatalf("visible before any commit: %s", b)
-	}
+			run1 := txnSink(t, s, restore)
+			write(t, run1, 0, 5)
+			if err := run1.Prepare(ctx); err != nil { // checkpoint 1's barrier
+				t.Fatal(err)
+			}
+			snap, err := run1.Snapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(t, run1, 5, 8) // after the barrier: no checkpoint covers them
+			if err := run1.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			// Checkpoint 1 completes, and the process dies before Commit:
+			// its producer goes away with its half messages unresolved.
+			run1.prod.GracefulStop()
+			time.Sleep(300 * time.Millisecond) // checks find no producer meanwhile
+			if n := s.HalfMessages("out"); n != 8 {
+				t.Fatalf("%d half messages after the crash, want 8", n)
+			}
+			if b := bodies(s); b != "" {
+				t.Fatalf("visible before any commit: %s", b)
+			}
+			if how == "checks" {
+				var sn txnSnapshot
+				if err := json.Unmarshal(snap, &sn); err != nil || len(sn.Pending) != 5 {
+					t.Fatalf("snapshot %s: %v, want 5 pending", snap, err)
+				}
+				sn.Pending = nil
+				snap, _ = json.Marshal(sn)
+			}
+			restore.Snapshot = snap
+			checks := s.Checks()
+			run2 := txnSink(t, s, restore)
+			defer run2.Close()
+			var w []string
+			for i := range 5 {
+				w = append(w, fmt.Sprintf(`{"n":%d}`, i))
+			}
+			if how == "restore" {
+				if got := bodies(s); got != strings.Join(w, " ") {
+					t.Errorf("visible after the restore:\n%s\nwant the interval the checkpoint covered:\n%s", got, strings.Join(w, " "))
+				}
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for s.HalfMessages("out") > 0 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if got := bodies(s); got != strings.Join(w, " ") {
+				t.Errorf("visible after the checks:\n%s\nwant the interval the checkpoint covered:\n%s", got, strings.Join(w, " "))
+			}
+			if n := s.Checks() - checks; how == "checks" && n < 8 || how == "restore" && n < 3 {
+				t.Errorf("%d checks answered by the new run", n)
+			}
 
-	restore.Snapshot = snap
-	run2 := txnSink(t, s, restore)
-	defer run2.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for s.HalfMessages("out") > 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	var w []string
-	for i := range 5 {
-		w = append(w, fmt.Sprintf(`{"n":%d}`, i))
-	}
-	if got := bodies(s); got != strings.Join(w, " ") {
-		t.Errorf("visible after the checks:\n%s\nwant the interval the checkpoint covered:\n%s", got, strings.Join(w, " "))
-	}
-	if s.Checks() < 8 {
-		t.Errorf("%d checks, want one per half message at least", s.Checks())
-	}
-
-	// The new run goes on: what it commits adds to it, and its intervals
-	// waiting for a checkpoint are left alone by checks.
-	write(t, run2, 100, 102)
-	if err := run2.Prepare(ctx); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(300 * time.Millisecond) // several checks: answered UNKNOWN
-	if n := s.HalfMessages("out"); n != 2 {
-		t.Errorf("%d half messages while their checkpoint is pending, want 2", n)
-	}
-	if err := run2.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got := len(s.Messages("out")); got != 7 {
-		t.Errorf("%d messages, want 7", got)
+			// The new run goes on: what it commits adds to it, and its
+			// intervals waiting for a checkpoint are left alone by checks.
+			write(t, run2, 100, 102)
+			if err := run2.Prepare(ctx); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(300 * time.Millisecond) // several checks: answered UNKNOWN
+			if n := s.HalfMessages("out"); n != 2 {
+				t.Errorf("%d half messages while their checkpoint is pending, want 2", n)
+			}
+			if err := run2.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(s.Messages("out")); got != 7 {
+				t.Errorf("%d messages, want 7", got)
+			}
+		})
 	}
 }
 
