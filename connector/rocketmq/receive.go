@@ -4,22 +4,30 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
 	rmq "github.com/apache/rocketmq-clients/golang/v5"
+	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
+	"google.golang.org/grpc"
 
 	"github.com/sluicesql/sluice/internal/rmqwire"
 	"github.com/sluicesql/sluice/types"
 )
 
 // inboxSize is how many received messages wait for Read; while it is
-// full, nothing more is received (the proxy keeps the rest).
-const inboxSize = 1024
+// full, nothing more is received (the proxy keeps the rest). Small: a
+// message's invisible time runs while it waits.
+const inboxSize = 256
 
 // ackWorkers is how many acknowledgements or renewals are in flight at
-// once (the client sends one message's a call).
+// once.
 const ackWorkers = 8
+
+// ackBatch is how many messages one AckMessage call acknowledges (the
+// client's Ack sends one; the protocol takes many).
+const ackBatch = 256
 
 // held is a message received and not yet acknowledged.
 type held struct {
@@ -46,6 +54,9 @@ type mark struct {
 type recvReader struct {
 	decoder
 	consumer rmq.SimpleConsumer
+	ackCC    *grpc.ClientConn // acknowledgements go out in batches, over a connection of their own
+	ackCl    v2.MessagingServiceClient
+	ackID    rmqwire.Identity
 	next     int64 // origin offset of the next row
 	in       chan *held
 	wake     chan struct{}
@@ -98,8 +109,14 @@ func (s *Source) openReceive(ctx context.Context, d decoder, after int64) (*recv
 		}
 		backoff = min(backoff*2, 2*time.Second)
 	}
+	ackCC, err := rmqwire.Dial(firstEndpoint(c.endpoints))
+	if err != nil {
+		consumer.GracefulStop()
+		return nil, fmt.Errorf("rocketmq table '%s': %w", c.table, err)
+	}
 	rctx, cancel := context.WithCancel(context.Background())
 	r := &recvReader{decoder: d, consumer: consumer, next: after + 1, in: make(chan *held, inboxSize),
+		ackCC: ackCC, ackCl: v2.NewMessagingServiceClient(ackCC), ackID: c.identityFor("sluice-ack-" + strconv.FormatInt(time.Now().UnixNano(), 36)),
 		wake: make(chan struct{}, 1), kick: make(chan struct{}, 1), ctx: rctx, cancel: cancel, live: map[*held]struct{}{}}
 	r.done.Add(2)
 	go r.receive()
@@ -184,7 +201,7 @@ func (r *recvReader) fail(err error) {
 func (r *recvReader) keep() {
 	defer r.done.Done()
 	c := r.src.cfg
-	tick := time.NewTicker(min(c.invisible/6, time.Second))
+	tick := time.NewTicker(min(c.invisible/10, time.Second))
 	defer tick.Stop()
 	for {
 		select {
@@ -208,13 +225,38 @@ func (r *recvReader) ackReleased() {
 	if len(batch) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*r.src.cfg.reqTimeout)
-	defer cancel()
-	parallel(batch, func(h *held) {
-		// A failure is left to the proxy, which delivers the message
-		// again after its invisible time (at-least-once).
-		r.consumer.Ack(ctx, h.mv)
-	})
+	c := r.src.cfg
+	var chunks [][]*held
+	for len(batch) > 0 {
+		n := min(len(batch), ackBatch)
+		chunks = append(chunks, batch[:n])
+		batch = batch[n:]
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, ackWorkers)
+	topic := &v2.Resource{ResourceNamespace: c.namespace, Name: c.topic}
+	group := &v2.Resource{ResourceNamespace: c.namespace, Name: c.group}
+	for _, hs := range chunks {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			req := &v2.AckMessageRequest{Topic: topic, Group: group}
+			for _, h := range hs {
+				req.Entries = append(req.Entries, &v2.AckMessageEntry{MessageId: h.mv.GetMessageId(), ReceiptHandle: h.mv.GetReceiptHandle()})
+			}
+			ctx, cancel := context.WithTimeout(r.ackID.Sign(context.Background()), 2*c.reqTimeout)
+			defer cancel()
+			// A failure is left to the proxy, which delivers the
+			// message again after its invisible time (at-least-once).
+			r.ackCl.AckMessage(ctx, req)
+		}()
+	}
+	wg.Wait()
+	batch = nil
+	for _, hs := range chunks {
+		batch = append(batch, hs...)
+	}
 	r.mu.Lock()
 	for _, h := range batch {
 		delete(r.live, h)
@@ -222,11 +264,12 @@ func (r *recvReader) ackReleased() {
 	r.mu.Unlock()
 }
 
-// renew extends the invisible time of the messages held that have a
-// third of it left or less.
+// renew extends the invisible time of the messages held that have half
+// of it left or less. One whose receipt handle the proxy no longer takes
+// (its invisible time ended first: it is delivered again) is forgotten.
 func (r *recvReader) renew() {
 	c := r.src.cfg
-	soon := time.Now().Add(c.invisible / 3)
+	soon := time.Now().Add(c.invisible / 2)
 	var due []*held
 	r.mu.Lock()
 	for h := range r.live {
@@ -239,10 +282,13 @@ func (r *recvReader) renew() {
 		return
 	}
 	parallel(due, func(h *held) {
-		if err := r.consumer.ChangeInvisibleDuration(h.mv, c.invisible); err == nil {
-			r.mu.Lock()
+		err := r.consumer.ChangeInvisibleDuration(h.mv, c.invisible)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if err == nil {
 			h.deadline = time.Now().Add(c.invisible)
-			r.mu.Unlock()
+		} else if code, ok := rpcStatus(err); ok && code == 40013 { // INVALID_RECEIPT_HANDLE
+			delete(r.live, h)
 		}
 	})
 }
@@ -401,6 +447,7 @@ func (r *recvReader) Close() error {
 	r.mu.Unlock()
 	r.cancel()
 	r.done.Wait()
+	r.ackCC.Close()
 	err := r.consumer.GracefulStop()
 	if cerr := r.src.closed(); cerr != nil {
 		return cerr

@@ -9,10 +9,12 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"hash/fnv"
 	"math/big"
 	"net"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -92,6 +94,7 @@ type topic struct {
 	queues [][]*v2.Message // committed messages, index = queue offset
 	next   int             // round-robin queue of the next message
 	half   map[string]*half
+	ended  map[string]v2.TransactionResolution // transactions ended, for a late second end
 }
 
 // half is a transactional message waiting for its EndTransaction.
@@ -270,7 +273,7 @@ func (s *Server) CreateTopic(ns, name string, n int) error {
 		}
 		return nil
 	}
-	s.topics[key] = &topic{key: key, queues: make([][]*v2.Message, n), half: map[string]*half{}}
+	s.topics[key] = &topic{key: key, queues: make([][]*v2.Message, n), half: map[string]*half{}, ended: map[string]v2.TransactionResolution{}}
 	return nil
 }
 
@@ -280,7 +283,7 @@ func (s *Server) topicLocked(r *v2.Resource) *topic {
 	key := resourceKey(r)
 	t, ok := s.topics[key]
 	if !ok && !s.opts.NoAutoCreate && r.GetName() != "" {
-		t = &topic{key: key, queues: make([][]*v2.Message, s.opts.Queues), half: map[string]*half{}}
+		t = &topic{key: key, queues: make([][]*v2.Message, s.opts.Queues), half: map[string]*half{}, ended: map[string]v2.TransactionResolution{}}
 		s.topics[key] = t
 	}
 	return t
@@ -450,6 +453,7 @@ func (s *Server) checkDue(now time.Time) {
 			h.nextCheck = now.Add(s.opts.TransactionCheckInterval)
 			if h.checks >= s.opts.TransactionCheckMax {
 				delete(t.half, id)
+				t.endedLocked(id, v2.TransactionResolution_ROLLBACK)
 				s.logf("rocketmq fake: rolled back half message %s of topic %s after %d checks without an answer",
 					h.msg.GetSystemProperties().GetMessageId(), t.key, h.checks)
 				continue
@@ -460,8 +464,10 @@ func (s *Server) checkDue(now time.Time) {
 			}
 			h.checks++
 			s.checks++
+			m := proto.Clone(h.msg).(*v2.Message)
+			m.SystemProperties.BodyDigest = digest(m.Body)
 			out = append(out, check{c, &v2.TelemetryCommand{Command: &v2.TelemetryCommand_RecoverOrphanedTransactionCommand{
-				RecoverOrphanedTransactionCommand: &v2.RecoverOrphanedTransactionCommand{Message: proto.Clone(h.msg).(*v2.Message), TransactionId: h.txID}}}})
+				RecoverOrphanedTransactionCommand: &v2.RecoverOrphanedTransactionCommand{Message: m, TransactionId: h.txID}}}})
 		}
 	}
 	s.mu.Unlock()
@@ -511,3 +517,32 @@ func selfSigned() (tls.Certificate, error) {
 }
 
 var errClosed = errors.New("rocketmqfake: closed")
+
+// maxEnded is how many ended transactions a topic remembers.
+const maxEnded = 1 << 16
+
+// endedLocked remembers that transaction id ended with r, so that a
+// second end of it with the same resolution (a commit racing a check's
+// answer) is taken as done.
+func (t *topic) endedLocked(id string, r v2.TransactionResolution) {
+	if len(t.ended) >= maxEnded {
+		clear(t.ended)
+	}
+	t.ended[id] = r
+}
+
+// digest is a message body's CRC32, as a proxy sends it.
+func digest(body []byte) *v2.Digest {
+	return &v2.Digest{Type: v2.DigestType_CRC32, Checksum: strconv.FormatInt(int64(crc32.ChecksumIEEE(body)), 16)}
+}
+
+// InFlight returns how many messages of a topic (its key) a consumer
+// group (its key) has received and not acknowledged.
+func (s *Server) InFlight(topicKey, groupKey string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if g := s.groups[topicKey+"\x00"+groupKey]; g != nil {
+		return len(g.inflight)
+	}
+	return 0
+}

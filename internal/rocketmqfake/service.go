@@ -1,12 +1,13 @@
 package rocketmqfake
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
-	"hash/crc32"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -247,7 +248,7 @@ func (s *Server) deliverLocked(t *topic, g *v2.Resource, gr *group, k qo, invisi
 	sp.DeliveryAttempt = &attempt
 	sp.InvisibleDuration = durationpb.New(invisible)
 	sp.DeliveryTimestamp = timestamppb.Now()
-	sp.BodyDigest = &v2.Digest{Type: v2.DigestType_CRC32, Checksum: strconv.FormatInt(int64(crc32.ChecksumIEEE(m.Body)), 16)}
+	sp.BodyDigest = digest(m.Body)
 	return m
 }
 
@@ -294,11 +295,12 @@ func (s *Server) popLocked(t *topic, g *v2.Resource, q0 int32, n int, match func
 }
 
 func sortQO(ks []qo) {
-	for i := 1; i < len(ks); i++ {
-		for j := i; j > 0 && (ks[j].q < ks[j-1].q || ks[j].q == ks[j-1].q && ks[j].off < ks[j-1].off); j-- {
-			ks[j], ks[j-1] = ks[j-1], ks[j]
+	slices.SortFunc(ks, func(a, b qo) int {
+		if a.q != b.q {
+			return cmp.Compare(a.q, b.q)
 		}
-	}
+		return cmp.Compare(a.off, b.off)
+	})
 }
 
 // pollFor is how long a receive or pull may wait for messages: the
@@ -480,6 +482,11 @@ func (sv *service) EndTransaction(ctx context.Context, req *v2.EndTransactionReq
 	if t != nil {
 		h = t.half[req.GetTransactionId()]
 	}
+	if h == nil && t != nil {
+		if r, done := t.ended[req.GetTransactionId()]; done && (r == req.GetResolution() || req.GetResolution() == v2.TransactionResolution_TRANSACTION_RESOLUTION_UNSPECIFIED) {
+			return &v2.EndTransactionResponse{Status: ok()}, nil
+		}
+	}
 	if h == nil || h.msg.GetSystemProperties().GetMessageId() != req.GetMessageId() {
 		return &v2.EndTransactionResponse{Status: bad(v2.Code_INVALID_TRANSACTION_ID,
 			"no half message %s of transaction '%s' in topic '%s' (ended already, or never sent)", req.GetMessageId(), req.GetTransactionId(), resourceKey(req.GetTopic()))}, nil
@@ -487,11 +494,13 @@ func (sv *service) EndTransaction(ctx context.Context, req *v2.EndTransactionReq
 	switch req.GetResolution() {
 	case v2.TransactionResolution_COMMIT:
 		delete(t.half, h.txID)
+		t.endedLocked(h.txID, v2.TransactionResolution_COMMIT)
 		sp := h.msg.SystemProperties
 		sp.OrphanedTransactionRecoveryDuration = nil
 		s.appendLocked(t, h.msg, -1)
 	case v2.TransactionResolution_ROLLBACK:
 		delete(t.half, h.txID)
+		t.endedLocked(h.txID, v2.TransactionResolution_ROLLBACK)
 	default:
 		// Unknown: asked again at the next check.
 	}
@@ -618,7 +627,7 @@ func (sv *service) PullMessage(ctx context.Context, req *rmqwire.PullMessageRequ
 		if len(msgs) > 0 || left <= 0 || next > req.Offset {
 			for _, m := range msgs {
 				sp := m.SystemProperties
-				sp.BodyDigest = &v2.Digest{Type: v2.DigestType_CRC32, Checksum: strconv.FormatInt(int64(crc32.ChecksumIEEE(m.Body)), 16)}
+				sp.BodyDigest = digest(m.Body)
 				if err := send(&rmqwire.PullMessageResponse{Message: m}); err != nil {
 					return err
 				}
