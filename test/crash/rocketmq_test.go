@@ -71,14 +71,15 @@ INSERT INTO rfilter SELECT id, UPPER(k), v FROM events WHERE MOD(v, 4) <> 0;`,
 //   - "offsets" reads by queue offsets into a window aggregation and
 //     ends by itself (bounded): its committed output must equal what Go
 //     computes from the input, with no duplicate (exactly-once);
-//
 //   - "receive" receives as a consumer group through a filter; after the
 //     kills a last run goes on until every row that passes the filter is
 //     in the output: each must be there, at least once (at-least-once:
 //     a message received after the last completed checkpoint of a killed
 //     run comes again), and nothing else.
 //
-//     SLUICE_CRASH_TEST=1 go test -count=1 -run RocketMQ ./test/crash
+// It takes about two minutes and runs only when asked:
+//
+//	SLUICE_CRASH_TEST=1 go test -count=1 -run RocketMQ ./test/crash
 func TestCrashRocketMQ(t *testing.T) {
 	rng, dir := crashSetup(t, 0x70c3e7, "rocketmq")
 	bin := buildSluice(t, dir, os.Getenv("SLUICE_CRASH_RACE") == "1")
