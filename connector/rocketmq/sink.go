@@ -25,10 +25,9 @@ type Sink struct {
 	env   connector.Env
 	enc   format.Encoder
 
-	prod    rmq.Producer
-	checker func(*rmq.MessageView) rmq.TransactionResolution // exactly-once: answers the proxy's checks
-	sem     chan struct{}
-	wg      sync.WaitGroup
+	prod rmq.Producer
+	sem  chan struct{}
+	wg   sync.WaitGroup
 
 	mu      sync.Mutex
 	failed  error // the first send that failed
@@ -71,9 +70,6 @@ func (s *Sink) start(ctx context.Context) error {
 	c := s.cfg
 	rmqwire.QuietClient()
 	opts := []rmq.ProducerOption{rmq.WithTopics(c.topic), rmq.WithClientFunc(c.clientFunc())}
-	if s.checker != nil {
-		opts = append(opts, rmq.WithTransactionChecker(&rmq.TransactionChecker{Check: s.checker}))
-	}
 	deadline := time.Now().Add(c.connectTimeout)
 	backoff := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {

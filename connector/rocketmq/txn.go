@@ -74,6 +74,8 @@ type TxnSink struct {
 	checkpointed bool
 	txns         []*txn // sent or being sent and not committed, in order
 
+	chk *checker // answers the proxy's checks
+
 	tmu       sync.Mutex // guards what the checker reads
 	lineage   []runSeq   // earlier runs, oldest first
 	seq       int64      // the interval rows written now belong to
@@ -130,10 +132,14 @@ func (t *TxnSink) Restore(ctx context.Context, r connector.SinkRestore) error {
 		pending = snap.Pending
 	}
 	t.seq = 1
-	t.checker = t.check
 	if err := t.start(ctx); err != nil {
 		return err
 	}
+	chk, err := startChecker(t.cfg, "sluice-txn-"+t.run, t.check, t.env.Log)
+	if err != nil {
+		return fmt.Errorf("rocketmq table '%s': %w", t.table.Name, err)
+	}
+	t.chk = chk
 	if len(pending) > 0 {
 		t.commitPending(ctx, pending)
 	}
@@ -218,8 +224,8 @@ func (t *TxnSink) commitPending(ctx context.Context, pending [][2]string) {
 }
 
 // check answers the proxy's check of a half message.
-func (t *TxnSink) check(mv *rmq.MessageView) rmq.TransactionResolution {
-	owner, run, seq, ok := parseTxn(mv.GetProperties()[txnProperty])
+func (t *TxnSink) check(m *v2.Message) rmq.TransactionResolution {
+	owner, run, seq, ok := parseTxn(m.GetUserProperties()[txnProperty])
 	if !ok {
 		return rmq.UNKNOWN
 	}
@@ -386,6 +392,9 @@ func (t *TxnSink) Close() error {
 	}
 	endAll(drop, t.cfg.maxInflight, func(x *txn) { x.tx.RollBack() })
 	t.txns = nil
+	if t.chk != nil {
+		t.chk.close()
+	}
 	if t.prod != nil {
 		if err := t.prod.GracefulStop(); err != nil {
 			return fmt.Errorf("rocketmq table '%s': closing the producer: %w", t.table.Name, err)

@@ -89,6 +89,7 @@ func TestTxnRecoveredAfterCrash(t *testing.T) {
 			}
 			// Checkpoint 1 completes, and the process dies before Commit:
 			// its producer goes away with its half messages unresolved.
+			run1.chk.close()
 			run1.prod.GracefulStop()
 			time.Sleep(300 * time.Millisecond) // checks find no producer meanwhile
 			if n := s.HalfMessages("out"); n != 8 {

@@ -538,10 +538,12 @@ func (sv *service) Telemetry(st v2.MessagingService_TelemetryServer) error {
 		if set == nil {
 			continue // results of verifications and stack traces: nothing to do
 		}
-		answer := &v2.Settings{ClientType: set.ClientType, AccessPoint: set.AccessPoint, RequestTimeout: set.RequestTimeout,
-			Metric: &v2.Metric{On: false},
-			BackoffPolicy: &v2.RetryPolicy{MaxAttempts: 16, Strategy: &v2.RetryPolicy_ExponentialBackoff{ExponentialBackoff: &v2.ExponentialBackoff{
-				Initial: durationpb.New(10 * time.Millisecond), Max: durationpb.New(time.Second), Multiplier: 2}}}}
+		// No metric settings and no back-off policy: the v5 Go client
+		// applies them without the locks its readers take (data races
+		// in the client: its meter is swapped under readers that skip
+		// the lock, and its retry policy rewritten while it is being
+		// marshalled for the next settings sync).
+		answer := &v2.Settings{ClientType: set.ClientType, AccessPoint: set.AccessPoint, RequestTimeout: set.RequestTimeout}
 		s.mu.Lock()
 		c.typ = set.GetClientType()
 		switch p := set.GetPubSub().(type) {
