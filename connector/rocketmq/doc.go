@@ -24,7 +24,9 @@
 // messages sent as rows are written, committed once the checkpoint that
 // covers them completed; a restarted sink commits what its restored
 // checkpoint covers and answers the proxy's transaction checks from the
-// runs its checkpoints record, so that nothing is lost or doubled.
+// runs its checkpoints record (with a telemetry stream of its own,
+// checker.go: the client's own checker races with its GracefulStop), so
+// that nothing is lost or doubled.
 //
 // The v5 client keeps process-wide loggers: rmqwire.QuietClient, called
 // before any client is made, turns its per-call log off and sends its

@@ -58,7 +58,7 @@ const commitEvery = time.Second
 // commit that did not reach the proxy: the client reports no error of
 // it; the half messages of intervals no checkpoint covered) is settled by
 // the proxy's checks: the proxy asks a producer of the topic about each,
-// and the sink answers from the list of runs: COMMIT for an interval a
+// and the sink's checker (checker.go) answers from the list of runs: COMMIT for an interval a
 // completed checkpoint covered, ROLLBACK for a later one of an earlier
 // run, which no completed checkpoint covered and never will; UNKNOWN for
 // its own run's intervals still waiting for their checkpoint, and for

@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"hash/fnv"
@@ -515,8 +514,6 @@ func selfSigned() (tls.Certificate, error) {
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
-
-var errClosed = errors.New("rocketmqfake: closed")
 
 // maxEnded is how many ended transactions a topic remembers.
 const maxEnded = 1 << 16
