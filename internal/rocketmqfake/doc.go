@@ -54,6 +54,8 @@
 // retry topic's back-off (a redelivered message comes again as soon as
 // its invisible time ends), consumer-group offsets (UpdateOffset,
 // GetOffset), push consumers' assignments beyond "every queue", quotas
-// and throttling, message tracing and metrics, and ACLs beyond one
-// secret per access key. The data lives in memory only.
+// and throttling, message tracing and metrics, ACLs beyond one secret
+// per access key, and the server's back-off and metric settings (the
+// settings answer leaves them out: the v5 Go client applies them
+// without the locks its readers take). The data lives in memory only.
 package rocketmqfake
