@@ -490,3 +490,36 @@ func TestOffsetsBounded(t *testing.T) {
 		t.Errorf("got %d rows, want 10: %s", len(got), sorted(got))
 	}
 }
+
+// TestProxyRestart stops the proxy under running jobs, sends while it is
+// down, and starts it again: both modes go on, logging the loss and the
+// recovery, and read everything.
+func TestProxyRestart(t *testing.T) {
+	for _, mode := range []string{"offsets", "receive"} {
+		t.Run(mode, func(t *testing.T) {
+			s := startFake(t, rocketmqfake.Options{Queues: 2})
+			publish(t, s, "in", 0, 10)
+			e := newEngine(t)
+			j := e.start(t, `
+CREATE TABLE m (n INT) WITH ('connector' = 'rocketmq', 'endpoints' = '$EP', 'topic' = 'in', 'scan.mode' = '$MODE',
+  'consumer-group' = 'g', 'scan.receive.await' = '200ms', 'format' = 'json');
+CREATE TABLE out (n INT) WITH ('connector' = 'print');
+INSERT INTO out SELECT * FROM m;`, "$EP", s.Addr(), "$MODE", mode)
+			e.out.waitLines(t, "+I", 10)
+			s.Stop()
+			publish(t, s, "in", 10, 20)
+			time.Sleep(500 * time.Millisecond) // the readers find the proxy gone
+			if err := s.Resume(); err != nil {
+				t.Fatal(err)
+			}
+			e.out.waitLines(t, "+I", 20)
+			stop(t, j)
+			if got := e.out.lines("+I"); sorted(got) != sorted(want(0, 20, "+I[%d]")) {
+				t.Errorf("got %d rows: %s", len(got), sorted(got))
+			}
+			if l := e.log.String(); !strings.Contains(l, "again after") {
+				t.Errorf("the log does not tell of the recovery:\n%s", l)
+			}
+		})
+	}
+}
