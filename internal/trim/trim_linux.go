@@ -24,19 +24,40 @@ func Startup() {
 	if err != nil {
 		return
 	}
-	f, err := os.Open("/proc/self/maps")
+	// smaps, not maps: a read-only mapping may still hold pages the
+	// program wrote before making it read-only (relocations the dynamic
+	// linker applied, RELRO, in a cgo build), which dropping would undo.
+	// Those pages count as Anonymous; only a mapping with none is
+	// dropped.
+	f, err := os.Open("/proc/self/smaps")
 	if err != nil {
 		return
 	}
 	defer f.Close()
+	type mapping struct{ start, end uintptr }
+	var cur *mapping
+	var clean []mapping
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 6 || fields[5] != exe || strings.Contains(fields[1], "w") {
+		line := sc.Text()
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		if r, ok := strings.CutPrefix(line, "Anonymous:"); ok && cur != nil {
+			if strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(r), "kB")) == "0" {
+				clean = append(clean, *cur)
+			}
+			cur = nil
 			continue
 		}
 		lo, hi, ok := strings.Cut(fields[0], "-")
-		if !ok {
+		if !ok || len(fields) < 5 || strings.HasSuffix(fields[0], ":") {
+			continue
+		}
+		// A mapping's header line: range perms offset dev inode [path].
+		cur = nil
+		if len(fields) < 6 || fields[5] != exe || strings.Contains(fields[1], "w") {
 			continue
 		}
 		start, err1 := strconv.ParseUint(lo, 16, 64)
@@ -44,8 +65,14 @@ func Startup() {
 		if err1 != nil || err2 != nil {
 			continue
 		}
-		madvise(uintptr(start), uintptr(end-start), syscall.MADV_RANDOM)
-		madvise(uintptr(start), uintptr(end-start), syscall.MADV_DONTNEED)
+		cur = &mapping{uintptr(start), uintptr(end)}
+	}
+	if sc.Err() != nil {
+		return
+	}
+	for _, m := range clean {
+		madvise(m.start, m.end-m.start, syscall.MADV_RANDOM)
+		madvise(m.start, m.end-m.start, syscall.MADV_DONTNEED)
 	}
 }
 
