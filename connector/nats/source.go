@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -362,6 +363,20 @@ func (r *Reader) consumeDurable(ctx context.Context, offset int64, resumed bool)
 		if info.AckFloor.Stream > r.high {
 			r.src.env.Log("nats table '%s': durable consumer '%s' acknowledged up to stream sequence %d, beyond the job's position %d: it was used by another reader",
 				c.table, c.durable, info.AckFloor.Stream, offset)
+		}
+	}
+	if info.Delivered.Stream > r.high && info.NumAckPending > 0 && serverAtLeast(r.cn.nc, 2, 14) {
+		// The server can move the consumer back (forgetting what it
+		// delivered and acknowledging up to the position): it delivers
+		// those messages again at once, in order, and holds none pending.
+		rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+		_, err := js.ResetConsumerToSequence(rctx, c.stream, c.durable, r.high+1)
+		cancel()
+		if err == nil {
+			info.Delivered.Stream = r.high
+		} else {
+			r.src.env.Log("nats table '%s': cannot move durable consumer '%s' back to stream sequence %d (%v): reading what it delivered to an earlier run from the stream instead",
+				c.table, c.durable, r.high+1, err)
 		}
 	}
 	if info.Delivered.Stream > r.high {
@@ -731,4 +746,20 @@ func metadataFunc(key string, t types.Type) metaFunc {
 		}
 	}
 	return func(*message) types.Value { return types.NullValue }
+}
+
+// serverAtLeast reports whether the connected server's version is at
+// least major.minor.
+func serverAtLeast(nc *nats.Conn, major, minor int) bool {
+	v := strings.TrimPrefix(nc.ConnectedServerVersion(), "v")
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	ma, err1 := strconv.Atoi(parts[0])
+	mi, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma > major || ma == major && mi >= minor
 }
