@@ -5,20 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
-
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/connector/format"
 	"github.com/sluicesql/sluice/connector/lookupcache"
 	"github.com/sluicesql/sluice/connector/redact"
+	"github.com/sluicesql/sluice/internal/resp"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -51,7 +48,7 @@ type Lookuper struct {
 	*lookupcache.Lookuper
 	name      string
 	schema    types.Schema
-	client    *goredis.Client
+	client    *resp.Client
 	hash      bool
 	prefix    string
 	sep       string
@@ -150,7 +147,7 @@ func newLookuper(t connector.Table, env connector.Env) (*Lookuper, error) {
 	default:
 		return nil, fmt.Errorf("redis: option '%s': unsupported value '%s' (expected 'hash' or 'string')", optDataType, dt)
 	}
-	l.client = goredis.NewClient(opts)
+	l.client = resp.New(*opts)
 	secrets := redact.Secrets(t.Options)
 	fetch := func(ctx context.Context, keyCols []int, key []types.Value, dst [][]types.Value) ([][]types.Value, error) {
 		rows, err := l.fetch(ctx, keyCols, key, dst)
@@ -165,18 +162,14 @@ func newLookuper(t connector.Table, env connector.Env) (*Lookuper, error) {
 
 // clientOptions reads where the server is: 'url' (redis://... or
 // rediss://...) or 'host' and 'port', and the credentials.
-func clientOptions(o connector.Options) (*goredis.Options, error) {
-	var opts *goredis.Options
+func clientOptions(o connector.Options) (*resp.Options, error) {
+	var opts *resp.Options
 	if u, ok := o[optURL]; ok {
 		if _, ok := o[optHost]; ok {
 			return nil, fmt.Errorf("redis: set either '%s' or '%s', not both", optURL, optHost)
 		}
 		var err error
-		if opts, err = goredis.ParseURL(u); err != nil {
-			var uerr *url.Error
-			if errors.As(err, &uerr) {
-				err = uerr.Err // not the URL again
-			}
+		if opts, err = resp.ParseURL(u); err != nil {
 			return nil, fmt.Errorf("redis: option '%s' = '%s': %w", optURL, redact.URL(u), err)
 		}
 	} else {
@@ -188,7 +181,7 @@ func clientOptions(o connector.Options) (*goredis.Options, error) {
 		if err != nil {
 			return nil, err
 		}
-		opts = &goredis.Options{Addr: net.JoinHostPort(host, strconv.FormatInt(port, 10))}
+		opts = &resp.Options{Addr: net.JoinHostPort(host, strconv.FormatInt(port, 10))}
 	}
 	if v, ok := o[optUser]; ok {
 		opts.Username = v
@@ -208,13 +201,9 @@ func clientOptions(o connector.Options) (*goredis.Options, error) {
 		return nil, err
 	}
 	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = timeout, timeout, timeout
-	// Retries are the lookup's ('lookup.max-retries'), not the client's.
-	opts.MaxRetries = -1
-	opts.DialerRetries = 1
+	// Retries are the lookup's ('lookup.max-retries'): the client makes
+	// none.
 	opts.PoolSize = 4
-	opts.Protocol = 2
-	opts.DisableIdentity = true
-	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	return opts, nil
 }
 
@@ -297,21 +286,16 @@ func (l *Lookuper) fetchBatch(ctx context.Context, keyCols []int, keys [][]types
 			return err
 		}
 	}
-	// Each reply carries its own error (a failed pipeline sets it on
-	// every command): decode reports the first.
-	cmds := make([]goredis.Cmder, len(keys))
-	if len(keys) == 1 {
-		cmds[0] = l.command(ctx, l.client, rkeys[0])
-	} else {
-		_, _ = l.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
-			for j, k := range rkeys {
-				cmds[j] = l.command(ctx, p, k)
-			}
-			return nil
-		})
+	cmds := make([][]string, len(rkeys))
+	for j, k := range rkeys {
+		cmds[j] = l.command(k)
 	}
-	for j, c := range cmds {
-		row, err := l.decode(c, keyCols, keys[j], rkeys[j], rests[j])
+	replies, err := l.client.Pipeline(ctx, cmds)
+	if err != nil {
+		return fmt.Errorf("redis table %s: %s %s: %w", l.name, cmds[0][0], rkeys[0], err)
+	}
+	for j, r := range replies {
+		row, err := l.decode(r, keyCols, keys[j], rkeys[j], rests[j])
 		if err != nil {
 			return err
 		}
@@ -322,23 +306,22 @@ func (l *Lookuper) fetchBatch(ctx context.Context, keyCols []int, keys [][]types
 	return nil
 }
 
-// command issues the lookup of the Redis key rkey.
-func (l *Lookuper) command(ctx context.Context, c goredis.Cmdable, rkey string) goredis.Cmder {
+// command is the lookup of the Redis key rkey.
+func (l *Lookuper) command(rkey string) []string {
 	if l.hash {
-		return c.HGetAll(ctx, rkey)
+		return []string{"HGETALL", rkey}
 	}
-	return c.Get(ctx, rkey)
+	return []string{"GET", rkey}
 }
 
-// decode returns the row that the reply of c (the lookup of key, whose
+// decode returns the row that the reply r (to the lookup of key, whose
 // Redis key is rkey) holds, or nil if it holds none or one whose key
 // columns rest (those rkey does not cover) differ from key's.
-func (l *Lookuper) decode(c goredis.Cmder, keyCols []int, key []types.Value, rkey string, rest []int) ([]types.Value, error) {
+func (l *Lookuper) decode(r resp.Reply, keyCols []int, key []types.Value, rkey string, rest []int) ([]types.Value, error) {
 	row := make([]types.Value, l.schema.Len())
 	var err error
-	switch c := c.(type) {
-	case *goredis.MapStringStringCmd:
-		fields, err := c.Result()
+	if l.hash {
+		fields, err := r.Map()
 		if err != nil {
 			return nil, fmt.Errorf("redis table %s: HGETALL %s: %w", l.name, rkey, err)
 		}
@@ -354,9 +337,9 @@ func (l *Lookuper) decode(c goredis.Cmder, keyCols []int, key []types.Value, rke
 				return nil, lookupcache.Permanent(fmt.Errorf("redis table %s: key %s field '%s': %w", l.name, rkey, f, err))
 			}
 		}
-	case *goredis.StringCmd:
-		s, err := c.Result()
-		if errors.Is(err, goredis.Nil) {
+	} else {
+		s, err := r.String()
+		if errors.Is(err, resp.Nil) {
 			return nil, nil
 		}
 		if err != nil {
@@ -372,8 +355,6 @@ func (l *Lookuper) decode(c goredis.Cmder, keyCols []int, key []types.Value, rke
 		if err != nil {
 			return nil, lookupcache.Permanent(fmt.Errorf("redis table %s: key %s: %w", l.name, rkey, err))
 		}
-	default:
-		return nil, fmt.Errorf("redis table %s: unexpected reply %T", l.name, c)
 	}
 	// Key columns the value does not carry come from the key.
 	for i, c := range keyCols {
