@@ -61,6 +61,18 @@ func (s *syncBuffer) waitLines(t testing.TB, prefix string, n int) []string {
 	}
 }
 
+// waitContains waits up to 10 s for s to be written.
+func waitContains(t testing.TB, b *syncBuffer, s string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(b.String(), s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s in:\n%s", s, b)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 type engine struct {
 	*sluice.Engine
 	out, log *syncBuffer
@@ -357,7 +369,7 @@ func TestJetStreamDurableAcksAfterCheckpoint(t *testing.T) {
 	publishN(t, js, 0, 10)
 	e := newEngine(t)
 	j := e.start(t, durableJob, repl...)
-	e.out.waitLines(t, "+U[1, 5", 1)
+	waitContains(t, e.out, "[1, 5, 25]")
 	cons, err := js.Consumer(context.Background(), "EV", "job1")
 	if err != nil {
 		t.Fatal(err)
@@ -376,7 +388,7 @@ func TestJetStreamDurableAcksAfterCheckpoint(t *testing.T) {
 	e2 := newEngine(t)
 	repl[7] = ", 'jetstream.ack-wait' = '1h'" // a redelivery would come too late for the test
 	j2 := e2.start(t, durableJob, repl...)
-	e2.out.waitLines(t, "+U[1, 6, 36]", 1)
+	waitContains(t, e2.out, "[1, 6, 36]")
 	stop(t, j2) // the final commit acknowledges everything
 	got := lastCounts(e2.out.lines(""))
 	if got["0"] != "0, 6, 30" || got["1"] != "1, 6, 36" {
@@ -685,14 +697,14 @@ func TestJetStreamDurableCatchUp(t *testing.T) {
 	publishN(t, js, 0, 10)
 	e := newEngine(t)
 	j := e.start(t, durableJob, repl...)
-	e.out.waitLines(t, "+U[1, 5", 1)
+	waitContains(t, e.out, "[1, 5, 25]")
 	j.Cancel()
 	<-j.Done()
 	e.Close()
 	publishN(t, js, 10, 12)
 	e2 := newEngine(t)
 	j2 := e2.start(t, durableJob, repl...)
-	e2.out.waitLines(t, "+U[1, 6, 36]", 1)
+	waitContains(t, e2.out, "[1, 6, 36]")
 	time.Sleep(1500 * time.Millisecond) // the ack wait passes: 0..9 come again, and are skipped
 	stop(t, j2)
 	got := lastCounts(e2.out.lines(""))

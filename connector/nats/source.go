@@ -674,6 +674,11 @@ func (r *Reader) Close() error {
 	r.closed = true
 	r.mu.Unlock()
 	r.stopFeed()
+	if r.cn.nc != nil && r.cn.nc.IsConnected() {
+		// Acknowledgements just sent (the final commit's) must reach the
+		// server before the connection closes.
+		r.cn.nc.FlushTimeout(5 * time.Second)
+	}
 	r.cn.close()
 	s := r.src
 	s.mu.Lock()
