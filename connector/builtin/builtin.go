@@ -17,15 +17,17 @@ import (
 	"github.com/sluicesql/sluice/connector/nexmark"
 	"github.com/sluicesql/sluice/connector/print"
 	"github.com/sluicesql/sluice/connector/procgen"
+	"github.com/sluicesql/sluice/connector/rabbitmq"
 	"github.com/sluicesql/sluice/connector/redis"
 )
 
 // Connectors returns the built-in connector factories: blackhole, datagen,
-// filesystem, http, jdbc, kafka, mqtt, nexmark, print, procgen, redis
-// and upsert-kafka.
+// filesystem, http, jdbc, kafka, mqtt, nexmark, print, procgen, rabbitmq,
+// redis and upsert-kafka.
 func Connectors() []connector.Factory {
 	return []connector.Factory{blackhole.New(), datagen.New(), filesystem.New(), http.New(), jdbc.New(),
-		kafka.New(), mqtt.New(), nexmark.New(), print.New(), procgen.New(), redis.New(), kafka.NewUpsert()}
+		kafka.New(), mqtt.New(), nexmark.New(), print.New(), procgen.New(), redis.New(), kafka.NewUpsert(),
+		rabbitmq.New()}
 }
 
 // Formats returns the built-in format factories: csv, json, raw and the

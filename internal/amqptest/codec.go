@@ -387,7 +387,7 @@ func decodeMethod(p []byte) (methodID, []any, error) {
 
 // encoder appends fields to b.
 type encoder struct {
-	b    []byte
+	b     []byte
 	bitAt int // index of the octet bits go into; -1: none open
 	nbit  int
 }
