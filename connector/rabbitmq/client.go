@@ -39,7 +39,8 @@ func classify(err error) error {
 	return err
 }
 
-// describe says what an error means for the table, with a hint.
+// describe says what an error means for the table, with a hint for the
+// broker's refusals that need one.
 func describe(err error, c *config) string {
 	var ae *amqp.Error
 	if !errors.As(err, &ae) {
@@ -52,7 +53,8 @@ func describe(err error, c *config) string {
 	case ae == amqp.ErrVhost || ae.Code == amqp.NotAllowed && strings.Contains(strings.ToLower(ae.Reason), "vhost"):
 		s += fmt.Sprintf(": virtual host '%s' is not there, or the user may not use it", c.uri.Vhost)
 	}
-	return s
+	// Keep what the error was wrapped in (what could not be done).
+	return strings.Replace(err.Error(), ae.Error(), s, 1)
 }
 
 // dial opens a connection to the broker: TCP within 'connect.timeout'
