@@ -120,8 +120,8 @@ func TestStaleTagsAfterReconnect(t *testing.T) {
 		b.Publish("", "q", fmt.Appendf(nil, `{"n":%d}`, i), amqptest.Properties{DeliveryMode: 2})
 	}
 	waitStats(t, b, "q", amqptest.QueueStats{Unacked: 10, Consumers: 1}) // all ten delivered
-	first := readN(t, r, 4)                                                 // six wait unread
-	a.Barrier(1)                                                            // the four belong to checkpoint 1
+	first := readN(t, r, 4)                                              // six wait unread
+	a.Barrier(1)                                                         // the four belong to checkpoint 1
 
 	b.KillConnections()
 	waitStats(t, b, "q", amqptest.QueueStats{Unacked: 10, Consumers: 1}) // delivered again on a new channel

@@ -27,7 +27,7 @@ type Sink struct {
 	env   connector.Env
 	enc   format.Encoder
 
-	sess     *pubSession
+	sess    *pubSession
 	pending []*outMsg // published, not yet confirmed, in order
 	fatal   error
 	closed  bool
