@@ -171,7 +171,7 @@ type Reader struct {
 	closed    bool
 	skipped   int64
 	dropped   int64 // deliveries of a dead channel dropped unread
-	full      bool  // told the log that the prefetch window is full
+	full      bool  // told the log that the prefetch window filled (once a reader)
 }
 
 // connect connects, declares and consumes. At open (first) it tries for
@@ -379,9 +379,6 @@ func (r *Reader) ackLocked(n int) {
 	for i := range r.marks {
 		r.marks[i].n -= n
 	}
-	if r.full && len(r.unacked) < r.src.cfg.prefetch {
-		r.full = false
-	}
 }
 
 // Read implements connector.Reader.
@@ -397,7 +394,7 @@ func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
 	}
 	if r.deferAcks && !r.full && len(r.unacked) >= r.src.cfg.prefetch {
 		r.full = true
-		r.src.env.Log("rabbitmq table '%s': %d messages ('prefetch-count') wait for the next checkpoint to be acknowledged, and the broker sends no more until then: raise 'prefetch-count' or checkpoint more often",
+		r.src.env.Log("rabbitmq table '%s': %d messages ('prefetch-count') wait for the next checkpoint to be acknowledged, and the broker sends no more until then: raise 'prefetch-count' or checkpoint more often (said once)",
 			r.src.table.Name, len(r.unacked))
 	}
 	r.mu.Unlock()
