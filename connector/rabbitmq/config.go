@@ -3,6 +3,7 @@ package rabbitmq
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -323,14 +324,15 @@ func parseURI(s string) (amqp.URI, error) {
 
 // redactedURI is u without its password.
 func redactedURI(u amqp.URI) string {
-	v := url.URL{Scheme: u.Scheme, Host: u.Host + ":" + strconv.Itoa(u.Port), Path: "/" + u.Vhost}
-	if u.Vhost == "/" {
-		v.Path = "/"
-	}
+	s := u.Scheme + "://"
 	if u.Username != "" {
-		v.User = url.User(u.Username)
+		s += url.User(u.Username).String() + "@"
 	}
-	return v.String()
+	s += net.JoinHostPort(u.Host, strconv.Itoa(u.Port)) + "/"
+	if u.Vhost != "/" {
+		s += url.PathEscape(u.Vhost)
+	}
+	return s
 }
 
 // redactRaw masks the password of a URI that does not parse.
