@@ -239,3 +239,29 @@ func TestLargeMessage(t *testing.T) {
 		t.Fatalf("got %d bytes, want %d", len(m.Body), len(body))
 	}
 }
+
+// TestHeartbeats: with a heartbeat negotiated, an idle connection stays up
+// (the client drops a connection that hears nothing for three intervals).
+func TestHeartbeats(t *testing.T) {
+	b := amqptest.Start(t)
+	b.Heartbeat = time.Second
+	c, err := amqp.DialConfig(b.URL, amqp.Config{Heartbeat: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// A frame read sets the client's read deadline.
+	ch, err := c.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := c.NotifyClose(make(chan *amqp.Error, 1))
+	select {
+	case e := <-closed:
+		t.Fatalf("the idle connection closed: %v", e)
+	case <-time.After(3500 * time.Millisecond):
+	}
+	if err := ch.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
