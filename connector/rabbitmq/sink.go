@@ -291,14 +291,10 @@ func (s *Sink) connect(ctx context.Context) error {
 				s.logf("connected to %s again", c.where)
 			}
 			s.everUp = true
-			if err := s.republish(ctx); err == nil {
+			if err = s.republish(ctx); err == nil {
 				return nil
-			} else if ctx.Err() != nil {
-				return context.Cause(ctx)
-			} else {
-				s.lost(fmt.Sprintf("cannot publish: %v", err))
-				continue
 			}
+			s.lost(fmt.Sprintf("cannot publish: %v", err))
 		}
 		err = classify(err)
 		var perm *permanentError
