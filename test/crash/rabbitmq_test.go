@@ -244,6 +244,22 @@ GROUP BY window_start, window_end, k;
 			t.Fatalf("%d of %d windows out after 2 minutes\n%s", n, len(want), tail(last))
 		}
 	}
+	// Every window may be out before the last run started (the killed
+	// runs published them): wait for it to consume, so that it stops on
+	// SIGTERM rather than dies of it before it has set up.
+	for {
+		q, err := ch.QueueDeclarePassive(in, true, false, false, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.Consumers == 1 && q.Messages == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the last run does not consume: %d consumers, %d messages ready\n%s", q.Consumers, q.Messages, tail(last))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	if res := p.wait(t, time.Minute); !res.ok() {
 		t.Fatalf("the last run %s\n%s", res, tail(last))
