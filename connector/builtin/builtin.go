@@ -18,15 +18,17 @@ import (
 	"github.com/sluicesql/sluice/connector/nexmark"
 	"github.com/sluicesql/sluice/connector/print"
 	"github.com/sluicesql/sluice/connector/procgen"
+	"github.com/sluicesql/sluice/connector/rabbitmq"
 	"github.com/sluicesql/sluice/connector/redis"
 )
 
 // Connectors returns the built-in connector factories: blackhole, datagen,
 // filesystem, http, jdbc, kafka, mqtt, nats, nexmark, print, procgen,
-// redis and upsert-kafka.
+// rabbitmq, redis and upsert-kafka.
 func Connectors() []connector.Factory {
 	return []connector.Factory{blackhole.New(), datagen.New(), filesystem.New(), http.New(), jdbc.New(),
-		kafka.New(), mqtt.New(), nats.New(), nexmark.New(), print.New(), procgen.New(), redis.New(), kafka.NewUpsert()}
+		kafka.New(), mqtt.New(), nats.New(), nexmark.New(), print.New(), procgen.New(), rabbitmq.New(), redis.New(),
+		kafka.NewUpsert()}
 }
 
 // Formats returns the built-in format factories: csv, json, raw and the

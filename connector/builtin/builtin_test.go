@@ -23,7 +23,7 @@ func TestPipeline(t *testing.T) {
 	if err := Register(c, f); err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Names(); !reflect.DeepEqual(got, []string{"blackhole", "datagen", "filesystem", "http", "jdbc", "kafka", "mqtt", "nats", "nexmark", "print", "procgen", "redis", "upsert-kafka"}) {
+	if got := c.Names(); !reflect.DeepEqual(got, []string{"blackhole", "datagen", "filesystem", "http", "jdbc", "kafka", "mqtt", "nats", "nexmark", "print", "procgen", "rabbitmq", "redis", "upsert-kafka"}) {
 		t.Fatalf("connectors = %v", got)
 	}
 	if err := Register(connector.NewRegistry(), f); err == nil {
