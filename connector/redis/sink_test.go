@@ -1,0 +1,278 @@
+package redis
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+
+	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/types"
+)
+
+func openSink(t *testing.T, s types.Schema, pk []string, opts connector.Options) *Sink {
+	t.Helper()
+	sk, err := New().CreateSink(connector.Table{Name: "dim", Schema: s, PrimaryKey: pk, Options: opts}, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sk.Close() })
+	return sk.(*Sink)
+}
+
+func write(t *testing.T, s *Sink, rows ...types.Row) {
+	t.Helper()
+	b := types.NewBatch(len(rows), s.schema.Len())
+	for _, r := range rows {
+		b.Append(r)
+	}
+	if err := s.Write(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func row(kind types.RowKind, vals ...types.Value) types.Row {
+	return types.Row{Kind: kind, Origin: types.NoOrigin, Vals: vals}
+}
+
+func ts(t *testing.T, s string) types.Value {
+	us, err := types.ParseTimestamp(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return types.TimestampValue(us)
+}
+
+// TestSinkHash writes hashes by a composite key, updates, NULLs and a
+// delete, and reads them back with a lookup of the same table.
+func TestSinkHash(t *testing.T) {
+	mr := miniredis.RunT(t)
+	opts := connector.Options{"connector": "redis", "url": "redis://" + mr.Addr(), "key-prefix": "t:", "key-separator": "/",
+		"sink.buffer-flush.max-rows": "0", "sink.buffer-flush.interval": "0"}
+	pk := []string{"tenant", "id"}
+	s := openSink(t, schema, pk, opts)
+	write(t, s,
+		row(types.Insert, types.StringValue("acme"), types.BigIntValue(1), types.StringValue("one"), types.DecimalValue(150, 2), ts(t, "2024-05-06 07:08:09.123")),
+		row(types.Insert, types.StringValue("acme"), types.BigIntValue(2), types.StringValue("two"), types.DecimalValue(-5, 2), types.NullValue),
+		row(types.Insert, types.StringValue("acme"), types.BigIntValue(3), types.StringValue("three"), types.NullValue, types.NullValue),
+	)
+	if err := s.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := mr.HGet("t:acme/1", "score"); got != "1.50" {
+		t.Errorf("score field %q", got)
+	}
+	if got := mr.HGet("t:acme/1", "seen"); got != "2024-05-06 07:08:09.123" {
+		t.Errorf("seen field %q", got)
+	}
+	if fields, _ := mr.HKeys("t:acme/3"); strings.Join(fields, ",") != "id,name,tenant" {
+		t.Errorf("fields of a row with NULLs: %v", fields)
+	}
+	// An update sets a column to NULL (its field goes) and another one;
+	// -U rows are skipped; a delete removes the key.
+	write(t, s,
+		row(types.UpdateBefore, types.StringValue("acme"), types.BigIntValue(1), types.StringValue("one"), types.DecimalValue(150, 2), types.NullValue),
+		row(types.UpdateAfter, types.StringValue("acme"), types.BigIntValue(1), types.StringValue("uno"), types.NullValue, ts(t, "2024-05-06 07:08:09.123")),
+		row(types.Delete, types.StringValue("acme"), types.BigIntValue(2), types.NullValue, types.NullValue, types.NullValue),
+	)
+	if err := s.Close(); err != nil { // Close writes what is buffered
+		t.Fatal(err)
+	}
+	if mr.Exists("t:acme/2") {
+		t.Error("a deleted row's key is there")
+	}
+	l := open(t, schema, pk, opts, env(nil))
+	key := func(id int64) []types.Value { return []types.Value{types.StringValue("acme"), types.BigIntValue(id)} }
+	for id, want := range map[int64]string{
+		1: "acme|1|uno|NULL|2024-05-06 07:08:09.123",
+		2: "",
+		3: "acme|3|three|NULL|NULL",
+	} {
+		if got := lookup(t, l, []int{0, 1}, key(id)...); got != want {
+			t.Errorf("key %d: %q, want %q", id, got, want)
+		}
+	}
+}
+
+// TestSinkString writes JSON values and plain values.
+func TestSinkString(t *testing.T) {
+	mr := miniredis.RunT(t)
+	s := openSink(t, schema, []string{"tenant", "id"}, connector.Options{"connector": "redis", "url": "redis://" + mr.Addr(),
+		"data-type": "string", "format": "json", "sink.buffer-flush.max-rows": "2"})
+	write(t, s,
+		row(types.Insert, types.StringValue("a"), types.BigIntValue(1), types.StringValue("x"), types.DecimalValue(100, 2), types.NullValue),
+		row(types.Insert, types.StringValue("a"), types.BigIntValue(2), types.StringValue("y"), types.NullValue, ts(t, "2020-01-01 00:00:00")),
+	) // the second row fills the buffer: written
+	if got, _ := mr.Get("a:1"); got != `{"tenant":"a","id":1,"name":"x","score":1.00,"seen":null}` {
+		t.Errorf("a:1 = %s", got)
+	}
+	l := open(t, schema, []string{"tenant", "id"}, connector.Options{"connector": "redis", "url": "redis://" + mr.Addr(),
+		"data-type": "string", "format": "json"}, env(nil))
+	if got := lookup(t, l, []int{0, 1}, types.StringValue("a"), types.BigIntValue(2)); got != "a|2|y|NULL|2020-01-01 00:00:00.000" {
+		t.Errorf("looked up %q", got)
+	}
+
+	rates := types.NewSchema(types.Column{Name: "cur", Type: types.String}, types.Column{Name: "rate", Type: types.Decimal(10, 4)},
+		types.Column{Name: "raw", Type: types.Bytes}) // raw: a second value column
+	if _, err := New().CreateSink(connector.Table{Name: "r", Schema: rates, PrimaryKey: []string{"cur"},
+		Options: connector.Options{"connector": "redis", "url": "redis://" + mr.Addr(), "data-type": "string"}}, env(nil)); err == nil ||
+		!strings.Contains(err.Error(), "exactly one other column") {
+		t.Errorf("two value columns: %v", err)
+	}
+	rates.Columns = rates.Columns[:2]
+	r := openSink(t, rates, []string{"cur"}, connector.Options{"connector": "redis", "url": "redis://" + mr.Addr(),
+		"data-type": "string", "key-prefix": "rate:", "sink.ttl": "1 h"})
+	write(t, r,
+		row(types.Insert, types.StringValue("EUR"), types.DecimalValue(10825, 4)),
+		row(types.Insert, types.StringValue("USD"), types.DecimalValue(1, 0)),
+	)
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := mr.Get("rate:EUR"); got != "1.0825" {
+		t.Errorf("rate:EUR = %q", got)
+	}
+	if ttl := mr.TTL("rate:USD"); ttl != time.Hour {
+		t.Errorf("ttl %v", ttl)
+	}
+	// A NULL value has no string: the key goes.
+	write(t, r, row(types.UpdateAfter, types.StringValue("USD"), types.NullValue))
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if mr.Exists("rate:USD") {
+		t.Error("a NULL value left its key")
+	}
+}
+
+// TestSinkTTL: every write of a hash sets its time to live again.
+func TestSinkTTL(t *testing.T) {
+	mr := miniredis.RunT(t)
+	s := openSink(t, schema, []string{"tenant", "id"}, connector.Options{"connector": "redis", "url": "redis://" + mr.Addr(),
+		"sink.ttl": "10 s", "sink.buffer-flush.max-rows": "1"})
+	r := row(types.Insert, types.StringValue("a"), types.BigIntValue(1), types.StringValue("x"), types.NullValue, types.NullValue)
+	write(t, s, r)
+	mr.FastForward(8 * time.Second)
+	write(t, s, r)
+	mr.FastForward(8 * time.Second)
+	if !mr.Exists("a:1") {
+		t.Fatal("the key expired 10 s after its first write, not its last")
+	}
+	mr.FastForward(3 * time.Second)
+	if mr.Exists("a:1") {
+		t.Fatal("the key did not expire")
+	}
+}
+
+func TestSinkInterval(t *testing.T) {
+	mr := miniredis.RunT(t)
+	s := openSink(t, schema, []string{"tenant", "id"}, connector.Options{"connector": "redis", "url": "redis://" + mr.Addr(),
+		"sink.buffer-flush.interval": "10ms"})
+	write(t, s, row(types.Insert, types.StringValue("a"), types.BigIntValue(1), types.StringValue("x"), types.NullValue, types.NullValue))
+	deadline := time.Now().Add(10 * time.Second)
+	for mr.HGet("a:1", "name") != "x" {
+		if time.Now().After(deadline) {
+			t.Fatal("the interval never wrote the row")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestSinkServerDown: a write while the server is away is tried again,
+// and lands once the server is back.
+func TestSinkServerDown(t *testing.T) {
+	mr := miniredis.RunT(t)
+	var logged []string
+	e := env(nil)
+	e.Logf = func(string, ...any) { logged = append(logged, "retry") }
+	sk, err := New().CreateSink(connector.Table{Name: "dim", Schema: schema, PrimaryKey: []string{"tenant", "id"},
+		Options: connector.Options{"connector": "redis", "url": "redis://" + mr.Addr(), "sink.max-retries": "5", "timeout": "200ms"}}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sk.(*Sink)
+	defer s.Close()
+	write(t, s, row(types.Insert, types.StringValue("a"), types.BigIntValue(1), types.StringValue("x"), types.NullValue, types.NullValue))
+	mr.Close()
+	done := make(chan error, 1)
+	go func() { done <- s.Flush(context.Background()) }()
+	// The first retry comes a second after the first try.
+	time.Sleep(300 * time.Millisecond)
+	if err := mr.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the write was not retried once the server was back: %v", err)
+	}
+	if mr.HGet("a:1", "name") != "x" {
+		t.Fatal("the row is not there")
+	}
+	if _, retries := s.Stats(); retries == 0 || len(logged) == 0 {
+		t.Errorf("%d retries, %d log lines", retries, len(logged))
+	}
+}
+
+// TestSinkWrongType: a key that holds another type fails the write at
+// once, naming the key.
+func TestSinkWrongType(t *testing.T) {
+	mr := miniredis.RunT(t)
+	mr.Set("a:1", "a string")
+	s := openSink(t, schema, []string{"tenant", "id"}, connector.Options{"connector": "redis", "url": "redis://" + mr.Addr(), "sink.max-retries": "5"})
+	write(t, s, row(types.Insert, types.StringValue("a"), types.BigIntValue(1), types.StringValue("x"), types.NullValue, types.NullValue))
+	start := time.Now()
+	err := s.Flush(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "redis table 'dim': HSET a:1: WRONGTYPE") {
+		t.Fatalf("error %v", err)
+	}
+	if _, retries := s.Stats(); retries > 0 || time.Since(start) > 900*time.Millisecond {
+		t.Errorf("retried %d times", retries)
+	}
+}
+
+func TestSinkOptions(t *testing.T) {
+	base := connector.Options{"connector": "redis", "host": "127.0.0.1"}
+	for _, c := range []struct {
+		opts connector.Options
+		pk   []string
+		s    types.Schema
+		want string
+	}{
+		{nil, nil, schema, "needs a PRIMARY KEY"},
+		{connector.Options{"sink.ttl": "0.5 ms"}, []string{"id"}, schema, "'sink.ttl' must be at least 1 ms"},
+		{connector.Options{"sink.max-retries": "-1"}, []string{"id"}, schema, "'sink.max-retries' must be between 0 and 1000"},
+		{connector.Options{"sink.buffer-flush.interval": "x"}, []string{"id"}, schema, "option 'sink.buffer-flush.interval'"},
+		{connector.Options{"sink.tll": "1 s"}, []string{"id"}, schema, "unsupported option 'sink.tll'"},
+		{nil, []string{"id"}, types.NewSchema(types.Column{Name: "id", Type: types.Int}, types.Column{Name: "a", Type: types.ArrayOf(types.Int)}),
+			"column 'a': the redis sink cannot write values of type ARRAY<INT> without a 'format'"},
+	} {
+		o := connector.Options{}
+		for k, v := range base {
+			o[k] = v
+		}
+		for k, v := range c.opts {
+			o[k] = v
+		}
+		_, err := New().CreateSink(connector.Table{Name: "d", Schema: c.s, PrimaryKey: c.pk, Options: o}, env(nil))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.opts, err, c.want)
+		}
+	}
+	// The sink's options are the lookup's too: one table, both uses.
+	o := connector.Options{"connector": "redis", "host": "127.0.0.1", "sink.ttl": "1 min", "lookup.cache": "PARTIAL", "lookup.partial-cache.max-rows": "10"}
+	tbl := connector.Table{Name: "d", Schema: schema, PrimaryKey: []string{"tenant", "id"}, Options: o}
+	if s, err := New().CreateSink(tbl, env(nil)); err != nil {
+		t.Error(err)
+	} else {
+		s.Close()
+	}
+	if l, err := New().CreateLookup(tbl, env(nil)); err != nil {
+		t.Error(err)
+	} else {
+		l.Close()
+	}
+	if !New().AcceptsChangelog(tbl, env(nil)) {
+		t.Error("a table with a primary key does not take updates")
+	}
+}
