@@ -44,11 +44,12 @@ const (
 	optFlushInterval = "sink.buffer-flush.interval"
 	optMaxRetries    = "sink.max-retries"
 	optParallelism   = "sink.parallelism"
+	optGuarantee     = "sink.delivery-guarantee"
 )
 
 // sinkOptions are the options of the sink; a table used both as a
 // dimension table and as a sink may carry them and the lookup's.
-var sinkOptions = []string{optFlushRows, optFlushInterval, optMaxRetries, optParallelism}
+var sinkOptions = []string{optFlushRows, optFlushInterval, optMaxRetries, optParallelism, optGuarantee}
 
 // config is a table's parsed options.
 type config struct {
@@ -100,7 +101,7 @@ func parseConfig(t connector.Table) (config, error) {
 	if c.lookup, err = lookupcache.ParseOptions(t.Options); err != nil {
 		return c, err
 	}
-	if c.sink, err = parseSinkOptions(t.Options); err != nil {
+	if c.sink, err = parseSinkOptions(t.Options, len(t.PrimaryKey) > 0); err != nil {
 		return c, err
 	}
 	if t.Schema.Len() == 0 {

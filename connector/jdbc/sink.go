@@ -20,15 +20,50 @@ import (
 	"github.com/sluicesql/sluice/types"
 )
 
-// sinkSettings are the sink's options, as Flink's JDBC sink has them.
+// sinkSettings are the sink's options, as Flink's JDBC sink has them, and
+// its delivery guarantee.
 type sinkSettings struct {
 	maxRows    int           // 'sink.buffer-flush.max-rows' (100; 0: no limit)
 	interval   time.Duration // 'sink.buffer-flush.interval' (1 s; 0: none)
 	maxRetries int           // 'sink.max-retries' (3)
+	// 'sink.delivery-guarantee': in a job that takes checkpoints, write
+	// only what completed checkpoints cover (the default with a primary
+	// key), or write as Flink does and count on idempotence.
+	exactlyOnce bool
 }
 
-func parseSinkOptions(o connector.Options) (sinkSettings, error) {
+const (
+	exactlyOnce = "exactly-once"
+	atLeastOnce = "at-least-once"
+)
+
+// parseGuarantee reads 'sink.delivery-guarantee': exactly-once (the
+// default) for a sink that writes by key, at-least-once for one that
+// appends.
+func parseGuarantee(o connector.Options, keyed bool) (bool, error) {
+	def := atLeastOnce
+	if keyed {
+		def = exactlyOnce
+	}
+	switch g := strings.ToLower(o.String(optGuarantee, def)); g {
+	case exactlyOnce:
+		if !keyed {
+			return false, fmt.Errorf("option '%s' = '%s' needs a PRIMARY KEY: appended rows replayed after a failure are inserted again", optGuarantee, g)
+		}
+		return true, nil
+	case atLeastOnce:
+		return false, nil
+	default:
+		return false, fmt.Errorf("option '%s': unsupported value '%s' (expected '%s' or '%s')", optGuarantee, g, exactlyOnce, atLeastOnce)
+	}
+}
+
+func parseSinkOptions(o connector.Options, keyed bool) (sinkSettings, error) {
 	var s sinkSettings
+	var err error
+	if s.exactlyOnce, err = parseGuarantee(o, keyed); err != nil {
+		return s, err
+	}
 	n, err := o.Int(optFlushRows, 100)
 	if err != nil {
 		return s, err
@@ -94,6 +129,21 @@ func (Factory) CreateSink(t connector.Table, env connector.Env) (connector.Sink,
 // key (sinkbuf), and each batch is written in one transaction of
 // multi-row statements: upserts first, then deletes (a batch holds each
 // key once, so their order does not matter).
+//
+// Exactly-once ('sink.delivery-guarantee', the default with a primary
+// key), in a job that takes checkpoints, the sink is a two-step
+// connector.StatefulSink: at a checkpoint barrier it seals what it got
+// since the last one and keeps it in the checkpoint; once the checkpoint
+// is complete it writes it. The table then only ever holds the output of
+// completed checkpoints; a restarted job writes its last checkpoint's
+// sealed changes again (idempotent upserts and deletes) and replays its
+// input from there, so the table ends exact, whatever the query. At
+// least once, it writes as Flink's JDBC sink does: when the buffer holds
+// 'sink.buffer-flush.max-rows' changes, every 'sink.buffer-flush.interval'
+// and at every checkpoint; a replay writes again what was written after
+// the last checkpoint, which upserts make right for a key the replay
+// writes again, but which leaves, say, a row of an aggregate of an
+// aggregate that only the first run's timing produced.
 type Sink struct {
 	cfg    *config
 	name   string
@@ -102,6 +152,7 @@ type Sink struct {
 	keyCol []string // their names
 	buf    *sinkbuf.Buffer
 	keyBuf []byte
+	types  []types.Type // the columns', for the snapshot
 
 	// Touched by write only, which the buffer runs under its lock.
 	checked bool
@@ -120,6 +171,9 @@ func newSink(t connector.Table, env connector.Env) (*Sink, error) {
 		return nil, err
 	}
 	s := &Sink{cfg: &c, name: t.Name, stmts: make(map[stmtKey]string)}
+	for _, col := range t.Schema.Columns {
+		s.types = append(s.types, col.Type)
+	}
 	for _, k := range t.PrimaryKey {
 		i := t.Schema.Index(k)
 		if i < 0 {
@@ -158,13 +212,12 @@ func (s *Sink) Write(ctx context.Context, b *types.Batch) error {
 		if r.Kind == types.UpdateBefore {
 			continue // the +U that follows replaces the row
 		}
-		s.keyBuf = s.keyBuf[:0]
 		for _, k := range s.keys {
 			if r.Vals[k].IsNull() {
 				return fmt.Errorf("jdbc table '%s': primary key column '%s' is NULL in a %s row", s.name, s.cfg.cols[k], r.Kind)
 			}
-			s.keyBuf = types.AppendKey(s.keyBuf, r.Vals[k])
 		}
+		s.keyBuf = s.key(s.keyBuf[:0], r.Vals)
 		if err := s.buf.Add(ctx, s.keyBuf, r.Vals, r.Kind == types.Delete); err != nil {
 			return err
 		}
@@ -172,13 +225,60 @@ func (s *Sink) Write(ctx context.Context, b *types.Batch) error {
 	return nil
 }
 
-// Flush implements connector.Sink: everything written so far is in the
-// database, committed, when it returns (the engine flushes at every
-// checkpoint).
+// key appends a row's key, its primary key values, to dst.
+func (s *Sink) key(dst []byte, vals []types.Value) []byte {
+	for _, k := range s.keys {
+		dst = types.AppendKey(dst, vals[k])
+	}
+	return dst
+}
+
+// Restore implements connector.StatefulSink: an exactly-once sink in a
+// job that takes checkpoints writes at commits only, and first writes
+// what the last checkpoint sealed.
+func (s *Sink) Restore(ctx context.Context, r connector.SinkRestore) error {
+	if s.cfg.sink.exactlyOnce && r.Checkpointed {
+		s.buf.Hold()
+	}
+	return s.buf.Restore(ctx, r.Snapshot, s.types, s.key)
+}
+
+// Prepare implements connector.Committer: at a checkpoint barrier (and at
+// the end of input), an exactly-once sink seals what it got for the
+// commit; one at least once writes it.
+func (s *Sink) Prepare(ctx context.Context) error {
+	if s.buf.Held() {
+		return s.buf.Seal()
+	}
+	return s.buf.Flush(ctx)
+}
+
+// Commit implements connector.Committer: what was sealed is written once
+// the checkpoint that holds it is complete.
+func (s *Sink) Commit(ctx context.Context) error { return s.buf.Commit(ctx) }
+
+// Snapshot implements connector.StatefulSink: the sealed changes not yet
+// written.
+func (s *Sink) Snapshot() ([]byte, error) { return s.buf.Snapshot(s.types) }
+
+// Identity implements connector.Identified: the url (its secrets masked),
+// the table and the user, which name what the sink writes.
+func (s *Sink) Identity() string {
+	return fmt.Sprintf("jdbc|%s|%s|%s", redact.URL(s.cfg.url), s.cfg.table, s.cfg.user)
+}
+
+// ExactlyOnce reports whether the sink writes only what completed
+// checkpoints cover (it is exactly-once, and its job takes checkpoints).
+func (s *Sink) ExactlyOnce() bool { return s.buf.Held() }
+
+// Flush implements connector.Sink: at least once, everything written so
+// far is in the database, committed, when it returns; exactly-once, what
+// completed checkpoints hold is (Commit).
 func (s *Sink) Flush(ctx context.Context) error { return s.buf.Flush(ctx) }
 
-// Close implements connector.Sink: it writes what is buffered and closes
-// the connections.
+// Close implements connector.Sink: it writes what is buffered (at least
+// once; exactly-once it drops what no completed checkpoint holds, which
+// the job's next run replays) and closes the connections.
 func (s *Sink) Close() error {
 	err := s.buf.Close(context.Background())
 	if cerr := s.db.Close(); err == nil {
@@ -495,4 +595,6 @@ func describeKeys(keys [][]string) string {
 var (
 	_ connector.SinkFactory   = Factory{}
 	_ connector.ChangelogSink = Factory{}
+	_ connector.StatefulSink  = (*Sink)(nil)
+	_ connector.Identified    = (*Sink)(nil)
 )

@@ -165,7 +165,7 @@ func TestCreateSink(t *testing.T) {
 		t.Fatal(err)
 	}
 	sk := s.(*Sink)
-	if !sk.Upsert() || sk.cfg.sink != (sinkSettings{maxRows: 100, interval: time.Second, maxRetries: 3}) {
+	if !sk.Upsert() || sk.cfg.sink != (sinkSettings{maxRows: 100, interval: time.Second, maxRetries: 3, exactlyOnce: true}) {
 		t.Errorf("defaults: upsert %v, %+v", sk.Upsert(), sk.cfg.sink)
 	}
 	if err := s.Close(); err != nil { // nothing written: nothing to do
@@ -194,6 +194,8 @@ func TestCreateSink(t *testing.T) {
 		{connector.Options{"sink.parallelism": "0"}, nil, "'sink.parallelism' must be at least 1"},
 		{connector.Options{"sink.buffer-flush.max-row": "1"}, nil, `unsupported option 'sink.buffer-flush.max-row'`},
 		{nil, []string{"nope"}, "primary key column 'nope' is not a physical column"},
+		{connector.Options{"sink.delivery-guarantee": "exactly-once"}, nil, "'sink.delivery-guarantee' = 'exactly-once' needs a PRIMARY KEY"},
+		{connector.Options{"sink.delivery-guarantee": "none"}, []string{"id"}, "unsupported value 'none'"},
 	} {
 		_, err := New().CreateSink(sinkTable(c.opts, c.pk...), connector.Env{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {

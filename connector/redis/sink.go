@@ -25,9 +25,10 @@ const (
 	optFlushInterval = "sink.buffer-flush.interval"
 	optMaxRetries    = "sink.max-retries"
 	optParallelism   = "sink.parallelism"
+	optGuarantee     = "sink.delivery-guarantee"
 )
 
-var sinkOptions = []string{optTTL, optFlushRows, optFlushInterval, optMaxRetries, optParallelism}
+var sinkOptions = []string{optTTL, optFlushRows, optFlushInterval, optMaxRetries, optParallelism, optGuarantee}
 
 // sinkSettings are the sink's options.
 type sinkSettings struct {
@@ -35,11 +36,22 @@ type sinkSettings struct {
 	maxRows    int           // 'sink.buffer-flush.max-rows' (100; 0: no limit)
 	interval   time.Duration // 'sink.buffer-flush.interval' (1 s; 0: none)
 	maxRetries int           // 'sink.max-retries' (3)
+	// 'sink.delivery-guarantee': in a job that takes checkpoints, write
+	// only what completed checkpoints cover (the default), or write as
+	// the buffer fills and count on idempotence.
+	exactlyOnce bool
 }
 
 func parseSinkOptions(o connector.Options) (sinkSettings, error) {
 	var s sinkSettings
 	var err error
+	switch g := strings.ToLower(o.String(optGuarantee, "exactly-once")); g {
+	case "exactly-once":
+		s.exactlyOnce = true
+	case "at-least-once":
+	default:
+		return s, fmt.Errorf("option '%s': unsupported value '%s' (expected 'exactly-once' or 'at-least-once')", optGuarantee, g)
+	}
 	if s.ttl, err = o.Duration(optTTL, 0); err != nil {
 		return s, err
 	}
@@ -110,12 +122,22 @@ func (Factory) CreateSink(t connector.Table, env connector.Env) (connector.Sink,
 // long after its last write. Changes are buffered and reduced by key
 // (sinkbuf); each batch goes out in MULTI/EXEC transactions of up to
 // maxPipeline keys, one round trip each.
+//
+// Exactly-once (the default), in a job that takes checkpoints, the sink
+// writes at commits only, as the jdbc sink does: what it got between two
+// checkpoint barriers is sealed into the checkpoint and written once the
+// checkpoint is complete, and a restarted job writes its last
+// checkpoint's sealed changes again before anything else. At least once
+// ('sink.delivery-guarantee'), it writes when its buffer holds
+// 'sink.buffer-flush.max-rows' changes, every 'sink.buffer-flush.interval'
+// and at every checkpoint.
 type Sink struct {
 	*layout
 	client   *resp.Client
 	settings sinkSettings
 	buf      *sinkbuf.Buffer
 	keyBuf   []byte
+	types    []types.Type // the columns', for the snapshot
 
 	// Touched by write only, which the buffer runs under its lock.
 	enc  format.Encoder
@@ -135,6 +157,9 @@ func newSink(t connector.Table, env connector.Env) (*Sink, error) {
 		return nil, err
 	}
 	s := &Sink{layout: lay}
+	for _, c := range t.Schema.Columns {
+		s.types = append(s.types, c.Type)
+	}
 	if s.settings, err = parseSinkOptions(t.Options); err != nil {
 		return nil, err
 	}
@@ -172,13 +197,12 @@ func (s *Sink) Write(ctx context.Context, b *types.Batch) error {
 		if r.Kind == types.UpdateBefore {
 			continue // the +U that follows replaces the value
 		}
-		s.keyBuf = s.keyBuf[:0]
 		for _, k := range s.pk {
 			if r.Vals[k].IsNull() {
 				return fmt.Errorf("redis table '%s': primary key column '%s' is NULL in a %s row", s.name, s.schema.Columns[k].Name, r.Kind)
 			}
-			s.keyBuf = types.AppendKey(s.keyBuf, r.Vals[k])
 		}
+		s.keyBuf = s.key(s.keyBuf[:0], r.Vals)
 		if err := s.buf.Add(ctx, s.keyBuf, r.Vals, r.Kind == types.Delete); err != nil {
 			return err
 		}
@@ -186,12 +210,61 @@ func (s *Sink) Write(ctx context.Context, b *types.Batch) error {
 	return nil
 }
 
-// Flush implements connector.Sink: everything written so far is in Redis
-// when it returns (the engine flushes at every checkpoint).
+// key appends a row's key, its primary key values, to dst.
+func (s *Sink) key(dst []byte, vals []types.Value) []byte {
+	for _, k := range s.pk {
+		dst = types.AppendKey(dst, vals[k])
+	}
+	return dst
+}
+
+// Restore implements connector.StatefulSink: an exactly-once sink in a
+// job that takes checkpoints writes at commits only, and first writes
+// what the last checkpoint sealed.
+func (s *Sink) Restore(ctx context.Context, r connector.SinkRestore) error {
+	if s.settings.exactlyOnce && r.Checkpointed {
+		s.buf.Hold()
+	}
+	return s.buf.Restore(ctx, r.Snapshot, s.types, s.key)
+}
+
+// Prepare implements connector.Committer: at a checkpoint barrier (and at
+// the end of input), an exactly-once sink seals what it got for the
+// commit; one at least once writes it.
+func (s *Sink) Prepare(ctx context.Context) error {
+	if s.buf.Held() {
+		return s.buf.Seal()
+	}
+	return s.buf.Flush(ctx)
+}
+
+// Commit implements connector.Committer: what was sealed is written once
+// the checkpoint that holds it is complete.
+func (s *Sink) Commit(ctx context.Context) error { return s.buf.Commit(ctx) }
+
+// Snapshot implements connector.StatefulSink: the sealed changes not yet
+// written.
+func (s *Sink) Snapshot() ([]byte, error) { return s.buf.Snapshot(s.types) }
+
+// Identity implements connector.Identified: the server, the database and
+// the key prefix, which name what the sink writes.
+func (s *Sink) Identity() string {
+	o := s.client.Options()
+	return fmt.Sprintf("redis|%s|%d|%s", o.Addr, o.DB, s.prefix)
+}
+
+// ExactlyOnce reports whether the sink writes only what completed
+// checkpoints cover (it is exactly-once, and its job takes checkpoints).
+func (s *Sink) ExactlyOnce() bool { return s.buf.Held() }
+
+// Flush implements connector.Sink: at least once, everything written so
+// far is in Redis when it returns; exactly-once, what completed
+// checkpoints hold is (Commit).
 func (s *Sink) Flush(ctx context.Context) error { return s.buf.Flush(ctx) }
 
-// Close implements connector.Sink: it writes what is buffered and closes
-// the connections.
+// Close implements connector.Sink: it writes what is buffered (at least
+// once; exactly-once it drops what no completed checkpoint holds, which
+// the job's next run replays) and closes the connections.
 func (s *Sink) Close() error {
 	err := s.buf.Close(context.Background())
 	if cerr := s.client.Close(); err == nil {
@@ -343,4 +416,6 @@ func (s *Sink) writeError(what string, err error) error {
 var (
 	_ connector.SinkFactory   = Factory{}
 	_ connector.ChangelogSink = Factory{}
+	_ connector.StatefulSink  = (*Sink)(nil)
+	_ connector.Identified    = (*Sink)(nil)
 )

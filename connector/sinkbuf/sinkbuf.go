@@ -18,6 +18,15 @@
 // An error that retries did not cure sticks: every later call returns it,
 // so that the job fails and restarts from its last checkpoint rather than
 // skip what was not written.
+//
+// A held buffer (Hold; keyed only) writes at commits only, for a sink
+// whose output must follow the job's checkpoints exactly: Seal, at a
+// checkpoint barrier, sets aside what was added so far (merged, by key,
+// with what earlier seals left uncommitted); Sealed lists it for the
+// checkpoint's snapshot; Commit, once the checkpoint is complete, writes
+// it. The store then only ever holds the output of completed checkpoints,
+// and a restarted job writes its snapshot's sealed changes again (an
+// idempotent write) before anything else.
 package sinkbuf
 
 import (
@@ -28,6 +37,7 @@ import (
 	"time"
 
 	"github.com/sluicesql/sluice/types"
+	"github.com/sluicesql/sluice/types/rowcodec"
 )
 
 // Change is one buffered change: the row's values (a copy the buffer
@@ -74,6 +84,9 @@ type Buffer struct {
 	mu      sync.Mutex
 	changes []Change
 	index   map[string]int // keyed: the position of each key's change
+	held    bool           // Hold: written by Commit only
+	sealed  []Change       // held: sealed, not yet committed
+	sealIdx map[string]int // the position of each key's sealed change
 	added   int            // changes added since the last write
 	err     error          // the error that stopped the buffer
 	closed  bool
@@ -149,12 +162,95 @@ func (b *Buffer) Add(ctx context.Context, key []byte, vals []types.Value, del bo
 		b.changes = append(b.changes, c)
 	}
 	b.added++
+	if b.held {
+		return nil
+	}
 	if b.opts.Interval > 0 {
 		b.tickOnce.Do(func() { go b.tick() })
 	}
 	if b.opts.MaxRows > 0 && b.added >= b.opts.MaxRows {
 		return b.flushLocked(ctx)
 	}
+	return nil
+}
+
+// Hold makes a keyed buffer write at commits only (see the package
+// comment). Call it before the first Add.
+func (b *Buffer) Hold() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.keyed {
+		panic("sinkbuf: Hold of an append buffer")
+	}
+	b.held = true
+	if b.sealIdx == nil {
+		b.sealIdx = make(map[string]int)
+	}
+}
+
+// Held reports whether the buffer writes at commits only.
+func (b *Buffer) Held() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.held
+}
+
+// Seal sets aside the changes added so far for the next Commit, merged
+// with those sealed before and not yet committed (a key's later change
+// wins).
+func (b *Buffer) Seal() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.err != nil {
+		return b.err
+	}
+	for key, i := range b.index {
+		if j, ok := b.sealIdx[key]; ok {
+			b.sealed[j] = b.changes[i]
+		} else {
+			b.sealIdx[key] = len(b.sealed)
+			b.sealed = append(b.sealed, b.changes[i])
+		}
+	}
+	clear(b.changes)
+	b.changes = b.changes[:0]
+	clear(b.index)
+	b.added = 0
+	return nil
+}
+
+// Sealed calls f with each sealed change not yet committed, under the
+// buffer's lock: f must not call the buffer.
+func (b *Buffer) Sealed(f func(Change) error) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range b.sealed {
+		if err := f(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Commit writes the sealed changes, trying again after transient
+// errors.
+func (b *Buffer) Commit(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.err != nil {
+		return b.err
+	}
+	if len(b.sealed) == 0 {
+		return nil
+	}
+	if err := b.writeRetrying(ctx, b.sealed); err != nil {
+		b.err = err
+		return err
+	}
+	b.writes++
+	clear(b.sealed)
+	b.sealed = b.sealed[:0]
+	clear(b.sealIdx)
 	return nil
 }
 
@@ -178,12 +274,16 @@ func (b *Buffer) tick() {
 	}
 }
 
-// Flush writes every change buffered so far.
+// Flush writes every change buffered so far (a held buffer: none; its
+// changes are written by Commit).
 func (b *Buffer) Flush(ctx context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed && b.err == nil {
 		return ErrClosed
+	}
+	if b.held {
+		return b.err
 	}
 	return b.flushLocked(ctx)
 }
@@ -210,7 +310,7 @@ func (b *Buffer) flushLocked(ctx context.Context) error {
 	if len(b.changes) == 0 {
 		return nil
 	}
-	if err := b.writeRetrying(ctx); err != nil {
+	if err := b.writeRetrying(ctx, b.changes); err != nil {
 		b.err = err
 		return err
 	}
@@ -224,10 +324,10 @@ func (b *Buffer) flushLocked(ctx context.Context) error {
 	return nil
 }
 
-// writeRetrying writes the buffer, trying again after transient errors.
-func (b *Buffer) writeRetrying(ctx context.Context) error {
+// writeRetrying writes batch, trying again after transient errors.
+func (b *Buffer) writeRetrying(ctx context.Context, batch []Change) error {
 	for attempt := 0; ; attempt++ {
-		err := b.write(ctx, b.changes)
+		err := b.write(ctx, batch)
 		if err == nil {
 			return nil
 		}
@@ -242,7 +342,7 @@ func (b *Buffer) writeRetrying(ctx context.Context) error {
 		}
 		wait := b.opts.Backoff * time.Duration(attempt+1)
 		if b.opts.Log != nil {
-			b.opts.Log("%s: cannot write %d changes: %v; retry %d of %d in %v", b.opts.What, len(b.changes), err, attempt+1, b.opts.MaxRetries, wait)
+			b.opts.Log("%s: cannot write %d changes: %v; retry %d of %d in %v", b.opts.What, len(batch), err, attempt+1, b.opts.MaxRetries, wait)
 		}
 		b.retries++
 		timer := time.NewTimer(wait)
@@ -255,8 +355,10 @@ func (b *Buffer) writeRetrying(ctx context.Context) error {
 	}
 }
 
-// Close writes what the buffer holds and stops it. It returns the error
-// that stopped the buffer, if any; later calls return nil.
+// Close writes what the buffer holds and stops it; a held buffer drops
+// what was not committed instead (the job's next run restores it from its
+// last checkpoint). It returns the error that stopped the buffer, if any;
+// later calls return nil.
 func (b *Buffer) Close(ctx context.Context) error {
 	first := false
 	b.closeOnce.Do(func() { first = true })
@@ -271,7 +373,64 @@ func (b *Buffer) Close(ctx context.Context) error {
 	b.bgCancel()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	err := b.flushLocked(ctx)
 	b.closed = true
-	return err
+	if b.held {
+		clear(b.changes)
+		clear(b.sealed)
+		return b.err
+	}
+	return b.flushLocked(ctx)
+}
+
+// Snapshot encodes the sealed changes, rows of the given column types
+// (+I an upsert, -D a delete), for a checkpoint; Restore reads it back.
+func (b *Buffer) Snapshot(cols []types.Type) ([]byte, error) {
+	codec, err := rowcodec.New(cols)
+	if err != nil {
+		return nil, err
+	}
+	enc := codec.NewEncoder()
+	err = b.Sealed(func(c Change) error {
+		kind := types.Insert
+		if c.Delete {
+			kind = types.Delete
+		}
+		return enc.Append(types.Row{Kind: kind, Origin: types.NoOrigin, Vals: c.Vals})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), enc.Bytes()...), nil
+}
+
+// Restore writes the changes of a Snapshot (of a job's last completed
+// checkpoint, which may not have been written before the job stopped):
+// key gives each change's key. A held buffer seals and commits them, any
+// other writes them; either way before anything else is added.
+func (b *Buffer) Restore(ctx context.Context, snapshot []byte, cols []types.Type, key func(dst []byte, vals []types.Value) []byte) error {
+	if len(snapshot) == 0 {
+		return nil
+	}
+	codec, err := rowcodec.New(cols)
+	if err != nil {
+		return err
+	}
+	batch := types.NewBatch(64, len(cols))
+	if _, err := codec.Decode(batch, snapshot); err != nil {
+		return fmt.Errorf("%s: cannot read the changes its last checkpoint holds: %w", b.opts.What, err)
+	}
+	var k []byte
+	for _, r := range batch.Rows {
+		k = key(k[:0], r.Vals)
+		if err := b.Add(ctx, k, r.Vals, r.Kind == types.Delete); err != nil {
+			return err
+		}
+	}
+	if b.Held() {
+		if err := b.Seal(); err != nil {
+			return err
+		}
+		return b.Commit(ctx)
+	}
+	return b.Flush(ctx)
 }

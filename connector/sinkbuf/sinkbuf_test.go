@@ -238,3 +238,100 @@ func TestConcurrent(t *testing.T) {
 		t.Fatalf("rows\n%v\nwant\n%v", rows, want)
 	}
 }
+
+// TestHeld: a held buffer writes sealed changes at Commit only.
+func TestHeld(t *testing.T) {
+	s := newStore()
+	b := New(true, Options{MaxRows: 1, Interval: time.Millisecond}, s.write)
+	b.Hold()
+	ctx := context.Background()
+	sealed := func() string {
+		var out []string
+		b.Sealed(func(c Change) error {
+			out = append(out, fmt.Sprintf("%d=%s/%v", c.Vals[0].Int(), c.Vals[1].Str(), c.Delete))
+			return nil
+		})
+		return strings.Join(out, " ")
+	}
+	add(t, b, 1, "a", false)
+	add(t, b, 2, "b", false)
+	if err := b.Flush(ctx); err != nil { // writes nothing: Commit does
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond) // no interval either
+	if rows, _ := s.snapshot(); len(rows) != 0 {
+		t.Fatalf("a held buffer wrote before a commit: %v", rows)
+	}
+	if err := b.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	add(t, b, 1, "c", false) // after the seal: not in this commit
+	if got := sealed(); got != "1=a/false 2=b/false" && got != "2=b/false 1=a/false" {
+		t.Fatalf("sealed %s", got)
+	}
+	// A checkpoint that does not complete: the next seal merges.
+	add(t, b, 2, "", true)
+	if err := b.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	add(t, b, 3, "d", false) // never sealed: dropped by Close
+	if err := b.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rows, _ := s.snapshot(); fmt.Sprint(rows) != "map[1:c]" {
+		t.Fatalf("rows after the commit %v", rows)
+	}
+	if got := sealed(); got != "" {
+		t.Fatalf("sealed after the commit: %s", got)
+	}
+	if err := b.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rows, _ := s.snapshot(); fmt.Sprint(rows) != "map[1:c]" {
+		t.Fatalf("Close wrote what no commit covered: %v", rows)
+	}
+}
+
+// TestSnapshotRestore: the sealed changes of a checkpoint, written by the
+// job's next run.
+func TestSnapshotRestore(t *testing.T) {
+	cols := []types.Type{types.BigInt, types.String}
+	key := func(dst []byte, vals []types.Value) []byte { return types.AppendKey(dst, vals[0]) }
+	s := newStore()
+	s.rows[2] = "old"
+	b := New(true, Options{}, s.write)
+	b.Hold()
+	add(t, b, 1, "a", false)
+	add(t, b, 2, "", true)
+	if err := b.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	add(t, b, 3, "after the barrier", false)
+	snap, err := b.Snapshot(cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close(context.Background()) // a crash before the commit
+	if rows, _ := s.snapshot(); fmt.Sprint(rows) != "map[2:old]" {
+		t.Fatalf("rows before the restore %v", rows)
+	}
+	for _, held := range []bool{true, false} {
+		r := New(true, Options{}, s.write)
+		if held {
+			r.Hold()
+		}
+		if err := r.Restore(context.Background(), snap, cols, key); err != nil {
+			t.Fatal(err)
+		}
+		if rows, _ := s.snapshot(); fmt.Sprint(rows) != "map[1:a]" {
+			t.Fatalf("held %v: rows after the restore %v", held, rows)
+		}
+		if r.Pending() != 0 {
+			t.Fatalf("held %v: %d changes left after the restore", held, r.Pending())
+		}
+	}
+	r := New(true, Options{}, s.write)
+	if err := r.Restore(context.Background(), []byte{9, 9}, cols, key); err == nil || !strings.Contains(err.Error(), "cannot read the changes its last checkpoint holds") {
+		t.Fatalf("a corrupt snapshot: %v", err)
+	}
+}

@@ -235,7 +235,8 @@ func TestJDBCSinkPostgres(t *testing.T) { testJDBCSink(t, postgresDB(t)) }
 func TestJDBCSinkMySQL(t *testing.T)    { testJDBCSink(t, mysqlDB(t)) }
 
 func testJDBCSink(t *testing.T, d *jdbcDB) {
-	t.Run("queries", func(t *testing.T) { testSinkQueries(t, d) })
+	t.Run("queries", func(t *testing.T) { testSinkQueries(t, d, false) })
+	t.Run("queries checkpointed", func(t *testing.T) { testSinkQueries(t, d, true) })
 	t.Run("types", func(t *testing.T) { testSinkTypes(t, d) })
 	t.Run("errors", func(t *testing.T) { testSinkErrors(t, d) })
 	t.Run("interval", func(t *testing.T) { testSinkInterval(t, d) })
@@ -243,10 +244,15 @@ func testJDBCSink(t *testing.T, d *jdbcDB) {
 
 // testSinkQueries runs the updating and appending queries, in one job, into
 // tables of the database; each table must end as computed from the input.
-func testSinkQueries(t *testing.T, d *jdbcDB) {
+// A checkpointed job keeps its state in a 'state.dir': its upserting sinks
+// are exactly-once, writing at each completed checkpoint.
+func testSinkQueries(t *testing.T, d *jdbcDB, checkpointed bool) {
 	ev := genSinkEvents(1, 3000)
 	path := writeSinkEvents(t, ev)
 	var b strings.Builder
+	if checkpointed {
+		fmt.Fprintf(&b, "SET 'state.dir' = '%s';\nSET 'execution.checkpointing.interval' = '10ms';\n", t.TempDir())
+	}
 	fmt.Fprintf(&b, "CREATE TABLE events (id BIGINT, k INT, x STRING, v INT) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json');\n", path)
 	names := make([]string, len(sinkQueries))
 	for i, q := range sinkQueries {

@@ -21,6 +21,14 @@ import (
 // result computed from the input, and then looks the aggregate up in a
 // lookup join through the very table the sink wrote.
 func TestRedisSink(t *testing.T) {
+	t.Run("at least once", func(t *testing.T) { testRedisSink(t, false) })
+	t.Run("exactly-once", func(t *testing.T) { testRedisSink(t, true) })
+}
+
+// testRedisSink runs the queries once, in a job without checkpoints (the
+// sinks write as their buffers fill) or in one that keeps its state in a
+// 'state.dir' (the sinks write at each completed checkpoint).
+func testRedisSink(t *testing.T, checkpointed bool) {
 	addr := os.Getenv("SLUICE_REDIS_ADDR")
 	if addr == "" {
 		t.Skip("set SLUICE_REDIS_ADDR (e.g. 127.0.0.1:6379) to test the redis connector against Redis")
@@ -49,8 +57,12 @@ CREATE TABLE top3 (x STRING, id BIGINT, v INT, PRIMARY KEY (x, id) NOT ENFORCED)
   WITH ('connector' = 'redis', 'url' = 'redis://%[2]s', 'key-prefix' = '%[3]stop:', 'key-separator' = '/',
         'data-type' = 'string', 'format' = 'json', 'sink.ttl' = '1 h', 'sink.buffer-flush.max-rows' = '2');
 `, path, addr, prefix)
+	set := ""
+	if checkpointed {
+		set = fmt.Sprintf("SET 'state.dir' = '%s';\nSET 'execution.checkpointing.interval' = '10ms';\n", t.TempDir())
+	}
 	e := openEngine(t)
-	finish(t, e.start(t, ddl+`EXECUTE STATEMENT SET BEGIN
+	finish(t, e.start(t, set+ddl+`EXECUTE STATEMENT SET BEGIN
 INSERT INTO agg SELECT x, COUNT(*), SUM(v), MAX(v) FROM events GROUP BY x;
 INSERT INTO hist SELECT n, COUNT(*) FROM (SELECT k, COUNT(*) AS n FROM events GROUP BY k) g GROUP BY n;
 INSERT INTO top3 SELECT x, id, v FROM (
