@@ -305,11 +305,6 @@ func (s *Sink) write(ctx context.Context, batch []sinkbuf.Change) error {
 		}
 		s.checked = true
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return s.writeError("cannot begin a transaction", err)
-	}
-	defer tx.Rollback() // after a Commit, a no-op
 	var ups, dels []sinkbuf.Change
 	for _, c := range batch {
 		if c.Delete {
@@ -318,6 +313,19 @@ func (s *Sink) write(ctx context.Context, batch []sinkbuf.Change) error {
 			ups = append(ups, c)
 		}
 	}
+	if s.statements(len(ups), len(s.cfg.cols))+s.statements(len(dels), len(s.keys)) == 1 {
+		// One statement is a transaction of its own: no BEGIN and
+		// COMMIT round trips.
+		if err := s.exec(ctx, s.db, ups, false); err != nil {
+			return err
+		}
+		return s.exec(ctx, s.db, dels, true)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.writeError("cannot begin a transaction", err)
+	}
+	defer tx.Rollback() // after a Commit, a no-op
 	if err := s.exec(ctx, tx, ups, false); err != nil {
 		return err
 	}
@@ -330,9 +338,24 @@ func (s *Sink) write(ctx context.Context, batch []sinkbuf.Change) error {
 	return nil
 }
 
+// rowsPerStatement is how many rows of cols columns one statement
+// carries.
+func rowsPerStatement(cols int) int { return min(maxStmtRows, max(1, maxParams/max(1, cols))) }
+
+// statements is how many statements write n rows of cols columns.
+func (s *Sink) statements(n, cols int) int {
+	per := rowsPerStatement(cols)
+	return (n + per - 1) / per
+}
+
+// execer runs a statement: the pool (autocommit) or a transaction.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
 // exec runs the statements that write changes: inserts (upserts), or the
 // deletes of their keys, as many rows to a statement as the limits allow.
-func (s *Sink) exec(ctx context.Context, tx *sql.Tx, changes []sinkbuf.Change, del bool) error {
+func (s *Sink) exec(ctx context.Context, tx execer, changes []sinkbuf.Change, del bool) error {
 	if len(changes) == 0 {
 		return nil
 	}
@@ -341,7 +364,7 @@ func (s *Sink) exec(ctx context.Context, tx *sql.Tx, changes []sinkbuf.Change, d
 	if del {
 		cols, idx = s.keyCol, s.keys
 	}
-	per := min(maxStmtRows, max(1, maxParams/len(cols)))
+	per := rowsPerStatement(len(cols))
 	for len(changes) > 0 {
 		n := min(per, len(changes))
 		chunk := changes[:n]

@@ -492,3 +492,67 @@ func testSinkInterval(t *testing.T, d *jdbcDB) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// BenchmarkJDBCSink upserts 100,000 rows over 10,000 keys (and, "append",
+// inserts them into a table without a key) through the sink, at least
+// once, with 'sink.buffer-flush.max-rows' of 100 (Flink's default) and
+// 1,000; a flush at the end. It reports rows written per second.
+//
+//	SLUICE_PG_DSN=postgres://postgres@127.0.0.1:5432/test SLUICE_MYSQL_DSN='root@tcp(127.0.0.1:3306)/test' \
+//	  go test ./test/interop -run '^$' -bench JDBCSink -benchtime 3x
+func BenchmarkJDBCSink(b *testing.B) {
+	const rows, keys = 100_000, 10_000
+	for _, db := range []struct {
+		name string
+		open func(testing.TB) *jdbcDB
+	}{{"postgres", postgresDB}, {"mariadb", mysqlDB}} {
+		for _, mode := range []struct {
+			name    string
+			keyed   bool
+			maxRows string
+		}{{"upsert/max-rows=100", true, "100"}, {"upsert/max-rows=1000", true, "1000"}, {"append/max-rows=1000", false, "1000"}} {
+			b.Run(db.name+"/"+mode.name, func(b *testing.B) {
+				d := db.open(b)
+				name := fmt.Sprintf("sluice_bench_sink_%d", time.Now().UnixNano()%1e9)
+				ddl := "CREATE TABLE " + name + " (id BIGINT PRIMARY KEY, name VARCHAR(40), n BIGINT, price DECIMAL(10, 2))"
+				if !mode.keyed {
+					ddl = "CREATE TABLE " + name + " (id BIGINT, name VARCHAR(40), n BIGINT, price DECIMAL(10, 2))"
+				}
+				d.exec(b, ddl)
+				b.Cleanup(func() { d.db.Exec("DROP TABLE " + name) })
+				schema := types.NewSchema(types.Column{Name: "id", Type: types.BigInt}, types.Column{Name: "name", Type: types.String},
+					types.Column{Name: "n", Type: types.BigInt}, types.Column{Name: "price", Type: types.Decimal(10, 2)})
+				tbl := d.table(name, schema, connector.Options{"sink.buffer-flush.max-rows": mode.maxRows, "sink.buffer-flush.interval": "0"})
+				if mode.keyed {
+					tbl.PrimaryKey = []string{"id"}
+				}
+				batches := make([]*types.Batch, 0, rows/1000)
+				for i := 0; i < rows; i += 1000 {
+					bt := types.NewBatch(1000, 4)
+					for j := i; j < i+1000; j++ {
+						v := bt.AddRow(types.Insert, types.NoOrigin, 4)
+						v[0], v[1], v[2], v[3] = types.BigIntValue(int64(j%keys)), types.StringValue(fmt.Sprintf("name %d", j)), types.BigIntValue(int64(j)), types.DecimalValue(int64(j), 2)
+					}
+					batches = append(batches, bt)
+				}
+				ctx := context.Background()
+				b.ResetTimer()
+				for range b.N {
+					sink, err := jdbc.New().CreateSink(tbl, connector.Env{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, bt := range batches {
+						if err := sink.Write(ctx, bt); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if err := sink.Close(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "rows/s")
+			})
+		}
+	}
+}

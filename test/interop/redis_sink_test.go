@@ -12,6 +12,11 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/connector/builtin"
+	"github.com/sluicesql/sluice/connector/format"
+	"github.com/sluicesql/sluice/types"
 )
 
 // TestRedisSink writes updating queries into the machine's Redis through
@@ -134,5 +139,68 @@ SELECT p.o, a.n, a.hi FROM probe p LEFT JOIN agg FOR SYSTEM_TIME AS OF p.pt AS a
 	}
 	if d := diff(wantRows, rows); d != "" {
 		t.Errorf("the lookup join through the written table:\n%s", d)
+	}
+}
+
+// BenchmarkRedisSink upserts 100,000 rows over 10,000 keys as hashes
+// through the sink, at least once, with 'sink.buffer-flush.max-rows' of
+// 100 and 1,000. It reports rows written per second.
+//
+//	SLUICE_REDIS_ADDR=127.0.0.1:6379 go test ./test/interop -run '^$' -bench RedisSink -benchtime 3x
+func BenchmarkRedisSink(b *testing.B) {
+	addr := os.Getenv("SLUICE_REDIS_ADDR")
+	if addr == "" {
+		b.Skip("set SLUICE_REDIS_ADDR (e.g. 127.0.0.1:6379)")
+	}
+	const rows, keys = 100_000, 10_000
+	prefix := fmt.Sprintf("sluice-bench-%d:", time.Now().UnixNano())
+	rc := goredis.NewClient(&goredis.Options{Addr: addr})
+	b.Cleanup(func() {
+		keys, _ := rc.Keys(context.Background(), prefix+"*").Result()
+		for len(keys) > 0 {
+			n := min(1000, len(keys))
+			rc.Del(context.Background(), keys[:n]...)
+			keys = keys[n:]
+		}
+		rc.Close()
+	})
+	schema := types.NewSchema(types.Column{Name: "id", Type: types.BigInt}, types.Column{Name: "name", Type: types.String},
+		types.Column{Name: "n", Type: types.BigInt}, types.Column{Name: "price", Type: types.Decimal(10, 2)})
+	batches := make([]*types.Batch, 0, rows/1000)
+	for i := 0; i < rows; i += 1000 {
+		bt := types.NewBatch(1000, 4)
+		for j := i; j < i+1000; j++ {
+			v := bt.AddRow(types.Insert, types.NoOrigin, 4)
+			v[0], v[1], v[2], v[3] = types.BigIntValue(int64(j%keys)), types.StringValue(fmt.Sprintf("name %d", j)), types.BigIntValue(int64(j)), types.DecimalValue(int64(j), 2)
+		}
+		batches = append(batches, bt)
+	}
+	conns, formats := connector.NewRegistry(), format.NewRegistry()
+	if err := builtin.Register(conns, formats); err != nil {
+		b.Fatal(err)
+	}
+	for _, maxRows := range []string{"100", "1000"} {
+		b.Run("max-rows="+maxRows, func(b *testing.B) {
+			tbl := connector.Table{Name: "bench", Schema: schema, PrimaryKey: []string{"id"}, Options: connector.Options{
+				"connector": "redis", "url": "redis://" + addr, "key-prefix": prefix, "sink.buffer-flush.max-rows": maxRows,
+				"sink.buffer-flush.interval": "0"}}
+			ctx := context.Background()
+			b.ResetTimer()
+			for range b.N {
+				sink, err := conns.Sink(tbl, connector.Env{Formats: formats})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, bt := range batches {
+					if err := sink.Write(ctx, bt); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := sink.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
 	}
 }
