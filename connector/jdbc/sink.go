@@ -153,6 +153,7 @@ type Sink struct {
 	buf    *sinkbuf.Buffer
 	keyBuf []byte
 	types  []types.Type // the columns', for the snapshot
+	log    func(format string, args ...any)
 
 	// Touched by write only, which the buffer runs under its lock.
 	checked bool
@@ -170,7 +171,7 @@ func newSink(t connector.Table, env connector.Env) (*Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sink{cfg: &c, name: t.Name, stmts: make(map[stmtKey]string)}
+	s := &Sink{cfg: &c, name: t.Name, stmts: make(map[stmtKey]string), log: env.Log}
 	for _, col := range t.Schema.Columns {
 		s.types = append(s.types, col.Type)
 	}
@@ -239,6 +240,9 @@ func (s *Sink) key(dst []byte, vals []types.Value) []byte {
 func (s *Sink) Restore(ctx context.Context, r connector.SinkRestore) error {
 	if s.cfg.sink.exactlyOnce && r.Checkpointed {
 		s.buf.Hold()
+	} else if r.Checkpointed {
+		// Every durable sink says when it is not exactly-once.
+		s.log("jdbc table '%s' is at-least-once: after a failure, what it wrote since the job's last checkpoint is written again", s.name)
 	}
 	return s.buf.Restore(ctx, r.Snapshot, s.types, s.key)
 }

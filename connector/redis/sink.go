@@ -138,6 +138,7 @@ type Sink struct {
 	buf      *sinkbuf.Buffer
 	keyBuf   []byte
 	types    []types.Type // the columns', for the snapshot
+	log      func(format string, args ...any)
 
 	// Touched by write only, which the buffer runs under its lock.
 	enc  format.Encoder
@@ -156,7 +157,7 @@ func newSink(t connector.Table, env connector.Env) (*Sink, error) {
 	if _, err := lookupcache.ParseOptions(t.Options); err != nil {
 		return nil, err
 	}
-	s := &Sink{layout: lay}
+	s := &Sink{layout: lay, log: env.Log}
 	for _, c := range t.Schema.Columns {
 		s.types = append(s.types, c.Type)
 	}
@@ -224,6 +225,9 @@ func (s *Sink) key(dst []byte, vals []types.Value) []byte {
 func (s *Sink) Restore(ctx context.Context, r connector.SinkRestore) error {
 	if s.settings.exactlyOnce && r.Checkpointed {
 		s.buf.Hold()
+	} else if r.Checkpointed {
+		// Every durable sink says when it is not exactly-once.
+		s.log("redis table '%s' is at-least-once: after a failure, what it wrote since the job's last checkpoint is written again", s.name)
 	}
 	return s.buf.Restore(ctx, r.Snapshot, s.types, s.key)
 }
