@@ -343,3 +343,51 @@ func TestSinkExactlyOnce(t *testing.T) {
 		t.Fatal("an at-least-once sink did not write when its buffer filled")
 	}
 }
+
+// TestSinkTypes writes a value of every kind as hash fields and reads it
+// back through a lookup of the same table.
+func TestSinkTypes(t *testing.T) {
+	mr := miniredis.RunT(t)
+	s := types.NewSchema(
+		types.Column{Name: "id", Type: types.Int},
+		types.Column{Name: "b", Type: types.Boolean},
+		types.Column{Name: "dec", Type: types.Decimal(10, 3)},
+		types.Column{Name: "f", Type: types.Float},
+		types.Column{Name: "d", Type: types.Double},
+		types.Column{Name: "day", Type: types.Date},
+		types.Column{Name: "tm", Type: types.Time(3)},
+		types.Column{Name: "ts", Type: types.Timestamp(6)},
+		types.Column{Name: "ltz", Type: types.TimestampLTZ(3)},
+		types.Column{Name: "bin", Type: types.Bytes},
+		types.Column{Name: "s", Type: types.String},
+		types.Column{Name: "big", Type: types.BigInt},
+	)
+	opts := connector.Options{"connector": "redis", "url": "redis://" + mr.Addr(), "key-prefix": "ty:"}
+	sk := openSink(t, s, []string{"id"}, opts)
+	tsv := ts(t, "1969-07-20 20:17:40.123456")
+	b := types.NewBatch(2, s.Len())
+	copy(b.AddRow(types.Insert, types.NoOrigin, s.Len()), []types.Value{types.Int32Value(1), types.BoolValue(true),
+		types.DecimalValue(-12345, 3), types.FloatValue(0.1), types.DoubleValue(1e-7), types.DateValue(types.DateFromCivil(2024, 2, 29)),
+		types.TimeValue(45_296_789_000), tsv, types.TimestampLTZValue(1_704_103_200_500_000), types.BytesValue([]byte{0, 0xff, '\n'}),
+		types.StringValue("żółw\n\"q\""), types.BigIntValue(-1 << 63)})
+	b.AddRow(types.Insert, types.NoOrigin, s.Len())[0] = types.Int32Value(2) // NULLs
+	if err := sk.Write(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	if err := sk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := mr.HGet("ty:1", "bin"); got != "\x00\xff\n" {
+		t.Errorf("BYTES field %q", got)
+	}
+	l := open(t, s, []string{"id"}, opts, env(nil))
+	for id, want := range map[int32]string{
+		1: `1|TRUE|-12.345|0.1|1.0E-7|2024-02-29|12:34:56.789|1969-07-20 20:17:40.123456|2024-01-01 10:00:00.500|x'00ff0a'|żółw
+"q"|-9223372036854775808`,
+		2: "2|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL",
+	} {
+		if got := lookup(t, l, []int{0}, types.Int32Value(id)); got != want {
+			t.Errorf("id %d:\n got %s\nwant %s", id, got, want)
+		}
+	}
+}
