@@ -134,6 +134,7 @@ func (Factory) CreateSink(t connector.Table, env connector.Env) (connector.Sink,
 type Sink struct {
 	*layout
 	client   *resp.Client
+	db       int // the database number
 	settings sinkSettings
 	buf      *sinkbuf.Buffer
 	keyBuf   []byte
@@ -180,7 +181,7 @@ func newSink(t connector.Table, env connector.Env) (*Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.client = resp.New(*opts)
+	s.client, s.db = resp.New(*opts), opts.DB
 	secrets := redact.Secrets(t.Options)
 	s.buf = sinkbuf.New(true, sinkbuf.Options{
 		MaxRows: s.settings.maxRows, Interval: s.settings.interval, MaxRetries: s.settings.maxRetries,
@@ -253,8 +254,7 @@ func (s *Sink) Snapshot() ([]byte, error) { return s.buf.Snapshot(s.types) }
 // Identity implements connector.Identified: the server, the database and
 // the key prefix, which name what the sink writes.
 func (s *Sink) Identity() string {
-	o := s.client.Options()
-	return fmt.Sprintf("redis|%s|%d|%s", o.Addr, o.DB, s.prefix)
+	return fmt.Sprintf("redis|%s|%d|%s", s.client.Addr(), s.db, s.prefix)
 }
 
 // ExactlyOnce reports whether the sink writes only what completed

@@ -292,6 +292,9 @@ func TestSinkExactlyOnce(t *testing.T) {
 	if !s.ExactlyOnce() {
 		t.Fatal("a checkpointed sink is not exactly-once")
 	}
+	if id := s.Identity(); id != "redis|"+mr.Addr()+"|0|" {
+		t.Errorf("identity %q", id)
+	}
 	r := func(id int64, name string) types.Row {
 		return row(types.Insert, types.StringValue("a"), types.BigIntValue(id), types.StringValue(name), types.NullValue, types.NullValue)
 	}
