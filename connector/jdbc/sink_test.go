@@ -267,7 +267,7 @@ func TestSinkUnreachable(t *testing.T) {
 	} {
 		var logged []string
 		env := connector.Env{Logf: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }}
-		s, err := New().CreateSink(sinkTable(connector.Options{"url": url, "password": pw, "sink.max-retries": "1"}, "id"), env)
+		s, err := New().CreateSink(sinkTable(connector.Options{"url": url, "password": pw, "sink.max-retries": "1", "sink.buffer-flush.interval": "0"}, "id"), env)
 		if err != nil {
 			t.Fatal(err)
 		}
