@@ -19,7 +19,7 @@ import (
 	"github.com/sluicesql/sluice/types"
 )
 
-// Factory builds redis lookup sources.
+// Factory builds redis lookup sources and sinks.
 type Factory struct{}
 
 // New returns the redis connector factory.
@@ -43,40 +43,31 @@ const (
 	optTimeout   = "timeout"
 )
 
-// Lookuper looks rows up in Redis (a connector.KeyLookuper).
-type Lookuper struct {
-	*lookupcache.Lookuper
+// layout is how a table's rows lie in Redis, for the lookup and the sink
+// alike: the Redis key of a row and what its value holds.
+type layout struct {
 	name      string
 	schema    types.Schema
-	client    *resp.Client
 	hash      bool
 	prefix    string
 	sep       string
 	pk        []int // primary key columns, in declared order; nil: none
 	valueCol  int   // string values without a format: the value column
-	fieldCols map[string]int
-
-	decMu sync.Mutex
-	dec   format.Decoder // string values with a format
+	format    format.Factory
+	fmtOpts   map[string]string
+	fieldCols map[string]int // hash fields by column name
 }
 
-// CreateLookup implements connector.LookupFactory. Its errors, and the
-// lookups', quote no password (the option's or the URL's).
-func (Factory) CreateLookup(t connector.Table, env connector.Env) (connector.LookupSource, error) {
-	l, err := newLookuper(t, env)
-	if err != nil {
-		return nil, redact.Error(err, redact.Secrets(t.Options)...)
-	}
-	return l, nil
-}
-
-func newLookuper(t connector.Table, env connector.Env) (*Lookuper, error) {
+// parseLayout reads a table's options. Every option of the connector is
+// known to both the lookup and the sink, so that one table can be both.
+func parseLayout(t connector.Table, env connector.Env) (*layout, error) {
 	if err := connector.RejectMetadata("redis", t); err != nil {
 		return nil, err
 	}
 	fmtName := t.Options[optFormat]
 	known := append([]string{"connector", optURL, optHost, optPort, optUser, optPassword, optDatabase,
 		optDataType, optPrefix, optSeparator, optFormat, optTimeout}, lookupcache.PartialOptions()...)
+	known = append(known, sinkOptions...)
 	var prefixes []string
 	if fmtName != "" {
 		prefixes = append(prefixes, fmtName+".")
@@ -84,18 +75,7 @@ func newLookuper(t connector.Table, env connector.Env) (*Lookuper, error) {
 	if err := t.Options.CheckKnown("redis", known, prefixes...); err != nil {
 		return nil, err
 	}
-	settings, err := lookupcache.ParseOptions(t.Options)
-	if err != nil {
-		return nil, err
-	}
-	if settings.Mode == lookupcache.Full {
-		return nil, fmt.Errorf("redis: option '%s' = 'FULL' is not supported: Redis tables are looked up by key ('NONE' or 'PARTIAL')", lookupcache.OptCache)
-	}
-	opts, err := clientOptions(t.Options)
-	if err != nil {
-		return nil, err
-	}
-	l := &Lookuper{
+	l := &layout{
 		name:     t.Name,
 		schema:   t.Schema,
 		prefix:   t.Options[optPrefix],
@@ -131,9 +111,7 @@ func newLookuper(t connector.Table, env connector.Env) (*Lookuper, error) {
 			if format.IsChangelog(f) {
 				return nil, fmt.Errorf("redis: format '%s' is a changelog format; a value is one row", fmtName)
 			}
-			if l.dec, err = f.NewDecoder(t.Schema, t.Options.WithPrefix(fmtName+".")); err != nil {
-				return nil, err
-			}
+			l.format, l.fmtOpts = f, t.Options.WithPrefix(fmtName+".")
 			break
 		}
 		if len(l.pk) == 0 || len(l.pk) != t.Schema.Len()-1 {
@@ -146,6 +124,54 @@ func newLookuper(t connector.Table, env connector.Env) (*Lookuper, error) {
 		}
 	default:
 		return nil, fmt.Errorf("redis: option '%s': unsupported value '%s' (expected 'hash' or 'string')", optDataType, dt)
+	}
+	return l, nil
+}
+
+// Lookuper looks rows up in Redis (a connector.KeyLookuper).
+type Lookuper struct {
+	*lookupcache.Lookuper
+	*layout
+	client *resp.Client
+
+	decMu sync.Mutex
+	dec   format.Decoder // string values with a format
+}
+
+// CreateLookup implements connector.LookupFactory. Its errors, and the
+// lookups', quote no password (the option's or the URL's).
+func (Factory) CreateLookup(t connector.Table, env connector.Env) (connector.LookupSource, error) {
+	l, err := newLookuper(t, env)
+	if err != nil {
+		return nil, redact.Error(err, redact.Secrets(t.Options)...)
+	}
+	return l, nil
+}
+
+func newLookuper(t connector.Table, env connector.Env) (*Lookuper, error) {
+	lay, err := parseLayout(t, env)
+	if err != nil {
+		return nil, err
+	}
+	settings, err := lookupcache.ParseOptions(t.Options)
+	if err != nil {
+		return nil, err
+	}
+	if settings.Mode == lookupcache.Full {
+		return nil, fmt.Errorf("redis: option '%s' = 'FULL' is not supported: Redis tables are looked up by key ('NONE' or 'PARTIAL')", lookupcache.OptCache)
+	}
+	if _, err := parseSinkOptions(t.Options); err != nil {
+		return nil, err
+	}
+	opts, err := clientOptions(t.Options)
+	if err != nil {
+		return nil, err
+	}
+	l := &Lookuper{layout: lay}
+	if lay.format != nil {
+		if l.dec, err = lay.format.NewDecoder(t.Schema, lay.fmtOpts); err != nil {
+			return nil, err
+		}
 	}
 	l.client = resp.New(*opts)
 	secrets := redact.Secrets(t.Options)
