@@ -83,6 +83,9 @@ func splitBody(body []byte, fn func(n, off int, rec []byte) error) error {
 			return atEnd(body, i+1, "after the array")
 		}
 		for n := 1; ; n++ {
+			if i == len(body) {
+				return &bodyError{off: i, msg: "unexpected end of the body: the array is not closed"}
+			}
 			start := i
 			end, err := skipValue(body, i)
 			if err != nil {
@@ -91,8 +94,7 @@ func splitBody(body []byte, fn func(n, off int, rec []byte) error) error {
 			if err := fn(n, start, body[start:end]); err != nil {
 				return err
 			}
-			i = skipSpace(body, end)
-			if i == len(body) {
+			if i = skipSpace(body, end); i == len(body) {
 				return &bodyError{off: i, msg: "unexpected end of the body: the array is not closed"}
 			}
 			switch body[i] {

@@ -10,9 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
-	"log"
+	"path"
 	"slices"
 	"sort"
 	"strconv"
@@ -539,6 +540,7 @@ func (r *PushReader) Close() error {
 // ServeHTTP receives a push request.
 func (r *PushReader) ServeHTTP(w http.ResponseWriter, q *http.Request) {
 	s := r.src
+	q.URL.Path = cleanPath(q.URL.Path)
 	if !s.matches(q.URL.Path) {
 		reply(w, http.StatusNotFound, "error", "no endpoint at "+q.URL.Path+": POST to "+s.path)
 		return
@@ -702,6 +704,17 @@ func (s *PushSource) matches(path string) bool {
 		return strings.HasPrefix(path, s.path)
 	}
 	return path == s.path
+}
+
+// cleanPath is p with its '.' and '..' elements resolved and repeated
+// slashes merged, keeping a trailing slash: '/hooks/../admin' is not
+// under '/hooks/'.
+func cleanPath(p string) string {
+	c := path.Clean("/" + p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c
 }
 
 // authorized checks an Authorization header against the token, in a
