@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -435,5 +436,104 @@ INSERT INTO o%d SELECT * FROM s%d;`, i, c.opts, i, i, i)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want %q", c.opts, err, c.want)
 		}
+	}
+}
+
+// collector is an HTTP server that keeps the bodies it gets and answers
+// them with status.
+type collector struct {
+	url    string
+	mu     sync.Mutex
+	bodies []string
+	status int
+}
+
+func newCollector(t *testing.T, status int) *collector {
+	c := &collector{status: status}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		c.mu.Lock()
+		c.bodies = append(c.bodies, string(b))
+		st := c.status
+		c.mu.Unlock()
+		w.WriteHeader(st)
+		if st >= 400 {
+			io.WriteString(w, "no thanks")
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c.url = srv.URL
+	return c
+}
+
+func (c *collector) got() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.bodies...)
+}
+
+// TestSinkJob: a bounded job writes its rows in batches and ends once
+// they are delivered.
+func TestSinkJob(t *testing.T) {
+	c := newCollector(t, 200)
+	e := newEngine(t)
+	j := e.start(t, `
+CREATE TABLE g (n INT) WITH ('connector' = 'datagen', 'number-of-rows' = '10', 'fields.n.kind' = 'sequence', 'fields.n.start' = '1', 'fields.n.end' = '10');
+CREATE TABLE out (n INT, sq INT) WITH ('connector' = 'http', 'url' = '$URL/rows', 'sink.buffer-flush.max-rows' = '4');
+INSERT INTO out SELECT n, n * n FROM g;`, "$URL", c.url)
+	if err := waitErr(t, j); err != nil {
+		t.Fatal(err)
+	}
+	got := c.got()
+	want := []string{`[{"n":1,"sq":1},{"n":2,"sq":4},{"n":3,"sq":9},{"n":4,"sq":16}]`,
+		`[{"n":5,"sq":25},{"n":6,"sq":36},{"n":7,"sq":49},{"n":8,"sq":64}]`, `[{"n":9,"sq":81},{"n":10,"sq":100}]`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestSinkJobFails: an endpoint that refuses the rows fails the job,
+// with the status and the start of the response.
+func TestSinkJobFails(t *testing.T) {
+	c := newCollector(t, 400)
+	e := newEngine(t)
+	j := e.start(t, `
+CREATE TABLE g (n INT) WITH ('connector' = 'datagen', 'number-of-rows' = '3');
+CREATE TABLE out (n INT) WITH ('connector' = 'http', 'url' = '$URL/rows', 'http.header.Authorization' = 'Bearer tok-tok-tok');
+INSERT INTO out SELECT n FROM g;`, "$URL", c.url)
+	err := waitErr(t, j)
+	want := "http table 'out': POST " + c.url + "/rows: 400 Bad Request: no thanks"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}
+
+// TestPushToSink runs a push source into an http sink with checkpoints:
+// when a request is answered 200, its rows have reached the sink's
+// endpoint (the checkpoint that made them safe flushed the sink first).
+func TestPushToSink(t *testing.T) {
+	c := newCollector(t, 200)
+	e := newEngine(t)
+	j := e.start(t, `
+SET 'state.dir' = '$DIR';
+SET 'execution.checkpointing.interval' = '20 ms';
+CREATE TABLE hook (id INT, kind STRING) WITH ('connector' = 'http', 'source.listen' = '127.0.0.1:0', 'source.token' = 'tkn-1234');
+CREATE TABLE fwd (id INT, kind STRING) WITH ('connector' = 'http', 'url' = '$URL', 'sink.batch.mode' = 'ndjson',
+  'sink.buffer-flush.interval' = '1 h');
+INSERT INTO fwd SELECT id, UPPER(kind) FROM hook WHERE kind <> 'noise';`, "$DIR", t.TempDir(), "$URL", c.url)
+	url := e.endpoint(t, "hook")
+	for i := range 10 {
+		r := push(url, "tkn-1234", fmt.Sprintf(`[{"id":%d,"kind":"alert"},{"id":%d,"kind":"noise"}]`, i, i))
+		if r.status != 200 {
+			t.Fatalf("request %d: %s", i, r)
+		}
+		all := strings.Join(c.got(), "")
+		if !strings.Contains(all, fmt.Sprintf(`{"id":%d,"kind":"ALERT"}`, i)) {
+			t.Fatalf("request %d answered before its row reached the sink's endpoint: %q", i, all)
+		}
+	}
+	stop(t, j)
+	if n := strings.Count(strings.Join(c.got(), ""), "\n"); n != 10 {
+		t.Errorf("%d rows forwarded, want 10", n)
 	}
 }
