@@ -540,14 +540,16 @@ func (r *PushReader) Close() error {
 // ServeHTTP receives a push request.
 func (r *PushReader) ServeHTTP(w http.ResponseWriter, q *http.Request) {
 	s := r.src
-	q.URL.Path = cleanPath(q.URL.Path)
-	if !s.matches(q.URL.Path) {
-		reply(w, http.StatusNotFound, "error", "no endpoint at "+q.URL.Path+": POST to "+s.path)
-		return
-	}
+	// The token first: a sender without it learns nothing, not even
+	// which paths there are.
 	if s.token != nil && !s.authorized(q.Header.Get("Authorization")) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="sluice"`)
 		reply(w, http.StatusUnauthorized, "error", "missing or wrong token: send 'Authorization: Bearer <token>'")
+		return
+	}
+	q.URL.Path = cleanPath(q.URL.Path)
+	if !s.matches(q.URL.Path) {
+		reply(w, http.StatusNotFound, "error", "no endpoint at "+q.URL.Path+": POST to "+s.path)
 		return
 	}
 	if q.Method != http.MethodPost {
