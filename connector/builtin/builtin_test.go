@@ -106,7 +106,13 @@ func TestLookupOnly(t *testing.T) {
 	if err := Register(c, f); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"jdbc", "redis", "http"} {
+	// http is a lookup source too, and also a push source and a sink.
+	if fac, _ := c.Lookup("http"); fac == nil {
+		t.Error("no http connector")
+	} else if _, ok := fac.(connector.LookupFactory); !ok {
+		t.Error("http is not a LookupFactory")
+	}
+	for _, name := range []string{"jdbc", "redis"} {
 		fac, err := c.Lookup(name)
 		if err != nil {
 			t.Fatal(err)
