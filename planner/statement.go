@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -278,7 +279,21 @@ func (p *Planner) PlanInsert(ins *ast.Insert, acceptsUpdates SinkAcceptsUpdates)
 	}
 	sinkTable := connector.Table{Name: name, Schema: target, PrimaryKey: tbl.PrimaryKey, PartitionKeys: tbl.PartitionKeys, Options: tbl.Options}
 	if q.Updating() && (acceptsUpdates == nil || !acceptsUpdates(sinkTable)) {
-		return nil, p.updatingSinkError(ins, name, tbl.Options["connector"], q)
+		err := p.updatingSinkError(ins, name, tbl.Options["connector"], q)
+		if len(sinkTable.PrimaryKey) == 0 && acceptsUpdates != nil {
+			// A connector that takes updates by a key (jdbc, redis)
+			// would take them with one.
+			keyed := sinkTable
+			keyed.PrimaryKey = target.Names()[:1]
+			if acceptsUpdates(keyed) {
+				var te *token.Error
+				if errors.As(err, &te) {
+					te.Msg += fmt.Sprintf("; or declare the PRIMARY KEY of '%s' (NOT ENFORCED): a '%s' table with one upserts and deletes by it",
+						name, tbl.Options["connector"])
+				}
+			}
+		}
+		return nil, err
 	}
 	// Flink checks every NOT NULL column of the sink, whatever the query's
 	// types say.

@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sluicesql/sluice/internal/trim"
 	"io"
 	"log/slog"
 	"maps"
@@ -462,6 +463,9 @@ func (s *Server) start(j *job) error {
 		s.log.Error("cannot record the job's start", "job", name, "error", err)
 	}
 	run.OnDone(func(err error) { s.runEnded(j, err, sess, ended) })
+	// Planning and starting a job ran code (and grew stacks) that its
+	// run will not: let its pages go from the resident set.
+	trim.Soon()
 	return nil
 }
 

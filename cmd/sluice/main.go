@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sluicesql/sluice/internal/trim"
 	"io"
 	"os"
 	"os/signal"
@@ -26,6 +27,7 @@ import (
 )
 
 func main() {
+	trim.Startup()
 	if err := newRoot(os.Stdin, os.Stdout, os.Stderr).Execute(); err != nil {
 		os.Exit(1)
 	}
@@ -118,6 +120,9 @@ SIGTERM); a job run again then resumes from its last checkpoint.`,
 				return report(err, nil)
 			}
 			defer e.Close()
+			// Once the script's jobs have started, what only starting
+			// them used can leave the resident set.
+			trim.Soon()
 			return report(e.Run(ctx, args[0], src), src)
 		},
 	}

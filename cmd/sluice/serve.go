@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/sluicesql/sluice/internal/trim"
 	"io"
 	"log/slog"
 	"net"
@@ -100,6 +101,9 @@ next start.`,
 				scheme = "https"
 			}
 			logger.Info("listening", "address", scheme+"://"+ln.Addr().String(), "data_dir", cfg.DataDir, "auth", cfg.Auth)
+			// The server's start (the catalog, the state store, the
+			// jobs it resumes) ran code it may not run again.
+			trim.Startup()
 			sigs := make(chan os.Signal, 2)
 			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 			defer signal.Stop(sigs)

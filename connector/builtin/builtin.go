@@ -14,19 +14,22 @@ import (
 	"github.com/sluicesql/sluice/connector/jdbc"
 	"github.com/sluicesql/sluice/connector/kafka"
 	"github.com/sluicesql/sluice/connector/mqtt"
+	"github.com/sluicesql/sluice/connector/nats"
 	"github.com/sluicesql/sluice/connector/nexmark"
 	"github.com/sluicesql/sluice/connector/print"
 	"github.com/sluicesql/sluice/connector/procgen"
+	"github.com/sluicesql/sluice/connector/rabbitmq"
 	"github.com/sluicesql/sluice/connector/redis"
 	"github.com/sluicesql/sluice/connector/rocketmq"
 )
 
 // Connectors returns the built-in connector factories: blackhole, datagen,
-// filesystem, http, jdbc, kafka, mqtt, nexmark, print, procgen, redis,
-// rocketmq and upsert-kafka.
+// filesystem, http, jdbc, kafka, mqtt, nats, nexmark, print, procgen,
+// rabbitmq, redis, rocketmq and upsert-kafka.
 func Connectors() []connector.Factory {
 	return []connector.Factory{blackhole.New(), datagen.New(), filesystem.New(), http.New(), jdbc.New(),
-		kafka.New(), mqtt.New(), nexmark.New(), print.New(), procgen.New(), redis.New(), rocketmq.New(), kafka.NewUpsert()}
+		kafka.New(), mqtt.New(), nats.New(), nexmark.New(), print.New(), procgen.New(), rabbitmq.New(), redis.New(),
+		rocketmq.New(), kafka.NewUpsert()}
 }
 
 // Formats returns the built-in format factories: csv, json, raw and the

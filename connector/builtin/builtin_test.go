@@ -23,7 +23,7 @@ func TestPipeline(t *testing.T) {
 	if err := Register(c, f); err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Names(); !reflect.DeepEqual(got, []string{"blackhole", "datagen", "filesystem", "http", "jdbc", "kafka", "mqtt", "nexmark", "print", "procgen", "redis", "rocketmq", "upsert-kafka"}) {
+	if got := c.Names(); !reflect.DeepEqual(got, []string{"blackhole", "datagen", "filesystem", "http", "jdbc", "kafka", "mqtt", "nats", "nexmark", "print", "procgen", "rabbitmq", "redis", "rocketmq", "upsert-kafka"}) {
 		t.Fatalf("connectors = %v", got)
 	}
 	if err := Register(connector.NewRegistry(), f); err == nil {
@@ -99,13 +99,20 @@ func TestPipeline(t *testing.T) {
 }
 
 // TestLookupOnly checks that the dimension connectors are lookup sources
-// and that scanning or writing one says why it cannot be done.
+// and that scanning one (or writing an http one) says why it cannot be
+// done.
 func TestLookupOnly(t *testing.T) {
 	c, f := connector.NewRegistry(), format.NewRegistry()
 	if err := Register(c, f); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"jdbc", "redis", "http"} {
+	// http is a lookup source too, and also a push source and a sink.
+	if fac, _ := c.Lookup("http"); fac == nil {
+		t.Error("no http connector")
+	} else if _, ok := fac.(connector.LookupFactory); !ok {
+		t.Error("http is not a LookupFactory")
+	}
+	for _, name := range []string{"jdbc", "redis"} {
 		fac, err := c.Lookup(name)
 		if err != nil {
 			t.Fatal(err)
@@ -117,7 +124,14 @@ func TestLookupOnly(t *testing.T) {
 		if _, err := c.Source(tbl, connector.Env{Formats: f}); err == nil || !strings.Contains(err.Error(), "read only by a lookup join") {
 			t.Errorf("%s as a source: %v", name, err)
 		}
-		if _, err := c.Sink(tbl, connector.Env{Formats: f}); err == nil || !strings.Contains(err.Error(), "read only by a lookup join") {
+		_, err = c.Sink(tbl, connector.Env{Formats: f})
+		if name != "http" { // jdbc and redis tables are sinks too
+			if _, ok := fac.(connector.SinkFactory); !ok || err == nil || strings.Contains(err.Error(), "read only by a lookup join") {
+				t.Errorf("%s as a sink: %v", name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), "read only by a lookup join") {
 			t.Errorf("%s as a sink: %v", name, err)
 		}
 	}

@@ -22,7 +22,8 @@ import (
 	"github.com/sluicesql/sluice/types"
 )
 
-// Factory builds http lookup sources.
+// Factory builds the http connector's tables: dimension tables (lookup
+// sources), push sources and sinks.
 type Factory struct{}
 
 // New returns the http connector factory.

@@ -21,7 +21,7 @@ import (
 	"github.com/sluicesql/sluice/types"
 )
 
-// Factory builds jdbc lookup sources.
+// Factory builds jdbc lookup sources and sinks.
 type Factory struct{}
 
 // New returns the jdbc connector factory.
@@ -39,7 +39,17 @@ const (
 	optPassword   = "password"
 	optDriver     = "driver"
 	optMaxTimeout = "connection.max-retry-timeout"
+
+	optFlushRows     = "sink.buffer-flush.max-rows"
+	optFlushInterval = "sink.buffer-flush.interval"
+	optMaxRetries    = "sink.max-retries"
+	optParallelism   = "sink.parallelism"
+	optGuarantee     = "sink.delivery-guarantee"
 )
+
+// sinkOptions are the options of the sink; a table used both as a
+// dimension table and as a sink may carry them and the lookup's.
+var sinkOptions = []string{optFlushRows, optFlushInterval, optMaxRetries, optParallelism, optGuarantee}
 
 // config is a table's parsed options.
 type config struct {
@@ -49,6 +59,7 @@ type config struct {
 	// URL's), masked in every error the connector returns.
 	secrets []string
 	lookup  lookupcache.Settings
+	sink    sinkSettings
 	cols    []string
 	schema  types.Schema
 }
@@ -59,6 +70,7 @@ func parseConfig(t connector.Table) (config, error) {
 		return c, err
 	}
 	known := append([]string{"connector", optURL, optTable, optUser, optPassword, optDriver, optMaxTimeout}, lookupcache.Options()...)
+	known = append(known, sinkOptions...)
 	if err := t.Options.CheckKnown("jdbc", known); err != nil {
 		return c, err
 	}
@@ -89,6 +101,9 @@ func parseConfig(t connector.Table) (config, error) {
 	if c.lookup, err = lookupcache.ParseOptions(t.Options); err != nil {
 		return c, err
 	}
+	if c.sink, err = parseSinkOptions(t.Options, len(t.PrimaryKey) > 0); err != nil {
+		return c, err
+	}
 	if t.Schema.Len() == 0 {
 		return c, fmt.Errorf("jdbc table has no columns")
 	}
@@ -107,7 +122,11 @@ func supported(k types.Kind) bool {
 }
 
 // open returns a connection pool to the database; it does not connect.
-func (c *config) open() (*sql.DB, error) {
+// A pool for writes (forWrites) to MySQL interpolates parameters into
+// the statements (a round trip each, rather than prepare, execute and
+// close) and runs its sessions in strict mode, so that a value that does
+// not fit its column is an error, never truncated.
+func (c *config) open(forWrites bool) (*sql.DB, error) {
 	var db *sql.DB
 	if c.target.dialect == postgres {
 		pc, err := pgx.ParseConfig(c.target.dsn)
@@ -121,6 +140,13 @@ func (c *config) open() (*sql.DB, error) {
 			return nil, redact.Error(fmt.Errorf("jdbc: url %s: %w", redact.URL(c.url), err), c.secrets...)
 		}
 		mc.Logger = nopLogger{}
+		if forWrites {
+			mc.InterpolateParams = true
+			if mc.Params == nil {
+				mc.Params = map[string]string{}
+			}
+			mc.Params["sql_mode"] = "TRIM(BOTH ',' FROM CONCAT(@@sql_mode, ',STRICT_ALL_TABLES'))"
+		}
 		conn, err := mysql.NewConnector(mc)
 		if err != nil {
 			return nil, redact.Error(fmt.Errorf("jdbc: url %s: %w", redact.URL(c.url), err), c.secrets...)
@@ -144,7 +170,7 @@ func (Factory) CreateLookup(t connector.Table, env connector.Env) (connector.Loo
 	if err != nil {
 		return nil, redact.Error(err, c.secrets...)
 	}
-	db, err := c.open()
+	db, err := c.open(false)
 	if err != nil {
 		return nil, err
 	}

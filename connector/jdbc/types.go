@@ -332,3 +332,73 @@ func param(v types.Value) (any, error) {
 	}
 	return nil, fmt.Errorf("cannot look up by a value of type %s", v.Kind())
 }
+
+// writable reports whether values of kind k can be written into a
+// database column of class c, through the drivers' parameters as
+// writeParam makes them: without loss, or with the database's own checks
+// (an integer out of a narrower column's range is refused by the
+// database).
+func writable(d dialect, c class, k types.Kind) bool {
+	switch c {
+	case classInt:
+		// MySQL's BOOLEAN is TINYINT(1).
+		return k.IsInteger() || k == types.KindBoolean && d == mySQL
+	case classFloat, classDecimal:
+		return k.IsInteger() || k == types.KindFloat || k == types.KindDouble || k == types.KindDecimal
+	case classString:
+		return k.IsString()
+	case classBool:
+		return k == types.KindBoolean
+	case classBytes:
+		// A PostgreSQL bytea parameter given as text would be read as
+		// bytea's escape form; MySQL's BLOBs take strings as they are.
+		return k.IsBinary() || k.IsString() && d == mySQL
+	case classDate:
+		return k == types.KindDate
+	case classTime:
+		return k == types.KindTime
+	case classTimestamp:
+		return k.IsTimestamp()
+	}
+	return false
+}
+
+// writeSuggestions name the Sluice types whose values a column of each
+// class takes.
+var writeSuggestions = [...]string{
+	classInt:       "TINYINT, SMALLINT, INT or BIGINT",
+	classFloat:     "FLOAT, DOUBLE, DECIMAL(p, s) or an integer type",
+	classDecimal:   "DECIMAL(p, s), an integer type, FLOAT or DOUBLE",
+	classString:    "STRING, VARCHAR(n) or CHAR(n)",
+	classBool:      "BOOLEAN",
+	classBytes:     "BYTES, VARBINARY(n) or BINARY(n)",
+	classDate:      "DATE",
+	classTime:      "TIME",
+	classTimestamp: "TIMESTAMP(p) or TIMESTAMP_LTZ(p)",
+}
+
+// checkWritable returns an error when a column of database type dbType
+// cannot take values of the declared type t.
+func checkWritable(d dialect, name, dbType string, t types.Type) error {
+	c := classOf(dbType)
+	if c == classUnknown {
+		return fmt.Errorf("column '%s' has database type %s, which the jdbc connector cannot write", name, dbType)
+	}
+	if !writable(d, c, t.Kind) {
+		return fmt.Errorf("column '%s' is %s (%s) in the database and cannot take %s values; declare it as %s",
+			name, dbType, classNames[c], t, writeSuggestions[c])
+	}
+	return nil
+}
+
+// writeParam turns a value to write into a statement parameter: NULL as
+// nil, DECIMAL as its exact text, DATE as midnight UTC, TIME as text with
+// microseconds, TIMESTAMP as its wall-clock time in UTC and TIMESTAMP_LTZ
+// as its instant (also in UTC: MySQL sessions are set to time_zone
+// '+00:00').
+func writeParam(v types.Value) (any, error) {
+	if v.IsNull() {
+		return nil, nil
+	}
+	return param(v)
+}

@@ -154,6 +154,81 @@ type Reader struct {
 	marks     []mark
 	closed    bool
 	skipped   int64
+	// While a SUBSCRIBE waits for its answer, the broker may send first
+	// what it kept for a persistent session: more than the inbox holds
+	// before a Read takes any, and the connection's reader must go on
+	// to the SUBACK behind them. Messages that find the inbox full then
+	// wait in spill (bounded by the broker's window of unacknowledged
+	// messages), after the inbox's; while it holds any, later messages
+	// go after them, and once subscribed they wait for it to drain.
+	subscribing bool
+	spill       []inbound
+	drained     chan struct{} // closed when spill empties
+}
+
+// receive hands a message from the connection's reader to Read, in the
+// order received; it blocks while Read is behind, except while
+// subscribing (see spill).
+func (r *Reader) receive(m inbound) {
+	for {
+		r.mu.Lock()
+		if len(r.spill) == 0 {
+			r.mu.Unlock()
+			break
+		}
+		if r.subscribing {
+			r.spill = append(r.spill, m)
+			r.mu.Unlock()
+			return
+		}
+		drained := r.drained
+		r.mu.Unlock()
+		select {
+		case <-drained:
+		case <-r.ctx.Done():
+			return
+		}
+	}
+	select {
+	case r.in <- m:
+		return
+	default:
+	}
+	r.mu.Lock()
+	if r.subscribing {
+		r.spill = append(r.spill, m)
+		r.drained = make(chan struct{})
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Unlock()
+	select {
+	case r.in <- m:
+	case <-r.ctx.Done():
+	}
+}
+
+// poll takes the next message without waiting: the inbox's, then the
+// spill's.
+func (r *Reader) poll() (inbound, bool) {
+	select {
+	case m := <-r.in:
+		return m, true
+	default:
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.spill) == 0 {
+		return inbound{}, false
+	}
+	m := r.spill[0]
+	r.spill[0] = inbound{}
+	r.spill = r.spill[1:]
+	if len(r.spill) == 0 {
+		r.spill = nil
+		close(r.drained)
+	}
+	return m, true
 }
 
 // connect connects and subscribes. At open (first) it tries for
@@ -169,12 +244,7 @@ func (r *Reader) connect(ctx context.Context, first bool) error {
 		r.mu.Lock()
 		gen := r.gen + 1
 		r.mu.Unlock()
-		cn, err := dial(ctx, c.dial, func(pk *packets.Packet) {
-			select {
-			case r.in <- inbound{pk, gen}:
-			case <-r.ctx.Done():
-			}
-		})
+		cn, err := dial(ctx, c.dial, func(pk *packets.Packet) { r.receive(inbound{pk, gen}) })
 		if err == nil {
 			err = r.subscribe(ctx, cn, first)
 			if err != nil {
@@ -248,7 +318,13 @@ func (r *Reader) subscribe(ctx context.Context, cn *conn, first bool) error {
 			subs[i].RetainHandling = 1 // only for a new subscription
 		}
 	}
+	r.mu.Lock()
+	r.subscribing = true
+	r.mu.Unlock()
 	codes, err := cn.subscribe(ctx, subs, max(c.dial.timeout, 5*time.Second))
+	r.mu.Lock()
+	r.subscribing = false
+	r.mu.Unlock()
 	if err != nil {
 		return err
 	}
@@ -369,25 +445,27 @@ func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
 		r.ackLocked(len(r.unacked))
 	}
 	r.mu.Unlock()
-	t := time.NewTimer(pollWait)
-	defer t.Stop()
-	var m inbound
-	select {
-	case m = <-r.in:
-	case <-t.C:
-		return nil
-	case <-r.wake:
-		return nil
-	case <-r.done:
-		r.mu.Lock()
-		err := r.fatal
-		r.mu.Unlock()
-		if err == nil {
-			err = errors.New("the reader is closed")
+	m, ok := r.poll()
+	if !ok {
+		t := time.NewTimer(pollWait)
+		defer t.Stop()
+		select {
+		case m = <-r.in:
+		case <-t.C:
+			return nil
+		case <-r.wake:
+			return nil
+		case <-r.done:
+			r.mu.Lock()
+			err := r.fatal
+			r.mu.Unlock()
+			if err == nil {
+				err = errors.New("the reader is closed")
+			}
+			return err
+		case <-ctx.Done():
+			return context.Cause(ctx)
 		}
-		return err
-	case <-ctx.Done():
-		return context.Cause(ctx)
 	}
 	for n := 0; ; {
 		if err := r.add(b, m); err != nil {
@@ -396,9 +474,7 @@ func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
 		if n++; n >= max {
 			return nil
 		}
-		select {
-		case m = <-r.in:
-		default:
+		if m, ok = r.poll(); !ok {
 			return nil
 		}
 	}

@@ -5,24 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
-
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/connector/format"
 	"github.com/sluicesql/sluice/connector/lookupcache"
 	"github.com/sluicesql/sluice/connector/redact"
+	"github.com/sluicesql/sluice/internal/resp"
 	"github.com/sluicesql/sluice/types"
 )
 
-// Factory builds redis lookup sources.
+// Factory builds redis lookup sources and sinks.
 type Factory struct{}
 
 // New returns the redis connector factory.
@@ -46,40 +43,31 @@ const (
 	optTimeout   = "timeout"
 )
 
-// Lookuper looks rows up in Redis (a connector.KeyLookuper).
-type Lookuper struct {
-	*lookupcache.Lookuper
+// layout is how a table's rows lie in Redis, for the lookup and the sink
+// alike: the Redis key of a row and what its value holds.
+type layout struct {
 	name      string
 	schema    types.Schema
-	client    *goredis.Client
 	hash      bool
 	prefix    string
 	sep       string
 	pk        []int // primary key columns, in declared order; nil: none
 	valueCol  int   // string values without a format: the value column
-	fieldCols map[string]int
-
-	decMu sync.Mutex
-	dec   format.Decoder // string values with a format
+	format    format.Factory
+	fmtOpts   map[string]string
+	fieldCols map[string]int // hash fields by column name
 }
 
-// CreateLookup implements connector.LookupFactory. Its errors, and the
-// lookups', quote no password (the option's or the URL's).
-func (Factory) CreateLookup(t connector.Table, env connector.Env) (connector.LookupSource, error) {
-	l, err := newLookuper(t, env)
-	if err != nil {
-		return nil, redact.Error(err, redact.Secrets(t.Options)...)
-	}
-	return l, nil
-}
-
-func newLookuper(t connector.Table, env connector.Env) (*Lookuper, error) {
+// parseLayout reads a table's options. Every option of the connector is
+// known to both the lookup and the sink, so that one table can be both.
+func parseLayout(t connector.Table, env connector.Env) (*layout, error) {
 	if err := connector.RejectMetadata("redis", t); err != nil {
 		return nil, err
 	}
 	fmtName := t.Options[optFormat]
 	known := append([]string{"connector", optURL, optHost, optPort, optUser, optPassword, optDatabase,
 		optDataType, optPrefix, optSeparator, optFormat, optTimeout}, lookupcache.PartialOptions()...)
+	known = append(known, sinkOptions...)
 	var prefixes []string
 	if fmtName != "" {
 		prefixes = append(prefixes, fmtName+".")
@@ -87,18 +75,7 @@ func newLookuper(t connector.Table, env connector.Env) (*Lookuper, error) {
 	if err := t.Options.CheckKnown("redis", known, prefixes...); err != nil {
 		return nil, err
 	}
-	settings, err := lookupcache.ParseOptions(t.Options)
-	if err != nil {
-		return nil, err
-	}
-	if settings.Mode == lookupcache.Full {
-		return nil, fmt.Errorf("redis: option '%s' = 'FULL' is not supported: Redis tables are looked up by key ('NONE' or 'PARTIAL')", lookupcache.OptCache)
-	}
-	opts, err := clientOptions(t.Options)
-	if err != nil {
-		return nil, err
-	}
-	l := &Lookuper{
+	l := &layout{
 		name:     t.Name,
 		schema:   t.Schema,
 		prefix:   t.Options[optPrefix],
@@ -134,9 +111,7 @@ func newLookuper(t connector.Table, env connector.Env) (*Lookuper, error) {
 			if format.IsChangelog(f) {
 				return nil, fmt.Errorf("redis: format '%s' is a changelog format; a value is one row", fmtName)
 			}
-			if l.dec, err = f.NewDecoder(t.Schema, t.Options.WithPrefix(fmtName+".")); err != nil {
-				return nil, err
-			}
+			l.format, l.fmtOpts = f, t.Options.WithPrefix(fmtName+".")
 			break
 		}
 		if len(l.pk) == 0 || len(l.pk) != t.Schema.Len()-1 {
@@ -150,7 +125,55 @@ func newLookuper(t connector.Table, env connector.Env) (*Lookuper, error) {
 	default:
 		return nil, fmt.Errorf("redis: option '%s': unsupported value '%s' (expected 'hash' or 'string')", optDataType, dt)
 	}
-	l.client = goredis.NewClient(opts)
+	return l, nil
+}
+
+// Lookuper looks rows up in Redis (a connector.KeyLookuper).
+type Lookuper struct {
+	*lookupcache.Lookuper
+	*layout
+	client *resp.Client
+
+	decMu sync.Mutex
+	dec   format.Decoder // string values with a format
+}
+
+// CreateLookup implements connector.LookupFactory. Its errors, and the
+// lookups', quote no password (the option's or the URL's).
+func (Factory) CreateLookup(t connector.Table, env connector.Env) (connector.LookupSource, error) {
+	l, err := newLookuper(t, env)
+	if err != nil {
+		return nil, redact.Error(err, redact.Secrets(t.Options)...)
+	}
+	return l, nil
+}
+
+func newLookuper(t connector.Table, env connector.Env) (*Lookuper, error) {
+	lay, err := parseLayout(t, env)
+	if err != nil {
+		return nil, err
+	}
+	settings, err := lookupcache.ParseOptions(t.Options)
+	if err != nil {
+		return nil, err
+	}
+	if settings.Mode == lookupcache.Full {
+		return nil, fmt.Errorf("redis: option '%s' = 'FULL' is not supported: Redis tables are looked up by key ('NONE' or 'PARTIAL')", lookupcache.OptCache)
+	}
+	if _, err := parseSinkOptions(t.Options); err != nil {
+		return nil, err
+	}
+	opts, err := clientOptions(t.Options)
+	if err != nil {
+		return nil, err
+	}
+	l := &Lookuper{layout: lay}
+	if lay.format != nil {
+		if l.dec, err = lay.format.NewDecoder(t.Schema, lay.fmtOpts); err != nil {
+			return nil, err
+		}
+	}
+	l.client = resp.New(*opts)
 	secrets := redact.Secrets(t.Options)
 	fetch := func(ctx context.Context, keyCols []int, key []types.Value, dst [][]types.Value) ([][]types.Value, error) {
 		rows, err := l.fetch(ctx, keyCols, key, dst)
@@ -165,18 +188,14 @@ func newLookuper(t connector.Table, env connector.Env) (*Lookuper, error) {
 
 // clientOptions reads where the server is: 'url' (redis://... or
 // rediss://...) or 'host' and 'port', and the credentials.
-func clientOptions(o connector.Options) (*goredis.Options, error) {
-	var opts *goredis.Options
+func clientOptions(o connector.Options) (*resp.Options, error) {
+	var opts *resp.Options
 	if u, ok := o[optURL]; ok {
 		if _, ok := o[optHost]; ok {
 			return nil, fmt.Errorf("redis: set either '%s' or '%s', not both", optURL, optHost)
 		}
 		var err error
-		if opts, err = goredis.ParseURL(u); err != nil {
-			var uerr *url.Error
-			if errors.As(err, &uerr) {
-				err = uerr.Err // not the URL again
-			}
+		if opts, err = resp.ParseURL(u); err != nil {
 			return nil, fmt.Errorf("redis: option '%s' = '%s': %w", optURL, redact.URL(u), err)
 		}
 	} else {
@@ -188,7 +207,7 @@ func clientOptions(o connector.Options) (*goredis.Options, error) {
 		if err != nil {
 			return nil, err
 		}
-		opts = &goredis.Options{Addr: net.JoinHostPort(host, strconv.FormatInt(port, 10))}
+		opts = &resp.Options{Addr: net.JoinHostPort(host, strconv.FormatInt(port, 10))}
 	}
 	if v, ok := o[optUser]; ok {
 		opts.Username = v
@@ -208,13 +227,9 @@ func clientOptions(o connector.Options) (*goredis.Options, error) {
 		return nil, err
 	}
 	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = timeout, timeout, timeout
-	// Retries are the lookup's ('lookup.max-retries'), not the client's.
-	opts.MaxRetries = -1
-	opts.DialerRetries = 1
+	// Retries are the lookup's ('lookup.max-retries'): the client makes
+	// none.
 	opts.PoolSize = 4
-	opts.Protocol = 2
-	opts.DisableIdentity = true
-	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	return opts, nil
 }
 
@@ -297,21 +312,16 @@ func (l *Lookuper) fetchBatch(ctx context.Context, keyCols []int, keys [][]types
 			return err
 		}
 	}
-	// Each reply carries its own error (a failed pipeline sets it on
-	// every command): decode reports the first.
-	cmds := make([]goredis.Cmder, len(keys))
-	if len(keys) == 1 {
-		cmds[0] = l.command(ctx, l.client, rkeys[0])
-	} else {
-		_, _ = l.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
-			for j, k := range rkeys {
-				cmds[j] = l.command(ctx, p, k)
-			}
-			return nil
-		})
+	cmds := make([][]string, len(rkeys))
+	for j, k := range rkeys {
+		cmds[j] = l.command(k)
 	}
-	for j, c := range cmds {
-		row, err := l.decode(c, keyCols, keys[j], rkeys[j], rests[j])
+	replies, err := l.client.Pipeline(ctx, cmds)
+	if err != nil {
+		return fmt.Errorf("redis table %s: %s %s: %w", l.name, cmds[0][0], rkeys[0], err)
+	}
+	for j, r := range replies {
+		row, err := l.decode(r, keyCols, keys[j], rkeys[j], rests[j])
 		if err != nil {
 			return err
 		}
@@ -322,23 +332,22 @@ func (l *Lookuper) fetchBatch(ctx context.Context, keyCols []int, keys [][]types
 	return nil
 }
 
-// command issues the lookup of the Redis key rkey.
-func (l *Lookuper) command(ctx context.Context, c goredis.Cmdable, rkey string) goredis.Cmder {
+// command is the lookup of the Redis key rkey.
+func (l *Lookuper) command(rkey string) []string {
 	if l.hash {
-		return c.HGetAll(ctx, rkey)
+		return []string{"HGETALL", rkey}
 	}
-	return c.Get(ctx, rkey)
+	return []string{"GET", rkey}
 }
 
-// decode returns the row that the reply of c (the lookup of key, whose
+// decode returns the row that the reply r (to the lookup of key, whose
 // Redis key is rkey) holds, or nil if it holds none or one whose key
 // columns rest (those rkey does not cover) differ from key's.
-func (l *Lookuper) decode(c goredis.Cmder, keyCols []int, key []types.Value, rkey string, rest []int) ([]types.Value, error) {
+func (l *Lookuper) decode(r resp.Reply, keyCols []int, key []types.Value, rkey string, rest []int) ([]types.Value, error) {
 	row := make([]types.Value, l.schema.Len())
 	var err error
-	switch c := c.(type) {
-	case *goredis.MapStringStringCmd:
-		fields, err := c.Result()
+	if l.hash {
+		fields, err := r.Map()
 		if err != nil {
 			return nil, fmt.Errorf("redis table %s: HGETALL %s: %w", l.name, rkey, err)
 		}
@@ -354,9 +363,9 @@ func (l *Lookuper) decode(c goredis.Cmder, keyCols []int, key []types.Value, rke
 				return nil, lookupcache.Permanent(fmt.Errorf("redis table %s: key %s field '%s': %w", l.name, rkey, f, err))
 			}
 		}
-	case *goredis.StringCmd:
-		s, err := c.Result()
-		if errors.Is(err, goredis.Nil) {
+	} else {
+		s, err := r.String()
+		if errors.Is(err, resp.Nil) {
 			return nil, nil
 		}
 		if err != nil {
@@ -372,8 +381,6 @@ func (l *Lookuper) decode(c goredis.Cmder, keyCols []int, key []types.Value, rke
 		if err != nil {
 			return nil, lookupcache.Permanent(fmt.Errorf("redis table %s: key %s: %w", l.name, rkey, err))
 		}
-	default:
-		return nil, fmt.Errorf("redis table %s: unexpected reply %T", l.name, c)
 	}
 	// Key columns the value does not carry come from the key.
 	for i, c := range keyCols {

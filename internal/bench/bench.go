@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,32 +37,35 @@ func (c *counter) Close() error                 { return nil }
 // DECIMAL(10,2), item STRING, supplier STRING), with keys distinct keys.
 func bidBatch(start int64, keys int) *types.Batch {
 	b := types.NewBatch(BatchSize, 4)
+	items, suppliers := itemNames(), supplierNames()
 	for i := 0; i < BatchSize; i++ {
 		n := start + int64(i)
 		v := b.AddRow(types.Insert, types.NoOrigin, 4)
 		v[0] = types.TimestampValue(n * 1000) // one row per millisecond
 		v[1] = types.DecimalValue(100+n%900, 2)
-		v[2] = types.StringValue(itemNames[int(n)%len(itemNames)])
-		v[3] = types.StringValue(supplierNames[int(n%int64(keys))%len(supplierNames)])
+		v[2] = types.StringValue(items[int(n)%len(items)])
+		v[3] = types.StringValue(suppliers[int(n%int64(keys))%len(suppliers)])
 	}
 	return b
 }
 
-var itemNames = func() []string {
+// itemNames and supplierNames are made on first use, not when the
+// binary starts: every sluice command links this package.
+var itemNames = sync.OnceValue(func() []string {
 	out := make([]string, 64)
 	for i := range out {
 		out[i] = fmt.Sprintf("item-%02d", i)
 	}
 	return out
-}()
+})
 
-var supplierNames = func() []string {
+var supplierNames = sync.OnceValue(func() []string {
 	out := make([]string, 10000)
 	for i := range out {
 		out[i] = fmt.Sprintf("supplier-%05d", i)
 	}
 	return out
-}()
+})
 
 var bidSchema = []types.Type{types.Timestamp(3), types.Decimal(10, 2), types.String, types.String}
 
@@ -201,7 +205,7 @@ func (lookupTable) Load(_ context.Context, emit func(row []types.Value) error) e
 	row := make([]types.Value, 3)
 	for i := range lookupRows {
 		row[0] = types.BigIntValue(int64(i))
-		row[1] = types.StringValue(supplierNames[i%len(supplierNames)])
+		row[1] = types.StringValue(supplierNames()[i%len(supplierNames())])
 		row[2] = types.Int32Value(int32(i % 5))
 		if err := emit(row); err != nil {
 			return err

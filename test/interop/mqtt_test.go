@@ -369,3 +369,82 @@ INSERT INTO p SELECT * FROM g;`, "$SERVER", server, "$DIR", filepath.Join(dir, "
 	}
 	t.Logf("%d rows, %d duplicates", n, len(got)-n)
 }
+
+// TestMQTTMosquittoLargeBacklog reopens a persistent session for which a
+// private Mosquitto (queueing without a limit) kept more messages than a
+// reader's inbox holds: the broker sends them before it answers the
+// reader's SUBSCRIBE, and the reader must take them in while it waits
+// for that answer, not stall until it gives up.
+func TestMQTTMosquittoLargeBacklog(t *testing.T) {
+	mqttAddr(t)
+	server := privateMosquitto(t)
+	topic := "backlog"
+	dir := t.TempDir()
+	src := `
+SET 'state.dir' = '$DIR';
+SET 'pipeline.name' = 'backlog';
+SET 'execution.checkpointing.interval' = '100ms';
+CREATE TABLE m (n INT) WITH ('connector' = 'mqtt', 'server' = '$SERVER', 'topic' = '$TOPIC/#', 'format' = 'json', 'qos' = '1',
+  'connect.timeout' = '10 s');
+CREATE TABLE out (n INT) WITH ('connector' = 'print');
+INSERT INTO out SELECT * FROM m;`
+	repl := []string{"$SERVER", server, "$TOPIC", topic, "$DIR", dir}
+	e := openEngine(t)
+	j := e.start(t, src, repl...)
+	ready(t, e.out, server, topic)
+	finish(t, j, true)
+	e.Close()
+	const n = 5000 // the inbox holds 1,024
+	publish(t, server, topic, "5", 1, 0, n)
+	e2 := openEngine(t)
+	j2 := e2.start(t, src, repl...)
+	got := without(e2.out.waitRows(n, 30*time.Second))
+	finish(t, j2, true)
+	if len(got) != n {
+		t.Fatalf("got %d of the %d messages kept for the session", len(got), n)
+	}
+	for i, r := range got {
+		if r != fmt.Sprintf("+I[%d]", i) {
+			t.Fatalf("row %d: %s (out of order)", i, r)
+		}
+	}
+}
+
+// privateMosquitto starts a Mosquitto of the test's own on a free port,
+// queueing without a limit for persistent sessions, and returns its URL.
+func privateMosquitto(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("mosquitto")
+	if err != nil {
+		for _, p := range []string{"/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto"} {
+			if _, err := os.Stat(p); err == nil {
+				bin = p
+			}
+		}
+	}
+	if bin == "" {
+		t.Skip("no mosquitto binary")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	conf := filepath.Join(t.TempDir(), "mosquitto.conf")
+	os.WriteFile(conf, fmt.Appendf(nil, "listener %d 127.0.0.1\nallow_anonymous true\nmax_queued_messages 0\n", port), 0o644)
+	cmd := exec.Command(bin, "-c", conf)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for range 300 {
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Close()
+			return fmt.Sprintf("tcp://127.0.0.1:%d", port)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("mosquitto did not start")
+	return ""
+}

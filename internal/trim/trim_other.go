@@ -1,0 +1,6 @@
+//go:build !linux
+
+package trim
+
+// Startup does nothing outside Linux.
+func Startup() {}
