@@ -272,8 +272,10 @@ func (t *TxnSink) Write(ctx context.Context, b *types.Batch) error {
 	if err := t.err(); err != nil {
 		return err
 	}
-	if err := t.start(ctx); err != nil {
-		return err
+	if t.run == "" { // written without a restore: as a job without state
+		if err := t.Restore(ctx, connector.SinkRestore{}); err != nil {
+			return err
+		}
 	}
 	prop := t.owner + ":" + t.run + ":" + strconv.FormatInt(t.seq, 10)
 	for i := range b.Rows {
