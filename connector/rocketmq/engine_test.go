@@ -243,8 +243,20 @@ func TestReceiveAcknowledgedAfterCheckpoint(t *testing.T) {
 	time.Sleep(2500 * time.Millisecond) // past the invisible time: anything unacknowledged would come again
 	stop(t, j2)
 	got := append(e.out.lines("+I"), e2.out.lines("+I")...)
-	if w := want(0, 30, "+I[%d, 1]"); sorted(got) != sorted(w) {
-		t.Errorf("got %d rows:\n%s\nwant 0..29 once each, first delivery", len(got), sorted(got))
+	// Each number once. A message published while the job was away may
+	// come as a second delivery: a receive call of the stopped run that
+	// the proxy had not yet seen end may have taken it (its invisible
+	// time then passed); it was never read twice.
+	var ns []string
+	for _, r := range got {
+		n, att, _ := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(r, "+I["), "]"), ", ")
+		if att != "1" && att != "2" {
+			t.Errorf("row %s: delivery attempt %s", r, att)
+		}
+		ns = append(ns, n)
+	}
+	if w := want(0, 30, "%d"); sorted(ns) != sorted(w) {
+		t.Errorf("got %d rows:\n%s\nwant 0..29 once each", len(got), sorted(got))
 	}
 }
 
