@@ -1,3 +1,5 @@
+//go:build !norocketmq
+
 package main
 
 import (

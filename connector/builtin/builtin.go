@@ -20,16 +20,16 @@ import (
 	"github.com/sluicesql/sluice/connector/procgen"
 	"github.com/sluicesql/sluice/connector/rabbitmq"
 	"github.com/sluicesql/sluice/connector/redis"
-	"github.com/sluicesql/sluice/connector/rocketmq"
 )
 
 // Connectors returns the built-in connector factories: blackhole, datagen,
 // filesystem, http, jdbc, kafka, mqtt, nats, nexmark, print, procgen,
-// rabbitmq, redis, rocketmq and upsert-kafka.
+// rabbitmq, redis, rocketmq (unless built with the tag norocketmq) and
+// upsert-kafka.
 func Connectors() []connector.Factory {
-	return []connector.Factory{blackhole.New(), datagen.New(), filesystem.New(), http.New(), jdbc.New(),
+	return append([]connector.Factory{blackhole.New(), datagen.New(), filesystem.New(), http.New(), jdbc.New(),
 		kafka.New(), mqtt.New(), nats.New(), nexmark.New(), print.New(), procgen.New(), rabbitmq.New(), redis.New(),
-		rocketmq.New(), kafka.NewUpsert()}
+		kafka.NewUpsert()}, optional()...)
 }
 
 // Formats returns the built-in format factories: csv, json, raw and the

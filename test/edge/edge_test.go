@@ -16,6 +16,8 @@
 //	go test ./test/edge -run '^$' -bench . -benchtime 1x
 //
 // Both need Linux (/proc); the profile needs the mosquitto binary.
+// SLUICE_BUILD_TAGS=norocketmq measures the build without the rocketmq
+// connector.
 package edge_test
 
 import (
@@ -37,7 +39,7 @@ import (
 func buildRelease(b *testing.B, dir string) string {
 	b.Helper()
 	bin := filepath.Join(dir, "sluice")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "github.com/sluicesql/sluice/cmd/sluice")
+	cmd := exec.Command("go", "build", "-trimpath", "-tags", os.Getenv("SLUICE_BUILD_TAGS"), "-ldflags", "-s -w", "-o", bin, "github.com/sluicesql/sluice/cmd/sluice")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("cannot build the release binary: %v\n%s", err, out)
