@@ -449,9 +449,21 @@ func (t *SourceTask) Run(ctx context.Context) (err error) {
 	t.Metrics.readerOpened(t.stats, r)
 	wr, _ := r.(WatermarkReader)
 	readerWM := MinWatermark
-	if st, ok := r.(connector.Stats); ok && t.Metrics != nil {
-		defer func() { t.Metrics.SkippedRecs.Add(st.Skipped()) }()
+	// Malformed records the reader skipped go into the job's metric as
+	// they are read (health, Prometheus and alert rules see them while
+	// the job runs), and at the end.
+	stats, _ := r.(connector.Stats)
+	var skipped int64
+	countSkipped := func() {
+		if stats == nil || t.Metrics == nil {
+			return
+		}
+		if s := stats.Skipped(); s != skipped {
+			t.Metrics.SkippedRecs.Add(s - skipped)
+			skipped = s
+		}
 	}
+	defer countSkipped()
 	n := t.BatchSize
 	if n <= 0 {
 		n = 1024
@@ -522,6 +534,7 @@ func (t *SourceTask) Run(ctx context.Context) (err error) {
 			b.Reset()
 			err = r.Read(ctx, b, n)
 		}
+		countSkipped()
 		if err != nil && !errors.Is(err, io.EOF) {
 			if ctx.Err() != nil {
 				return context.Cause(ctx)

@@ -379,7 +379,15 @@ INSERT INTO out SELECT * FROM m;`
 		j := e.start(t, ddl, "$SERVER", b.URL, "$OPTS", ", 'json.ignore-parse-errors' = 'true'")
 		publish(b)
 		e.out.waitLines(t, "+I", 2)
+		// The skipped message is in the job's metrics while it runs (a
+		// health check or an alert rule sees it), not only at its end.
+		if h := j.Health(); h.Malformed != 1 {
+			t.Errorf("while running: %d malformed records, want 1", h.Malformed)
+		}
 		stop(t, j)
+		if h := j.Health(); h.Malformed != 1 {
+			t.Errorf("after the end: %d malformed records, want 1", h.Malformed)
+		}
 		if got := strings.Join(e.out.lines("+I"), " "); got != "+I[1] +I[3]" {
 			t.Errorf("got %s", got)
 		}
