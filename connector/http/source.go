@@ -301,13 +301,6 @@ type pushRequest struct {
 	answer chan bool // gets true once the rows are safe, false if they never will be
 }
 
-// mark is where checkpoint id's barrier fell in the list of requests
-// read and not yet answered.
-type mark struct {
-	id int64
-	n  int
-}
-
 // PushReader serves a push source's endpoint and hands the rows of the
 // requests it accepts to the job, in the order accepted. It answers a
 // request once all its rows are read and, with checkpoints, the
@@ -329,9 +322,8 @@ type PushReader struct {
 
 	mu        sync.Mutex // guards what follows; Acknowledge and Close may come from another goroutine after the task ended
 	queue     []*pushRequest
-	queued    int            // rows in queue not yet read
-	unacked   []*pushRequest // read whole, not yet answered
-	marks     []mark
+	queued    int                            // rows in queue not yet read
+	acks      connector.AckLog[*pushRequest] // read whole, not yet answered
 	deferAcks bool
 	closed    bool
 	fatal     error
@@ -377,7 +369,7 @@ func (r *PushReader) DeferAcks() {
 // far belong to checkpoint id (one read in part belongs to a later one).
 func (r *PushReader) Barrier(id int64) {
 	r.mu.Lock()
-	r.marks = append(r.marks, mark{id: id, n: len(r.unacked)})
+	r.acks.Barrier(id)
 	r.mu.Unlock()
 }
 
@@ -386,16 +378,7 @@ func (r *PushReader) Barrier(id int64) {
 func (r *PushReader) Acknowledge(id int64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := 0
-	k := 0
-	for ; k < len(r.marks) && (id < 0 || r.marks[k].id <= id); k++ {
-		n = r.marks[k].n
-	}
-	r.marks = r.marks[k:]
-	if id < 0 {
-		n = len(r.unacked)
-	}
-	r.answerLocked(n)
+	r.answerLocked(r.acks.Covered(id))
 	return nil
 }
 
@@ -405,14 +388,10 @@ func (r *PushReader) answerLocked(n int) {
 	if n <= 0 {
 		return
 	}
-	for _, q := range r.unacked[:n] {
+	for _, q := range r.acks.Pending()[:n] {
 		q.answer <- true
 	}
-	clear(r.unacked[:n])
-	r.unacked = append(r.unacked[:0], r.unacked[n:]...)
-	for i := range r.marks {
-		r.marks[i].n -= n
-	}
+	r.acks.Drop(n)
 }
 
 // Read implements connector.Reader.
@@ -425,7 +404,7 @@ func (r *PushReader) Read(ctx context.Context, b *types.Batch, max int) error {
 	}
 	if !r.deferAcks {
 		// The job processed what the last Read returned.
-		r.answerLocked(len(r.unacked))
+		r.answerLocked(r.acks.Len())
 	}
 	empty := len(r.queue) == 0
 	r.mu.Unlock()
@@ -468,7 +447,7 @@ func (r *PushReader) Read(ctx context.Context, b *types.Batch, max int) error {
 			q.rows = nil
 			r.queue[0] = nil
 			r.queue = r.queue[1:]
-			r.unacked = append(r.unacked, q)
+			r.acks.Add(q)
 		}
 	}
 	if len(r.queue) == 0 {
@@ -515,10 +494,11 @@ func (r *PushReader) Close() error {
 	for _, q := range r.queue {
 		q.answer <- false
 	}
-	for _, q := range r.unacked {
+	for _, q := range r.acks.Pending() {
 		q.answer <- false
 	}
-	r.queue, r.unacked, r.marks, r.queued = nil, nil, nil, 0
+	r.acks.Reset()
+	r.queue, r.queued = nil, 0
 	r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	err := r.srv.Shutdown(ctx)

@@ -117,12 +117,6 @@ type pendingAck struct {
 	qos byte
 }
 
-// mark is where checkpoint id's barrier fell in the unacknowledged list.
-type mark struct {
-	id int64
-	n  int
-}
-
 // Reader reads an mqtt table's subscription. A goroutine keeps the
 // connection up (reconnecting with back-off) and hands the messages
 // received to Read; Read decodes them. QoS 1 and 2 messages are
@@ -150,8 +144,7 @@ type Reader struct {
 	gen       uint64
 	fatal     error // a reconnection that will not succeed
 	deferAcks bool
-	unacked   []pendingAck
-	marks     []mark
+	acks      connector.AckLog[pendingAck]
 	closed    bool
 	skipped   int64
 	// While a SUBSCRIBE waits for its answer, the broker may send first
@@ -386,7 +379,7 @@ func (r *Reader) DeferAcks() {
 // Barrier implements connector.Acknowledger.
 func (r *Reader) Barrier(id int64) {
 	r.mu.Lock()
-	r.marks = append(r.marks, mark{id: id, n: len(r.unacked)})
+	r.acks.Barrier(id)
 	r.mu.Unlock()
 }
 
@@ -394,19 +387,10 @@ func (r *Reader) Barrier(id int64) {
 func (r *Reader) Acknowledge(id int64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := -1
-	k := 0
-	for ; k < len(r.marks) && (id < 0 || r.marks[k].id <= id); k++ {
-		n = r.marks[k].n
+	if n := r.acks.Covered(id); n > 0 {
+		return r.ackLocked(n)
 	}
-	r.marks = r.marks[k:]
-	if id < 0 {
-		n = len(r.unacked)
-	}
-	if n <= 0 {
-		return nil
-	}
-	return r.ackLocked(n)
+	return nil
 }
 
 // ackLocked acknowledges the first n unacknowledged messages, those of
@@ -414,7 +398,7 @@ func (r *Reader) Acknowledge(id int64) error {
 func (r *Reader) ackLocked(n int) error {
 	cn := r.conn
 	sent := false
-	for _, a := range r.unacked[:n] {
+	for _, a := range r.acks.Pending()[:n] {
 		if cn == nil || a.gen != r.gen || r.closed {
 			continue
 		}
@@ -423,10 +407,7 @@ func (r *Reader) ackLocked(n int) error {
 		}
 		sent = true
 	}
-	r.unacked = append(r.unacked[:0], r.unacked[n:]...)
-	for i := range r.marks {
-		r.marks[i].n -= n
-	}
+	r.acks.Drop(n)
 	if sent {
 		cn.flush() // a failure ends the connection; the broker sends those again
 	}
@@ -440,9 +421,9 @@ func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
 		r.mu.Unlock()
 		return err
 	}
-	if !r.deferAcks && len(r.unacked) > 0 {
+	if !r.deferAcks && r.acks.Len() > 0 {
 		// The job processed what the last Read returned.
-		r.ackLocked(len(r.unacked))
+		r.ackLocked(r.acks.Len())
 	}
 	r.mu.Unlock()
 	m, ok := r.poll()
@@ -485,7 +466,7 @@ func (r *Reader) add(b *types.Batch, m inbound) error {
 	pk := m.pk
 	if pk.FixedHeader.Qos > 0 {
 		r.mu.Lock()
-		r.unacked = append(r.unacked, pendingAck{gen: m.gen, id: pk.PacketID, qos: pk.FixedHeader.Qos})
+		r.acks.Add(pendingAck{gen: m.gen, id: pk.PacketID, qos: pk.FixedHeader.Qos})
 		r.mu.Unlock()
 	}
 	if pk.FixedHeader.Retain && !r.src.cfg.retained {

@@ -153,12 +153,6 @@ type message struct {
 	delivered uint64
 }
 
-// mark is where checkpoint id's barrier fell in the unacknowledged list.
-type mark struct {
-	id int64
-	n  int
-}
-
 // Reader reads a nats table's subscription or consumer. A goroutine
 // (nats.go's for core NATS, the reader's for JetStream) hands the
 // messages received to Read, which decodes them.
@@ -199,9 +193,8 @@ type Reader struct {
 	held      *inbound
 	deferAcks bool
 
-	mu      sync.Mutex // guards unacked, marks, closed: Acknowledge and Close may come from another goroutine after the task ended
-	unacked []jetstream.Msg
-	marks   []mark
+	mu      sync.Mutex // guards acks, closed: Acknowledge and Close may come from another goroutine after the task ended
+	acks    connector.AckLog[jetstream.Msg]
 	closed  bool
 	skipped int64
 }
@@ -454,7 +447,7 @@ func (r *Reader) DeferAcks() {
 // Barrier implements connector.Acknowledger.
 func (r *Reader) Barrier(id int64) {
 	r.mu.Lock()
-	r.marks = append(r.marks, mark{id: id, n: len(r.unacked)})
+	r.acks.Barrier(id)
 	r.mu.Unlock()
 }
 
@@ -462,19 +455,10 @@ func (r *Reader) Barrier(id int64) {
 func (r *Reader) Acknowledge(id int64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := -1
-	k := 0
-	for ; k < len(r.marks) && (id < 0 || r.marks[k].id <= id); k++ {
-		n = r.marks[k].n
+	if n := r.acks.Covered(id); n > 0 {
+		return r.ackLocked(n)
 	}
-	r.marks = r.marks[k:]
-	if id < 0 {
-		n = len(r.unacked)
-	}
-	if n <= 0 {
-		return nil
-	}
-	return r.ackLocked(n)
+	return nil
 }
 
 // ackLocked acknowledges the first n unacknowledged messages. An
@@ -482,17 +466,13 @@ func (r *Reader) Acknowledge(id int64) error {
 // comes again, and is then skipped as one the job has.
 func (r *Reader) ackLocked(n int) error {
 	if !r.closed {
-		for _, m := range r.unacked[:n] {
+		for _, m := range r.acks.Pending()[:n] {
 			if err := m.Ack(); err != nil {
 				break
 			}
 		}
 	}
-	clear(r.unacked[:n])
-	r.unacked = append(r.unacked[:0], r.unacked[n:]...)
-	for i := range r.marks {
-		r.marks[i].n -= n
-	}
+	r.acks.Drop(n)
 	return nil
 }
 
@@ -502,8 +482,8 @@ func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
 		return err
 	}
 	r.mu.Lock()
-	if !r.deferAcks && len(r.unacked) > 0 {
-		r.ackLocked(len(r.unacked)) // the job processed what the last Read returned
+	if !r.deferAcks && r.acks.Len() > 0 {
+		r.ackLocked(r.acks.Len()) // the job processed what the last Read returned
 	}
 	r.mu.Unlock()
 	if r.catchTo > r.high {
@@ -600,7 +580,7 @@ func (r *Reader) take(b *types.Batch, in inbound) error {
 // pending adds m to the messages to acknowledge.
 func (r *Reader) pending(m jetstream.Msg) {
 	r.mu.Lock()
-	r.unacked = append(r.unacked, m)
+	r.acks.Add(m)
 	r.mu.Unlock()
 }
 

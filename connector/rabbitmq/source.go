@@ -133,12 +133,6 @@ type pendingAck struct {
 	tag uint64
 }
 
-// mark is where checkpoint id's barrier fell in the unacknowledged list.
-type mark struct {
-	id int64
-	n  int
-}
-
 // Reader reads a queue. A goroutine keeps a connection and a consumer up
 // (reconnecting with back-off) and hands the deliveries to Read, which
 // decodes them. Deliveries are acknowledged in the order received, with
@@ -166,8 +160,7 @@ type Reader struct {
 	sess      *session
 	fatal     error // a reconnection that will not succeed
 	deferAcks bool
-	unacked   []pendingAck
-	marks     []mark
+	acks      connector.AckLog[pendingAck]
 	closed    bool
 	skipped   int64
 	dropped   int64 // deliveries of a dead channel dropped unread
@@ -333,7 +326,7 @@ func (r *Reader) DeferAcks() {
 // Barrier implements connector.Acknowledger.
 func (r *Reader) Barrier(id int64) {
 	r.mu.Lock()
-	r.marks = append(r.marks, mark{id: id, n: len(r.unacked)})
+	r.acks.Barrier(id)
 	r.mu.Unlock()
 }
 
@@ -341,19 +334,9 @@ func (r *Reader) Barrier(id int64) {
 func (r *Reader) Acknowledge(id int64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := -1
-	k := 0
-	for ; k < len(r.marks) && (id < 0 || r.marks[k].id <= id); k++ {
-		n = r.marks[k].n
+	if n := r.acks.Covered(id); n > 0 {
+		r.ackLocked(n)
 	}
-	r.marks = r.marks[k:]
-	if id < 0 {
-		n = len(r.unacked)
-	}
-	if n <= 0 {
-		return nil
-	}
-	r.ackLocked(n)
 	return nil
 }
 
@@ -364,7 +347,7 @@ func (r *Reader) ackLocked(n int) {
 	ss := r.sess
 	var last uint64
 	if ss != nil && !ss.dead && !r.closed {
-		for _, a := range r.unacked[:n] {
+		for _, a := range r.acks.Pending()[:n] {
 			if a.gen == ss.gen {
 				last = a.tag
 			}
@@ -375,10 +358,7 @@ func (r *Reader) ackLocked(n int) {
 		// those again.
 		ss.ch.Ack(last, true)
 	}
-	r.unacked = append(r.unacked[:0], r.unacked[n:]...)
-	for i := range r.marks {
-		r.marks[i].n -= n
-	}
+	r.acks.Drop(n)
 }
 
 // Read implements connector.Reader.
@@ -388,14 +368,14 @@ func (r *Reader) Read(ctx context.Context, b *types.Batch, max int) error {
 		r.mu.Unlock()
 		return err
 	}
-	if !r.deferAcks && len(r.unacked) > 0 {
+	if !r.deferAcks && r.acks.Len() > 0 {
 		// The job processed what the last Read returned.
-		r.ackLocked(len(r.unacked))
+		r.ackLocked(r.acks.Len())
 	}
-	if r.deferAcks && !r.full && len(r.unacked) >= r.src.cfg.prefetch {
+	if r.deferAcks && !r.full && r.acks.Len() >= r.src.cfg.prefetch {
 		r.full = true
 		r.src.env.Log("rabbitmq table '%s': %d messages ('prefetch-count') wait for the next checkpoint to be acknowledged, and the broker sends no more until then: raise 'prefetch-count' or checkpoint more often (said once)",
-			r.src.table.Name, len(r.unacked))
+			r.src.table.Name, r.acks.Len())
 	}
 	r.mu.Unlock()
 	t := time.NewTimer(pollWait)
@@ -443,7 +423,7 @@ func (r *Reader) add(b *types.Batch, m inbound) error {
 		r.mu.Unlock()
 		return nil
 	}
-	r.unacked = append(r.unacked, pendingAck{gen: m.gen, tag: m.d.DeliveryTag})
+	r.acks.Add(pendingAck{gen: m.gen, tag: m.d.DeliveryTag})
 	r.mu.Unlock()
 	d := &m.d
 	off := r.next

@@ -12,6 +12,7 @@ import (
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 	"google.golang.org/grpc"
 
+	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/internal/rmqwire"
 	"github.com/sluicesql/sluice/types"
 )
@@ -34,12 +35,6 @@ type held struct {
 	mv       *rmq.MessageView
 	deadline time.Time // when its invisible time ends, as far as we know
 	acking   bool      // on its way to be acknowledged: no longer renewed
-}
-
-// mark is where checkpoint id's barrier fell in the unacknowledged list.
-type mark struct {
-	id int64
-	n  int
 }
 
 // recvReader reads a topic as a simple consumer of the table's group. A
@@ -69,9 +64,8 @@ type recvReader struct {
 	mu        sync.Mutex
 	fatal     error
 	deferAcks bool
-	unacked   []*held // returned by Read, not yet released, in order
-	marks     []mark
-	live      map[*held]struct{} // every message received and not acknowledged
+	acks      connector.AckLog[*held] // returned by Read, not yet released, in order
+	live      map[*held]struct{}      // every message received and not acknowledged
 	toAck     []*held
 	closed    bool
 }
@@ -310,14 +304,11 @@ func parallel(hs []*held, f func(*held)) {
 
 // releaseLocked hands the first n unacknowledged messages to the keeper.
 func (r *recvReader) releaseLocked(n int) {
-	for _, h := range r.unacked[:n] {
+	for _, h := range r.acks.Pending()[:n] {
 		h.acking = true
 	}
-	r.toAck = append(r.toAck, r.unacked[:n]...)
-	r.unacked = append(r.unacked[:0], r.unacked[n:]...)
-	for i := range r.marks {
-		r.marks[i].n -= n
-	}
+	r.toAck = append(r.toAck, r.acks.Pending()[:n]...)
+	r.acks.Drop(n)
 	select {
 	case r.kick <- struct{}{}:
 	default:
@@ -342,7 +333,7 @@ func (r *recvReader) DeferAcks() {
 // Barrier implements connector.Acknowledger.
 func (r *recvReader) Barrier(id int64) {
 	r.mu.Lock()
-	r.marks = append(r.marks, mark{id: id, n: len(r.unacked)})
+	r.acks.Barrier(id)
 	r.mu.Unlock()
 }
 
@@ -350,16 +341,7 @@ func (r *recvReader) Barrier(id int64) {
 func (r *recvReader) Acknowledge(id int64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := -1
-	k := 0
-	for ; k < len(r.marks) && (id < 0 || r.marks[k].id <= id); k++ {
-		n = r.marks[k].n
-	}
-	r.marks = r.marks[k:]
-	if id < 0 {
-		n = len(r.unacked)
-	}
-	if n > 0 && !r.closed {
+	if n := r.acks.Covered(id); n > 0 && !r.closed {
 		r.releaseLocked(n)
 	}
 	return nil
@@ -376,9 +358,9 @@ func (r *recvReader) Read(ctx context.Context, b *types.Batch, max int) error {
 		r.mu.Unlock()
 		return errReaderClosed
 	}
-	if !r.deferAcks && len(r.unacked) > 0 {
+	if !r.deferAcks && r.acks.Len() > 0 {
 		// The job processed what the last Read returned.
-		r.releaseLocked(len(r.unacked))
+		r.releaseLocked(r.acks.Len())
 	}
 	r.mu.Unlock()
 	t := time.NewTimer(pollWait)
@@ -398,7 +380,7 @@ func (r *recvReader) Read(ctx context.Context, b *types.Batch, max int) error {
 	}
 	for n := 0; ; {
 		r.mu.Lock()
-		r.unacked = append(r.unacked, h)
+		r.acks.Add(h)
 		r.mu.Unlock()
 		m := fromView(h.mv)
 		if err := r.add(b, &m, r.next); err != nil {
