@@ -218,6 +218,10 @@ type execution struct {
 	sourceTasks []*SourceTask
 	// finished is closed once every task ended.
 	finished chan struct{}
+	// completers are the goroutines that pass completed checkpoints on to
+	// the chains of tasks that ended; run waits for them once finished
+	// is closed, before it notifies the chains itself.
+	completers *sync.WaitGroup
 }
 
 // prepare checks the graph, claims its state and builds and opens its
@@ -376,6 +380,7 @@ func (g *Graph) prepare(ctx context.Context, opts RunOptions) (x *execution, err
 
 	// finished is closed once every task ended.
 	finished := make(chan struct{})
+	completers := &sync.WaitGroup{}
 
 	// Sources that bound how many of their partitions are open at once
 	// (a directory of many files) hand out that many slots; the others'
@@ -588,7 +593,9 @@ func (g *Graph) prepare(ctx context.Context, opts RunOptions) (x *execution, err
 						// The chain's edge may still hold records back
 						// (a shuffle writer): it hears of the checkpoints
 						// that complete after its task ended.
+						completers.Add(1)
 						go func() {
+							defer completers.Done()
 							for {
 								select {
 								case id := <-st.Complete:
@@ -680,7 +687,7 @@ func (g *Graph) prepare(ctx context.Context, opts RunOptions) (x *execution, err
 		}
 		return nil, err
 	}
-	return &execution{ctx: ctx, cancel: cancel, opts: opts, tasks: tasks, coord: coord, sourceTasks: sourceTasks, finished: finished}, nil
+	return &execution{ctx: ctx, cancel: cancel, opts: opts, tasks: tasks, coord: coord, sourceTasks: sourceTasks, finished: finished, completers: completers}, nil
 }
 
 // run runs the tasks until they all ended, then commits the final
@@ -723,6 +730,10 @@ func (x *execution) run() error {
 	if coord != nil {
 		coord.stop() // no checkpoint completes from here on
 	}
+	// A chain may still be hearing of a checkpoint that completed as its
+	// task ended: the final notifications below must not overlap it (two
+	// Commits of one sink at once).
+	x.completers.Wait()
 	err := context.Cause(ctx)
 	if err == nil {
 		// Sinks hand over what they held back since their last
