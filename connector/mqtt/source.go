@@ -141,8 +141,9 @@ type Reader struct {
 
 	mu        sync.Mutex // guards what follows; Acknowledge and Close may come from another goroutine after the task ended
 	conn      *conn
-	gen       uint64
-	fatal     error // a reconnection that will not succeed
+	gen       uint64 // the connection's generation: that of the attempt that made it
+	dials     uint64 // connection attempts so far: the last generation given out
+	fatal     error  // a reconnection that will not succeed
 	deferAcks bool
 	acks      connector.AckLog[pendingAck]
 	closed    bool
@@ -234,8 +235,13 @@ func (r *Reader) connect(ctx context.Context, first bool) error {
 	deadline := time.Now().Add(c.connectTimeout)
 	attempts := 0
 	for {
+		// Each attempt has a generation of its own: messages a failed
+		// attempt received (before its subscription timed out, say) must
+		// never be acknowledged, by packet identifier, on a later
+		// connection, where the identifier names another message.
 		r.mu.Lock()
-		gen := r.gen + 1
+		r.dials++
+		gen := r.dials
 		r.mu.Unlock()
 		cn, err := dial(ctx, c.dial, func(pk *packets.Packet) { r.receive(inbound{pk, gen}) })
 		if err == nil {
