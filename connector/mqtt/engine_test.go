@@ -534,8 +534,8 @@ INSERT INTO out SELECT n, props['site'], props['kind'], ct, dup, id FROM m;`, "$
 }
 
 // TestReconnectCounted restarts the broker under a running job: the
-// source connects again by itself, which the job's metrics count, and
-// reads on.
+// source connects again by itself, which the job's metrics count, says
+// that the broker lost its session, and reads on.
 func TestReconnectCounted(t *testing.T) {
 	b := mqtttest.Start(t)
 	e := newEngine(t)
@@ -565,5 +565,10 @@ INSERT INTO out SELECT * FROM m;`, "$SERVER", b.URL)
 	}
 	if !strings.Contains(e.log.String(), "lost the connection to "+b.URL) {
 		t.Errorf("log:\n%s", e.log)
+	}
+	// The new broker has not the reader's persistent session: what was
+	// published for it meanwhile is lost, which the log must say.
+	if !strings.Contains(e.log.String(), "did not keep the reader's session") {
+		t.Errorf("the lost session is not reported; log:\n%s", e.log)
 	}
 }

@@ -256,6 +256,12 @@ func (r *Reader) connect(ctx context.Context, first bool) error {
 			r.mu.Unlock()
 			if !first {
 				r.src.env.CountReconnect()
+				if !c.dial.clean && !cn.session {
+					// Not silent: what was published for the session while
+					// the reader was away is gone with it.
+					r.src.env.Log("mqtt table '%s': the broker %s did not keep the reader's session '%s' (it restarted without persistence, or the session expired): "+
+						"messages published while the reader was away are lost; subscribed again", r.src.table.Name, c.server, c.dial.clientID)
+				}
 			}
 			if attempts > 0 {
 				r.src.env.Log("mqtt table '%s': connected to %s again after %d attempts", r.src.table.Name, c.server, attempts+1)
