@@ -55,6 +55,10 @@ const (
 // none (connector.Reader's contract).
 const pollWait = 100 * time.Millisecond
 
+// preallocBody is the most of a body's announced length allocated before
+// its bytes arrive.
+const preallocBody = 1 << 20
+
 // retryAfter is the Retry-After of a 503: how soon a client may try again.
 const retryAfter = "1"
 
@@ -556,7 +560,9 @@ func (r *PushReader) ServeHTTP(w http.ResponseWriter, q *http.Request) {
 	received := s.now()
 	var buf bytes.Buffer
 	if q.ContentLength > 0 {
-		buf.Grow(int(q.ContentLength))
+		// What the sender says it will send, up to a point: memory
+		// follows the bytes that come, not a header's claim.
+		buf.Grow(int(min(q.ContentLength, preallocBody)))
 	}
 	if _, err := buf.ReadFrom(http.MaxBytesReader(w, q.Body, s.maxBody)); err != nil {
 		var tooLarge *http.MaxBytesError
