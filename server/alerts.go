@@ -75,6 +75,11 @@ var alertMetrics = map[string]string{
 
 const alertsFile = "alerts.json"
 
+// alertStatesFile keeps the rules' states that are not ok, so that a
+// restart neither sends a firing alert again nor loses its resolution
+// (as Prometheus restores the state of its alerts).
+const alertStatesFile = "alert-states.json"
+
 // alertRule is a rule as the API takes and shows it and alerts.json
 // keeps it.
 type alertRule struct {
@@ -128,6 +133,9 @@ type alertState struct {
 	value        float64
 	lastNotified time.Time
 	lastError    string
+	// unsent is the notification of the state entered, until it is
+	// delivered (or given up): after a restart it is sent again.
+	unsent *notification
 	// sent is closed once the last notification queued for this state
 	// is delivered or given up; the next one waits for it.
 	sent chan struct{}
@@ -204,6 +212,10 @@ type alerting struct {
 	mu      sync.Mutex
 	rules   map[string]*rule
 	samples map[string]*jobSample
+	// statesPath is DATA/alert-states.json; dirty says the states
+	// changed since it was written.
+	statesPath string
+	dirty      bool
 }
 
 // Notifications: how long one attempt may take, and how many attempts.
@@ -215,7 +227,7 @@ const (
 // newAlerting reads the rules of DATA/alerts.json.
 func newAlerting(s *Server, dir string, allowRemote bool) (*alerting, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &alerting{s: s, path: filepath.Join(dir, alertsFile), allowRemote: allowRemote,
+	a := &alerting{s: s, path: filepath.Join(dir, alertsFile), statesPath: filepath.Join(dir, alertStatesFile), allowRemote: allowRemote,
 		client: &http.Client{Timeout: webhookTimeout}, backoff: 500 * time.Millisecond,
 		ctx: ctx, cancel: cancel, rules: map[string]*rule{}, samples: map[string]*jobSample{}}
 	b, err := os.ReadFile(a.path)
@@ -243,11 +255,102 @@ func newAlerting(s *Server, dir string, allowRemote bool) (*alerting, error) {
 		}
 		a.rules[r.Name] = r
 	}
+	if err := a.loadStates(); err != nil {
+		cancel()
+		return nil, err
+	}
 	return a, nil
+}
+
+// savedState is a rule's state for a job as alert-states.json keeps it.
+type savedState struct {
+	Alert        string        `json:"alert"`
+	Job          string        `json:"job"`
+	State        string        `json:"state"`
+	Since        time.Time     `json:"since"`
+	Value        float64       `json:"value"`
+	LastNotified time.Time     `json:"last_notified,omitzero"`
+	LastError    string        `json:"last_error,omitempty"`
+	Unsent       *notification `json:"unsent,omitempty"`
+}
+
+// loadStates restores the states alert-states.json keeps, for the rules
+// that exist. A job that no longer exists loses its state at the first
+// evaluation, as a deleted job does.
+func (a *alerting) loadStates() error {
+	b, err := os.ReadFile(a.statesPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("server: cannot read the alerts' states: %w", err)
+	}
+	var file struct {
+		States []savedState `json:"states"`
+	}
+	if err := json.Unmarshal(b, &file); err != nil {
+		return fmt.Errorf("server: cannot read %s: %w", a.statesPath, err)
+	}
+	for _, ss := range file.States {
+		r := a.rules[ss.Alert]
+		switch ss.State {
+		case alertPending, alertFiring, alertResolved:
+		default:
+			continue
+		}
+		if r == nil || ss.Job == "" {
+			continue
+		}
+		r.states[ss.Job] = &alertState{state: ss.State, since: ss.Since, value: ss.Value,
+			lastNotified: ss.LastNotified, lastError: ss.LastError, unsent: ss.Unsent}
+	}
+	return nil
+}
+
+// saveStates writes the states that are not ok to alert-states.json;
+// a.mu is held. A failure is logged: the states stay in memory, and the
+// next change tries again.
+func (a *alerting) saveStates() {
+	var file struct {
+		States []savedState `json:"states"`
+	}
+	file.States = []savedState{}
+	for _, name := range slices.Sorted(maps.Keys(a.rules)) {
+		r := a.rules[name]
+		for _, job := range slices.Sorted(maps.Keys(r.states)) {
+			st := r.states[job]
+			if st.state == alertOK {
+				continue
+			}
+			file.States = append(file.States, savedState{Alert: name, Job: job, State: st.state, Since: st.since, Value: st.value,
+				LastNotified: st.lastNotified, LastError: st.lastError, Unsent: st.unsent})
+		}
+	}
+	b, err := json.MarshalIndent(file, "", "  ")
+	if err == nil {
+		err = writeFile(a.statesPath, append(b, '\n'))
+	}
+	if err != nil {
+		a.s.log.Error("cannot keep the alerts' states", "file", a.statesPath, "error", err)
+		return
+	}
+	a.dirty = false
 }
 
 // start runs the evaluator every interval until close.
 func (a *alerting) start(interval time.Duration) {
+	// The notifications an earlier run queued and did not deliver go
+	// out first (at least once: the receiver may have had one).
+	a.mu.Lock()
+	for _, name := range slices.Sorted(maps.Keys(a.rules)) {
+		r := a.rules[name]
+		for _, job := range slices.Sorted(maps.Keys(r.states)) {
+			if st := r.states[job]; st.unsent != nil {
+				a.notify(r, st, *st.unsent)
+			}
+		}
+	}
+	a.mu.Unlock()
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
@@ -449,11 +552,17 @@ func (a *alerting) evaluate(now time.Time) {
 		}
 		// A job deleted, or whose labels no longer match, leaves the
 		// rule without a notification.
-		for name := range r.states {
+		for name, st := range r.states {
 			if !matched[name] {
 				delete(r.states, name)
+				if st.state != alertOK {
+					a.dirty = true
+				}
 			}
 		}
+	}
+	if a.dirty {
+		a.saveStates()
 	}
 }
 
@@ -574,6 +683,15 @@ func (a *alerting) metric(metric string, j jobSnap, p *jobSample, now time.Time)
 // step moves st by whether the condition holds now.
 func (a *alerting) step(r *rule, j jobSnap, st *alertState, active bool, activeSince, now time.Time) {
 	now = now.UTC()
+	was := st.state
+	defer func() {
+		// Kept: what entering or leaving firing and resolved changes
+		// (not the flapping between ok and pending of a value near
+		// its threshold, which would write at every evaluation).
+		if st.state != was && (st.state == alertFiring || st.state == alertResolved || was == alertFiring || was == alertResolved) {
+			a.dirty = true
+		}
+	}()
 	switch st.state {
 	case alertOK, alertResolved:
 		if !active {
@@ -639,6 +757,8 @@ func (a *alerting) notify(r *rule, st *alertState, n notification) {
 	if r.Webhook == "" && r.Table == "" {
 		return
 	}
+	st.unsent = &n
+	a.dirty = true
 	prev, done := st.sent, make(chan struct{})
 	st.sent = done
 	hook, table := r.Webhook, r.Table
@@ -672,6 +792,10 @@ func (a *alerting) notify(r *rule, st *alertState, n notification) {
 		} else {
 			st.lastError = strings.Join(errs, "; ")
 		}
+		if st.unsent != nil && *st.unsent == n && a.ctx.Err() == nil {
+			st.unsent = nil // delivered, or given up after its retries (not cut short by a shutdown)
+		}
+		a.saveStates()
 		a.mu.Unlock()
 	}()
 }
@@ -898,6 +1022,9 @@ func (s *Server) deleteAlert(w http.ResponseWriter, r *http.Request) {
 		a.rules[rl.Name] = rl
 		s.internal(w, err)
 		return
+	}
+	if len(rl.states) > 0 {
+		a.saveStates() // a rule made again with this name starts at ok
 	}
 	s.log.Info("alert deleted", "alert", rl.Name)
 	w.WriteHeader(http.StatusNoContent)

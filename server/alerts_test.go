@@ -247,8 +247,8 @@ func TestAlertNoOutputAndRate(t *testing.T) {
 	}
 }
 
-// The rules are kept in the data directory and survive a restart, with
-// their states starting again at ok; a deleted rule stays deleted.
+// The rules are kept in the data directory and survive a restart; a
+// deleted rule stays deleted.
 func TestAlertRulesSurviveRestart(t *testing.T) {
 	dir := t.TempDir()
 	ts := startServerWith(t, Config{DataDir: dir})
@@ -285,6 +285,59 @@ func TestAlertRulesSurviveRestart(t *testing.T) {
 		t.Errorf("after the restart: %+v", after)
 	}
 	ts.mustFail("GET", "/v1/alerts/gone", nil, 404, "not_found")
+}
+
+// An alert's state survives a restart of the server, as Prometheus
+// restores its alerts': a firing alert is not sent again, its
+// resolution after the restart is sent, and a notification the first
+// run could not deliver before it stopped is sent by the next.
+func TestAlertStatesSurviveRestart(t *testing.T) {
+	bs := kafkatest.Start(t, 1, "in")
+	h := newHook(t, 1<<30) // refuses everything, until told otherwise
+	dir, out := t.TempDir(), t.TempDir()
+	ts := startServerWith(t, Config{DataDir: dir})
+	ts.must("POST", "/v1/alerts", map[string]any{"name": "quiet", "job": "copy",
+		"condition": map[string]any{"kind": "no_output", "for": "300ms"}, "webhook": h.url}, 201, nil)
+	ts.must("POST", "/v1/jobs", map[string]any{"name": "copy", "sql": kafkaToFile(bs, out)}, 201, nil)
+	ts.waitAlert("quiet", "copy", "firing")
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		h.mu.Lock()
+		n := h.requests
+		h.mu.Unlock()
+		if n > 0 {
+			break // the first attempt failed; the next waits its back-off
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the webhook got no request")
+		}
+	}
+	ts.close() // while the notification waits to be tried again
+	h.mu.Lock()
+	h.failFirst = 0
+	h.mu.Unlock()
+
+	ts = startServerWith(t, Config{DataDir: dir})
+	var a alertJSON
+	ts.must("GET", "/v1/alerts/quiet", nil, 200, &a)
+	if len(a.States) != 1 || a.States[0].State != "firing" || a.States[0].Job != "copy" {
+		t.Fatalf("after the restart: %+v", a)
+	}
+	h.wait("the firing notification, sent by the second run", func(ns []notification) bool { return has(ns, "quiet", "copy", "firing") >= 0 })
+	time.Sleep(500 * time.Millisecond) // ten evaluations, the condition still holding
+	produceIDs(t, bs, "in", 0, 5)
+	waitOutput(t, out, 5)
+	got := h.wait("the resolution", func(ns []notification) bool { return has(ns, "quiet", "copy", "resolved") >= 0 })
+	// (Once quiet again for 300 ms, the job fires anew: only what
+	// comes before the resolution counts.)
+	firing := 0
+	for _, n := range got[:has(got, "quiet", "copy", "resolved")] {
+		if n.State == "firing" {
+			firing++
+		}
+	}
+	if firing != 1 {
+		t.Fatalf("want one firing, then its resolution: %+v", got)
+	}
 }
 
 // A bad rule is answered 400 with what is wrong; a taken name 409; an
