@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/sluicesql/sluice/connector"
 )
 
 // maxPacket bounds the size of a packet the client reads (MQTT allows
@@ -124,6 +127,13 @@ func reasonText(code byte) string {
 	return fmt.Sprintf("reason 0x%02x", code)
 }
 
+// isTLSError reports whether err is a TLS handshake that connecting
+// again will not mend (a certificate refused by either side).
+func isTLSError(err error) bool {
+	var te *connector.TLSError
+	return errors.As(err, &te)
+}
+
 // dialOptions say how to connect.
 type dialOptions struct {
 	addr     string // host:port
@@ -136,7 +146,8 @@ type dialOptions struct {
 	clean    bool          // clean session (3.1.1) or clean start (5)
 	expiry   uint32        // session expiry interval in seconds (5)
 	keep     time.Duration // keep-alive
-	timeout  time.Duration // for the TCP connection and the CONNACK
+	timeout  time.Duration // for the TCP connection, the TLS handshake and the CONNACK
+	tls      *tls.Config   // nil: plain TCP
 	// receiveMax is the most unacknowledged QoS 1 and 2 messages the
 	// broker may send at once (MQTT 5; the broker decides in 3.1.1).
 	receiveMax uint16
@@ -192,6 +203,14 @@ func dial(ctx context.Context, o dialOptions, onRecv func(*packets.Packet)) (*co
 	if err != nil {
 		return nil, err
 	}
+	if o.tls != nil {
+		tc := tls.Client(nc, o.tls)
+		if err := tc.HandshakeContext(dctx); err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("TLS handshake: %w", connector.ClassifyTLS(err))
+		}
+		nc = tc
+	}
 	c := &conn{nc: nc, version: o.version, keep: o.keep, bw: bufio.NewWriterSize(nc, 16<<10),
 		inflight: map[uint16]*outbound{}, subs: map[uint16]chan *packets.Packet{},
 		done: make(chan struct{}), onRecv: onRecv, serverMaxQoS: 2,
@@ -231,7 +250,9 @@ func dial(ctx context.Context, o dialOptions, onRecv func(*packets.Packet)) (*co
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("the broker closed the connection without answering CONNECT (a broker that does not speak this protocol version, or one refusing the client)")
 		}
-		return nil, fmt.Errorf("no answer to CONNECT: %w", err)
+		// TLS 1.3 servers check the client's certificate after the
+		// client's handshake is done: their refusal comes here.
+		return nil, fmt.Errorf("no answer to CONNECT: %w", connector.ClassifyTLS(err))
 	}
 	if ack.FixedHeader.Type != packets.Connack {
 		nc.Close()

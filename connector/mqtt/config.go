@@ -69,7 +69,7 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 	if c.fmtName, err = o.Required("format"); err != nil {
 		return nil, err
 	}
-	known := append(append([]string{}, commonOptions...), connector.ErrorPolicyOptions()...)
+	known := append(append(append([]string{}, commonOptions...), connector.ErrorPolicyOptions()...), connector.TLSOptions()...)
 	if sink {
 		known = append(known, sinkOptions...)
 	} else {
@@ -96,8 +96,19 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 	if c.server, err = o.Required("server"); err != nil {
 		return nil, fmt.Errorf("%w (e.g. 'tcp://127.0.0.1:1883')", err)
 	}
-	if c.dial.addr, err = parseServer(c.server); err != nil {
+	host, secure, err := parseServer(c.server)
+	if err != nil {
 		return nil, err
+	}
+	c.dial.addr = host
+	if !secure {
+		if err := o.RejectTLS(fmt.Sprintf("option 'server' = '%s' is plain MQTT (mqtts:// is MQTT over TLS)", c.server)); err != nil {
+			return nil, err
+		}
+	}
+	hostname, _, _ := net.SplitHostPort(host)
+	if c.dial.tls, err = o.ClientTLS(hostname, secure); err != nil {
+		return nil, fmt.Errorf("mqtt: %w", err)
 	}
 	topic, err := o.Required("topic")
 	if err != nil {
@@ -303,27 +314,32 @@ func safeName(s string) string {
 	}, s)
 }
 
-// parseServer returns the host:port of a 'server' URL.
-func parseServer(s string) (string, error) {
+// parseServer returns the host:port of a 'server' URL, and whether its
+// scheme asks for TLS (ssl://, tls:// and mqtts://, as Paho and Mosquitto
+// write it; port 8883 by default).
+func parseServer(s string) (string, bool, error) {
 	u, err := url.Parse(s)
 	if err != nil || u.Host == "" {
-		return "", fmt.Errorf("option 'server' must be a URL such as 'tcp://127.0.0.1:1883', not '%s'", s)
+		return "", false, fmt.Errorf("option 'server' must be a URL such as 'tcp://127.0.0.1:1883', not '%s'", s)
 	}
+	port, secure := "1883", false
 	switch u.Scheme {
 	case "tcp", "mqtt":
-	case "ssl", "tls", "mqtts", "ws", "wss":
-		return "", fmt.Errorf("option 'server': scheme '%s' is not supported yet; use tcp:// (plain MQTT over TCP)", u.Scheme)
+	case "ssl", "tls", "mqtts":
+		port, secure = "8883", true
+	case "ws", "wss":
+		return "", false, fmt.Errorf("option 'server': scheme '%s' is not supported yet; use tcp:// (MQTT over TCP) or mqtts:// (over TLS)", u.Scheme)
 	default:
-		return "", fmt.Errorf("option 'server': unknown scheme '%s' in '%s'; use tcp://host:port", u.Scheme, s)
+		return "", false, fmt.Errorf("option 'server': unknown scheme '%s' in '%s'; use tcp://host:port or mqtts://host:port", u.Scheme, s)
 	}
 	if u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.User != nil {
-		return "", fmt.Errorf("option 'server' is host and port only ('tcp://host:1883'), not '%s': credentials go in 'username' and 'password'", s)
+		return "", false, fmt.Errorf("option 'server' is host and port only ('%s://host:%s'), not '%s': credentials go in 'username' and 'password'", u.Scheme, port, s)
 	}
 	host := u.Host
 	if u.Port() == "" {
-		host = net.JoinHostPort(u.Hostname(), "1883")
+		host = net.JoinHostPort(u.Hostname(), port)
 	}
-	return host, nil
+	return host, secure, nil
 }
 
 // checkFilter checks a topic filter: '+' and '#' only as whole levels,

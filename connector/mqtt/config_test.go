@@ -23,7 +23,11 @@ func TestOptionErrors(t *testing.T) {
 		want string
 	}{
 		{false, "server=127.0.0.1:1883", "option 'server' must be a URL such as 'tcp://127.0.0.1:1883', not '127.0.0.1:1883'"},
-		{false, "server=ssl://h:8883", "scheme 'ssl' is not supported yet"},
+		{false, "server=ws://h:80", "scheme 'ws' is not supported yet"},
+		{false, "tls.ca-file=ca.pem", "option 'tls.ca-file' asks for TLS, but option 'server' = 'tcp://127.0.0.1:1883' is plain MQTT (mqtts:// is MQTT over TLS)"},
+		{false, "server=mqtts://h;tls.ca-file=/nonexistent/ca.pem", "mqtt: option 'tls.ca-file': cannot read the CA certificates: open /nonexistent/ca.pem: no such file or directory"},
+		{true, "server=ssl://h;tls.cert-file=c.pem", "option 'tls.cert-file' needs 'tls.key-file'"},
+		{true, "server=ssl://h;tls.ca_file=ca.pem", `unsupported option 'tls.ca_file' (did you mean "tls.ca-file"?)`},
 		{false, "server=tcp://u:p@h:1883", "credentials go in 'username' and 'password'"},
 		{false, "topic=a/#/b", "'#' must be a whole level and the last one"},
 		{false, "topic=a/b+", "'+' must be a whole level"},

@@ -371,7 +371,7 @@ func (s *Sink) connect(first bool) (*conn, error) {
 			return cn, nil
 		}
 		var refused *refusedError
-		if errors.As(err, &refused) && refused.permanent {
+		if errors.As(err, &refused) && refused.permanent || isTLSError(err) {
 			return nil, fmt.Errorf("mqtt table '%s': cannot connect to %s as '%s': %w", s.table.Name, c.server, c.dial.clientID, err)
 		}
 		if first && time.Now().Add(backoff).After(deadline) {

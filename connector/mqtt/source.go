@@ -270,7 +270,7 @@ func (r *Reader) connect(ctx context.Context, first bool) error {
 		}
 		attempts++
 		var refused *refusedError
-		if errors.As(err, &refused) && refused.permanent {
+		if errors.As(err, &refused) && refused.permanent || isTLSError(err) {
 			return fmt.Errorf("mqtt table '%s': cannot connect to %s as '%s': %w", r.src.table.Name, c.server, c.dial.clientID, err)
 		}
 		var subErr *subscribeError

@@ -1,6 +1,7 @@
 package nats
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/url"
@@ -50,6 +51,12 @@ type config struct {
 	server   string   // 'servers' as written, for messages
 	subjects []string // 'subject': filters (source) or the subject (sink)
 
+	// tls is the client's TLS configuration (nil: whatever the server
+	// asks for, with the system's CAs); its server name is empty unless
+	// 'tls.server-name' sets it, and nats.go then takes each server's
+	// host.
+	tls *tls.Config
+
 	user, password string
 	token          string
 	creds          string
@@ -89,7 +96,7 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 	if c.fmtName, err = o.Required("format"); err != nil {
 		return nil, err
 	}
-	known := append(append([]string{}, commonOptions...), connector.ErrorPolicyOptions()...)
+	known := append(append(append([]string{}, commonOptions...), connector.ErrorPolicyOptions()...), connector.TLSOptions()...)
 	if sink {
 		known = append(known, sinkOptions...)
 	} else {
@@ -123,8 +130,15 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 	if c.server, err = o.Required("servers"); err != nil {
 		return nil, fmt.Errorf("%w (e.g. 'nats://127.0.0.1:4222')", err)
 	}
-	if c.servers, err = parseServers(c.server); err != nil {
+	secure := false
+	if c.servers, secure, err = parseServers(c.server); err != nil {
 		return nil, err
+	}
+	// nats:// does not mean plain: a NATS server says in its first words
+	// whether it requires TLS, and the client upgrades the connection.
+	// TLS options therefore go with nats:// as with tls://.
+	if c.tls, err = o.ClientTLS("", secure); err != nil {
+		return nil, fmt.Errorf("nats: %w", err)
 	}
 	c.stream = o["jetstream.stream"]
 	if _, ok := o["jetstream.stream"]; ok {
@@ -312,9 +326,12 @@ func (c *config) parseSink(t connector.Table) error {
 	return nil
 }
 
-// parseServers checks a comma-separated list of nats:// URLs.
-func parseServers(s string) ([]string, error) {
-	var out []string
+// parseServers checks a comma-separated list of nats:// or tls:// URLs,
+// and says whether one is tls:// (TLS then goes for every server, as in
+// nats.go).
+func parseServers(s string) ([]string, bool, error) {
+	var hosts []string
+	secure := false
 	for _, v := range strings.Split(s, ",") {
 		v = strings.TrimSpace(v)
 		if v == "" {
@@ -322,24 +339,34 @@ func parseServers(s string) ([]string, error) {
 		}
 		u, err := url.Parse(v)
 		if err != nil || u.Host == "" {
-			return nil, fmt.Errorf("option 'servers' must list URLs such as 'nats://127.0.0.1:4222', not '%s'", v)
+			return nil, false, fmt.Errorf("option 'servers' must list URLs such as 'nats://127.0.0.1:4222', not '%s'", v)
 		}
 		switch u.Scheme {
 		case "nats":
-		case "tls", "ws", "wss":
-			return nil, fmt.Errorf("option 'servers': scheme '%s' is not supported yet; use nats://host:port", u.Scheme)
+		case "tls":
+			secure = true
+		case "ws", "wss":
+			return nil, false, fmt.Errorf("option 'servers': scheme '%s' is not supported yet; use nats://host:port (or tls://host:port for TLS)", u.Scheme)
 		default:
-			return nil, fmt.Errorf("option 'servers': unknown scheme '%s' in '%s'; use nats://host:port", u.Scheme, v)
+			return nil, false, fmt.Errorf("option 'servers': unknown scheme '%s' in '%s'; use nats://host:port (or tls://host:port for TLS)", u.Scheme, v)
 		}
 		if u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.User != nil {
-			return nil, fmt.Errorf("option 'servers' lists host and port only ('nats://host:4222'), not '%s': credentials go in 'username' and 'password', 'token' or 'creds-file'", v)
+			return nil, false, fmt.Errorf("option 'servers' lists host and port only ('%s://host:4222'), not '%s': credentials go in 'username' and 'password', 'token' or 'creds-file'", u.Scheme, v)
 		}
-		out = append(out, "nats://"+u.Host)
+		hosts = append(hosts, u.Host)
 	}
-	if len(out) == 0 {
-		return nil, errors.New("option 'servers' names no server")
+	if len(hosts) == 0 {
+		return nil, false, errors.New("option 'servers' names no server")
 	}
-	return out, nil
+	scheme := "nats://"
+	if secure {
+		scheme = "tls://"
+	}
+	out := make([]string, len(hosts))
+	for i, h := range hosts {
+		out[i] = scheme + h
+	}
+	return out, secure, nil
 }
 
 // checkSubject checks a subject: dot-separated tokens, none empty, no

@@ -23,7 +23,10 @@ func TestOptionErrors(t *testing.T) {
 		want string
 	}{
 		{false, "servers=127.0.0.1:4222", "option 'servers' must list URLs such as 'nats://127.0.0.1:4222', not '127.0.0.1:4222'"},
-		{false, "servers=tls://h:4222", "scheme 'tls' is not supported yet"},
+		{false, "servers=ws://h:4222", "scheme 'ws' is not supported yet"},
+		{false, "servers=tls://h:4222;tls.key-file=k.pem", "nats: option 'tls.key-file' needs 'tls.cert-file'"},
+		{true, "tls.ca-file=/nonexistent/ca.pem", "nats: option 'tls.ca-file': cannot read the CA certificates: open /nonexistent/ca.pem"},
+		{true, "tls.server_name=h", `unsupported option 'tls.server_name' (did you mean "tls.server-name"?)`},
 		{false, "servers=nats://u:p@h:4222", "credentials go in 'username' and 'password', 'token' or 'creds-file'"},
 		{false, "servers= , ", "option 'servers' names no server"},
 		{false, "subject=", "option 'subject' is required"},

@@ -71,6 +71,9 @@ func dialConn(ctx context.Context, c *config, env connector.Env) (*conn, error) 
 			env.Log("%s: %v", what, err)
 		}),
 	}
+	if c.tls != nil {
+		opts = append(opts, nats.Secure(c.tls))
+	}
 	switch {
 	case c.user != "":
 		opts = append(opts, nats.UserInfo(c.user, c.password))
@@ -90,6 +93,7 @@ func dialConn(ctx context.Context, c *config, env connector.Env) (*conn, error) 
 			}
 			return cn, nil
 		}
+		err = connector.ClassifyTLS(err)
 		if !retryable(err) {
 			return nil, fmt.Errorf("%s: cannot connect to %s: %w", what, c.server, err)
 		}
@@ -111,6 +115,10 @@ func dialConn(ctx context.Context, c *config, env connector.Env) (*conn, error) 
 // retryable reports whether a failed connection may succeed later: the
 // servers could not be reached, rather than refused the client.
 func retryable(err error) bool {
+	var te *connector.TLSError
+	if errors.As(err, &te) {
+		return false
+	}
 	var ne net.Error
 	return errors.Is(err, nats.ErrNoServers) || errors.Is(err, nats.ErrTimeout) || errors.As(err, &ne)
 }

@@ -2,6 +2,7 @@ package rabbitmq
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/sluicesql/sluice/connector"
 )
 
 // permanentError is a failure that connecting again will not mend: bad
@@ -22,6 +25,10 @@ func (e *permanentError) Unwrap() error { return e.err }
 
 // classify marks the errors that connecting again will not mend.
 func classify(err error) error {
+	var te *connector.TLSError
+	if errors.As(err, &te) {
+		return &permanentError{err}
+	}
 	var ae *amqp.Error
 	if err == nil || !errors.As(err, &ae) {
 		return err
@@ -58,7 +65,8 @@ func describe(err error, c *config) string {
 }
 
 // dial opens a connection to the broker: TCP within 'connect.timeout'
-// (at most 10 s an attempt), then the AMQP handshake.
+// (at most 10 s an attempt), the TLS handshake within the same time, then
+// the AMQP handshake.
 func dial(ctx context.Context, c *config) (*amqp.Connection, error) {
 	timeout := min(max(c.connTimeout, time.Second), 10*time.Second)
 	d := net.Dialer{Timeout: timeout}
@@ -67,6 +75,14 @@ func dial(ctx context.Context, c *config) (*amqp.Connection, error) {
 	nc, err := d.DialContext(dctx, "tcp", net.JoinHostPort(c.uri.Host, strconv.Itoa(c.uri.Port)))
 	if err != nil {
 		return nil, err
+	}
+	if c.tls != nil {
+		tc := tls.Client(nc, c.tls)
+		if err := tc.HandshakeContext(dctx); err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("TLS handshake: %w", connector.ClassifyTLS(err))
+		}
+		nc = tc
 	}
 	nc.SetDeadline(time.Now().Add(timeout)) // cleared once the handshake is done
 	props := amqp.NewConnectionProperties()
@@ -82,7 +98,14 @@ func dial(ctx context.Context, c *config) (*amqp.Connection, error) {
 	})
 	if err != nil {
 		nc.Close()
-		return nil, err
+		// A TLS 1.3 server refuses a client's certificate after the
+		// client's handshake is done: that refusal comes here, as the
+		// text of a frame error (amqp091-go keeps no more of it).
+		var ae *amqp.Error
+		if c.tls != nil && errors.As(err, &ae) && !ae.Server && strings.HasPrefix(ae.Reason, "remote error: tls: ") {
+			err = &net.OpError{Op: "remote error", Net: "tcp", Err: errors.New(strings.TrimPrefix(ae.Reason, "remote error: "))}
+		}
+		return nil, connector.ClassifyTLS(err)
 	}
 	return conn, nil
 }

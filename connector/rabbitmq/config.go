@@ -1,6 +1,7 @@
 package rabbitmq
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -37,6 +38,7 @@ type config struct {
 	uri   amqp.URI // with the credentials of 'username' and 'password'
 	// where is the URI without its password, for messages.
 	where string
+	tls   *tls.Config // nil: plain AMQP
 
 	queue         string
 	declareQueue  bool
@@ -79,7 +81,7 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 	if c.fmtName, err = o.Required("format"); err != nil {
 		return nil, err
 	}
-	known := append(append([]string{}, commonOptions...), connector.ErrorPolicyOptions()...)
+	known := append(append(append([]string{}, commonOptions...), connector.ErrorPolicyOptions()...), connector.TLSOptions()...)
 	if sink {
 		known = append(known, sinkOptions...)
 	} else {
@@ -111,6 +113,15 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 	}
 	if c.uri, err = parseURI(raw); err != nil {
 		return nil, err
+	}
+	secure := c.uri.Scheme == "amqps"
+	if !secure {
+		if err := o.RejectTLS(fmt.Sprintf("option 'uri' = '%s' is plain AMQP (amqps:// is AMQP over TLS, port 5671 by default)", redactRaw(raw))); err != nil {
+			return nil, err
+		}
+	}
+	if c.tls, err = o.ClientTLS(c.uri.Host, secure); err != nil {
+		return nil, fmt.Errorf("rabbitmq: %w", err)
 	}
 	if u, ok := o["username"]; ok {
 		c.uri.Username = u
@@ -316,8 +327,17 @@ func parseURI(s string) (amqp.URI, error) {
 		return amqp.URI{}, fmt.Errorf("option 'uri' must be an AMQP URI such as 'amqp://guest:guest@127.0.0.1:5672/' (the path is the virtual host), not '%s': %v",
 			redactRaw(s), err)
 	}
-	if u.Scheme == "amqps" {
-		return amqp.URI{}, errors.New("option 'uri': TLS ('amqps://') is not supported yet; use amqp://")
+	// The TLS parameters of RabbitMQ's URIs would be ignored: refused,
+	// with the option that says the same.
+	for _, p := range []struct{ value, param, option string }{
+		{u.CACertFile, "cacertfile", connector.TLSCAFileOption},
+		{u.CertFile, "certfile", connector.TLSCertFileOption},
+		{u.KeyFile, "keyfile", connector.TLSKeyFileOption},
+		{u.ServerName, "server_name_indication", connector.TLSServerNameOption},
+	} {
+		if p.value != "" {
+			return amqp.URI{}, fmt.Errorf("option 'uri': the query parameter '%s' is not read; use the option '%s'", p.param, p.option)
+		}
 	}
 	return u, nil
 }

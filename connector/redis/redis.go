@@ -67,6 +67,7 @@ func parseLayout(t connector.Table, env connector.Env) (*layout, error) {
 	fmtName := t.Options[optFormat]
 	known := append([]string{"connector", optURL, optHost, optPort, optUser, optPassword, optDatabase,
 		optDataType, optPrefix, optSeparator, optFormat, optTimeout}, lookupcache.PartialOptions()...)
+	known = append(known, connector.TLSOptions()...)
 	known = append(known, sinkOptions...)
 	var prefixes []string
 	if fmtName != "" {
@@ -187,9 +188,11 @@ func newLookuper(t connector.Table, env connector.Env) (*Lookuper, error) {
 }
 
 // clientOptions reads where the server is: 'url' (redis://... or
-// rediss://...) or 'host' and 'port', and the credentials.
+// rediss://...) or 'host' and 'port', the credentials and TLS (on with
+// rediss://, or with 'host' and a 'tls.*' option).
 func clientOptions(o connector.Options) (*resp.Options, error) {
 	var opts *resp.Options
+	secure := false
 	if u, ok := o[optURL]; ok {
 		if _, ok := o[optHost]; ok {
 			return nil, fmt.Errorf("redis: set either '%s' or '%s', not both", optURL, optHost)
@@ -197,6 +200,11 @@ func clientOptions(o connector.Options) (*resp.Options, error) {
 		var err error
 		if opts, err = resp.ParseURL(u); err != nil {
 			return nil, fmt.Errorf("redis: option '%s' = '%s': %w", optURL, redact.URL(u), err)
+		}
+		if secure = opts.TLS != nil; !secure {
+			if err := o.RejectTLS(fmt.Sprintf("option '%s' = '%s' is plain Redis (rediss:// is Redis over TLS)", optURL, redact.URL(u))); err != nil {
+				return nil, fmt.Errorf("redis: %w", err)
+			}
 		}
 	} else {
 		host, err := o.Required(optHost)
@@ -208,6 +216,11 @@ func clientOptions(o connector.Options) (*resp.Options, error) {
 			return nil, err
 		}
 		opts = &resp.Options{Addr: net.JoinHostPort(host, strconv.FormatInt(port, 10))}
+	}
+	host, _, _ := net.SplitHostPort(opts.Addr)
+	var err error
+	if opts.TLS, err = o.ClientTLS(host, secure); err != nil {
+		return nil, fmt.Errorf("redis: %w", err)
 	}
 	if v, ok := o[optUser]; ok {
 		opts.Username = v
@@ -318,7 +331,12 @@ func (l *Lookuper) fetchBatch(ctx context.Context, keyCols []int, keys [][]types
 	}
 	replies, err := l.client.Pipeline(ctx, cmds)
 	if err != nil {
-		return fmt.Errorf("redis table %s: %s %s: %w", l.name, cmds[0][0], rkeys[0], err)
+		err = fmt.Errorf("redis table %s: %s %s: %w", l.name, cmds[0][0], rkeys[0], connector.ClassifyTLS(err))
+		var te *connector.TLSError
+		if errors.As(err, &te) {
+			return lookupcache.Permanent(err)
+		}
+		return err
 	}
 	for j, r := range replies {
 		row, err := l.decode(r, keyCols, keys[j], rkeys[j], rests[j])

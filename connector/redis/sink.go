@@ -404,7 +404,11 @@ func (s *Sink) queue(cmds [][]string, key string, c sinkbuf.Change) ([][]string,
 // writeError wraps a Redis error, marked Permanent when no retry can cure
 // it (a key that holds another type, a command the server refuses).
 func (s *Sink) writeError(what string, err error) error {
-	err = fmt.Errorf("redis table '%s': %s: %w", s.name, what, err)
+	err = fmt.Errorf("redis table '%s': %s: %w", s.name, what, connector.ClassifyTLS(err))
+	var te *connector.TLSError
+	if errors.As(err, &te) {
+		return sinkbuf.Permanent(err)
+	}
 	var re resp.Error
 	if errors.As(err, &re) {
 		msg := string(re)

@@ -34,7 +34,10 @@
 //     RabbitMQ; the rest is gone. KillConnections drops every client
 //     connection without a word, as a network failure does.
 //
-// What it does not model: TLS, SASL mechanisms other than PLAIN, virtual
+// With WithTLS it speaks AMQP over TLS only (amqps://), with the
+// configuration given: a certificate and, for mutual TLS, the client CAs.
+//
+// What it does not model: SASL mechanisms other than PLAIN, virtual
 // hosts other than "/", permissions, transactions (tx.*), headers
 // exchanges, exchange-to-exchange bindings, dead-lettering, message TTL
 // and expiry, priorities, queue types (quorum, stream) and their
@@ -47,6 +50,7 @@ package amqptest
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -77,13 +81,14 @@ const (
 // Broker is an in-process AMQP 0-9-1 broker.
 type Broker struct {
 	// Addr is host:port; URL is amqp://guest:guest@Addr/ (with the first
-	// account given to Start).
+	// account given to Start; amqps:// with TLS).
 	Addr string
 	URL  string
 	// Heartbeat is what the broker proposes in connection.tune (0: none).
 	Heartbeat time.Duration
 
-	tb testing.TB
+	tb  testing.TB
+	tls *tls.Config // nil: plain AMQP
 
 	mu        sync.Mutex
 	users     map[string]string
@@ -109,6 +114,11 @@ func WithUser(name, password string) Option {
 		}
 		b.users[name] = password
 	}
+}
+
+// WithTLS makes the broker speak AMQP over TLS only, with cfg.
+func WithTLS(cfg *tls.Config) Option {
+	return func(b *Broker) { b.tls = cfg }
 }
 
 // Start starts a broker on a free loopback port; it stops when the test
@@ -138,6 +148,9 @@ func Listen(addr string, opts ...Option) (*Broker, error) {
 		b.users = map[string]string{"guest": "guest"}
 		b.URL = "amqp://guest:guest@" + b.Addr + "/"
 	}
+	if b.tls != nil {
+		b.URL = "amqps://" + strings.TrimPrefix(b.URL, "amqp://")
+	}
 	b.exchanges = map[string]*exchange{}
 	b.queues = map[string]*queue{}
 	for _, e := range []*exchange{
@@ -152,8 +165,11 @@ func Listen(addr string, opts ...Option) (*Broker, error) {
 	return b, nil
 }
 
-// serve accepts connections on l.
+// serve accepts connections on l (through TLS when the broker has it).
 func (b *Broker) serve(l net.Listener) {
+	if b.tls != nil {
+		l = tls.NewListener(l, b.tls)
+	}
 	b.mu.Lock()
 	b.ln = l
 	b.mu.Unlock()

@@ -8,6 +8,7 @@ package mqtttest
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -26,12 +27,13 @@ import (
 
 // Broker is an in-process broker.
 type Broker struct {
-	// Addr is host:port; URL is tcp://Addr.
+	// Addr is host:port; URL is tcp://Addr, or mqtts://Addr with TLS.
 	Addr string
 	URL  string
 
 	tb    testing.TB
 	users map[string]string
+	tls   *tls.Config
 	mu    sync.Mutex
 	srv   *mqtt.Server
 	ln    *trackingListener
@@ -89,6 +91,12 @@ func WithUser(name, password string) Option {
 	}
 }
 
+// WithTLS makes the broker speak MQTT over TLS only, with cfg (its
+// certificate and, for mutual TLS, the client CAs it requires).
+func WithTLS(cfg *tls.Config) Option {
+	return func(b *Broker) { b.tls = cfg }
+}
+
 // Start starts a broker on a free loopback port; it stops when the test
 // ends.
 func Start(tb testing.TB, opts ...Option) *Broker {
@@ -102,6 +110,9 @@ func Start(tb testing.TB, opts ...Option) *Broker {
 	b := &Broker{Addr: addr, URL: "tcp://" + addr, tb: tb}
 	for _, o := range opts {
 		o(b)
+	}
+	if b.tls != nil {
+		b.URL = "mqtts://" + addr
 	}
 	b.Restart()
 	tb.Cleanup(b.Stop)
@@ -190,7 +201,13 @@ func (b *Broker) Restart() {
 		b.tb.Fatal(lerr)
 	}
 	ln := &trackingListener{Listener: nl, conns: map[net.Conn]struct{}{}}
-	if err := srv.AddListener(listeners.NewNet("t", ln)); err != nil {
+	// The TLS listener wraps the tracking one, so that Stop closes the
+	// connections underneath, handshaking or not.
+	var served net.Listener = ln
+	if b.tls != nil {
+		served = tls.NewListener(ln, b.tls)
+	}
+	if err := srv.AddListener(listeners.NewNet("t", served)); err != nil {
 		nl.Close()
 		b.tb.Fatal(err)
 	}

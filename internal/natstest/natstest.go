@@ -7,6 +7,7 @@ package natstest
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"strconv"
@@ -21,7 +22,7 @@ import (
 
 // Server is an in-process nats-server.
 type Server struct {
-	// URL is nats://host:port.
+	// URL is nats://host:port, or tls://host:port with TLS.
 	URL string
 
 	tb   testing.TB
@@ -30,6 +31,9 @@ type Server struct {
 	user string
 	pass string
 	tok  string
+
+	tls       *tls.Config // the server's, nil: plain
+	clientTLS *tls.Config // Conn's
 
 	mu  sync.Mutex
 	srv *server.Server
@@ -48,6 +52,12 @@ func WithToken(tok string) Option {
 	return func(s *Server) { s.tok = tok }
 }
 
+// WithTLS makes the server require TLS with server (its certificate and,
+// for mutual TLS, ClientAuth and ClientCAs); Conn connects with client.
+func WithTLS(server, client *tls.Config) Option {
+	return func(s *Server) { s.tls, s.clientTLS = server, client }
+}
+
 // Start starts a server on a free loopback port, its JetStream store in
 // a temporary folder; it stops when the test ends.
 func Start(tb testing.TB, opts ...Option) *Server {
@@ -61,6 +71,9 @@ func Start(tb testing.TB, opts ...Option) *Server {
 	s := &Server{tb: tb, port: port, dir: tb.TempDir(), URL: "nats://127.0.0.1:" + strconv.Itoa(port)}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.tls != nil {
+		s.URL = "tls://127.0.0.1:" + strconv.Itoa(port)
 	}
 	s.Restart()
 	tb.Cleanup(s.Stop)
@@ -87,6 +100,9 @@ func (s *Server) Restart() {
 	defer s.mu.Unlock()
 	o := &server.Options{Host: "127.0.0.1", Port: s.port, JetStream: true, StoreDir: s.dir, NoLog: true, NoSigs: true,
 		Username: s.user, Password: s.pass, Authorization: s.tok}
+	if s.tls != nil {
+		o.TLSConfig, o.TLSTimeout = s.tls.Clone(), 2
+	}
 	srv, err := server.NewServer(o)
 	if err != nil {
 		s.tb.Fatal(err)
@@ -107,6 +123,9 @@ func (s *Server) Conn(tb testing.TB) *nats.Conn {
 	}
 	if s.tok != "" {
 		opts = append(opts, nats.Token(s.tok))
+	}
+	if s.clientTLS != nil {
+		opts = append(opts, nats.Secure(s.clientTLS))
 	}
 	nc, err := nats.Connect(s.URL, opts...)
 	if err != nil {

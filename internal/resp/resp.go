@@ -35,7 +35,8 @@ type Options struct {
 	Username, Password string
 	// DB, if not 0, is selected on every new connection.
 	DB int
-	// TLS, if set, wraps connections (rediss:// URLs).
+	// TLS, if set, wraps connections (rediss:// URLs); the handshake is
+	// bounded by DialTimeout.
 	TLS *tls.Config
 	// DialTimeout bounds connecting (and the AUTH and SELECT that
 	// follow); ReadTimeout and WriteTimeout bound each command's reply
@@ -289,7 +290,7 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 		tc := tls.Client(nc, c.o.TLS)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			nc.Close()
-			return nil, err
+			return nil, fmt.Errorf("TLS handshake: %w", err)
 		}
 		nc = tc
 	}
