@@ -20,7 +20,7 @@ import (
 // options both the source and the sink read.
 var commonOptions = []string{
 	"connector", "server", "topic", "format", "protocol-version", "client-id", "username", "password",
-	"qos", "keep-alive", "connect.timeout", "reconnect.initial-backoff", "reconnect.max-backoff",
+	"qos", "keep-alive", "connect.timeout", connector.ReconnectInitialBackoffOption, connector.ReconnectMaxBackoffOption,
 }
 
 var sourceOptions = []string{
@@ -44,8 +44,7 @@ type config struct {
 	retained bool // scan.retained / sink.retained
 
 	connectTimeout time.Duration
-	backoffMin     time.Duration
-	backoffMax     time.Duration
+	backoff        connector.Backoff // between attempts to connect again
 
 	fmtName string
 	format  format.Factory
@@ -157,14 +156,8 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 		return nil, err
 	}
 	c.dial.timeout = min(max(c.connectTimeout, time.Second), 10*time.Second)
-	if c.backoffMin, err = o.Duration("reconnect.initial-backoff", 100*time.Millisecond); err != nil {
+	if c.backoff, err = o.ReconnectBackoff(); err != nil {
 		return nil, err
-	}
-	if c.backoffMax, err = o.Duration("reconnect.max-backoff", 30*time.Second); err != nil {
-		return nil, err
-	}
-	if c.backoffMin <= 0 || c.backoffMax < c.backoffMin {
-		return nil, fmt.Errorf("options 'reconnect.initial-backoff' (%s) and 'reconnect.max-backoff' (%s) must be positive, the first no larger", c.backoffMin, c.backoffMax)
 	}
 	c.jobAndTable = env.Job + "/" + t.Name
 	c.dial.clientID = o["client-id"]

@@ -231,7 +231,7 @@ func (r *Reader) poll() (inbound, bool) {
 // will not change (credentials).
 func (r *Reader) connect(ctx context.Context, first bool) error {
 	c := r.src.cfg
-	backoff := c.backoffMin
+	backoff := c.backoff.Initial
 	deadline := time.Now().Add(c.connectTimeout)
 	attempts := 0
 	for {
@@ -274,8 +274,8 @@ func (r *Reader) connect(ctx context.Context, first bool) error {
 		if first && time.Now().Add(backoff).After(deadline) {
 			return fmt.Errorf("mqtt table '%s': cannot connect to %s within %s ('connect.timeout'): %w", r.src.table.Name, c.server, c.connectTimeout, err)
 		}
-		if attempts == 1 || backoff >= c.backoffMax && attempts%10 == 0 {
-			r.src.env.Log("mqtt table '%s': cannot connect to %s (attempt %d): %v; retrying every %s at most", r.src.table.Name, c.server, attempts, err, c.backoffMax)
+		if attempts == 1 || backoff >= c.backoff.Max && attempts%10 == 0 {
+			r.src.env.Log("mqtt table '%s': cannot connect to %s (attempt %d): %v; retrying every %s at most", r.src.table.Name, c.server, attempts, err, c.backoff.Max)
 		}
 		select {
 		case <-time.After(backoff):
@@ -284,7 +284,7 @@ func (r *Reader) connect(ctx context.Context, first bool) error {
 		case <-r.ctx.Done():
 			return errors.New("closed")
 		}
-		backoff = min(backoff*2, c.backoffMax)
+		backoff = c.backoff.Next(backoff)
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 // options both the source and the sink read.
 var commonOptions = []string{
 	"connector", "servers", "subject", "format", "username", "password", "token", "creds-file",
-	"connect.timeout", "reconnect.initial-backoff", "reconnect.max-backoff", "jetstream.stream",
+	"connect.timeout", connector.ReconnectInitialBackoffOption, connector.ReconnectMaxBackoffOption, "jetstream.stream",
 }
 
 var sourceOptions = []string{
@@ -56,8 +56,7 @@ type config struct {
 	clientName     string
 
 	connectTimeout time.Duration
-	backoffMin     time.Duration
-	backoffMax     time.Duration
+	backoff        connector.Backoff // between attempts to connect again
 
 	fmtName string
 	format  format.Factory
@@ -172,14 +171,8 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 	if c.connectTimeout <= 0 {
 		return nil, errors.New("option 'connect.timeout' must be positive")
 	}
-	if c.backoffMin, err = o.Duration("reconnect.initial-backoff", 100*time.Millisecond); err != nil {
+	if c.backoff, err = o.ReconnectBackoff(); err != nil {
 		return nil, err
-	}
-	if c.backoffMax, err = o.Duration("reconnect.max-backoff", 30*time.Second); err != nil {
-		return nil, err
-	}
-	if c.backoffMin <= 0 || c.backoffMax < c.backoffMin {
-		return nil, fmt.Errorf("options 'reconnect.initial-backoff' (%s) and 'reconnect.max-backoff' (%s) must be positive, the first no larger", c.backoffMin, c.backoffMax)
 	}
 	role := "source"
 	if sink {

@@ -21,7 +21,7 @@ var commonOptions = []string{
 	"connector", "uri", "username", "password", "format", "queue", "exchange", "routing-key",
 	"queue.declare", "queue.durable", "queue.exclusive", "queue.auto-delete", "queue.arguments",
 	"exchange.declare", "exchange.type", "exchange.durable",
-	"heartbeat", "connect.timeout", "reconnect.initial-backoff", "reconnect.max-backoff",
+	"heartbeat", "connect.timeout", connector.ReconnectInitialBackoffOption, connector.ReconnectMaxBackoffOption,
 }
 
 var sourceOptions = []string{"prefetch-count", "scan.consumer-tag", "scan.exclusive"}
@@ -51,8 +51,7 @@ type config struct {
 	exchangeDur   bool
 	heartbeat     time.Duration
 	connTimeout   time.Duration
-	backoffMin    time.Duration
-	backoffMax    time.Duration
+	backoff       connector.Backoff // between attempts to connect again
 	connName      string
 	fmtName       string
 	format        format.Factory
@@ -187,14 +186,8 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 	if c.connTimeout <= 0 {
 		return nil, errors.New("option 'connect.timeout' must be positive")
 	}
-	if c.backoffMin, err = o.Duration("reconnect.initial-backoff", 100*time.Millisecond); err != nil {
+	if c.backoff, err = o.ReconnectBackoff(); err != nil {
 		return nil, err
-	}
-	if c.backoffMax, err = o.Duration("reconnect.max-backoff", 30*time.Second); err != nil {
-		return nil, err
-	}
-	if c.backoffMin <= 0 || c.backoffMax < c.backoffMin {
-		return nil, fmt.Errorf("options 'reconnect.initial-backoff' (%s) and 'reconnect.max-backoff' (%s) must be positive, the first no larger", c.backoffMin, c.backoffMax)
 	}
 	role := "source"
 	if sink {

@@ -173,7 +173,7 @@ type Reader struct {
 // trying again will not mend (credentials, a missing queue).
 func (r *Reader) connect(ctx context.Context, first bool) error {
 	c := r.src.cfg
-	wait := c.backoffMin
+	wait := c.backoff.Initial
 	deadline := time.Now().Add(c.connTimeout)
 	for attempt := 1; ; attempt++ {
 		r.mu.Lock()
@@ -207,8 +207,8 @@ func (r *Reader) connect(ctx context.Context, first bool) error {
 		if first && time.Now().Add(wait).After(deadline) {
 			return fmt.Errorf("rabbitmq table '%s': cannot connect to %s within %s ('connect.timeout'): %s", r.src.table.Name, c.where, c.connTimeout, describe(err, c))
 		}
-		if attempt == 1 || wait >= c.backoffMax && attempt%10 == 0 {
-			r.src.env.Log("rabbitmq table '%s': cannot connect to %s (attempt %d): %s; retrying every %s at most", r.src.table.Name, c.where, attempt, describe(err, c), c.backoffMax)
+		if attempt == 1 || wait >= c.backoff.Max && attempt%10 == 0 {
+			r.src.env.Log("rabbitmq table '%s': cannot connect to %s (attempt %d): %s; retrying every %s at most", r.src.table.Name, c.where, attempt, describe(err, c), c.backoff.Max)
 		}
 		if !backoff(ctx, &wait, c) {
 			if r.ctx.Err() != nil {
