@@ -34,9 +34,6 @@ type Source struct {
 	env    connector.Env
 	policy *connector.ErrorPolicy
 	meta   []metaFunc
-
-	mu   sync.Mutex
-	open int // open readers; the policy's dead-letter file closes with the last
 }
 
 // CreateSource implements connector.SourceFactory.
@@ -97,9 +94,7 @@ func (s *Source) OpenAfter(ctx context.Context, p int, offset int64) (connector.
 		cancel()
 		return nil, err
 	}
-	s.mu.Lock()
-	s.open++
-	s.mu.Unlock()
+	s.policy.ReaderOpened()
 	go r.run()
 	return r, nil
 }
@@ -530,14 +525,7 @@ func (r *Reader) Close() error {
 	}
 	r.mu.Unlock()
 	s := r.src
-	s.mu.Lock()
-	s.open--
-	last := s.open == 0
-	s.mu.Unlock()
-	if last {
-		return s.policy.Close()
-	}
-	return nil
+	return s.policy.ReaderClosed()
 }
 
 // metaFunc computes a METADATA column's value from a message.

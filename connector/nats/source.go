@@ -41,9 +41,6 @@ type Source struct {
 	env    connector.Env
 	policy *connector.ErrorPolicy
 	meta   []metaFunc
-
-	mu   sync.Mutex
-	open int // open readers; the policy's dead-letter file closes with the last
 }
 
 // CreateSource implements connector.SourceFactory.
@@ -128,9 +125,7 @@ func (s *Source) openReader(ctx context.Context, p int, offset int64, resumed bo
 		cn.close()
 		return nil, err
 	}
-	s.mu.Lock()
-	s.open++
-	s.mu.Unlock()
+	s.policy.ReaderOpened()
 	return r, nil
 }
 
@@ -661,14 +656,7 @@ func (r *Reader) Close() error {
 	}
 	r.cn.close()
 	s := r.src
-	s.mu.Lock()
-	s.open--
-	last := s.open == 0
-	s.mu.Unlock()
-	if last {
-		return s.policy.Close()
-	}
-	return nil
+	return s.policy.ReaderClosed()
 }
 
 // metaFunc computes a METADATA column's value from a message.

@@ -310,5 +310,5 @@ func (r *offsetReader) Close() error {
 	r.cancel()
 	<-r.done
 	r.cc.Close()
-	return r.src.closed()
+	return r.src.policy.ReaderClosed()
 }

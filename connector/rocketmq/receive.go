@@ -431,7 +431,7 @@ func (r *recvReader) Close() error {
 	r.done.Wait()
 	r.ackCC.Close()
 	err := r.consumer.GracefulStop()
-	if cerr := r.src.closed(); cerr != nil {
+	if cerr := r.src.policy.ReaderClosed(); cerr != nil {
 		return cerr
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
@@ -43,9 +42,6 @@ type Source struct {
 	policy *connector.ErrorPolicy
 	meta   []metaFunc
 	queues []*v2.MessageQueue // offsets mode: the partitions, by broker name then queue ID
-
-	mu   sync.Mutex
-	open int // open readers; the policy's dead-letter file closes with the last
 }
 
 // CreateSource implements connector.SourceFactory. In offsets mode it asks
@@ -240,22 +236,8 @@ func (s *Source) open1(ctx context.Context, p int, after int64) (connector.Reade
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	s.open++
-	s.mu.Unlock()
+	s.policy.ReaderOpened()
 	return r, nil
-}
-
-// closed notes that a reader closed; the last closes the dead-letter file.
-func (s *Source) closed() error {
-	s.mu.Lock()
-	s.open--
-	last := s.open == 0
-	s.mu.Unlock()
-	if last {
-		return s.policy.Close()
-	}
-	return nil
 }
 
 // decoder turns messages into rows of a partition.
