@@ -296,7 +296,7 @@ func fromProto(pm *v2.Message) message {
 }
 
 // Skipped implements connector.Stats.
-func (r *offsetReader) Skipped() int64 { return r.skipped }
+func (r *offsetReader) Skipped() int64 { return r.rows.Skipped() }
 
 // Close implements connector.Reader.
 func (r *offsetReader) Close() error {

@@ -414,7 +414,7 @@ func deref(s *string) string {
 }
 
 // Skipped implements connector.Stats.
-func (r *recvReader) Skipped() int64 { return r.skipped }
+func (r *recvReader) Skipped() int64 { return r.rows.Skipped() }
 
 // Close implements connector.Reader: what was released is acknowledged;
 // the rest stays with the proxy, which delivers it again once its
