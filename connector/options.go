@@ -92,6 +92,19 @@ func (o Options) Duration(key string, def time.Duration) (time.Duration, error) 
 	return d, nil
 }
 
+// PositiveDuration returns the option as a duration or def, as Duration
+// does, and an error if it is not above zero.
+func (o Options) PositiveDuration(key string, def time.Duration) (time.Duration, error) {
+	d, err := o.Duration(key, def)
+	if err != nil {
+		return 0, err
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("option '%s' must be positive", key)
+	}
+	return d, nil
+}
+
 // ParseDuration parses a duration in Flink's or Go's notation.
 func ParseDuration(s string) (time.Duration, error) {
 	t := strings.TrimSpace(strings.ToLower(s))

@@ -157,11 +157,8 @@ func newSink(t connector.Table, env connector.Env) (*Sink, error) {
 		return nil, fmt.Errorf("option '%s' must be between 1 and 1048576, not %d", optFlushRows, n)
 	}
 	s.maxRows = int(n)
-	if s.interval, err = o.Duration(optFlushEvery, time.Second); err != nil {
+	if s.interval, err = o.PositiveDuration(optFlushEvery, time.Second); err != nil {
 		return nil, err
-	}
-	if s.interval <= 0 {
-		return nil, fmt.Errorf("option '%s' must be positive", optFlushEvery)
 	}
 	r, err := o.Int(optMaxRetries, 3)
 	if err != nil {
@@ -174,11 +171,8 @@ func newSink(t connector.Table, env connector.Env) (*Sink, error) {
 	if s.backoff, err = o.Backoff(optRetryInitial, optRetryMax, connector.Backoff{Initial: time.Second, Max: 30 * time.Second}); err != nil {
 		return nil, err
 	}
-	if s.timeout, err = o.Duration(optSinkTimeout, 30*time.Second); err != nil {
+	if s.timeout, err = o.PositiveDuration(optSinkTimeout, 30*time.Second); err != nil {
 		return nil, err
-	}
-	if s.timeout <= 0 {
-		return nil, fmt.Errorf("option '%s' must be positive", optSinkTimeout)
 	}
 	if p, ok := o[optSinkDL]; ok {
 		if p == "" {

@@ -264,11 +264,8 @@ func (c *config) parseSink(t connector.Table, env connector.Env) error {
 	default:
 		return fmt.Errorf("option 'sink.buffer.overflow' must be 'fail' or 'drop-oldest', not '%s'", v)
 	}
-	if c.flushWait, err = o.Duration("sink.flush-timeout", 30*time.Second); err != nil {
+	if c.flushWait, err = o.PositiveDuration("sink.flush-timeout", 30*time.Second); err != nil {
 		return err
-	}
-	if c.flushWait <= 0 {
-		return errors.New("option 'sink.flush-timeout' must be positive")
 	}
 	if n, err := o.Int("sink.parallelism", 1); err != nil {
 		return err

@@ -165,11 +165,8 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 		return nil, errors.New("options 'username', 'token' and 'creds-file' are different ways to authenticate: set one of them")
 	}
 
-	if c.connectTimeout, err = o.Duration("connect.timeout", 30*time.Second); err != nil {
+	if c.connectTimeout, err = o.PositiveDuration("connect.timeout", 30*time.Second); err != nil {
 		return nil, err
-	}
-	if c.connectTimeout <= 0 {
-		return nil, errors.New("option 'connect.timeout' must be positive")
 	}
 	if c.backoff, err = o.ReconnectBackoff(); err != nil {
 		return nil, err
@@ -291,11 +288,8 @@ func (c *config) parseSink(t connector.Table) error {
 	default:
 		return fmt.Errorf("option 'sink.delivery-guarantee' must be 'exactly-once', 'at-least-once' or 'at-most-once', not '%s'", c.guarantee)
 	}
-	if c.flushWait, err = o.Duration("sink.flush-timeout", 30*time.Second); err != nil {
+	if c.flushWait, err = o.PositiveDuration("sink.flush-timeout", 30*time.Second); err != nil {
 		return err
-	}
-	if c.flushWait <= 0 {
-		return errors.New("option 'sink.flush-timeout' must be positive")
 	}
 	if n, err := o.Int("sink.parallelism", 1); err != nil {
 		return err

@@ -180,11 +180,8 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 	if c.heartbeat != 0 && (c.heartbeat < time.Second || c.heartbeat > 65535*time.Second) {
 		return nil, fmt.Errorf("option 'heartbeat' must be 0 or between 1 s and 65535 s, not %s", c.heartbeat)
 	}
-	if c.connTimeout, err = o.Duration("connect.timeout", 30*time.Second); err != nil {
+	if c.connTimeout, err = o.PositiveDuration("connect.timeout", 30*time.Second); err != nil {
 		return nil, err
-	}
-	if c.connTimeout <= 0 {
-		return nil, errors.New("option 'connect.timeout' must be positive")
 	}
 	if c.backoff, err = o.ReconnectBackoff(); err != nil {
 		return nil, err
@@ -267,11 +264,8 @@ func (c *config) parseSink(t connector.Table) error {
 	if c.mandatory, err = o.Bool("sink.mandatory", true); err != nil {
 		return err
 	}
-	if c.flushWait, err = o.Duration("sink.flush-timeout", 30*time.Second); err != nil {
+	if c.flushWait, err = o.PositiveDuration("sink.flush-timeout", 30*time.Second); err != nil {
 		return err
-	}
-	if c.flushWait <= 0 {
-		return errors.New("option 'sink.flush-timeout' must be positive")
 	}
 	n, err := o.Int("sink.max-in-flight", 10000)
 	if err != nil {

@@ -135,11 +135,8 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 	if c.reqTimeout < 100*time.Millisecond {
 		return nil, fmt.Errorf("option 'request-timeout' must be at least 100 ms, not %s", c.reqTimeout)
 	}
-	if c.connectTimeout, err = o.Duration("connect.timeout", 30*time.Second); err != nil {
+	if c.connectTimeout, err = o.PositiveDuration("connect.timeout", 30*time.Second); err != nil {
 		return nil, err
-	}
-	if c.connectTimeout <= 0 {
-		return nil, errors.New("option 'connect.timeout' must be positive")
 	}
 	if sink {
 		return c, c.parseSink(t)
