@@ -208,6 +208,17 @@ func (o Options) WithPrefix(prefix string) Options {
 	return out
 }
 
+// HasPrefix reports whether a key of the options starts with prefix
+// (e.g. "sink." in a source table's, to say why they are refused).
+func (o Options) HasPrefix(prefix string) bool {
+	for k := range o {
+		if strings.HasPrefix(k, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
 // SharedSourceOption is the table option that, set to 'false', keeps a
 // table's scans out of the readers an engine shares between jobs (see
 // connector/share and the session option 'pipeline.shared-source'). The

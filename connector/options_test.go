@@ -49,3 +49,10 @@ func TestPositiveDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestHasPrefix(t *testing.T) {
+	o := Options{"connector": "mqtt", "sink.retained": "true"}
+	if !o.HasPrefix("sink.") || o.HasPrefix("scan.") || (Options{}).HasPrefix("") {
+		t.Errorf("HasPrefix of %v", o)
+	}
+}

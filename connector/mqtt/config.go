@@ -75,7 +75,7 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 		known = append(known, sourceOptions...)
 	}
 	if err := o.CheckKnown("mqtt", known, c.fmtName+"."); err != nil {
-		if !sink && hasPrefix(o, "sink.") || sink && hasPrefix(o, "scan.") {
+		if !sink && o.HasPrefix("sink.") || sink && o.HasPrefix("scan.") {
 			return nil, fmt.Errorf("%w (a %s table takes the %s options)", err, map[bool]string{true: "sink", false: "source"}[sink],
 				map[bool]string{true: "'sink.'", false: "'scan.'"}[sink])
 		}
@@ -178,15 +178,6 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 		return c, c.parseSink(t, env)
 	}
 	return c, c.parseSource(t)
-}
-
-func hasPrefix(o connector.Options, p string) bool {
-	for k := range o {
-		if strings.HasPrefix(k, p) {
-			return true
-		}
-	}
-	return false
 }
 
 func (c *config) parseSource(t connector.Table) error {

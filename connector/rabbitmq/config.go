@@ -85,10 +85,10 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 		known = append(known, sourceOptions...)
 	}
 	if err := o.CheckKnown("rabbitmq", known, c.fmtName+"."); err != nil {
-		if !sink && hasPrefix(o, "sink.") {
+		if !sink && o.HasPrefix("sink.") {
 			return nil, fmt.Errorf("%w (a source table takes no 'sink.' options)", err)
 		}
-		if sink && (hasPrefix(o, "scan.") || o["prefetch-count"] != "") {
+		if sink && (o.HasPrefix("scan.") || o["prefetch-count"] != "") {
 			return nil, fmt.Errorf("%w (a sink table takes no source options)", err)
 		}
 		return nil, err
@@ -195,15 +195,6 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 		return c, c.parseSink(t)
 	}
 	return c, c.parseSource(t, env)
-}
-
-func hasPrefix(o connector.Options, p string) bool {
-	for k := range o {
-		if strings.HasPrefix(k, p) {
-			return true
-		}
-	}
-	return false
 }
 
 func (c *config) parseSource(t connector.Table, env connector.Env) error {
