@@ -36,10 +36,11 @@ type ErrorPolicy struct {
 
 	skipped atomic.Int64
 
-	mu     sync.Mutex
-	dlFile *os.File
-	dlBuf  *bufio.Writer
-	dlErr  error
+	mu      sync.Mutex
+	readers int // open readers of the table (ReaderOpened, ReaderClosed)
+	dlFile  *os.File
+	dlBuf   *bufio.Writer
+	dlErr   error
 }
 
 // NewErrorPolicy builds the error policy of table t whose records are in
@@ -114,12 +115,36 @@ func (p *ErrorPolicy) deadLetter(record []byte) error {
 	return nil
 }
 
+// ReaderOpened notes that a reader of the table opened. A source calls it
+// for each reader it opens, and ReaderClosed as each closes.
+func (p *ErrorPolicy) ReaderOpened() {
+	p.mu.Lock()
+	p.readers++
+	p.mu.Unlock()
+}
+
+// ReaderClosed notes that a reader of the table closed: the last one
+// open closes the dead-letter file (see Close).
+func (p *ErrorPolicy) ReaderClosed() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.readers--
+	if p.readers > 0 {
+		return nil
+	}
+	return p.closeLocked()
+}
+
 // Close closes the dead-letter file, if one was opened. A later malformed
 // record opens it again (for appending), so a source may call Close when its
 // last reader closes.
 func (p *ErrorPolicy) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.closeLocked()
+}
+
+func (p *ErrorPolicy) closeLocked() error {
 	if p.dlFile == nil {
 		return nil
 	}

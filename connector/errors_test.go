@@ -74,3 +74,40 @@ func TestErrorPolicyConcurrentDeadLetters(t *testing.T) {
 		t.Fatalf("%d lines, %d skipped", strings.Count(string(data), "\n"), p.Skipped())
 	}
 }
+
+// TestErrorPolicyReaders keeps the dead-letter file open while a reader
+// of the table is: the last reader to close closes it, and a record after
+// that opens it again, appending.
+func TestErrorPolicyReaders(t *testing.T) {
+	dl := filepath.Join(t.TempDir(), "dead.txt")
+	p, err := NewErrorPolicy(Table{Name: "t", Options: Options{"dead-letter.path": dl}}, "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.dlFile != nil
+	}
+	p.ReaderOpened()
+	p.ReaderOpened()
+	if err := p.Handle("a", []byte("one"), errors.New("bad")); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.ReaderClosed(); err != nil || !open() {
+		t.Fatalf("one of two readers closed: %v, file open %v", err, open())
+	}
+	if err := p.ReaderClosed(); err != nil || open() {
+		t.Fatalf("the last reader closed: %v, file open %v", err, open())
+	}
+	p.ReaderOpened()
+	if err := p.Handle("b", []byte("two"), errors.New("bad")); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.ReaderClosed(); err != nil || open() {
+		t.Fatalf("the reader of a second run closed: %v, file open %v", err, open())
+	}
+	if b, _ := os.ReadFile(dl); string(b) != "one\ntwo\n" {
+		t.Errorf("dead letters %q", b)
+	}
+}

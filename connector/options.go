@@ -92,6 +92,19 @@ func (o Options) Duration(key string, def time.Duration) (time.Duration, error) 
 	return d, nil
 }
 
+// PositiveDuration returns the option as a duration or def, as Duration
+// does, and an error if it is not above zero.
+func (o Options) PositiveDuration(key string, def time.Duration) (time.Duration, error) {
+	d, err := o.Duration(key, def)
+	if err != nil {
+		return 0, err
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("option '%s' must be positive", key)
+	}
+	return d, nil
+}
+
 // ParseDuration parses a duration in Flink's or Go's notation.
 func ParseDuration(s string) (time.Duration, error) {
 	t := strings.TrimSpace(strings.ToLower(s))
@@ -193,6 +206,17 @@ func (o Options) WithPrefix(prefix string) Options {
 		}
 	}
 	return out
+}
+
+// HasPrefix reports whether a key of the options starts with prefix
+// (e.g. "sink." in a source table's, to say why they are refused).
+func (o Options) HasPrefix(prefix string) bool {
+	for k := range o {
+		if strings.HasPrefix(k, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // SharedSourceOption is the table option that, set to 'false', keeps a

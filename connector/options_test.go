@@ -3,6 +3,7 @@ package connector
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestOptionsMaskSecrets: an option that names a secret is never quoted
@@ -21,5 +22,37 @@ func TestOptionsMaskSecrets(t *testing.T) {
 	}
 	if _, err := o.Int("port", 0); err == nil || !strings.Contains(err.Error(), `"eighty"`) {
 		t.Errorf("error %v", err)
+	}
+}
+
+// TestPositiveDuration refuses a duration that is not above zero, and
+// one that does not parse, naming the option.
+func TestPositiveDuration(t *testing.T) {
+	for _, c := range []struct {
+		opts Options
+		want time.Duration
+		err  string
+	}{
+		{Options{}, 30 * time.Second, ""},
+		{Options{"connect.timeout": "500 ms"}, 500 * time.Millisecond, ""},
+		{Options{"connect.timeout": "0"}, 0, "option 'connect.timeout' must be positive"},
+		{Options{"connect.timeout": "-2s"}, 0, "option 'connect.timeout' must be positive"},
+		{Options{"connect.timeout": "a while"}, 0, `option 'connect.timeout': cannot parse duration "a while"`},
+	} {
+		d, err := c.opts.PositiveDuration("connect.timeout", 30*time.Second)
+		if c.err != "" {
+			if err == nil || err.Error() != c.err {
+				t.Errorf("%v: got %v, %v; want error %s", c.opts, d, err, c.err)
+			}
+		} else if err != nil || d != c.want {
+			t.Errorf("%v: got %v, %v; want %v", c.opts, d, err, c.want)
+		}
+	}
+}
+
+func TestHasPrefix(t *testing.T) {
+	o := Options{"connector": "mqtt", "sink.retained": "true"}
+	if !o.HasPrefix("sink.") || o.HasPrefix("scan.") || (Options{}).HasPrefix("") {
+		t.Errorf("HasPrefix of %v", o)
 	}
 }

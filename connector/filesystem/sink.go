@@ -119,11 +119,8 @@ func (Factory) CreateSink(t connector.Table, env connector.Env) (connector.Sink,
 	if s.rollSize <= 0 {
 		return nil, fmt.Errorf("option '%s' must be positive", rollFileSizeOption)
 	}
-	if s.rollAfter, err = t.Options.Duration(rollIntervalOption, 30*time.Minute); err != nil {
+	if s.rollAfter, err = t.Options.PositiveDuration(rollIntervalOption, 30*time.Minute); err != nil {
 		return nil, err
-	}
-	if s.rollAfter <= 0 {
-		return nil, fmt.Errorf("option '%s' must be positive", rollIntervalOption)
 	}
 	if _, err := t.Options.Duration(rollCheckOption, time.Minute); err != nil {
 		return nil, err

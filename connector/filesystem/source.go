@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/zeebo/xxh3"
 
@@ -211,9 +210,6 @@ type Source struct {
 	partVals [][]types.Value
 	policy   *connector.ErrorPolicy
 	maxOpen  int
-
-	mu   sync.Mutex
-	open int // open readers; the policy's dead-letter file closes with the last
 }
 
 // Partitions implements connector.Source: one per file.
@@ -338,9 +334,7 @@ func (s *Source) Open(_ context.Context, p int) (connector.Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", s.table.Name, err)
 	}
-	s.mu.Lock()
-	s.open++
-	s.mu.Unlock()
+	s.policy.ReaderOpened()
 	r := &Reader{
 		src:       s,
 		partition: int32(p),
@@ -548,15 +542,8 @@ func (r *Reader) Close() error {
 	}
 	r.closed = true
 	err := r.f.Close()
-	s := r.src
-	s.mu.Lock()
-	s.open--
-	last := s.open == 0
-	s.mu.Unlock()
-	if last {
-		if perr := s.policy.Close(); err == nil {
-			err = perr
-		}
+	if perr := r.src.policy.ReaderClosed(); err == nil {
+		err = perr
 	}
 	return err
 }

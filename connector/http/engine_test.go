@@ -1,8 +1,6 @@
 package http_test
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,128 +13,26 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicesql/sluice"
+	"github.com/sluicesql/sluice/internal/enginetest"
 )
-
-// syncBuffer is an io.Writer read while the engine writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// lines returns the lines written that start with prefix.
-func (s *syncBuffer) lines(prefix string) []string {
-	var out []string
-	for _, l := range strings.Split(s.String(), "\n") {
-		if strings.HasPrefix(l, prefix) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-// waitLines waits up to 10 s for n lines starting with prefix.
-func (s *syncBuffer) waitLines(t testing.TB, prefix string, n int) []string {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		l := s.lines(prefix)
-		if len(l) >= n || time.Now().After(deadline) {
-			return l
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-type engine struct {
-	*sluice.Engine
-	out, log *syncBuffer
-}
-
-func newEngine(t testing.TB) *engine {
-	t.Helper()
-	out, log := &syncBuffer{}, &syncBuffer{}
-	e, err := sluice.Open(sluice.Options{Stdout: out, Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	return &engine{e, out, log}
-}
-
-// start executes src (with the replacements made) and returns the job
-// its last statement started.
-func (e *engine) start(t testing.TB, src string, repl ...string) *sluice.Job {
-	t.Helper()
-	src = strings.NewReplacer(repl...).Replace(src)
-	res, err := e.Exec(context.Background(), "test.sql", []byte(src))
-	if err != nil {
-		t.Fatal(sluice.FormatError(err, []byte(src)))
-	}
-	for i := len(res) - 1; i >= 0; i-- {
-		if res[i].Job != nil {
-			return res[i].Job
-		}
-	}
-	t.Fatal("no job started")
-	return nil
-}
 
 var receivingOn = regexp.MustCompile(`http table '([^']+)': receiving on (https?://[^ \n]+)`)
 
 // endpoint waits for the job's log to say where table receives and
 // returns that URL.
-func (e *engine) endpoint(t testing.TB, table string) string {
+func endpoint(t testing.TB, e *enginetest.Engine, table string) string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		for _, m := range receivingOn.FindAllStringSubmatch(e.log.String(), -1) {
+		for _, m := range receivingOn.FindAllStringSubmatch(e.Log.String(), -1) {
 			if m[1] == table {
 				return m[2]
 			}
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	t.Fatalf("table %s does not receive; log:\n%s", table, e.log)
+	t.Fatalf("table %s does not receive; log:\n%s", table, e.Log)
 	return ""
-}
-
-// stop stops j and waits for it.
-func stop(t testing.TB, j *sluice.Job) {
-	t.Helper()
-	j.Stop()
-	select {
-	case <-j.Done():
-	case <-time.After(20 * time.Second):
-		t.Fatal("the job did not stop")
-	}
-	if err := j.Wait(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// waitErr waits for j to fail and returns its error.
-func waitErr(t testing.TB, j *sluice.Job) error {
-	t.Helper()
-	select {
-	case <-j.Done():
-	case <-time.After(30 * time.Second):
-		j.Cancel()
-		t.Fatal("the job did not fail")
-	}
-	return j.Wait()
 }
 
 // response is an answer to a push.
@@ -205,9 +101,9 @@ INSERT INTO out SELECT id, name, h['x-event-kind'], h['authorization'] IS NOT NU
 // request's headers (without the credentials), remote address, path,
 // query and time.
 func TestPushLayoutsAndMetadata(t *testing.T) {
-	e := newEngine(t)
-	j := e.start(t, pushJob, "$OPTS", "")
-	url := e.endpoint(t, "hook")
+	e := enginetest.Open(t)
+	j := e.Start(t, pushJob, "$OPTS", "")
+	url := endpoint(t, e, "hook")
 	if !strings.HasSuffix(url, "/hooks/") {
 		t.Fatalf("endpoint %s", url)
 	}
@@ -224,8 +120,8 @@ func TestPushLayoutsAndMetadata(t *testing.T) {
 	if r := push(url+"c", "s3cret-token", `[]`); r.status != 200 || strings.TrimSpace(r.body) != `{"accepted":0}` {
 		t.Errorf("empty array: %s", r)
 	}
-	got := e.out.waitLines(t, "+I", 5)
-	stop(t, j)
+	got := e.Out.WaitLines(t, "+I", 5)
+	enginetest.Stop(t, j)
 	want := []string{
 		"+I[1, one, push, FALSE, TRUE, /hooks/github, delivery=7, TRUE]",
 		"+I[2, two, null, FALSE, TRUE, /hooks/a, null, TRUE]",
@@ -243,10 +139,10 @@ func TestPushLayoutsAndMetadata(t *testing.T) {
 // of it reaches the job; a malformed one is kept in the dead-letter file
 // with the reason, its position named.
 func TestPushRefusals(t *testing.T) {
-	e := newEngine(t)
+	e := enginetest.Open(t)
 	dl := filepath.Join(t.TempDir(), "refused.jsonl")
-	j := e.start(t, pushJob, "$OPTS", ", 'source.max-body-size' = '200 b', 'dead-letter.path' = '"+dl+"'")
-	url := e.endpoint(t, "hook")
+	j := e.Start(t, pushJob, "$OPTS", ", 'source.max-body-size' = '200 b', 'dead-letter.path' = '"+dl+"'")
+	url := endpoint(t, e, "hook")
 	cases := []struct {
 		name   string
 		method string
@@ -282,8 +178,8 @@ func TestPushRefusals(t *testing.T) {
 	if r := push(url, "s3cret-token", `{"id":1}`); r.status != 200 {
 		t.Errorf("a good request after them: %s", r)
 	}
-	got := e.out.waitLines(t, "+I", 1)
-	stop(t, j)
+	got := e.Out.WaitLines(t, "+I", 1)
+	enginetest.Stop(t, j)
 	if len(got) != 1 || !strings.HasPrefix(got[0], "+I[1,") {
 		t.Errorf("rows: %v (nothing of a refused request may reach the job)", got)
 	}
@@ -299,8 +195,8 @@ func TestPushRefusals(t *testing.T) {
 		!strings.Contains(lines[0], `"body":"[{\"id\":100},\n {\"id\":\"x\"}]"`) || !strings.Contains(lines[0], `"remote":"127.0.0.1:`) {
 		t.Errorf("dead letters:\n%s", data)
 	}
-	if strings.Contains(e.log.String(), "s3cret-token") {
-		t.Errorf("the token shows in the log:\n%s", e.log)
+	if strings.Contains(e.Log.String(), "s3cret-token") {
+		t.Errorf("the token shows in the log:\n%s", e.Log)
 	}
 }
 
@@ -309,18 +205,18 @@ func TestPushRefusals(t *testing.T) {
 // others taken; a body that does not split into records is still
 // refused whole.
 func TestPushIgnoreParseErrors(t *testing.T) {
-	e := newEngine(t)
+	e := enginetest.Open(t)
 	dl := filepath.Join(t.TempDir(), "skipped.jsonl")
-	j := e.start(t, pushJob, "$OPTS", ", 'json.ignore-parse-errors' = 'true', 'dead-letter.path' = '"+dl+"'")
-	url := e.endpoint(t, "hook")
+	j := e.Start(t, pushJob, "$OPTS", ", 'json.ignore-parse-errors' = 'true', 'dead-letter.path' = '"+dl+"'")
+	url := endpoint(t, e, "hook")
 	if r := push(url, "s3cret-token", `[{"id":1},{"id":"x"},{"id":3}]`); r.status != 200 || strings.TrimSpace(r.body) != `{"accepted":2,"skipped":1}` {
 		t.Errorf("got %s", r)
 	}
 	if r := push(url, "s3cret-token", `[{"id":4},{"id":5}`); r.status != 400 {
 		t.Errorf("broken body: got %s", r)
 	}
-	got := e.out.waitLines(t, "+I", 2)
-	stop(t, j)
+	got := e.Out.WaitLines(t, "+I", 2)
+	enginetest.Stop(t, j)
 	if len(got) != 2 || !strings.HasPrefix(got[0], "+I[1,") || !strings.HasPrefix(got[1], "+I[3,") {
 		t.Errorf("rows: %v", got)
 	}
@@ -346,17 +242,17 @@ INSERT INTO out SELECT id FROM hook;`
 // until the job stops (its final commit) — or, cancelled, is 503.
 func TestPushHeldUntilCheckpoint(t *testing.T) {
 	dir := t.TempDir()
-	e := newEngine(t)
-	j := e.start(t, heldJob, "$DIR", dir, "$CP", "1 h", "$OPTS", "")
-	url := e.endpoint(t, "hook")
+	e := enginetest.Open(t)
+	j := e.Start(t, heldJob, "$DIR", dir, "$CP", "1 h", "$OPTS", "")
+	url := endpoint(t, e, "hook")
 	answer := pushAsync(url, "", `[{"id":1},{"id":2}]`)
-	e.out.waitLines(t, "+I", 2)
+	e.Out.WaitLines(t, "+I", 2)
 	select {
 	case r := <-answer:
 		t.Fatalf("answered before any checkpoint: %s", r)
 	default:
 	}
-	stop(t, j) // the final commit holds the rows
+	enginetest.Stop(t, j) // the final commit holds the rows
 	if r := <-answer; r.status != 200 || strings.TrimSpace(r.body) != `{"accepted":2}` {
 		t.Errorf("after the final commit: %s", r)
 	}
@@ -364,11 +260,11 @@ func TestPushHeldUntilCheckpoint(t *testing.T) {
 
 	// A job cancelled as a crash never makes them safe: 503, to send
 	// again.
-	e = newEngine(t)
-	j = e.start(t, heldJob, "$DIR", dir, "$CP", "1 h", "$OPTS", "")
-	url = e.endpoint(t, "hook")
+	e = enginetest.Open(t)
+	j = e.Start(t, heldJob, "$DIR", dir, "$CP", "1 h", "$OPTS", "")
+	url = endpoint(t, e, "hook")
 	answer = pushAsync(url, "", `{"id":3}`)
-	e.out.waitLines(t, "+I", 1)
+	e.Out.WaitLines(t, "+I", 1)
 	j.Cancel()
 	<-j.Done()
 	if r := <-answer; r.status != 503 || r.header.Get("Retry-After") == "" || !strings.Contains(r.body, "send the request again") {
@@ -379,16 +275,16 @@ func TestPushHeldUntilCheckpoint(t *testing.T) {
 // TestPushAnsweredAtCheckpoint: with frequent checkpoints, requests are
 // answered as checkpoints complete, while the job runs.
 func TestPushAnsweredAtCheckpoint(t *testing.T) {
-	e := newEngine(t)
-	j := e.start(t, heldJob, "$DIR", t.TempDir(), "$CP", "50 ms", "$OPTS", "")
-	url := e.endpoint(t, "hook")
+	e := enginetest.Open(t)
+	j := e.Start(t, heldJob, "$DIR", t.TempDir(), "$CP", "50 ms", "$OPTS", "")
+	url := endpoint(t, e, "hook")
 	for i := range 20 {
 		if r := push(url, "", fmt.Sprintf(`{"id":%d}`, i)); r.status != 200 {
 			t.Fatalf("request %d: %s", i, r)
 		}
 	}
-	got := e.out.waitLines(t, "+I", 20)
-	stop(t, j)
+	got := e.Out.WaitLines(t, "+I", 20)
+	enginetest.Stop(t, j)
 	if len(got) != 20 {
 		t.Errorf("%d rows", len(got))
 	}
@@ -398,20 +294,20 @@ func TestPushAnsweredAtCheckpoint(t *testing.T) {
 // waiting for their checkpoint, a request is answered 503 with a
 // Retry-After.
 func TestPushTooManyOpen(t *testing.T) {
-	e := newEngine(t)
-	j := e.start(t, heldJob, "$DIR", t.TempDir(), "$CP", "1 h", "$OPTS", ", 'source.max-open-requests' = '1'")
-	url := e.endpoint(t, "hook")
+	e := enginetest.Open(t)
+	j := e.Start(t, heldJob, "$DIR", t.TempDir(), "$CP", "1 h", "$OPTS", ", 'source.max-open-requests' = '1'")
+	url := endpoint(t, e, "hook")
 	held := pushAsync(url, "", `{"id":1}`)
-	e.out.waitLines(t, "+I", 1)
+	e.Out.WaitLines(t, "+I", 1)
 	r := push(url, "", `{"id":2}`)
 	if r.status != 503 || r.header.Get("Retry-After") != "1" || !strings.Contains(r.body, "'source.max-open-requests' = 1") {
 		t.Errorf("second request: %s", r)
 	}
-	stop(t, j)
+	enginetest.Stop(t, j)
 	if r := <-held; r.status != 200 {
 		t.Errorf("held request: %s", r)
 	}
-	if got := e.out.lines("+I"); len(got) != 1 {
+	if got := e.Out.Lines("+I"); len(got) != 1 {
 		t.Errorf("rows %v", got)
 	}
 }
@@ -419,7 +315,7 @@ func TestPushTooManyOpen(t *testing.T) {
 // TestPushOptionErrors: options that cannot work are refused when the
 // job starts.
 func TestPushOptionErrors(t *testing.T) {
-	e := newEngine(t)
+	e := enginetest.Open(t)
 	for i, c := range []struct{ opts, want string }{
 		{`'source.listen' = '127.0.0.1:0'`, "missing required option 'source.token'"},
 		{`'source.listen' = '0.0.0.0:0', 'source.auth' = 'none'`, "option 'source.auth' = 'none' is for a loopback address only"},
@@ -432,7 +328,7 @@ func TestPushOptionErrors(t *testing.T) {
 		src := fmt.Sprintf(`CREATE TABLE s%d (id INT) WITH ('connector' = 'http', %s);
 CREATE TABLE o%d (id INT) WITH ('connector' = 'blackhole');
 INSERT INTO o%d SELECT * FROM s%d;`, i, c.opts, i, i, i)
-		_, err := e.Exec(context.Background(), "t.sql", []byte(src))
+		err := e.ExecErr(src)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want %q", c.opts, err, c.want)
 		}
@@ -476,12 +372,12 @@ func (c *collector) got() []string {
 // they are delivered.
 func TestSinkJob(t *testing.T) {
 	c := newCollector(t, 200)
-	e := newEngine(t)
-	j := e.start(t, `
+	e := enginetest.Open(t)
+	j := e.Start(t, `
 CREATE TABLE g (n INT) WITH ('connector' = 'datagen', 'number-of-rows' = '10', 'fields.n.kind' = 'sequence', 'fields.n.start' = '1', 'fields.n.end' = '10');
 CREATE TABLE out (n INT, sq INT) WITH ('connector' = 'http', 'url' = '$URL/rows', 'sink.buffer-flush.max-rows' = '4');
 INSERT INTO out SELECT n, n * n FROM g;`, "$URL", c.url)
-	if err := waitErr(t, j); err != nil {
+	if err := enginetest.WaitErr(t, j); err != nil {
 		t.Fatal(err)
 	}
 	got := c.got()
@@ -496,12 +392,12 @@ INSERT INTO out SELECT n, n * n FROM g;`, "$URL", c.url)
 // with the status and the start of the response.
 func TestSinkJobFails(t *testing.T) {
 	c := newCollector(t, 400)
-	e := newEngine(t)
-	j := e.start(t, `
+	e := enginetest.Open(t)
+	j := e.Start(t, `
 CREATE TABLE g (n INT) WITH ('connector' = 'datagen', 'number-of-rows' = '3');
 CREATE TABLE out (n INT) WITH ('connector' = 'http', 'url' = '$URL/rows', 'http.header.Authorization' = 'Bearer tok-tok-tok');
 INSERT INTO out SELECT n FROM g;`, "$URL", c.url)
-	err := waitErr(t, j)
+	err := enginetest.WaitErr(t, j)
 	want := "http table 'out': POST " + c.url + "/rows: 400 Bad Request: no thanks"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("got %v\nwant %s", err, want)
@@ -513,15 +409,15 @@ INSERT INTO out SELECT n FROM g;`, "$URL", c.url)
 // endpoint (the checkpoint that made them safe flushed the sink first).
 func TestPushToSink(t *testing.T) {
 	c := newCollector(t, 200)
-	e := newEngine(t)
-	j := e.start(t, `
+	e := enginetest.Open(t)
+	j := e.Start(t, `
 SET 'state.dir' = '$DIR';
 SET 'execution.checkpointing.interval' = '20 ms';
 CREATE TABLE hook (id INT, kind STRING) WITH ('connector' = 'http', 'source.listen' = '127.0.0.1:0', 'source.token' = 'tkn-1234');
 CREATE TABLE fwd (id INT, kind STRING) WITH ('connector' = 'http', 'url' = '$URL', 'sink.batch.mode' = 'ndjson',
   'sink.buffer-flush.interval' = '1 h');
 INSERT INTO fwd SELECT id, UPPER(kind) FROM hook WHERE kind <> 'noise';`, "$DIR", t.TempDir(), "$URL", c.url)
-	url := e.endpoint(t, "hook")
+	url := endpoint(t, e, "hook")
 	for i := range 10 {
 		r := push(url, "tkn-1234", fmt.Sprintf(`[{"id":%d,"kind":"alert"},{"id":%d,"kind":"noise"}]`, i, i))
 		if r.status != 200 {
@@ -532,7 +428,7 @@ INSERT INTO fwd SELECT id, UPPER(kind) FROM hook WHERE kind <> 'noise';`, "$DIR"
 			t.Fatalf("request %d answered before its row reached the sink's endpoint: %q", i, all)
 		}
 	}
-	stop(t, j)
+	enginetest.Stop(t, j)
 	if n := strings.Count(strings.Join(c.got(), ""), "\n"); n != 10 {
 		t.Errorf("%d rows forwarded, want 10", n)
 	}

@@ -64,8 +64,7 @@ type Sink struct {
 	maxRows    int
 	interval   time.Duration
 	maxRetries int
-	backoffMin time.Duration
-	backoffMax time.Duration
+	backoff    connector.Backoff // between retries
 	timeout    time.Duration
 	client     *http.Client
 	enc        format.Encoder
@@ -158,11 +157,8 @@ func newSink(t connector.Table, env connector.Env) (*Sink, error) {
 		return nil, fmt.Errorf("option '%s' must be between 1 and 1048576, not %d", optFlushRows, n)
 	}
 	s.maxRows = int(n)
-	if s.interval, err = o.Duration(optFlushEvery, time.Second); err != nil {
+	if s.interval, err = o.PositiveDuration(optFlushEvery, time.Second); err != nil {
 		return nil, err
-	}
-	if s.interval <= 0 {
-		return nil, fmt.Errorf("option '%s' must be positive", optFlushEvery)
 	}
 	r, err := o.Int(optMaxRetries, 3)
 	if err != nil {
@@ -172,20 +168,11 @@ func newSink(t connector.Table, env connector.Env) (*Sink, error) {
 		return nil, fmt.Errorf("option '%s' must be between 0 and 1000, not %d", optMaxRetries, r)
 	}
 	s.maxRetries = int(r)
-	if s.backoffMin, err = o.Duration(optRetryInitial, time.Second); err != nil {
+	if s.backoff, err = o.Backoff(optRetryInitial, optRetryMax, connector.Backoff{Initial: time.Second, Max: 30 * time.Second}); err != nil {
 		return nil, err
 	}
-	if s.backoffMax, err = o.Duration(optRetryMax, 30*time.Second); err != nil {
+	if s.timeout, err = o.PositiveDuration(optSinkTimeout, 30*time.Second); err != nil {
 		return nil, err
-	}
-	if s.backoffMin <= 0 || s.backoffMax < s.backoffMin {
-		return nil, fmt.Errorf("options '%s' (%s) and '%s' (%s) must be positive, the first no larger", optRetryInitial, s.backoffMin, optRetryMax, s.backoffMax)
-	}
-	if s.timeout, err = o.Duration(optSinkTimeout, 30*time.Second); err != nil {
-		return nil, err
-	}
-	if s.timeout <= 0 {
-		return nil, fmt.Errorf("option '%s' must be positive", optSinkTimeout)
 	}
 	if p, ok := o[optSinkDL]; ok {
 		if p == "" {
@@ -456,7 +443,7 @@ type failure struct {
 // the table has one and the failure is theirs (not the endpoint's), or
 // fails the sink.
 func (s *Sink) send(body []byte, b *rowBuf, from, to int) error {
-	backoff := s.backoffMin
+	backoff := s.backoff.Initial
 	for attempt := 1; ; attempt++ {
 		f := s.post(body)
 		if f == nil {
@@ -469,7 +456,7 @@ func (s *Sink) send(body []byte, b *rowBuf, from, to int) error {
 			return fmt.Errorf("http table '%s': the sink closed while sending %d rows: %s", s.table.Name, to-from, f.msg)
 		}
 		if f.retryable && attempt <= s.maxRetries {
-			wait := min(max(backoff, f.retryAfter), s.backoffMax)
+			wait := min(max(backoff, f.retryAfter), s.backoff.Max)
 			if attempt == 1 {
 				s.env.Log("http table '%s': %s; retrying in %s (at most %d times)", s.table.Name, f.msg, wait, s.maxRetries)
 			}
@@ -478,7 +465,7 @@ func (s *Sink) send(body []byte, b *rowBuf, from, to int) error {
 			case <-s.ctx.Done():
 				return fmt.Errorf("http table '%s': the sink closed while sending %d rows: %s", s.table.Name, to-from, f.msg)
 			}
-			backoff = min(backoff*2, s.backoffMax)
+			backoff = s.backoff.Next(backoff)
 			continue
 		}
 		tried := ""

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/internal/logtest"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -65,34 +66,16 @@ func (r *receiver) requests() []received {
 	return append([]received(nil), r.got...)
 }
 
-// logged collects an Env's log lines.
-type logged struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *logged) logf(format string, args ...any) {
-	l.mu.Lock()
-	l.lines = append(l.lines, fmt.Sprintf(format, args...))
-	l.mu.Unlock()
-}
-
-func (l *logged) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.lines, "\n")
-}
-
-func newTestSink(t *testing.T, opts connector.Options) (*Sink, *logged, *atomic.Int64) {
+func newTestSink(t *testing.T, opts connector.Options) (*Sink, *logtest.Lines, *atomic.Int64) {
 	t.Helper()
 	o := connector.Options{"connector": "http", "sink.retry.initial-backoff": "1 ms", "sink.retry.max-backoff": "5 ms"}
 	for k, v := range opts {
 		o[k] = v
 	}
-	lg := &logged{}
+	lg := &logtest.Lines{}
 	var dropped atomic.Int64
 	e := env()
-	e.Logf, e.Dropped = lg.logf, &dropped
+	e.Logf, e.Dropped = lg.Logf, &dropped
 	s, err := New().CreateSink(connector.Table{Name: "out", Schema: sinkSchema, Options: o}, e)
 	if err != nil {
 		t.Fatal(err)

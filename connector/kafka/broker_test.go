@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/internal/kafkatest"
+	"github.com/sluicesql/sluice/internal/logtest"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -20,9 +21,9 @@ func TestBrokerDownAtStart(t *testing.T) {
 	addr := kafkatest.ClosedAddr(t)
 	for _, kind := range []string{"source", "sink"} {
 		t.Run(kind, func(t *testing.T) {
-			var log logBuffer
+			var log logtest.Lines
 			e := env(t)
-			e.Logf = log.logf
+			e.Logf = log.Logf
 			tbl := table("t", bidSchema(), addr, "t", connector.Options{"properties.default.api.timeout.ms": "1000"})
 			var err error
 			if kind == "source" {
@@ -48,9 +49,9 @@ func TestBrokerDownAtStart(t *testing.T) {
 func TestBrokerDownWhileRunning(t *testing.T) {
 	bs, stop := kafkatest.StartStoppable(t, 1, "in", "out")
 	produceNumbered(t, bs, "in", time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC), 0, 2)
-	var log logBuffer
+	var log logtest.Lines
 	e := env(t)
-	e.Logf = log.logf
+	e.Logf = log.Logf
 	src, err := registry().Source(table("in", bidSchema(), bs, "in", nil), e)
 	if err != nil {
 		t.Fatal(err)

@@ -2,34 +2,15 @@ package kafka
 
 import (
 	"context"
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluicesql/sluice/internal/kafkatest"
+	"github.com/sluicesql/sluice/internal/logtest"
 )
-
-// logBuffer collects the lines a connector writes to the job's log.
-type logBuffer struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *logBuffer) logf(format string, args ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lines = append(l.lines, fmt.Sprintf(format, args...))
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.lines, "\n")
-}
 
 // TestReadThroughRecreatedTopic: the topic a reader is reading is deleted
 // and recreated with fewer records. The broker answers OFFSET_OUT_OF_RANGE
@@ -41,9 +22,9 @@ func TestReadThroughRecreatedTopic(t *testing.T) {
 	bs := kafkatest.Start(t, 1, "n")
 	base := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
 	produceNumbered(t, bs, "n", base, 0, 10)
-	var log logBuffer
+	var log logtest.Lines
 	e := env(t)
-	e.Logf = log.logf
+	e.Logf = log.Logf
 	s, err := registry().Source(table("n", bidSchema(), bs, "n", nil), e)
 	if err != nil {
 		t.Fatal(err)
@@ -98,9 +79,9 @@ func recreateTopic(t *testing.T, bs, topic string) {
 // either way.
 func TestDataLossReport(t *testing.T) {
 	bs := kafkatest.Start(t, 1, "n")
-	var log logBuffer
+	var log logtest.Lines
 	e := env(t)
-	e.Logf = log.logf
+	e.Logf = log.Logf
 	s, err := registry().Source(table("n", bidSchema(), bs, "n", nil), e)
 	if err != nil {
 		t.Fatal(err)

@@ -126,11 +126,8 @@ func createSink(t connector.Table, env connector.Env, upsert bool) (*Sink, error
 		if c.props.acks != "all" || !c.props.idempotence {
 			return nil, errors.New("'sink.delivery-guarantee' = 'exactly-once' needs 'properties.acks' = 'all' and idempotent writes")
 		}
-		if s.interval, err = o.Duration("sink.transaction.interval", defaultTxnInterval); err != nil {
+		if s.interval, err = o.PositiveDuration("sink.transaction.interval", defaultTxnInterval); err != nil {
 			return nil, err
-		}
-		if s.interval <= 0 {
-			return nil, errors.New("option 'sink.transaction.interval' must be positive")
 		}
 		// The one writer of the sink is writer 0.
 		opts = append(opts, kgo.TransactionalID(prefix+"-0"))

@@ -239,9 +239,6 @@ type Source struct {
 	// resetWhy names the option that says so.
 	reset, resetWhy string
 	logf            func(format string, args ...any)
-
-	mu   sync.Mutex
-	open int // open readers; the policy's dead-letter file closes with the last
 }
 
 // Partitions implements connector.Source: one per Kafka partition.
@@ -466,9 +463,7 @@ func (s *Source) openAt(ctx context.Context, p int, from, epoch int64) (connecto
 	if r.end < 0 || start < r.end {
 		r.cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{tp.topic: {tp.part: kgo.NewOffset().At(start)}})
 	}
-	s.mu.Lock()
-	s.open++
-	s.mu.Unlock()
+	s.policy.ReaderOpened()
 	return r, nil
 }
 
@@ -1011,12 +1006,5 @@ func (r *Reader) Close() error {
 	r.closed = true
 	r.cl.Close()
 	s := r.src
-	s.mu.Lock()
-	s.open--
-	last := s.open == 0
-	s.mu.Unlock()
-	if last {
-		return s.policy.Close()
-	}
-	return nil
+	return s.policy.ReaderClosed()
 }

@@ -20,7 +20,7 @@ import (
 // options both the source and the sink read.
 var commonOptions = []string{
 	"connector", "server", "topic", "format", "protocol-version", "client-id", "username", "password",
-	"qos", "keep-alive", "connect.timeout", "reconnect.initial-backoff", "reconnect.max-backoff",
+	"qos", "keep-alive", "connect.timeout", connector.ReconnectInitialBackoffOption, connector.ReconnectMaxBackoffOption,
 }
 
 var sourceOptions = []string{
@@ -44,8 +44,7 @@ type config struct {
 	retained bool // scan.retained / sink.retained
 
 	connectTimeout time.Duration
-	backoffMin     time.Duration
-	backoffMax     time.Duration
+	backoff        connector.Backoff // between attempts to connect again
 
 	fmtName string
 	format  format.Factory
@@ -76,7 +75,7 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 		known = append(known, sourceOptions...)
 	}
 	if err := o.CheckKnown("mqtt", known, c.fmtName+"."); err != nil {
-		if !sink && hasPrefix(o, "sink.") || sink && hasPrefix(o, "scan.") {
+		if !sink && o.HasPrefix("sink.") || sink && o.HasPrefix("scan.") {
 			return nil, fmt.Errorf("%w (a %s table takes the %s options)", err, map[bool]string{true: "sink", false: "source"}[sink],
 				map[bool]string{true: "'sink.'", false: "'scan.'"}[sink])
 		}
@@ -168,14 +167,8 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 		return nil, err
 	}
 	c.dial.timeout = min(max(c.connectTimeout, time.Second), 10*time.Second)
-	if c.backoffMin, err = o.Duration("reconnect.initial-backoff", 100*time.Millisecond); err != nil {
+	if c.backoff, err = o.ReconnectBackoff(); err != nil {
 		return nil, err
-	}
-	if c.backoffMax, err = o.Duration("reconnect.max-backoff", 30*time.Second); err != nil {
-		return nil, err
-	}
-	if c.backoffMin <= 0 || c.backoffMax < c.backoffMin {
-		return nil, fmt.Errorf("options 'reconnect.initial-backoff' (%s) and 'reconnect.max-backoff' (%s) must be positive, the first no larger", c.backoffMin, c.backoffMax)
 	}
 	c.jobAndTable = env.Job + "/" + t.Name
 	c.dial.clientID = o["client-id"]
@@ -196,15 +189,6 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 		return c, c.parseSink(t, env)
 	}
 	return c, c.parseSource(t)
-}
-
-func hasPrefix(o connector.Options, p string) bool {
-	for k := range o {
-		if strings.HasPrefix(k, p) {
-			return true
-		}
-	}
-	return false
 }
 
 func (c *config) parseSource(t connector.Table) error {
@@ -282,11 +266,8 @@ func (c *config) parseSink(t connector.Table, env connector.Env) error {
 	default:
 		return fmt.Errorf("option 'sink.buffer.overflow' must be 'fail' or 'drop-oldest', not '%s'", v)
 	}
-	if c.flushWait, err = o.Duration("sink.flush-timeout", 30*time.Second); err != nil {
+	if c.flushWait, err = o.PositiveDuration("sink.flush-timeout", 30*time.Second); err != nil {
 		return err
-	}
-	if c.flushWait <= 0 {
-		return errors.New("option 'sink.flush-timeout' must be positive")
 	}
 	if n, err := o.Int("sink.parallelism", 1); err != nil {
 		return err

@@ -1,122 +1,17 @@
 package mqtt_test
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/sluicesql/sluice"
+	"github.com/sluicesql/sluice/internal/enginetest"
 	"github.com/sluicesql/sluice/internal/mqtttest"
 )
-
-// syncBuffer is an io.Writer read while the engine writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// lines returns the lines written that start with prefix.
-func (s *syncBuffer) lines(prefix string) []string {
-	var out []string
-	for _, l := range strings.Split(s.String(), "\n") {
-		if strings.HasPrefix(l, prefix) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-// waitLines waits up to 10 s for n lines starting with prefix.
-func (s *syncBuffer) waitLines(t testing.TB, prefix string, n int) []string {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		l := s.lines(prefix)
-		if len(l) >= n || time.Now().After(deadline) {
-			return l
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-type engine struct {
-	*sluice.Engine
-	out, log *syncBuffer
-}
-
-func newEngine(t testing.TB) *engine {
-	t.Helper()
-	out, log := &syncBuffer{}, &syncBuffer{}
-	e, err := sluice.Open(sluice.Options{Stdout: out, Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	return &engine{e, out, log}
-}
-
-// start executes src (with $SERVER and $DIR replaced) and returns the
-// job its last statement started.
-func (e *engine) start(t testing.TB, src string, repl ...string) *sluice.Job {
-	t.Helper()
-	src = strings.NewReplacer(repl...).Replace(src)
-	res, err := e.Exec(context.Background(), "test.sql", []byte(src))
-	if err != nil {
-		t.Fatal(sluice.FormatError(err, []byte(src)))
-	}
-	for i := len(res) - 1; i >= 0; i-- {
-		if res[i].Job != nil {
-			return res[i].Job
-		}
-	}
-	t.Fatal("no job started")
-	return nil
-}
-
-// stop stops j and waits for it.
-func stop(t testing.TB, j *sluice.Job) {
-	t.Helper()
-	j.Stop()
-	select {
-	case <-j.Done():
-	case <-time.After(20 * time.Second):
-		t.Fatal("the job did not stop")
-	}
-	if err := j.Wait(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// waitErr waits for j to fail and returns its error.
-func waitErr(t testing.TB, j *sluice.Job) error {
-	t.Helper()
-	select {
-	case <-j.Done():
-	case <-time.After(20 * time.Second):
-		j.Cancel()
-		t.Fatal("the job did not fail")
-	}
-	return j.Wait()
-}
 
 var versions = []string{"5", "3.1.1"}
 
@@ -126,8 +21,8 @@ func TestSourceWildcardsAndMetadata(t *testing.T) {
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
 			b := mqtttest.Start(t)
-			e := newEngine(t)
-			j := e.start(t, `
+			e := enginetest.Open(t)
+			j := e.Start(t, `
 CREATE TABLE readings (
   id INT, temp DOUBLE,
   topic STRING METADATA VIRTUAL,
@@ -144,10 +39,10 @@ INSERT INTO out SELECT id, temp, topic, q, r FROM readings WHERE temp > 20;`, "$
 			b.Publish("sensors/b/humidity", []byte(`{"id":3,"temp":30}`), false, 1)
 			b.Publish("alerts/zone1/fire", []byte(`{"id":4,"temp":99}`), false, 0)
 			b.Publish("sensors/c/temp", []byte(`{"id":5,"temp":25}`), false, 2)
-			got := e.out.waitLines(t, "+I", 3)
-			stop(t, j)
+			got := e.Out.WaitLines(t, "+I", 3)
+			enginetest.Stop(t, j)
 			want := []string{"+I[1, 21.5, sensors/a/temp, 1, FALSE]", "+I[4, 99.0, alerts/zone1/fire, 0, FALSE]", "+I[5, 25.0, sensors/c/temp, 1, FALSE]"}
-			if got = e.out.lines("+I"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			if got = e.Out.Lines("+I"); strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
 		})
@@ -160,8 +55,8 @@ func TestSourceQoS(t *testing.T) {
 		for q := 0; q <= 2; q++ {
 			t.Run(fmt.Sprintf("%s/qos%d", v, q), func(t *testing.T) {
 				b := mqtttest.Start(t)
-				e := newEngine(t)
-				j := e.start(t, `
+				e := enginetest.Open(t)
+				j := e.Start(t, `
 CREATE TABLE m (n INT, q INT METADATA FROM 'qos' VIRTUAL) WITH ('connector' = 'mqtt', 'server' = '$SERVER', 'topic' = 't',
   'format' = 'json', 'protocol-version' = '$V', 'qos' = '$Q');
 CREATE TABLE out (n INT, q INT) WITH ('connector' = 'print');
@@ -173,9 +68,9 @@ INSERT INTO out SELECT * FROM m;`, "$SERVER", b.URL, "$V", v, "$Q", fmt.Sprint(q
 					b.Publish("t", fmt.Appendf(nil, `{"n":%d}`, i), false, 2)
 					want = append(want, fmt.Sprintf("+I[%d, %d]", i, q))
 				}
-				e.out.waitLines(t, "+I", n)
-				stop(t, j)
-				if got := e.out.lines("+I"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+				e.Out.WaitLines(t, "+I", n)
+				enginetest.Stop(t, j)
+				if got := e.Out.Lines("+I"); strings.Join(got, "\n") != strings.Join(want, "\n") {
 					t.Errorf("got %d rows, want %d:\n%s", len(got), n, strings.Join(got[:min(len(got), 10)], "\n"))
 				}
 			})
@@ -203,28 +98,28 @@ func TestSourcePersistentSession(t *testing.T) {
 			b := mqtttest.Start(t)
 			dir := t.TempDir()
 			repl := []string{"$SERVER", b.URL, "$V", v, "$DIR", dir, "$CP", "50ms"}
-			e := newEngine(t)
-			j := e.start(t, persistentJob, repl...)
+			e := enginetest.Open(t)
+			j := e.Start(t, persistentJob, repl...)
 			b.WaitSubscribers("p/x", 1, 5*time.Second)
 			for i := range 20 {
 				b.Publish("p/x", fmt.Appendf(nil, `{"n":%d}`, i), false, 1)
 			}
-			e.out.waitLines(t, "+I", 20)
-			stop(t, j)
+			e.Out.WaitLines(t, "+I", 20)
+			enginetest.Stop(t, j)
 			e.Close()                  // frees the state directory
 			for i := 20; i < 40; i++ { // while no one reads: the session keeps them
 				b.Publish("p/x", fmt.Appendf(nil, `{"n":%d}`, i), false, 1)
 			}
-			e2 := newEngine(t)
-			j2 := e2.start(t, persistentJob, repl...)
-			e2.out.waitLines(t, "+I", 20)
+			e2 := enginetest.Open(t)
+			j2 := e2.Start(t, persistentJob, repl...)
+			e2.Out.WaitLines(t, "+I", 20)
 			for i := 40; i < 50; i++ {
 				b.Publish("p/x", fmt.Appendf(nil, `{"n":%d}`, i), false, 1)
 			}
-			e2.out.waitLines(t, "+I", 30)
+			e2.Out.WaitLines(t, "+I", 30)
 			time.Sleep(100 * time.Millisecond) // anything more would be a duplicate
-			stop(t, j2)
-			got := append(e.out.lines("+I"), e2.out.lines("+I")...)
+			enginetest.Stop(t, j2)
+			got := append(e.Out.Lines("+I"), e2.Out.Lines("+I")...)
 			var want []string
 			for i := range 50 {
 				want = append(want, fmt.Sprintf("+I[%d]", i))
@@ -248,21 +143,21 @@ func TestSourceRedeliversAfterCrash(t *testing.T) {
 			b := mqtttest.Start(t)
 			dir := t.TempDir()
 			repl := []string{"$SERVER", b.URL, "$V", v, "$DIR", dir, "$CP", "1h"}
-			e := newEngine(t)
-			j := e.start(t, persistentJob, repl...)
+			e := enginetest.Open(t)
+			j := e.Start(t, persistentJob, repl...)
 			b.WaitSubscribers("p/x", 1, 5*time.Second)
 			for i := range 10 {
 				b.Publish("p/x", fmt.Appendf(nil, `{"n":%d}`, i), false, 1)
 			}
-			e.out.waitLines(t, "+I", 10)
+			e.Out.WaitLines(t, "+I", 10)
 			j.Cancel() // as a crash: no checkpoint, no final commit
 			<-j.Done()
 			e.Close()
 			b.Publish("p/x", []byte(`{"n":10}`), false, 1)
-			e2 := newEngine(t)
-			j2 := e2.start(t, persistentJob, repl...)
-			got := e2.out.waitLines(t, "+I", 11)
-			stop(t, j2)
+			e2 := enginetest.Open(t)
+			j2 := e2.Start(t, persistentJob, repl...)
+			got := e2.Out.WaitLines(t, "+I", 11)
+			enginetest.Stop(t, j2)
 			seen := map[string]bool{}
 			for _, l := range got {
 				seen[l] = true
@@ -286,21 +181,21 @@ CREATE TABLE m (n INT) WITH ('connector' = 'mqtt', 'server' = '$SERVER', 'topic'
   'scan.shared-group' = 'g', 'format' = 'json', 'qos' = '1');
 CREATE TABLE out (n INT) WITH ('connector' = 'print');
 INSERT INTO out SELECT * FROM m;`
-	e1, e2 := newEngine(t), newEngine(t)
-	j1 := e1.start(t, ddl, "$SERVER", b.URL, "$NAME", "one")
-	j2 := e2.start(t, ddl, "$SERVER", b.URL, "$NAME", "two")
+	e1, e2 := enginetest.Open(t), enginetest.Open(t)
+	j1 := e1.Start(t, ddl, "$SERVER", b.URL, "$NAME", "one")
+	j2 := e2.Start(t, ddl, "$SERVER", b.URL, "$NAME", "two")
 	b.WaitSubscribers("s/1", 2, 5*time.Second)
 	const n = 200
 	for i := range n {
 		b.Publish(fmt.Sprintf("s/%d", i%3), fmt.Appendf(nil, `{"n":%d}`, i), false, 1)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for len(e1.out.lines("+I"))+len(e2.out.lines("+I")) < n && time.Now().Before(deadline) {
+	for len(e1.Out.Lines("+I"))+len(e2.Out.Lines("+I")) < n && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	stop(t, j1)
-	stop(t, j2)
-	a, c := e1.out.lines("+I"), e2.out.lines("+I")
+	enginetest.Stop(t, j1)
+	enginetest.Stop(t, j2)
+	a, c := e1.Out.Lines("+I"), e2.Out.Lines("+I")
 	if len(a) == 0 || len(c) == 0 {
 		t.Errorf("one job got everything: %d and %d rows", len(a), len(c))
 	}
@@ -328,21 +223,21 @@ func TestSourceRetained(t *testing.T) {
 			b.Publish("false/state", []byte(`{"n":1}`), true, 1)
 			b.Publish("true/state", []byte(`{"n":1}`), true, 1)
 			for _, retained := range []string{"false", "true"} {
-				e := newEngine(t)
-				j := e.start(t, `
+				e := enginetest.Open(t)
+				j := e.Start(t, `
 CREATE TABLE m (n INT, r BOOLEAN METADATA FROM 'retained' VIRTUAL) WITH ('connector' = 'mqtt', 'server' = '$SERVER', 'topic' = '$R/#',
   'format' = 'json', 'protocol-version' = '$V', 'scan.retained' = '$R', 'scan.session.persistent' = 'false');
 CREATE TABLE out (n INT, r BOOLEAN) WITH ('connector' = 'print');
 INSERT INTO out SELECT * FROM m;`, "$SERVER", b.URL, "$V", v, "$R", retained)
 				b.WaitSubscribers(retained+"/state", 1, 5*time.Second)
 				b.Publish(retained+"/state", []byte(`{"n":2}`), false, 1)
-				e.out.waitLines(t, "+I[2", 1)
-				stop(t, j)
+				e.Out.WaitLines(t, "+I[2", 1)
+				enginetest.Stop(t, j)
 				want := "+I[2, FALSE]"
 				if retained == "true" {
 					want = "+I[1, TRUE]\n+I[2, FALSE]"
 				}
-				if got := strings.Join(e.out.lines("+I"), "\n"); got != want {
+				if got := strings.Join(e.Out.Lines("+I"), "\n"); got != want {
 					t.Errorf("scan.retained = %s: got\n%s\nwant\n%s", retained, got, want)
 				}
 			}
@@ -365,42 +260,42 @@ INSERT INTO out SELECT * FROM m;`
 	}
 	t.Run("fail", func(t *testing.T) {
 		b := mqtttest.Start(t)
-		e := newEngine(t)
-		j := e.start(t, ddl, "$SERVER", b.URL, "$OPTS", "")
+		e := enginetest.Open(t)
+		j := e.Start(t, ddl, "$SERVER", b.URL, "$OPTS", "")
 		publish(b)
-		err := waitErr(t, j)
+		err := enginetest.WaitErr(t, j)
 		if err == nil || !strings.Contains(err.Error(), "source m: topic 'bad' message-id") || !strings.Contains(err.Error(), "cannot decode record") {
 			t.Errorf("got %v", err)
 		}
 	})
 	t.Run("skip", func(t *testing.T) {
 		b := mqtttest.Start(t)
-		e := newEngine(t)
-		j := e.start(t, ddl, "$SERVER", b.URL, "$OPTS", ", 'json.ignore-parse-errors' = 'true'")
+		e := enginetest.Open(t)
+		j := e.Start(t, ddl, "$SERVER", b.URL, "$OPTS", ", 'json.ignore-parse-errors' = 'true'")
 		publish(b)
-		e.out.waitLines(t, "+I", 2)
+		e.Out.WaitLines(t, "+I", 2)
 		// The skipped message is in the job's metrics while it runs (a
 		// health check or an alert rule sees it), not only at its end.
 		if h := j.Health(); h.Malformed != 1 {
 			t.Errorf("while running: %d malformed records, want 1", h.Malformed)
 		}
-		stop(t, j)
+		enginetest.Stop(t, j)
 		if h := j.Health(); h.Malformed != 1 {
 			t.Errorf("after the end: %d malformed records, want 1", h.Malformed)
 		}
-		if got := strings.Join(e.out.lines("+I"), " "); got != "+I[1] +I[3]" {
+		if got := strings.Join(e.Out.Lines("+I"), " "); got != "+I[1] +I[3]" {
 			t.Errorf("got %s", got)
 		}
 	})
 	t.Run("dead-letter", func(t *testing.T) {
 		b := mqtttest.Start(t)
-		e := newEngine(t)
+		e := enginetest.Open(t)
 		dl := filepath.Join(t.TempDir(), "dead.txt")
-		j := e.start(t, ddl, "$SERVER", b.URL, "$OPTS", ", 'dead-letter.path' = '"+dl+"'")
+		j := e.Start(t, ddl, "$SERVER", b.URL, "$OPTS", ", 'dead-letter.path' = '"+dl+"'")
 		publish(b)
-		e.out.waitLines(t, "+I", 2)
-		stop(t, j)
-		if got := strings.Join(e.out.lines("+I"), " "); got != "+I[1] +I[3]" {
+		e.Out.WaitLines(t, "+I", 2)
+		enginetest.Stop(t, j)
+		if got := strings.Join(e.Out.Lines("+I"), " "); got != "+I[1] +I[3]" {
 			t.Errorf("got %s", got)
 		}
 		if data, _ := os.ReadFile(dl); string(data) != "not json\n" {
@@ -414,21 +309,21 @@ INSERT INTO out SELECT * FROM m;`
 func TestBrokerDownAtStart(t *testing.T) {
 	b := mqtttest.Start(t)
 	b.Stop()
-	e := newEngine(t)
-	j := e.start(t, `
+	e := enginetest.Open(t)
+	j := e.Start(t, `
 CREATE TABLE m (n INT) WITH ('connector' = 'mqtt', 'server' = '$SERVER', 'topic' = 't', 'format' = 'json', 'connect.timeout' = '300 ms');
 CREATE TABLE out (n INT) WITH ('connector' = 'print');
 INSERT INTO out SELECT * FROM m;`, "$SERVER", b.URL)
-	err := waitErr(t, j)
+	err := enginetest.WaitErr(t, j)
 	want := "mqtt table 'm': cannot connect to " + b.URL + " within 300ms ('connect.timeout')"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("source: got %v\nwant %s", err, want)
 	}
-	j = e.start(t, `
+	j = e.Start(t, `
 CREATE TABLE src (n INT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');
 CREATE TABLE snk (n INT) WITH ('connector' = 'mqtt', 'server' = '$SERVER', 'topic' = 't', 'format' = 'json', 'connect.timeout' = '300 ms');
 INSERT INTO snk SELECT * FROM src;`, "$SERVER", b.URL)
-	err = waitErr(t, j)
+	err = enginetest.WaitErr(t, j)
 	want = "mqtt table 'snk': cannot connect to " + b.URL + " within 300ms ('connect.timeout')"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("sink: got %v\nwant %s", err, want)
@@ -440,13 +335,13 @@ func TestAuthRefused(t *testing.T) {
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
 			b := mqtttest.Start(t, mqtttest.WithUser("edge", "secret"))
-			e := newEngine(t)
-			j := e.start(t, `
+			e := enginetest.Open(t)
+			j := e.Start(t, `
 CREATE TABLE m (n INT) WITH ('connector' = 'mqtt', 'server' = '$SERVER', 'topic' = 't', 'format' = 'json',
   'protocol-version' = '$V', 'username' = 'edge', 'password' = 'wrong');
 CREATE TABLE out (n INT) WITH ('connector' = 'print');
 INSERT INTO out SELECT * FROM m;`, "$SERVER", b.URL, "$V", v)
-			err := waitErr(t, j)
+			err := enginetest.WaitErr(t, j)
 			// Mochi answers a 3.1.1 client "not authorized" (5) rather than
 			// "bad user name or password" (4).
 			if err == nil || !strings.Contains(err.Error(), "the broker refused the connection: bad user name or password") &&
@@ -457,15 +352,15 @@ INSERT INTO out SELECT * FROM m;`, "$SERVER", b.URL, "$V", v)
 				t.Errorf("the password shows in %v", err)
 			}
 			// The right password works.
-			j = e.start(t, `
+			j = e.Start(t, `
 CREATE TABLE m2 (n INT) WITH ('connector' = 'mqtt', 'server' = '$SERVER', 'topic' = 't', 'format' = 'json',
   'protocol-version' = '$V', 'username' = 'edge', 'password' = 'secret');
 CREATE TABLE out2 (n INT) WITH ('connector' = 'print');
 INSERT INTO out2 SELECT * FROM m2;`, "$SERVER", b.URL, "$V", v)
 			b.WaitSubscribers("t", 1, 5*time.Second)
 			b.Publish("t", []byte(`{"n":7}`), false, 1)
-			e.out.waitLines(t, "+I[7]", 1)
-			stop(t, j)
+			e.Out.WaitLines(t, "+I[7]", 1)
+			enginetest.Stop(t, j)
 		})
 	}
 }
@@ -476,8 +371,8 @@ INSERT INTO out2 SELECT * FROM m2;`, "$SERVER", b.URL, "$V", v)
 func TestFilterRules(t *testing.T) {
 	b := mqtttest.Start(t)
 	alerts := b.Collect("alerts/#")
-	e := newEngine(t)
-	j := e.start(t, `
+	e := enginetest.Open(t)
+	j := e.Start(t, `
 CREATE TABLE readings (device STRING, temp DOUBLE) WITH ('connector' = 'mqtt', 'server' = '$SERVER', 'topic' = 'devices/+/data', 'format' = 'json');
 CREATE TABLE hot (device STRING, temp DOUBLE) WITH ('connector' = 'mqtt', 'server' = '$SERVER', 'topic' = 'alerts/hot', 'format' = 'json');
 CREATE TABLE cold (device STRING, temp DOUBLE, topic STRING) WITH ('connector' = 'mqtt', 'server' = '$SERVER', 'topic' = 'alerts/cold',
@@ -491,7 +386,7 @@ END;`, "$SERVER", b.URL)
 		b.Publish(fmt.Sprintf("devices/d%d/data", i), fmt.Appendf(nil, `{"device":"d%d","temp":%g}`, i, temp), false, 1)
 	}
 	got := alerts.Wait(4, 10*time.Second)
-	stop(t, j)
+	enginetest.Stop(t, j)
 	var lines []string
 	for _, m := range got {
 		lines = append(lines, m.Topic+" "+m.Payload)
@@ -512,8 +407,8 @@ END;`, "$SERVER", b.URL)
 // as METADATA columns.
 func TestSourceProperties(t *testing.T) {
 	b := mqtttest.Start(t)
-	e := newEngine(t)
-	j := e.start(t, `
+	e := enginetest.Open(t)
+	j := e.Start(t, `
 CREATE TABLE m (n INT, props MAP<STRING, STRING> METADATA FROM 'properties' VIRTUAL,
   ct STRING METADATA FROM 'content-type' VIRTUAL, dup BOOLEAN METADATA FROM 'duplicate' VIRTUAL,
   id INT METADATA FROM 'message-id' VIRTUAL)
@@ -525,8 +420,8 @@ INSERT INTO out SELECT n, props['site'], props['kind'], ct, dup, id FROM m;`, "$
 	c.PublishProps(t, "p", []byte(`{"n":1}`), "application/json", "site", "north", "kind", "a", "kind", "b")
 	c.PublishProps(t, "p", []byte(`{"n":2}`), "")
 	c.Flush(t)
-	got := e.out.waitLines(t, "+I", 2)
-	stop(t, j)
+	got := e.Out.WaitLines(t, "+I", 2)
+	enginetest.Stop(t, j)
 	want := "+I[1, north, b, application/json, FALSE, 0] +I[2, null, null, null, FALSE, 0]"
 	if strings.Join(got, " ") != want {
 		t.Errorf("got  %s\nwant %s", strings.Join(got, " "), want)
@@ -538,15 +433,15 @@ INSERT INTO out SELECT n, props['site'], props['kind'], ct, dup, id FROM m;`, "$
 // that the broker lost its session, and reads on.
 func TestReconnectCounted(t *testing.T) {
 	b := mqtttest.Start(t)
-	e := newEngine(t)
-	j := e.start(t, `
+	e := enginetest.Open(t)
+	j := e.Start(t, `
 CREATE TABLE m (n INT) WITH ('connector' = 'mqtt', 'server' = '$SERVER', 'topic' = 't', 'format' = 'json',
   'reconnect.initial-backoff' = '10 ms', 'reconnect.max-backoff' = '50 ms', 'connect.timeout' = '1 s');
 CREATE TABLE out (n INT) WITH ('connector' = 'print');
 INSERT INTO out SELECT * FROM m;`, "$SERVER", b.URL)
 	b.WaitSubscribers("t", 1, 5*time.Second)
 	b.Publish("t", []byte(`{"n":1}`), false, 1)
-	e.out.waitLines(t, "+I", 1)
+	e.Out.WaitLines(t, "+I", 1)
 	b.Stop()
 	b.Restart() // a new broker: no session, the source subscribes again
 	deadline := time.Now().Add(10 * time.Second)
@@ -554,17 +449,17 @@ INSERT INTO out SELECT * FROM m;`, "$SERVER", b.URL)
 		time.Sleep(5 * time.Millisecond)
 	}
 	b.Publish("t", []byte(`{"n":2}`), false, 1)
-	got := e.out.waitLines(t, "+I", 2)
+	got := e.Out.WaitLines(t, "+I", 2)
 	n := j.Health().Reconnects
-	stop(t, j)
+	enginetest.Stop(t, j)
 	if strings.Join(got, " ") != "+I[1] +I[2]" {
-		t.Errorf("got %v\nlog:\n%s", got, e.log)
+		t.Errorf("got %v\nlog:\n%s", got, e.Log)
 	}
 	if n < 1 {
 		t.Errorf("%d reconnections counted", n)
 	}
-	if !strings.Contains(e.log.String(), "lost the connection to "+b.URL) {
-		t.Errorf("log:\n%s", e.log)
+	if !strings.Contains(e.Log.String(), "lost the connection to "+b.URL) {
+		t.Errorf("log:\n%s", e.Log)
 	}
 	// The new broker has not the reader's persistent session: what was
 	// published for it meanwhile is lost, which the log must say.

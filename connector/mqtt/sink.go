@@ -349,7 +349,7 @@ func (s *Sink) run() {
 // refusal that will not change (credentials) fails the sink.
 func (s *Sink) connect(first bool) (*conn, error) {
 	c := s.cfg
-	backoff := c.backoffMin
+	backoff := c.backoff.Initial
 	deadline := time.Now().Add(c.connectTimeout)
 	for attempt := 1; ; attempt++ {
 		cn, err := dial(s.ctx, c.dial, func(*packets.Packet) {})
@@ -377,15 +377,15 @@ func (s *Sink) connect(first bool) (*conn, error) {
 		if first && time.Now().Add(backoff).After(deadline) {
 			return nil, fmt.Errorf("mqtt table '%s': cannot connect to %s within %s ('connect.timeout'): %w", s.table.Name, c.server, c.connectTimeout, err)
 		}
-		if attempt == 1 || backoff >= c.backoffMax && attempt%10 == 0 {
-			s.logf("cannot connect to %s (attempt %d): %v; retrying every %s at most", c.server, attempt, err, c.backoffMax)
+		if attempt == 1 || backoff >= c.backoff.Max && attempt%10 == 0 {
+			s.logf("cannot connect to %s (attempt %d): %v; retrying every %s at most", c.server, attempt, err, c.backoff.Max)
 		}
 		select {
 		case <-time.After(backoff):
 		case <-s.ctx.Done():
 			return nil, s.ctx.Err()
 		}
-		backoff = min(backoff*2, c.backoffMax)
+		backoff = c.backoff.Next(backoff)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,29 +11,12 @@ import (
 	"github.com/sluicesql/sluice/connector/format"
 	"github.com/sluicesql/sluice/connector/format/json"
 	"github.com/sluicesql/sluice/connector/mqtt"
+	"github.com/sluicesql/sluice/internal/logtest"
 	"github.com/sluicesql/sluice/internal/mqtttest"
 	"github.com/sluicesql/sluice/types"
 )
 
-// logLines collects a connector's log.
-type logLines struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *logLines) logf(f string, a ...any) {
-	l.mu.Lock()
-	l.lines = append(l.lines, fmt.Sprintf(f, a...))
-	l.mu.Unlock()
-}
-
-func (l *logLines) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.lines, "\n")
-}
-
-func newSink(t testing.TB, opts connector.Options, log *logLines) *mqtt.Sink {
+func newSink(t testing.TB, opts connector.Options, log *logtest.Lines) *mqtt.Sink {
 	t.Helper()
 	f := format.NewRegistry()
 	f.Register(json.New())
@@ -46,7 +28,7 @@ func newSink(t testing.TB, opts connector.Options, log *logLines) *mqtt.Sink {
 	schema := types.Schema{Columns: []types.Column{{Name: "n", Type: types.Type{Kind: types.KindInt}}}}
 	env := connector.Env{Formats: f, Job: "j"}
 	if log != nil {
-		env.Logf = log.logf
+		env.Logf = log.Logf
 	}
 	s, err := mqtt.Factory{}.CreateSink(connector.Table{Name: "out", Schema: schema, Options: o}, env)
 	if err != nil {
@@ -111,7 +93,7 @@ func TestSinkStoreAndForward(t *testing.T) {
 			t.Run(v+"/qos"+qos, func(t *testing.T) {
 				b := mqtttest.Start(t)
 				dir := t.TempDir()
-				log := &logLines{}
+				log := &logtest.Lines{}
 				t.Cleanup(func() {
 					if t.Failed() {
 						t.Logf("log:\n%s", log)
@@ -195,7 +177,7 @@ func TestSinkBufferOverflow(t *testing.T) {
 		s.Close()
 	})
 	t.Run("drop-oldest", func(t *testing.T) {
-		log := &logLines{}
+		log := &logtest.Lines{}
 		s := newSink(t, connector.Options{"server": b.URL, "topic": "o", "sink.buffer.dir": t.TempDir(), "sink.buffer.max-size": "1 kb",
 			"sink.buffer.overflow": "drop-oldest"}, log)
 		write(t, s, 0, 1)

@@ -11,7 +11,6 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/sluicesql/sluice/connector"
-	"github.com/sluicesql/sluice/connector/format"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -33,10 +32,7 @@ type Source struct {
 	table  connector.Table
 	env    connector.Env
 	policy *connector.ErrorPolicy
-	meta   []metaFunc
-
-	mu   sync.Mutex
-	open int // open readers; the policy's dead-letter file closes with the last
+	rows   connector.MessageRows[*packets.Packet]
 }
 
 // CreateSource implements connector.SourceFactory.
@@ -52,10 +48,11 @@ func (Factory) CreateSource(t connector.Table, env connector.Env) (connector.Sou
 	if s.policy, err = connector.NewErrorPolicy(t, c.fmtName); err != nil {
 		return nil, err
 	}
+	s.rows = connector.MessageRows[*packets.Packet]{Table: t, Format: c.format, Options: c.fmtOpts, Policy: s.policy, Where: where}
 	for _, m := range t.Metadata {
-		s.meta = append(s.meta, metadataFunc(m.Key, m.Type))
+		s.rows.Meta = append(s.rows.Meta, metadataFunc(m.Key, m.Type))
 	}
-	if _, err := c.format.NewDecoder(t.Schema, c.fmtOpts); err != nil {
+	if _, err := s.rows.NewDecoder(0); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -82,24 +79,18 @@ func (s *Source) Open(ctx context.Context, p int) (connector.Reader, error) {
 // OpenAfter implements connector.Resumer: the rows read are numbered from
 // offset+1 on.
 func (s *Source) OpenAfter(ctx context.Context, p int, offset int64) (connector.Reader, error) {
-	dec, err := s.cfg.format.NewDecoder(s.table.Schema, s.cfg.fmtOpts)
+	dec, err := s.rows.NewDecoder(p)
 	if err != nil {
 		return nil, err
 	}
-	phys := s.table.Schema.Len()
-	if pr, ok := dec.(format.Pruner); ok && s.table.Read != nil {
-		pr.Prune(s.table.Read[:phys])
-	}
 	rctx, cancel := context.WithCancel(context.Background())
-	r := &Reader{src: s, dec: dec, part: int32(p), next: offset + 1, phys: phys, width: phys + len(s.meta),
+	r := &Reader{src: s, dec: dec, next: offset + 1,
 		in: make(chan inbound, inboxSize), wake: make(chan struct{}, 1), ctx: rctx, cancel: cancel, done: make(chan struct{})}
 	if err := r.connect(ctx, true); err != nil {
 		cancel()
 		return nil, err
 	}
-	s.mu.Lock()
-	s.open++
-	s.mu.Unlock()
+	s.policy.ReaderOpened()
 	go r.run()
 	return r, nil
 }
@@ -126,14 +117,11 @@ type pendingAck struct {
 // connection that has since ended is never acknowledged: with a
 // persistent session the broker sends it again on the next one.
 type Reader struct {
-	src   *Source
-	dec   format.Decoder
-	part  int32
-	next  int64 // the origin offset of the next row
-	phys  int
-	width int
-	in    chan inbound
-	wake  chan struct{} // Wake cuts a Read's wait short
+	src  *Source
+	dec  *connector.MessageDecoder[*packets.Packet]
+	next int64 // the origin offset of the next row
+	in   chan inbound
+	wake chan struct{} // Wake cuts a Read's wait short
 
 	ctx    context.Context // the reader's life
 	cancel context.CancelFunc
@@ -147,7 +135,6 @@ type Reader struct {
 	deferAcks bool
 	acks      connector.AckLog[pendingAck]
 	closed    bool
-	skipped   int64
 	// While a SUBSCRIBE waits for its answer, the broker may send first
 	// what it kept for a persistent session: more than the inbox holds
 	// before a Read takes any, and the connection's reader must go on
@@ -231,7 +218,7 @@ func (r *Reader) poll() (inbound, bool) {
 // will not change (credentials).
 func (r *Reader) connect(ctx context.Context, first bool) error {
 	c := r.src.cfg
-	backoff := c.backoffMin
+	backoff := c.backoff.Initial
 	deadline := time.Now().Add(c.connectTimeout)
 	attempts := 0
 	for {
@@ -280,8 +267,8 @@ func (r *Reader) connect(ctx context.Context, first bool) error {
 		if first && time.Now().Add(backoff).After(deadline) {
 			return fmt.Errorf("mqtt table '%s': cannot connect to %s within %s ('connect.timeout'): %w", r.src.table.Name, c.server, c.connectTimeout, err)
 		}
-		if attempts == 1 || backoff >= c.backoffMax && attempts%10 == 0 {
-			r.src.env.Log("mqtt table '%s': cannot connect to %s (attempt %d): %v; retrying every %s at most", r.src.table.Name, c.server, attempts, err, c.backoffMax)
+		if attempts == 1 || backoff >= c.backoff.Max && attempts%10 == 0 {
+			r.src.env.Log("mqtt table '%s': cannot connect to %s (attempt %d): %v; retrying every %s at most", r.src.table.Name, c.server, attempts, err, c.backoff.Max)
 		}
 		select {
 		case <-time.After(backoff):
@@ -290,7 +277,7 @@ func (r *Reader) connect(ctx context.Context, first bool) error {
 		case <-r.ctx.Done():
 			return errors.New("closed")
 		}
-		backoff = min(backoff*2, c.backoffMax)
+		backoff = c.backoff.Next(backoff)
 	}
 }
 
@@ -486,20 +473,7 @@ func (r *Reader) add(b *types.Batch, m inbound) error {
 	}
 	off := r.next
 	r.next++
-	vals := b.AddRow(types.Insert, types.Origin{Part: r.part, Offset: off}, r.width)
-	if err := r.dec.Decode(pk.Payload, vals[:r.phys]); err != nil {
-		clear(vals)
-		b.Rows = b.Rows[:len(b.Rows)-1]
-		if herr := r.src.policy.Handle(where(pk), pk.Payload, err); herr != nil {
-			return herr
-		}
-		r.skipped++
-		return nil
-	}
-	for i, f := range r.src.meta {
-		vals[r.phys+i] = f(pk)
-	}
-	return nil
+	return r.dec.Add(b, off, pk.Payload, pk)
 }
 
 // where locates a message for error messages.
@@ -512,7 +486,7 @@ func where(pk *packets.Packet) string {
 }
 
 // Skipped implements connector.Stats.
-func (r *Reader) Skipped() int64 { return r.skipped }
+func (r *Reader) Skipped() int64 { return r.dec.Skipped() }
 
 // Close implements connector.Reader. Messages not acknowledged stay with
 // the broker (in a persistent session) for the next run.
@@ -536,18 +510,11 @@ func (r *Reader) Close() error {
 	}
 	r.mu.Unlock()
 	s := r.src
-	s.mu.Lock()
-	s.open--
-	last := s.open == 0
-	s.mu.Unlock()
-	if last {
-		return s.policy.Close()
-	}
-	return nil
+	return s.policy.ReaderClosed()
 }
 
 // metaFunc computes a METADATA column's value from a message.
-type metaFunc func(pk *packets.Packet) types.Value
+type metaFunc = func(pk *packets.Packet) types.Value
 
 func metadataFunc(key string, t types.Type) metaFunc {
 	k := t.Kind

@@ -17,7 +17,7 @@ import (
 // options both the source and the sink read.
 var commonOptions = []string{
 	"connector", "servers", "subject", "format", "username", "password", "token", "creds-file",
-	"connect.timeout", "reconnect.initial-backoff", "reconnect.max-backoff", "jetstream.stream",
+	"connect.timeout", connector.ReconnectInitialBackoffOption, connector.ReconnectMaxBackoffOption, "jetstream.stream",
 }
 
 var sourceOptions = []string{
@@ -63,8 +63,7 @@ type config struct {
 	clientName     string
 
 	connectTimeout time.Duration
-	backoffMin     time.Duration
-	backoffMax     time.Duration
+	backoff        connector.Backoff // between attempts to connect again
 
 	fmtName string
 	format  format.Factory
@@ -180,20 +179,11 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 		return nil, errors.New("options 'username', 'token' and 'creds-file' are different ways to authenticate: set one of them")
 	}
 
-	if c.connectTimeout, err = o.Duration("connect.timeout", 30*time.Second); err != nil {
+	if c.connectTimeout, err = o.PositiveDuration("connect.timeout", 30*time.Second); err != nil {
 		return nil, err
 	}
-	if c.connectTimeout <= 0 {
-		return nil, errors.New("option 'connect.timeout' must be positive")
-	}
-	if c.backoffMin, err = o.Duration("reconnect.initial-backoff", 100*time.Millisecond); err != nil {
+	if c.backoff, err = o.ReconnectBackoff(); err != nil {
 		return nil, err
-	}
-	if c.backoffMax, err = o.Duration("reconnect.max-backoff", 30*time.Second); err != nil {
-		return nil, err
-	}
-	if c.backoffMin <= 0 || c.backoffMax < c.backoffMin {
-		return nil, fmt.Errorf("options 'reconnect.initial-backoff' (%s) and 'reconnect.max-backoff' (%s) must be positive, the first no larger", c.backoffMin, c.backoffMax)
 	}
 	role := "source"
 	if sink {
@@ -312,11 +302,8 @@ func (c *config) parseSink(t connector.Table) error {
 	default:
 		return fmt.Errorf("option 'sink.delivery-guarantee' must be 'exactly-once', 'at-least-once' or 'at-most-once', not '%s'", c.guarantee)
 	}
-	if c.flushWait, err = o.Duration("sink.flush-timeout", 30*time.Second); err != nil {
+	if c.flushWait, err = o.PositiveDuration("sink.flush-timeout", 30*time.Second); err != nil {
 		return err
-	}
-	if c.flushWait <= 0 {
-		return errors.New("option 'sink.flush-timeout' must be positive")
 	}
 	if n, err := o.Int("sink.parallelism", 1); err != nil {
 		return err

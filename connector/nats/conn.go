@@ -37,11 +37,11 @@ func dialConn(ctx context.Context, c *config, env connector.Env) (*conn, error) 
 		nats.Timeout(min(max(c.connectTimeout, time.Second), 10*time.Second)),
 		nats.MaxReconnects(-1),
 		nats.CustomReconnectDelay(func(attempts int) time.Duration {
-			d := c.backoffMin
-			for i := 1; i < attempts && d < c.backoffMax; i++ {
-				d *= 2
+			d := c.backoff.Initial
+			for i := 1; i < attempts && d < c.backoff.Max; i++ {
+				d = c.backoff.Next(d)
 			}
-			return min(d, c.backoffMax)
+			return d
 		}),
 		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
 			if err != nil {
@@ -82,7 +82,7 @@ func dialConn(ctx context.Context, c *config, env connector.Env) (*conn, error) 
 	case c.creds != "":
 		opts = append(opts, nats.UserCredentials(c.creds))
 	}
-	backoff := c.backoffMin
+	backoff := c.backoff.Initial
 	deadline := time.Now().Add(c.connectTimeout)
 	for attempt := 1; ; attempt++ {
 		nc, err := nats.Connect(strings.Join(c.servers, ","), opts...)
@@ -108,7 +108,7 @@ func dialConn(ctx context.Context, c *config, env connector.Env) (*conn, error) 
 		case <-ctx.Done():
 			return nil, context.Cause(ctx)
 		}
-		backoff = min(backoff*2, c.backoffMax)
+		backoff = c.backoff.Next(backoff)
 	}
 }
 

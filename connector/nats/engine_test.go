@@ -1,137 +1,21 @@
 package nats_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sluicesql/sluice"
+	"github.com/sluicesql/sluice/internal/enginetest"
 	"github.com/sluicesql/sluice/internal/natstest"
 )
-
-// syncBuffer is an io.Writer read while the engine writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// lines returns the lines written that start with prefix.
-func (s *syncBuffer) lines(prefix string) []string {
-	var out []string
-	for _, l := range strings.Split(s.String(), "\n") {
-		if strings.HasPrefix(l, prefix) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-// waitLines waits up to 10 s for n lines starting with prefix.
-func (s *syncBuffer) waitLines(t testing.TB, prefix string, n int) []string {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		l := s.lines(prefix)
-		if len(l) >= n || time.Now().After(deadline) {
-			return l
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// waitContains waits up to 10 s for s to be written.
-func waitContains(t testing.TB, b *syncBuffer, s string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(b.String(), s) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s in:\n%s", s, b)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-type engine struct {
-	*sluice.Engine
-	out, log *syncBuffer
-}
-
-func newEngine(t testing.TB) *engine {
-	t.Helper()
-	out, log := &syncBuffer{}, &syncBuffer{}
-	e, err := sluice.Open(sluice.Options{Stdout: out, Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	return &engine{e, out, log}
-}
-
-// start executes src (with the replacements made) and returns the job
-// its last statement started.
-func (e *engine) start(t testing.TB, src string, repl ...string) *sluice.Job {
-	t.Helper()
-	src = strings.NewReplacer(repl...).Replace(src)
-	res, err := e.Exec(context.Background(), "test.sql", []byte(src))
-	if err != nil {
-		t.Fatal(sluice.FormatError(err, []byte(src)))
-	}
-	for i := len(res) - 1; i >= 0; i-- {
-		if res[i].Job != nil {
-			return res[i].Job
-		}
-	}
-	t.Fatal("no job started")
-	return nil
-}
-
-// stop stops j and waits for it.
-func stop(t testing.TB, j *sluice.Job) {
-	t.Helper()
-	j.Stop()
-	select {
-	case <-j.Done():
-	case <-time.After(20 * time.Second):
-		t.Fatal("the job did not stop")
-	}
-	if err := j.Wait(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// waitErr waits for j to fail and returns its error.
-func waitErr(t testing.TB, j *sluice.Job) error {
-	t.Helper()
-	select {
-	case <-j.Done():
-	case <-time.After(20 * time.Second):
-		j.Cancel()
-		t.Fatal("the job did not fail")
-	}
-	return j.Wait()
-}
 
 func sorted(s []string) []string {
 	s = append([]string(nil), s...)
@@ -144,8 +28,8 @@ func sorted(s []string) []string {
 func TestCoreSourceWildcardsAndMetadata(t *testing.T) {
 	s := natstest.Start(t)
 	nc := s.Conn(t)
-	e := newEngine(t)
-	j := e.start(t, `
+	e := enginetest.Open(t)
+	j := e.Start(t, `
 CREATE TABLE readings (
   id INT, temp DOUBLE,
   subj STRING METADATA FROM 'subject' VIRTUAL,
@@ -170,10 +54,10 @@ INSERT INTO out SELECT id, temp, subj, hdrs['site'], seq FROM readings WHERE tem
 	pub("alerts.zone1.fire", `{"id":4,"temp":99}`, "site", "a", "site", "b")
 	pub("sensors.c.temp", `{"id":5,"temp":25}`)
 	nc.Flush()
-	e.out.waitLines(t, "+I[", 3)
-	stop(t, j)
+	e.Out.WaitLines(t, "+I[", 3)
+	enginetest.Stop(t, j)
 	// Each subscription hands its messages over on its own: sort.
-	got := sorted(e.out.lines("+I["))
+	got := sorted(e.Out.Lines("+I["))
 	want := []string{"+I[1, 21.5, sensors.a.temp, north, null]", "+I[4, 99.0, alerts.zone1.fire, b, null]", "+I[5, 25.0, sensors.c.temp, null, null]"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -184,7 +68,7 @@ INSERT INTO out SELECT id, temp, subj, hdrs['site'], seq FROM readings WHERE tem
 // not expected: the probe subject is chosen to be read and dropped) until
 // the server reports a subscription; it relies on the server's
 // subscription interest as seen by a no-responders request.
-func waitSubscribed(t testing.TB, e *engine, nc *nats.Conn, subject string) {
+func waitSubscribed(t testing.TB, e *enginetest.Engine, nc *nats.Conn, subject string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -196,7 +80,7 @@ func waitSubscribed(t testing.TB, e *engine, nc *nats.Conn, subject string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("nothing subscribed to %s; log:\n%s", subject, e.log)
+	t.Fatalf("nothing subscribed to %s; log:\n%s", subject, e.Log)
 }
 
 // TestCoreQueueGroup splits a subject between two jobs of one queue
@@ -209,9 +93,9 @@ SET 'pipeline.name' = '$NAME';
 CREATE TABLE m (n INT) WITH ('connector' = 'nats', 'servers' = '$SERVER', 'subject' = 'q.*', 'queue-group' = 'g', 'format' = 'json');
 CREATE TABLE out (n INT) WITH ('connector' = 'print');
 INSERT INTO out SELECT * FROM m WHERE n >= 0;`
-	e1, e2 := newEngine(t), newEngine(t)
-	j1 := e1.start(t, ddl, "$SERVER", s.URL, "$NAME", "one")
-	j2 := e2.start(t, ddl, "$SERVER", s.URL, "$NAME", "two")
+	e1, e2 := enginetest.Open(t), enginetest.Open(t)
+	j1 := e1.Start(t, ddl, "$SERVER", s.URL, "$NAME", "one")
+	j2 := e2.Start(t, ddl, "$SERVER", s.URL, "$NAME", "two")
 	// Both members subscribed: the server's count of the group's subscriptions.
 	deadline := time.Now().Add(10 * time.Second)
 	for s.Subscribers("q.*") < 2 && time.Now().Before(deadline) {
@@ -223,12 +107,12 @@ INSERT INTO out SELECT * FROM m WHERE n >= 0;`
 	}
 	nc.Flush()
 	deadline = time.Now().Add(10 * time.Second)
-	for len(e1.out.lines("+I"))+len(e2.out.lines("+I")) < n && time.Now().Before(deadline) {
+	for len(e1.Out.Lines("+I"))+len(e2.Out.Lines("+I")) < n && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	stop(t, j1)
-	stop(t, j2)
-	a, c := e1.out.lines("+I"), e2.out.lines("+I")
+	enginetest.Stop(t, j1)
+	enginetest.Stop(t, j2)
+	a, c := e1.Out.Lines("+I"), e2.Out.Lines("+I")
 	if len(a) == 0 || len(c) == 0 {
 		t.Errorf("one job got everything: %d and %d rows", len(a), len(c))
 	}
@@ -284,20 +168,20 @@ func TestJetStreamOrderedResume(t *testing.T) {
 	dir := t.TempDir()
 	repl := []string{"$SERVER", s.URL, "$DIR", dir, "$CP", "50ms", "$OPTS", ""}
 	publishN(t, js, 0, 20)
-	e := newEngine(t)
-	j := e.start(t, jsJob, repl...)
-	e.out.waitLines(t, "+I", 20)
-	stop(t, j)
+	e := enginetest.Open(t)
+	j := e.Start(t, jsJob, repl...)
+	e.Out.WaitLines(t, "+I", 20)
+	enginetest.Stop(t, j)
 	e.Close()
 	publishN(t, js, 20, 40)
-	e2 := newEngine(t)
-	j2 := e2.start(t, jsJob, repl...)
-	e2.out.waitLines(t, "+I", 20)
+	e2 := enginetest.Open(t)
+	j2 := e2.Start(t, jsJob, repl...)
+	e2.Out.WaitLines(t, "+I", 20)
 	publishN(t, js, 40, 50)
-	e2.out.waitLines(t, "+I", 30)
+	e2.Out.WaitLines(t, "+I", 30)
 	time.Sleep(100 * time.Millisecond) // anything more would be a duplicate
-	stop(t, j2)
-	got := append(e.out.lines("+I"), e2.out.lines("+I")...)
+	enginetest.Stop(t, j2)
+	got := append(e.Out.Lines("+I"), e2.Out.Lines("+I")...)
 	if w := wantRows(0, 50); strings.Join(got, "\n") != strings.Join(w, "\n") {
 		t.Errorf("got %d rows:\n%s\nwant 0..49 once each, in order", len(got), strings.Join(got, " "))
 	}
@@ -318,13 +202,13 @@ func TestJetStreamDeliverPolicies(t *testing.T) {
 		{", 'jetstream.start-sequence' = '4'", wantRows(3, 6)},
 		{", 'jetstream.start-time' = '" + time.Now().Add(time.Hour).UTC().Format(time.RFC3339) + "'", nil},
 	} {
-		e := newEngine(t)
-		j := e.start(t, strings.NewReplacer("SET 'state.dir' = '$DIR';", "", "SET 'execution.checkpointing.interval' = '$CP';", "").Replace(jsJob),
+		e := enginetest.Open(t)
+		j := e.Start(t, strings.NewReplacer("SET 'state.dir' = '$DIR';", "", "SET 'execution.checkpointing.interval' = '$CP';", "").Replace(jsJob),
 			"$SERVER", s.URL, "$OPTS", c.opts)
-		got := e.out.waitLines(t, "+I", len(c.want))
+		got := e.Out.WaitLines(t, "+I", len(c.want))
 		time.Sleep(100 * time.Millisecond)
-		stop(t, j)
-		got = e.out.lines("+I")
+		enginetest.Stop(t, j)
+		got = e.Out.Lines("+I")
 		if strings.Join(got, " ") != strings.Join(c.want, " ") {
 			t.Errorf("%s: got %v, want %v", c.opts, got, c.want)
 		}
@@ -367,9 +251,9 @@ func TestJetStreamDurableAcksAfterCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	repl := []string{"$SERVER", s.URL, "$DIR", dir, "$CP", "1h", "$OPTS", ""}
 	publishN(t, js, 0, 10)
-	e := newEngine(t)
-	j := e.start(t, durableJob, repl...)
-	waitContains(t, e.out, "[1, 5, 25]")
+	e := enginetest.Open(t)
+	j := e.Start(t, durableJob, repl...)
+	e.Out.WaitContains(t, "[1, 5, 25]")
 	cons, err := js.Consumer(context.Background(), "EV", "job1")
 	if err != nil {
 		t.Fatal(err)
@@ -385,12 +269,12 @@ func TestJetStreamDurableAcksAfterCheckpoint(t *testing.T) {
 	<-j.Done()
 	e.Close()
 	publishN(t, js, 10, 12)
-	e2 := newEngine(t)
+	e2 := enginetest.Open(t)
 	repl[7] = ", 'jetstream.ack-wait' = '1h'" // a redelivery would come too late for the test
-	j2 := e2.start(t, durableJob, repl...)
-	waitContains(t, e2.out, "[1, 6, 36]")
-	stop(t, j2) // the final commit acknowledges everything
-	got := lastCounts(e2.out.lines(""))
+	j2 := e2.Start(t, durableJob, repl...)
+	e2.Out.WaitContains(t, "[1, 6, 36]")
+	enginetest.Stop(t, j2) // the final commit acknowledges everything
+	got := lastCounts(e2.Out.Lines(""))
 	if got["0"] != "0, 6, 30" || got["1"] != "1, 6, 36" {
 		t.Errorf("got %v, want counts 6 and 6, sums 30 and 36", got)
 	}
@@ -412,24 +296,24 @@ func TestJetStreamDurableExactlyOnce(t *testing.T) {
 	js := jsStream(t, s)
 	dir := t.TempDir()
 	repl := []string{"$SERVER", s.URL, "$DIR", dir, "$CP", "30ms", "$OPTS", ", 'jetstream.ack-wait' = '1h'"}
-	e := newEngine(t)
-	j := e.start(t, durableJob, repl...)
+	e := enginetest.Open(t)
+	j := e.Start(t, durableJob, repl...)
 	publishN(t, js, 0, 100)
-	e.out.waitLines(t, "+U[1, 50, 2500]", 1)
+	e.Out.WaitLines(t, "+U[1, 50, 2500]", 1)
 	time.Sleep(100 * time.Millisecond) // some checkpoints complete
 	publishN(t, js, 100, 120)
-	e.out.waitLines(t, "+U[1, 60, 3600]", 1)
+	e.Out.WaitLines(t, "+U[1, 60, 3600]", 1)
 	j.Cancel() // the last rows are likely after the last checkpoint
 	<-j.Done()
 	e.Close()
 	publishN(t, js, 120, 130)
-	e2 := newEngine(t)
-	j2 := e2.start(t, durableJob, repl...)
-	e2.out.waitLines(t, "+U[1, 65, 4225]", 1)
-	stop(t, j2)
-	got := lastCounts(e2.out.lines(""))
+	e2 := enginetest.Open(t)
+	j2 := e2.Start(t, durableJob, repl...)
+	e2.Out.WaitLines(t, "+U[1, 65, 4225]", 1)
+	enginetest.Stop(t, j2)
+	got := lastCounts(e2.Out.Lines(""))
 	if got["0"] != "0, 65, 4160" || got["1"] != "1, 65, 4225" {
-		t.Errorf("got %v, want counts 65 and 65, sums 4160 and 4225\nlog:\n%s", got, e2.log)
+		t.Errorf("got %v, want counts 65 and 65, sums 4160 and 4225\nlog:\n%s", got, e2.Log)
 	}
 }
 
@@ -439,14 +323,14 @@ func TestJetStreamSinkExactlyOnce(t *testing.T) {
 	s := natstest.Start(t)
 	js := s.JetStream(t)
 	natstest.CreateStream(t, js, jetstream.StreamConfig{Name: "OUT", Subjects: []string{"out.>"}})
-	e := newEngine(t)
-	j := e.start(t, `
+	e := enginetest.Open(t)
+	j := e.Start(t, `
 SET 'state.dir' = '$DIR';
 SET 'execution.checkpointing.interval' = '20ms';
 CREATE TABLE src (n INT) WITH ('connector' = 'datagen', 'number-of-rows' = '500', 'fields.n.kind' = 'sequence', 'fields.n.start' = '1', 'fields.n.end' = '500');
 CREATE TABLE snk (n INT) WITH ('connector' = 'nats', 'servers' = '$SERVER', 'jetstream.stream' = 'OUT', 'subject' = 'out.n', 'format' = 'json');
 INSERT INTO snk SELECT * FROM src;`, "$SERVER", s.URL, "$DIR", t.TempDir())
-	if err := waitErr(t, j); err != nil {
+	if err := enginetest.WaitErr(t, j); err != nil {
 		t.Fatal(err)
 	}
 	msgs := natstest.ReadStream(t, js, "OUT")
@@ -472,13 +356,13 @@ func TestJetStreamSinkAtLeastOnce(t *testing.T) {
 	s := natstest.Start(t)
 	js := s.JetStream(t)
 	natstest.CreateStream(t, js, jetstream.StreamConfig{Name: "OUT", Subjects: []string{"out.>"}})
-	e := newEngine(t)
-	j := e.start(t, `
+	e := enginetest.Open(t)
+	j := e.Start(t, `
 CREATE TABLE src (n INT) WITH ('connector' = 'datagen', 'number-of-rows' = '300', 'fields.n.kind' = 'sequence', 'fields.n.start' = '1', 'fields.n.end' = '300');
 CREATE TABLE snk (n INT) WITH ('connector' = 'nats', 'servers' = '$SERVER', 'jetstream.stream' = 'OUT', 'subject' = 'out.n', 'format' = 'json',
   'sink.delivery-guarantee' = 'at-least-once');
 INSERT INTO snk SELECT * FROM src;`, "$SERVER", s.URL)
-	if err := waitErr(t, j); err != nil {
+	if err := enginetest.WaitErr(t, j); err != nil {
 		t.Fatal(err)
 	}
 	if msgs := natstest.ReadStream(t, js, "OUT"); len(msgs) != 300 || msgs[299].Data != `{"n":300}` {
@@ -492,20 +376,20 @@ func TestJetStreamSinkWrongSubject(t *testing.T) {
 	s := natstest.Start(t)
 	js := s.JetStream(t)
 	natstest.CreateStream(t, js, jetstream.StreamConfig{Name: "OUT", Subjects: []string{"out.>"}})
-	e := newEngine(t)
-	j := e.start(t, `
+	e := enginetest.Open(t)
+	j := e.Start(t, `
 CREATE TABLE src (n INT) WITH ('connector' = 'datagen', 'number-of-rows' = '3');
 CREATE TABLE snk (n INT) WITH ('connector' = 'nats', 'servers' = '$SERVER', 'jetstream.stream' = 'OUT', 'subject' = 'other.n', 'format' = 'json');
 INSERT INTO snk SELECT * FROM src;`, "$SERVER", s.URL)
-	err := waitErr(t, j)
+	err := enginetest.WaitErr(t, j)
 	if err == nil || !strings.Contains(err.Error(), "stream 'OUT' does not take subject 'other.n' (its subjects: out.>)") {
 		t.Errorf("got %v", err)
 	}
-	j = e.start(t, `
+	j = e.Start(t, `
 CREATE TABLE src2 (n INT) WITH ('connector' = 'datagen', 'number-of-rows' = '3');
 CREATE TABLE snk2 (n INT) WITH ('connector' = 'nats', 'servers' = '$SERVER', 'jetstream.stream' = 'NOPE', 'subject' = 'out.n', 'format' = 'json');
 INSERT INTO snk2 SELECT * FROM src2;`, "$SERVER", s.URL)
-	err = waitErr(t, j)
+	err = enginetest.WaitErr(t, j)
 	if err == nil || !strings.Contains(err.Error(), "has no stream 'NOPE'") {
 		t.Errorf("got %v", err)
 	}
@@ -520,12 +404,12 @@ func TestCoreSink(t *testing.T) {
 		t.Fatal(err)
 	}
 	nc.Flush()
-	e := newEngine(t)
-	j := e.start(t, `
+	e := enginetest.Open(t)
+	j := e.Start(t, `
 CREATE TABLE src (n INT) WITH ('connector' = 'datagen', 'number-of-rows' = '50', 'fields.n.kind' = 'sequence', 'fields.n.start' = '1', 'fields.n.end' = '50');
 CREATE TABLE snk (n INT) WITH ('connector' = 'nats', 'servers' = '$SERVER', 'subject' = 'alerts.hot', 'format' = 'json');
 INSERT INTO snk SELECT * FROM src WHERE n % 10 = 0;`, "$SERVER", s.URL)
-	if err := waitErr(t, j); err != nil {
+	if err := enginetest.WaitErr(t, j); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -556,30 +440,30 @@ INSERT INTO out SELECT * FROM m;`
 	}
 	t.Run("fail", func(t *testing.T) {
 		s := setup(t)
-		e := newEngine(t)
-		err := waitErr(t, e.start(t, ddl, "$SERVER", s.URL, "$OPTS", ""))
+		e := enginetest.Open(t)
+		err := enginetest.WaitErr(t, e.Start(t, ddl, "$SERVER", s.URL, "$OPTS", ""))
 		if err == nil || !strings.Contains(err.Error(), "source m: subject 'ev.a' stream sequence 2: cannot decode record") {
 			t.Errorf("got %v", err)
 		}
 	})
 	t.Run("skip", func(t *testing.T) {
 		s := setup(t)
-		e := newEngine(t)
-		j := e.start(t, ddl, "$SERVER", s.URL, "$OPTS", ", 'json.ignore-parse-errors' = 'true'")
-		e.out.waitLines(t, "+I", 2)
-		stop(t, j)
-		if got := strings.Join(e.out.lines("+I"), " "); got != "+I[1] +I[3]" {
+		e := enginetest.Open(t)
+		j := e.Start(t, ddl, "$SERVER", s.URL, "$OPTS", ", 'json.ignore-parse-errors' = 'true'")
+		e.Out.WaitLines(t, "+I", 2)
+		enginetest.Stop(t, j)
+		if got := strings.Join(e.Out.Lines("+I"), " "); got != "+I[1] +I[3]" {
 			t.Errorf("got %s", got)
 		}
 	})
 	t.Run("dead-letter", func(t *testing.T) {
 		s := setup(t)
-		e := newEngine(t)
+		e := enginetest.Open(t)
 		dl := filepath.Join(t.TempDir(), "dead.txt")
-		j := e.start(t, ddl, "$SERVER", s.URL, "$OPTS", ", 'dead-letter.path' = '"+dl+"'")
-		e.out.waitLines(t, "+I", 2)
-		stop(t, j)
-		if got := strings.Join(e.out.lines("+I"), " "); got != "+I[1] +I[3]" {
+		j := e.Start(t, ddl, "$SERVER", s.URL, "$OPTS", ", 'dead-letter.path' = '"+dl+"'")
+		e.Out.WaitLines(t, "+I", 2)
+		enginetest.Stop(t, j)
+		if got := strings.Join(e.Out.Lines("+I"), " "); got != "+I[1] +I[3]" {
 			t.Errorf("got %s", got)
 		}
 		if data, _ := os.ReadFile(dl); string(data) != "not json\n" {
@@ -593,21 +477,21 @@ INSERT INTO out SELECT * FROM m;`
 func TestServerDownAtStart(t *testing.T) {
 	s := natstest.Start(t)
 	s.Stop()
-	e := newEngine(t)
-	j := e.start(t, `
+	e := enginetest.Open(t)
+	j := e.Start(t, `
 CREATE TABLE m (n INT) WITH ('connector' = 'nats', 'servers' = '$SERVER', 'subject' = 't', 'format' = 'json', 'connect.timeout' = '300 ms');
 CREATE TABLE out (n INT) WITH ('connector' = 'print');
 INSERT INTO out SELECT * FROM m;`, "$SERVER", s.URL)
-	err := waitErr(t, j)
+	err := enginetest.WaitErr(t, j)
 	want := "nats table 'm': cannot connect to " + s.URL + " within 300ms ('connect.timeout')"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("source: got %v\nwant %s", err, want)
 	}
-	j = e.start(t, `
+	j = e.Start(t, `
 CREATE TABLE src (n INT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');
 CREATE TABLE snk (n INT) WITH ('connector' = 'nats', 'servers' = '$SERVER', 'subject' = 't', 'format' = 'json', 'connect.timeout' = '300 ms');
 INSERT INTO snk SELECT * FROM src;`, "$SERVER", s.URL)
-	err = waitErr(t, j)
+	err = enginetest.WaitErr(t, j)
 	want = "nats table 'snk': cannot connect to " + s.URL + " within 300ms ('connect.timeout')"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("sink: got %v\nwant %s", err, want)
@@ -618,34 +502,34 @@ INSERT INTO snk SELECT * FROM src;`, "$SERVER", s.URL)
 // not showing the password; the right ones work.
 func TestAuthRefused(t *testing.T) {
 	s := natstest.Start(t, natstest.WithUser("edge", "secret"))
-	e := newEngine(t)
-	j := e.start(t, `
+	e := enginetest.Open(t)
+	j := e.Start(t, `
 CREATE TABLE m (n INT) WITH ('connector' = 'nats', 'servers' = '$SERVER', 'subject' = 't', 'format' = 'json',
   'username' = 'edge', 'password' = 'wrong');
 CREATE TABLE out (n INT) WITH ('connector' = 'print');
 INSERT INTO out SELECT * FROM m;`, "$SERVER", s.URL)
-	err := waitErr(t, j)
+	err := enginetest.WaitErr(t, j)
 	if err == nil || !strings.Contains(err.Error(), "nats table 'm': cannot connect to "+s.URL+": nats: Authorization Violation") {
 		t.Errorf("got %v", err)
 	}
 	if err != nil && strings.Contains(err.Error(), "wrong") {
 		t.Errorf("the password shows in %v", err)
 	}
-	j = e.start(t, `
+	j = e.Start(t, `
 CREATE TABLE m2 (n INT) WITH ('connector' = 'nats', 'servers' = '$SERVER', 'subject' = 't', 'format' = 'json',
   'username' = 'edge', 'password' = 'secret');
 CREATE TABLE out2 (n INT) WITH ('connector' = 'print');
 INSERT INTO out2 SELECT * FROM m2;`, "$SERVER", s.URL)
 	nc := s.Conn(t)
 	deadline := time.Now().Add(10 * time.Second)
-	for len(e.out.lines("+I[7]")) == 0 && time.Now().Before(deadline) {
+	for len(e.Out.Lines("+I[7]")) == 0 && time.Now().Before(deadline) {
 		nc.Publish("t", []byte(`{"n":7}`))
 		nc.Flush()
 		time.Sleep(20 * time.Millisecond)
 	}
-	stop(t, j)
-	if len(e.out.lines("+I[7]")) == 0 {
-		t.Errorf("nothing read with the right password; log:\n%s", e.log)
+	enginetest.Stop(t, j)
+	if len(e.Out.Lines("+I[7]")) == 0 {
+		t.Errorf("nothing read with the right password; log:\n%s", e.Log)
 	}
 }
 
@@ -655,28 +539,28 @@ INSERT INTO out2 SELECT * FROM m2;`, "$SERVER", s.URL)
 func TestReconnectCounted(t *testing.T) {
 	s := natstest.Start(t)
 	js := jsStream(t, s)
-	e := newEngine(t)
-	j := e.start(t, strings.NewReplacer("SET 'state.dir' = '$DIR';", "", "SET 'execution.checkpointing.interval' = '$CP';", "").Replace(jsJob),
+	e := enginetest.Open(t)
+	j := e.Start(t, strings.NewReplacer("SET 'state.dir' = '$DIR';", "", "SET 'execution.checkpointing.interval' = '$CP';", "").Replace(jsJob),
 		"$SERVER", s.URL, "$OPTS", ", 'reconnect.initial-backoff' = '10 ms', 'reconnect.max-backoff' = '50 ms'")
 	publishN(t, js, 0, 5)
-	e.out.waitLines(t, "+I", 5)
+	e.Out.WaitLines(t, "+I", 5)
 	s.Stop()
 	s.Restart()
 	js = s.JetStream(t)
 	publishN(t, js, 5, 10)
-	got := e.out.waitLines(t, "+I", 10)
+	got := e.Out.WaitLines(t, "+I", 10)
 	time.Sleep(100 * time.Millisecond)
 	n := j.Health().Reconnects
-	stop(t, j)
-	got = e.out.lines("+I")
+	enginetest.Stop(t, j)
+	got = e.Out.Lines("+I")
 	if w := wantRows(0, 10); strings.Join(got, " ") != strings.Join(w, " ") {
-		t.Errorf("got %v\nwant %v\nlog:\n%s", got, w, e.log)
+		t.Errorf("got %v\nwant %v\nlog:\n%s", got, w, e.Log)
 	}
 	if n < 1 {
 		t.Errorf("%d reconnections counted", n)
 	}
-	if !strings.Contains(e.log.String(), "lost the connection to "+s.URL) {
-		t.Errorf("log:\n%s", e.log)
+	if !strings.Contains(e.Log.String(), "lost the connection to "+s.URL) {
+		t.Errorf("log:\n%s", e.Log)
 	}
 }
 
@@ -695,24 +579,24 @@ func TestJetStreamDurableCatchUp(t *testing.T) {
 	dir := t.TempDir()
 	repl := []string{"$SERVER", s.URL, "$DIR", dir, "$CP", "1h", "$OPTS", ""}
 	publishN(t, js, 0, 10)
-	e := newEngine(t)
-	j := e.start(t, durableJob, repl...)
-	waitContains(t, e.out, "[1, 5, 25]")
+	e := enginetest.Open(t)
+	j := e.Start(t, durableJob, repl...)
+	e.Out.WaitContains(t, "[1, 5, 25]")
 	j.Cancel()
 	<-j.Done()
 	e.Close()
 	publishN(t, js, 10, 12)
-	e2 := newEngine(t)
-	j2 := e2.start(t, durableJob, repl...)
-	waitContains(t, e2.out, "[1, 6, 36]")
+	e2 := enginetest.Open(t)
+	j2 := e2.Start(t, durableJob, repl...)
+	e2.Out.WaitContains(t, "[1, 6, 36]")
 	time.Sleep(1500 * time.Millisecond) // the ack wait passes: 0..9 come again, and are skipped
-	stop(t, j2)
-	got := lastCounts(e2.out.lines(""))
+	enginetest.Stop(t, j2)
+	got := lastCounts(e2.Out.Lines(""))
 	if got["0"] != "0, 6, 30" || got["1"] != "1, 6, 36" {
-		t.Errorf("got %v, want counts 6 and 6, sums 30 and 36\nlog:\n%s", got, e2.log)
+		t.Errorf("got %v, want counts 6 and 6, sums 30 and 36\nlog:\n%s", got, e2.Log)
 	}
-	if !strings.Contains(e2.log.String(), "reading what it delivered to an earlier run from the stream instead") {
-		t.Errorf("log:\n%s", e2.log)
+	if !strings.Contains(e2.Log.String(), "reading what it delivered to an earlier run from the stream instead") {
+		t.Errorf("log:\n%s", e2.Log)
 	}
 	cons, err := js.Consumer(ctx, "EV", "job1")
 	if err != nil {

@@ -249,7 +249,7 @@ func (s *Sink) Flush(ctx context.Context) error {
 // connection, or timed out), until 'sink.flush-timeout' has passed.
 func (s *Sink) awaitAcks(ctx context.Context) error {
 	deadline := time.Now().Add(s.cfg.flushWait)
-	backoff := s.cfg.backoffMin
+	backoff := s.cfg.backoff.Initial
 	for len(s.inflight) > 0 {
 		var retry []*nats.Msg
 		var last error
@@ -285,7 +285,7 @@ func (s *Sink) awaitAcks(ctx context.Context) error {
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}
-		backoff = min(backoff*2, s.cfg.backoffMax)
+		backoff = s.cfg.backoff.Next(backoff)
 		for _, m := range retry {
 			f, err := s.js.PublishMsgAsync(&nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
 			if err != nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicesql/sluice/connector"
-	"github.com/sluicesql/sluice/connector/format"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -40,10 +39,7 @@ type Source struct {
 	table  connector.Table
 	env    connector.Env
 	policy *connector.ErrorPolicy
-	meta   []metaFunc
-
-	mu   sync.Mutex
-	open int // open readers; the policy's dead-letter file closes with the last
+	rows   connector.MessageRows[*message]
 }
 
 // CreateSource implements connector.SourceFactory.
@@ -59,10 +55,11 @@ func (Factory) CreateSource(t connector.Table, env connector.Env) (connector.Sou
 	if s.policy, err = connector.NewErrorPolicy(t, c.fmtName); err != nil {
 		return nil, err
 	}
+	s.rows = connector.MessageRows[*message]{Table: t, Format: c.format, Options: c.fmtOpts, Policy: s.policy, Where: where}
 	for _, m := range t.Metadata {
-		s.meta = append(s.meta, metadataFunc(m.Key, m.Type))
+		s.rows.Meta = append(s.rows.Meta, metadataFunc(m.Key, m.Type))
 	}
-	if _, err := c.format.NewDecoder(t.Schema, c.fmtOpts); err != nil {
+	if _, err := s.rows.NewDecoder(0); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -101,19 +98,15 @@ func (s *Source) OpenAfter(ctx context.Context, p int, offset int64) (connector.
 }
 
 func (s *Source) openReader(ctx context.Context, p int, offset int64, resumed bool) (connector.Reader, error) {
-	dec, err := s.cfg.format.NewDecoder(s.table.Schema, s.cfg.fmtOpts)
+	dec, err := s.rows.NewDecoder(p)
 	if err != nil {
 		return nil, err
-	}
-	phys := s.table.Schema.Len()
-	if pr, ok := dec.(format.Pruner); ok && s.table.Read != nil {
-		pr.Prune(s.table.Read[:phys])
 	}
 	cn, err := dialConn(ctx, s.cfg, s.env)
 	if err != nil {
 		return nil, err
 	}
-	r := &Reader{src: s, dec: dec, cn: cn, part: int32(p), next: offset + 1, phys: phys, width: phys + len(s.meta),
+	r := &Reader{src: s, dec: dec, cn: cn, next: offset + 1,
 		in: make(chan inbound, inboxSize), wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	switch {
 	case !s.cfg.jetStream():
@@ -128,9 +121,7 @@ func (s *Source) openReader(ctx context.Context, p int, offset int64, resumed bo
 		cn.close()
 		return nil, err
 	}
-	s.mu.Lock()
-	s.open++
-	s.mu.Unlock()
+	s.policy.ReaderOpened()
 	return r, nil
 }
 
@@ -169,16 +160,12 @@ type message struct {
 // directly, in order, before any later one.
 type Reader struct {
 	src  *Source
-	dec  format.Decoder
+	dec  *connector.MessageDecoder[*message]
 	cn   *conn
-	part int32
 	next int64 // core NATS: the origin offset of the next row
-	phys int
-	// width is the row's width: physical then metadata columns.
-	width int
-	in    chan inbound
-	wake  chan struct{}
-	stop  chan struct{} // closed when the reader closes
+	in   chan inbound
+	wake chan struct{}
+	stop chan struct{} // closed when the reader closes
 
 	sub  *nats.Subscription        // core NATS
 	iter jetstream.MessagesContext // JetStream
@@ -193,10 +180,9 @@ type Reader struct {
 	held      *inbound
 	deferAcks bool
 
-	mu      sync.Mutex // guards acks, closed: Acknowledge and Close may come from another goroutine after the task ended
-	acks    connector.AckLog[jetstream.Msg]
-	closed  bool
-	skipped int64
+	mu     sync.Mutex // guards acks, closed: Acknowledge and Close may come from another goroutine after the task ended
+	acks   connector.AckLog[jetstream.Msg]
+	closed bool
 }
 
 // subscribe subscribes to the core NATS subjects.
@@ -615,20 +601,7 @@ func (r *Reader) catchUp(ctx context.Context, b *types.Batch, max int) error {
 // add decodes m into a row of b with offset off, or applies the error
 // policy.
 func (r *Reader) add(b *types.Batch, off int64, m *message) error {
-	vals := b.AddRow(types.Insert, types.Origin{Part: r.part, Offset: off}, r.width)
-	if err := r.dec.Decode(m.data, vals[:r.phys]); err != nil {
-		clear(vals)
-		b.Rows = b.Rows[:len(b.Rows)-1]
-		if herr := r.src.policy.Handle(where(m), m.data, err); herr != nil {
-			return herr
-		}
-		r.skipped++
-		return nil
-	}
-	for i, f := range r.src.meta {
-		vals[r.phys+i] = f(m)
-	}
-	return nil
+	return r.dec.Add(b, off, m.data, m)
 }
 
 // where locates a message for error messages.
@@ -641,7 +614,7 @@ func where(m *message) string {
 }
 
 // Skipped implements connector.Stats.
-func (r *Reader) Skipped() int64 { return r.skipped }
+func (r *Reader) Skipped() int64 { return r.dec.Skipped() }
 
 // Close implements connector.Reader. A durable consumer keeps what was
 // not acknowledged for the next run.
@@ -661,18 +634,11 @@ func (r *Reader) Close() error {
 	}
 	r.cn.close()
 	s := r.src
-	s.mu.Lock()
-	s.open--
-	last := s.open == 0
-	s.mu.Unlock()
-	if last {
-		return s.policy.Close()
-	}
-	return nil
+	return s.policy.ReaderClosed()
 }
 
 // metaFunc computes a METADATA column's value from a message.
-type metaFunc func(m *message) types.Value
+type metaFunc = func(m *message) types.Value
 
 func metadataFunc(key string, t types.Type) metaFunc {
 	k := t.Kind

@@ -155,6 +155,6 @@ func backoff(ctx context.Context, d *time.Duration, c *config) bool {
 	case <-ctx.Done():
 		return false
 	}
-	*d = min(*d*2, c.backoffMax)
+	*d = c.backoff.Next(*d)
 	return true
 }

@@ -22,7 +22,7 @@ var commonOptions = []string{
 	"connector", "uri", "username", "password", "format", "queue", "exchange", "routing-key",
 	"queue.declare", "queue.durable", "queue.exclusive", "queue.auto-delete", "queue.arguments",
 	"exchange.declare", "exchange.type", "exchange.durable",
-	"heartbeat", "connect.timeout", "reconnect.initial-backoff", "reconnect.max-backoff",
+	"heartbeat", "connect.timeout", connector.ReconnectInitialBackoffOption, connector.ReconnectMaxBackoffOption,
 }
 
 var sourceOptions = []string{"prefetch-count", "scan.consumer-tag", "scan.exclusive"}
@@ -53,8 +53,7 @@ type config struct {
 	exchangeDur   bool
 	heartbeat     time.Duration
 	connTimeout   time.Duration
-	backoffMin    time.Duration
-	backoffMax    time.Duration
+	backoff       connector.Backoff // between attempts to connect again
 	connName      string
 	fmtName       string
 	format        format.Factory
@@ -88,10 +87,10 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 		known = append(known, sourceOptions...)
 	}
 	if err := o.CheckKnown("rabbitmq", known, c.fmtName+"."); err != nil {
-		if !sink && hasPrefix(o, "sink.") {
+		if !sink && o.HasPrefix("sink.") {
 			return nil, fmt.Errorf("%w (a source table takes no 'sink.' options)", err)
 		}
-		if sink && (hasPrefix(o, "scan.") || o["prefetch-count"] != "") {
+		if sink && (o.HasPrefix("scan.") || o["prefetch-count"] != "") {
 			return nil, fmt.Errorf("%w (a sink table takes no source options)", err)
 		}
 		return nil, err
@@ -192,20 +191,11 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 	if c.heartbeat != 0 && (c.heartbeat < time.Second || c.heartbeat > 65535*time.Second) {
 		return nil, fmt.Errorf("option 'heartbeat' must be 0 or between 1 s and 65535 s, not %s", c.heartbeat)
 	}
-	if c.connTimeout, err = o.Duration("connect.timeout", 30*time.Second); err != nil {
+	if c.connTimeout, err = o.PositiveDuration("connect.timeout", 30*time.Second); err != nil {
 		return nil, err
 	}
-	if c.connTimeout <= 0 {
-		return nil, errors.New("option 'connect.timeout' must be positive")
-	}
-	if c.backoffMin, err = o.Duration("reconnect.initial-backoff", 100*time.Millisecond); err != nil {
+	if c.backoff, err = o.ReconnectBackoff(); err != nil {
 		return nil, err
-	}
-	if c.backoffMax, err = o.Duration("reconnect.max-backoff", 30*time.Second); err != nil {
-		return nil, err
-	}
-	if c.backoffMin <= 0 || c.backoffMax < c.backoffMin {
-		return nil, fmt.Errorf("options 'reconnect.initial-backoff' (%s) and 'reconnect.max-backoff' (%s) must be positive, the first no larger", c.backoffMin, c.backoffMax)
 	}
 	role := "source"
 	if sink {
@@ -216,15 +206,6 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 		return c, c.parseSink(t)
 	}
 	return c, c.parseSource(t, env)
-}
-
-func hasPrefix(o connector.Options, p string) bool {
-	for k := range o {
-		if strings.HasPrefix(k, p) {
-			return true
-		}
-	}
-	return false
 }
 
 func (c *config) parseSource(t connector.Table, env connector.Env) error {
@@ -285,11 +266,8 @@ func (c *config) parseSink(t connector.Table) error {
 	if c.mandatory, err = o.Bool("sink.mandatory", true); err != nil {
 		return err
 	}
-	if c.flushWait, err = o.Duration("sink.flush-timeout", 30*time.Second); err != nil {
+	if c.flushWait, err = o.PositiveDuration("sink.flush-timeout", 30*time.Second); err != nil {
 		return err
-	}
-	if c.flushWait <= 0 {
-		return errors.New("option 'sink.flush-timeout' must be positive")
 	}
 	n, err := o.Int("sink.max-in-flight", 10000)
 	if err != nil {

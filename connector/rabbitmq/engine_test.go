@@ -1,122 +1,17 @@
 package rabbitmq_test
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/sluicesql/sluice"
 	"github.com/sluicesql/sluice/internal/amqptest"
+	"github.com/sluicesql/sluice/internal/enginetest"
 )
-
-// syncBuffer is an io.Writer read while the engine writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// lines returns the lines written that start with prefix.
-func (s *syncBuffer) lines(prefix string) []string {
-	var out []string
-	for _, l := range strings.Split(s.String(), "\n") {
-		if strings.HasPrefix(l, prefix) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-// waitLines waits up to 10 s for n lines starting with prefix.
-func (s *syncBuffer) waitLines(t testing.TB, prefix string, n int) []string {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		l := s.lines(prefix)
-		if len(l) >= n || time.Now().After(deadline) {
-			return l
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-type engine struct {
-	*sluice.Engine
-	out, log *syncBuffer
-}
-
-func newEngine(t testing.TB) *engine {
-	t.Helper()
-	out, log := &syncBuffer{}, &syncBuffer{}
-	e, err := sluice.Open(sluice.Options{Stdout: out, Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	return &engine{e, out, log}
-}
-
-// start executes src (with the replacements) and returns the job its
-// last statement started.
-func (e *engine) start(t testing.TB, src string, repl ...string) *sluice.Job {
-	t.Helper()
-	src = strings.NewReplacer(repl...).Replace(src)
-	res, err := e.Exec(context.Background(), "test.sql", []byte(src))
-	if err != nil {
-		t.Fatal(sluice.FormatError(err, []byte(src)))
-	}
-	for i := len(res) - 1; i >= 0; i-- {
-		if res[i].Job != nil {
-			return res[i].Job
-		}
-	}
-	t.Fatal("no job started")
-	return nil
-}
-
-// stop stops j and waits for it.
-func stop(t testing.TB, j *sluice.Job) {
-	t.Helper()
-	j.Stop()
-	select {
-	case <-j.Done():
-	case <-time.After(20 * time.Second):
-		t.Fatal("the job did not stop")
-	}
-	if err := j.Wait(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// waitErr waits for j to fail and returns its error.
-func waitErr(t testing.TB, j *sluice.Job) error {
-	t.Helper()
-	select {
-	case <-j.Done():
-	case <-time.After(20 * time.Second):
-		j.Cancel()
-		t.Fatal("the job did not fail")
-	}
-	return j.Wait()
-}
 
 // waitQueue waits up to 10 s for a queue's counts to be want.
 func waitQueue(t testing.TB, b *amqptest.Broker, q string, want amqptest.QueueStats) {
@@ -148,8 +43,8 @@ func publishN(t testing.TB, b *amqptest.Broker, q string, from, to int) {
 func TestSourceMetadata(t *testing.T) {
 	b := amqptest.Start(t)
 	b.DeclareQueue("readings", true)
-	e := newEngine(t)
-	j := e.start(t, `
+	e := enginetest.Open(t)
+	j := e.Start(t, `
 CREATE TABLE readings (
   id INT, temp DOUBLE,
   ex STRING METADATA FROM 'exchange' VIRTUAL,
@@ -170,8 +65,8 @@ INSERT INTO out SELECT id, temp, ex, rk, h['site'], h['n'], CAST(ts AS STRING), 
 		Headers: amqptest.Table{"site": "north", "n": int32(7)}, MessageID: "m-1", CorrelationID: "c-1", Timestamp: time.Unix(1700000000, 0)})
 	b.Publish("", "readings", []byte(`{"id":2,"temp":19}`), amqptest.Properties{})
 	b.Publish("", "readings", []byte(`{"id":3,"temp":30}`), amqptest.Properties{})
-	got := e.out.waitLines(t, "+I", 2)
-	stop(t, j)
+	got := e.Out.WaitLines(t, "+I", 2)
+	enginetest.Stop(t, j)
 	want := []string{
 		"+I[1, 21.5, , readings, north, 7, 2023-11-14 22:13:20.000, m-1, c-1, application/json, 1, FALSE]",
 		"+I[3, 30.0, , readings, null, null, null, null, null, null, 3, FALSE]",
@@ -201,11 +96,11 @@ func TestSourceAcksAfterCheckpoint(t *testing.T) {
 	b := amqptest.Start(t)
 	b.DeclareQueue("q", true)
 	dir := t.TempDir()
-	e := newEngine(t)
-	j := e.start(t, checkpointed, "$URI", b.URL, "$DIR", dir, "$CP", "1h")
+	e := enginetest.Open(t)
+	j := e.Start(t, checkpointed, "$URI", b.URL, "$DIR", dir, "$CP", "1h")
 	b.WaitConsumers("q", 1, 5*time.Second)
 	publishN(t, b, "q", 0, 10)
-	e.out.waitLines(t, "+I", 10)
+	e.Out.WaitLines(t, "+I", 10)
 	// Read, processed, and not acknowledged: no checkpoint holds them.
 	waitQueue(t, b, "q", amqptest.QueueStats{Unacked: 10, Consumers: 1})
 	j.Cancel()
@@ -214,14 +109,14 @@ func TestSourceAcksAfterCheckpoint(t *testing.T) {
 	waitQueue(t, b, "q", amqptest.QueueStats{Ready: 10})
 	publishN(t, b, "q", 10, 15)
 
-	e2 := newEngine(t)
-	j2 := e2.start(t, checkpointed, "$URI", b.URL, "$DIR", dir, "$CP", "50ms")
-	got := e2.out.waitLines(t, "+I", 15)
+	e2 := enginetest.Open(t)
+	j2 := e2.Start(t, checkpointed, "$URI", b.URL, "$DIR", dir, "$CP", "50ms")
+	got := e2.Out.WaitLines(t, "+I", 15)
 	// Checkpoints complete every 50 ms: what they hold is acknowledged.
 	waitQueue(t, b, "q", amqptest.QueueStats{Consumers: 1})
 	publishN(t, b, "q", 15, 17)
-	got = e2.out.waitLines(t, "+I", 17)
-	stop(t, j2)
+	got = e2.Out.WaitLines(t, "+I", 17)
+	enginetest.Stop(t, j2)
 	waitQueue(t, b, "q", amqptest.QueueStats{})
 	var want []string
 	for i := range 17 {
@@ -237,16 +132,16 @@ func TestSourceAcksAfterCheckpoint(t *testing.T) {
 func TestSourceAcksWithoutCheckpoints(t *testing.T) {
 	b := amqptest.Start(t)
 	b.DeclareQueue("q", false)
-	e := newEngine(t)
-	j := e.start(t, `
+	e := enginetest.Open(t)
+	j := e.Start(t, `
 CREATE TABLE m (n INT) WITH ('connector' = 'rabbitmq', 'uri' = '$URI', 'queue' = 'q', 'format' = 'json', 'prefetch-count' = '5');
 CREATE TABLE out (n INT) WITH ('connector' = 'print');
 INSERT INTO out SELECT * FROM m;`, "$URI", b.URL)
 	b.WaitConsumers("q", 1, 5*time.Second)
 	publishN(t, b, "q", 0, 50) // ten times the prefetch: only acknowledgements let them through
-	got := e.out.waitLines(t, "+I", 50)
+	got := e.Out.WaitLines(t, "+I", 50)
 	waitQueue(t, b, "q", amqptest.QueueStats{Consumers: 1})
-	stop(t, j)
+	enginetest.Stop(t, j)
 	if len(got) != 50 {
 		t.Errorf("got %d rows", len(got))
 	}
@@ -259,23 +154,23 @@ func TestSourceReconnect(t *testing.T) {
 	b := amqptest.Start(t)
 	b.DeclareQueue("q", true)
 	dir := t.TempDir()
-	e := newEngine(t)
-	j := e.start(t, checkpointed, "$URI", b.URL, "$DIR", dir, "$CP", "50ms")
+	e := enginetest.Open(t)
+	j := e.Start(t, checkpointed, "$URI", b.URL, "$DIR", dir, "$CP", "50ms")
 	b.WaitConsumers("q", 1, 5*time.Second)
 	publishN(t, b, "q", 0, 20)
-	e.out.waitLines(t, "+I", 20)
+	e.Out.WaitLines(t, "+I", 20)
 	b.Stop()
 	publishedWhileDown := 0
 	b.Restart()
 	b.WaitConsumers("q", 1, 10*time.Second)
 	publishN(t, b, "q", 20, 40)
 	publishedWhileDown = 20
-	e.out.waitLines(t, "+I[39", 1)
+	e.Out.WaitLines(t, "+I[39", 1)
 	n := j.Health().Reconnects
 	waitQueue(t, b, "q", amqptest.QueueStats{Consumers: 1})
-	stop(t, j)
+	enginetest.Stop(t, j)
 	seen := map[string]int{}
-	for _, l := range e.out.lines("+I") {
+	for _, l := range e.Out.Lines("+I") {
 		seen[strings.SplitN(strings.TrimPrefix(l, "+I["), ",", 2)[0]]++
 	}
 	for i := range 20 + publishedWhileDown {
@@ -286,8 +181,8 @@ func TestSourceReconnect(t *testing.T) {
 	if n < 1 {
 		t.Errorf("%d reconnections counted", n)
 	}
-	if !strings.Contains(e.log.String(), "lost queue 'q' on amqp://") || !strings.Contains(e.log.String(), "@"+b.Addr+"/") {
-		t.Errorf("log:\n%s", e.log)
+	if !strings.Contains(e.Log.String(), "lost queue 'q' on amqp://") || !strings.Contains(e.Log.String(), "@"+b.Addr+"/") {
+		t.Errorf("log:\n%s", e.Log)
 	}
 }
 
@@ -307,10 +202,10 @@ INSERT INTO out SELECT * FROM m;`
 	t.Run("fail", func(t *testing.T) {
 		b := amqptest.Start(t)
 		b.DeclareQueue("bad", false)
-		e := newEngine(t)
-		j := e.start(t, ddl, "$URI", b.URL, "$OPTS", "")
+		e := enginetest.Open(t)
+		j := e.Start(t, ddl, "$URI", b.URL, "$OPTS", "")
 		publish(b)
-		err := waitErr(t, j)
+		err := enginetest.WaitErr(t, j)
 		if err == nil || !strings.Contains(err.Error(), "source m: queue 'bad' delivery-tag 2 message-id 'x-2'") || !strings.Contains(err.Error(), "cannot decode record") {
 			t.Errorf("got %v", err)
 		}
@@ -318,26 +213,26 @@ INSERT INTO out SELECT * FROM m;`
 	t.Run("skip", func(t *testing.T) {
 		b := amqptest.Start(t)
 		b.DeclareQueue("bad", false)
-		e := newEngine(t)
-		j := e.start(t, ddl, "$URI", b.URL, "$OPTS", ", 'json.ignore-parse-errors' = 'true'")
+		e := enginetest.Open(t)
+		j := e.Start(t, ddl, "$URI", b.URL, "$OPTS", ", 'json.ignore-parse-errors' = 'true'")
 		publish(b)
-		e.out.waitLines(t, "+I", 2)
+		e.Out.WaitLines(t, "+I", 2)
 		waitQueue(t, b, "bad", amqptest.QueueStats{Consumers: 1})
-		stop(t, j)
-		if got := strings.Join(e.out.lines("+I"), " "); got != "+I[1] +I[3]" {
+		enginetest.Stop(t, j)
+		if got := strings.Join(e.Out.Lines("+I"), " "); got != "+I[1] +I[3]" {
 			t.Errorf("got %s", got)
 		}
 	})
 	t.Run("dead-letter", func(t *testing.T) {
 		b := amqptest.Start(t)
 		b.DeclareQueue("bad", false)
-		e := newEngine(t)
+		e := enginetest.Open(t)
 		dl := filepath.Join(t.TempDir(), "dead.txt")
-		j := e.start(t, ddl, "$URI", b.URL, "$OPTS", ", 'dead-letter.path' = '"+dl+"'")
+		j := e.Start(t, ddl, "$URI", b.URL, "$OPTS", ", 'dead-letter.path' = '"+dl+"'")
 		publish(b)
-		e.out.waitLines(t, "+I", 2)
-		stop(t, j)
-		if got := strings.Join(e.out.lines("+I"), " "); got != "+I[1] +I[3]" {
+		e.Out.WaitLines(t, "+I", 2)
+		enginetest.Stop(t, j)
+		if got := strings.Join(e.Out.Lines("+I"), " "); got != "+I[1] +I[3]" {
 			t.Errorf("got %s", got)
 		}
 		if data, _ := os.ReadFile(dl); string(data) != "not json\n" {
@@ -384,9 +279,9 @@ INSERT INTO out SELECT * FROM m;`,
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEngine(t)
-			j := e.start(t, tc.ddl, "$URI", b.URL, "$ADDR", b.Addr)
-			err := waitErr(t, j)
+			e := enginetest.Open(t)
+			j := e.Start(t, tc.ddl, "$URI", b.URL, "$ADDR", b.Addr)
+			err := enginetest.WaitErr(t, j)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got  %v\nwant %s", err, tc.want)
 			}
@@ -398,12 +293,12 @@ INSERT INTO out SELECT * FROM m;`,
 	t.Run("down", func(t *testing.T) {
 		down := amqptest.Start(t, amqptest.WithUser("edge", "s3cret"))
 		down.Stop()
-		e := newEngine(t)
-		j := e.start(t, `
+		e := enginetest.Open(t)
+		j := e.Start(t, `
 CREATE TABLE m (n INT) WITH ('connector' = 'rabbitmq', 'uri' = '$URI', 'queue' = 'q', 'format' = 'json', 'connect.timeout' = '300 ms');
 CREATE TABLE out (n INT) WITH ('connector' = 'print');
 INSERT INTO out SELECT * FROM m;`, "$URI", down.URL)
-		err := waitErr(t, j)
+		err := enginetest.WaitErr(t, j)
 		want := "rabbitmq table 'm': cannot connect to amqp://edge@" + down.Addr + "/ within 300ms ('connect.timeout')"
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("got %v\nwant %s", err, want)
@@ -416,8 +311,8 @@ INSERT INTO out SELECT * FROM m;`, "$URI", down.URL)
 // from a column.
 func TestDeclare(t *testing.T) {
 	b := amqptest.Start(t)
-	e := newEngine(t)
-	j := e.start(t, `
+	e := enginetest.Open(t)
+	j := e.Start(t, `
 CREATE TABLE alerts (device STRING, temp DOUBLE, rk STRING METADATA FROM 'routing-key' VIRTUAL)
   WITH ('connector' = 'rabbitmq', 'uri' = '$URI', 'queue' = 'alerts', 'queue.declare' = 'true',
   'queue.arguments' = 'x-max-length=1000', 'exchange' = 'plant', 'exchange.declare' = 'true', 'exchange.type' = 'topic',
@@ -425,24 +320,24 @@ CREATE TABLE alerts (device STRING, temp DOUBLE, rk STRING METADATA FROM 'routin
 CREATE TABLE out (device STRING, temp DOUBLE, rk STRING) WITH ('connector' = 'print');
 INSERT INTO out SELECT * FROM alerts;`, "$URI", b.URL)
 	b.WaitConsumers("alerts", 1, 5*time.Second)
-	e2 := newEngine(t)
-	j2 := e2.start(t, `
+	e2 := enginetest.Open(t)
+	j2 := e2.Start(t, `
 CREATE TABLE plant (device STRING, temp DOUBLE, rk STRING) WITH ('connector' = 'rabbitmq', 'uri' = '$URI', 'exchange' = 'plant',
   'exchange.type' = 'topic', 'sink.routing-key-column' = 'rk', 'format' = 'json');
 INSERT INTO plant VALUES ('d1', 35.0, 'alert.hot.d1'), ('d2', 10.0, 'reading.d2'), ('d3', -5.0, 'alert.cold.d3');`, "$URI", b.URL)
 	// The reading to 'reading.d2' has no queue: with 'sink.mandatory' (the
 	// default) the broker returns it, and that fails the job.
-	if err := waitErr(t, j2); err == nil || !strings.Contains(err.Error(), "returned a message to exchange 'plant' with routing key 'reading.d2': NO_ROUTE (312)") {
+	if err := enginetest.WaitErr(t, j2); err == nil || !strings.Contains(err.Error(), "returned a message to exchange 'plant' with routing key 'reading.d2': NO_ROUTE (312)") {
 		t.Fatalf("got %v", err)
 	}
-	got := e.out.waitLines(t, "+I", 1)
-	stop(t, j)
+	got := e.Out.WaitLines(t, "+I", 1)
+	enginetest.Stop(t, j)
 	if len(got) == 0 || got[0] != "+I[d1, 35.0, alert.hot.d1]" {
 		t.Errorf("got %v", got)
 	}
 	// Without mandatory, the unroutable message is dropped by the broker.
-	e3 := newEngine(t)
-	j3 := e3.start(t, `
+	e3 := enginetest.Open(t)
+	j3 := e3.Start(t, `
 CREATE TABLE plant (device STRING, temp DOUBLE, rk STRING) WITH ('connector' = 'rabbitmq', 'uri' = '$URI', 'exchange' = 'plant',
   'sink.routing-key-column' = 'rk', 'sink.mandatory' = 'false', 'format' = 'json');
 INSERT INTO plant VALUES ('d4', 50.0, 'alert.hot.d4'), ('d5', 10.0, 'reading.d5');`, "$URI", b.URL)
@@ -473,8 +368,8 @@ func TestFilterRules(t *testing.T) {
 	for _, q := range []string{"readings", "hot", "cold"} {
 		b.DeclareQueue(q, true)
 	}
-	e := newEngine(t)
-	j := e.start(t, `
+	e := enginetest.Open(t)
+	j := e.Start(t, `
 SET 'execution.checkpointing.interval' = '50ms';
 CREATE TABLE readings (device STRING, temp DOUBLE) WITH ('connector' = 'rabbitmq', 'uri' = '$URI', 'queue' = 'readings', 'format' = 'json');
 CREATE TABLE hot (device STRING, temp DOUBLE) WITH ('connector' = 'rabbitmq', 'uri' = '$URI', 'queue' = 'hot', 'format' = 'json');
@@ -496,7 +391,7 @@ END;`, "$URI", b.URL)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	stop(t, j)
+	enginetest.Stop(t, j)
 	var got []string
 	for _, q := range []string{"hot", "cold"} {
 		for _, m := range b.Drain(q) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,35 +12,18 @@ import (
 	"github.com/sluicesql/sluice/connector/format"
 	"github.com/sluicesql/sluice/connector/format/json"
 	"github.com/sluicesql/sluice/internal/amqptest"
+	"github.com/sluicesql/sluice/internal/logtest"
 	"github.com/sluicesql/sluice/types"
 )
 
-// logLines collects a connector's log.
-type logLines struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *logLines) logf(f string, a ...any) {
-	l.mu.Lock()
-	l.lines = append(l.lines, fmt.Sprintf(f, a...))
-	l.mu.Unlock()
-}
-
-func (l *logLines) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Join(l.lines, "\n")
-}
-
 var intSchema = types.Schema{Columns: []types.Column{{Name: "n", Type: types.Type{Kind: types.KindInt}}}}
 
-func testEnv(log *logLines, reconnects *countReconnects) connector.Env {
+func testEnv(log *logtest.Lines, reconnects *countReconnects) connector.Env {
 	f := format.NewRegistry()
 	f.Register(json.New())
 	env := connector.Env{Formats: f, Job: "j"}
 	if log != nil {
-		env.Logf = log.logf
+		env.Logf = log.Logf
 	}
 	if reconnects != nil {
 		env.Reconnects = &reconnects.n
@@ -103,7 +85,7 @@ func waitStats(t *testing.T, b *amqptest.Broker, q string, want amqptest.QueueSt
 func TestStaleTagsAfterReconnect(t *testing.T) {
 	b := amqptest.Start(t)
 	b.DeclareQueue("q", true)
-	log := &logLines{}
+	log := &logtest.Lines{}
 	rc := &countReconnects{}
 	src, err := Factory{}.CreateSource(connector.Table{Name: "m", Schema: intSchema, Options: options("uri", b.URL, "queue", "q")}, testEnv(log, rc))
 	if err != nil {
@@ -159,7 +141,7 @@ func TestStaleTagsAfterReconnect(t *testing.T) {
 func TestPrefetchFullLogged(t *testing.T) {
 	b := amqptest.Start(t)
 	b.DeclareQueue("q", false)
-	log := &logLines{}
+	log := &logtest.Lines{}
 	src, err := Factory{}.CreateSource(connector.Table{Name: "m", Schema: intSchema,
 		Options: options("uri", b.URL, "queue", "q", "prefetch-count", "3")}, testEnv(log, nil))
 	if err != nil {
@@ -191,7 +173,7 @@ func TestPrefetchFullLogged(t *testing.T) {
 func TestSinkReconnect(t *testing.T) {
 	b := amqptest.Start(t)
 	b.DeclareQueue("out", true)
-	log := &logLines{}
+	log := &logtest.Lines{}
 	rc := &countReconnects{}
 	s, err := Factory{}.CreateSink(connector.Table{Name: "out", Schema: intSchema, Options: options("uri", b.URL, "queue", "out")}, testEnv(log, rc))
 	if err != nil {

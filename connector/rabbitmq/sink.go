@@ -280,7 +280,7 @@ func (s *Sink) lost(why string) error {
 // mend fails the sink.
 func (s *Sink) connect(ctx context.Context) error {
 	c := s.cfg
-	wait := c.backoffMin
+	wait := c.backoff.Initial
 	deadline := time.Now().Add(c.connTimeout)
 	for attempt := 1; ; attempt++ {
 		ss, err := s.open(ctx)
@@ -309,8 +309,8 @@ func (s *Sink) connect(ctx context.Context) error {
 			s.fatal = fmt.Errorf("rabbitmq table '%s': cannot connect to %s within %s ('connect.timeout'): %s", s.table.Name, c.where, c.connTimeout, describe(err, c))
 			return s.fatal
 		}
-		if attempt == 1 || wait >= c.backoffMax && attempt%10 == 0 {
-			s.logf("cannot connect to %s (attempt %d): %s; retrying every %s at most", c.where, attempt, describe(err, c), c.backoffMax)
+		if attempt == 1 || wait >= c.backoff.Max && attempt%10 == 0 {
+			s.logf("cannot connect to %s (attempt %d): %s; retrying every %s at most", c.where, attempt, describe(err, c), c.backoff.Max)
 		}
 		if !backoff(ctx, &wait, c) {
 			return context.Cause(ctx)

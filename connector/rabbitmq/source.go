@@ -11,7 +11,6 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/sluicesql/sluice/connector"
-	"github.com/sluicesql/sluice/connector/format"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -32,10 +31,7 @@ type Source struct {
 	table  connector.Table
 	env    connector.Env
 	policy *connector.ErrorPolicy
-	meta   []metaFunc
-
-	mu   sync.Mutex
-	open int // open readers; the policy's dead-letter file closes with the last
+	rows   connector.MessageRows[*amqp.Delivery]
 }
 
 // CreateSource implements connector.SourceFactory.
@@ -51,10 +47,12 @@ func (Factory) CreateSource(t connector.Table, env connector.Env) (connector.Sou
 	if s.policy, err = connector.NewErrorPolicy(t, c.fmtName); err != nil {
 		return nil, err
 	}
+	s.rows = connector.MessageRows[*amqp.Delivery]{Table: t, Format: c.format, Options: c.fmtOpts, Policy: s.policy,
+		Where: func(d *amqp.Delivery) string { return where(c.queue, d) }}
 	for _, m := range t.Metadata {
-		s.meta = append(s.meta, metadataFunc(m.Key, m.Type))
+		s.rows.Meta = append(s.rows.Meta, metadataFunc(m.Key, m.Type))
 	}
-	if _, err := c.format.NewDecoder(t.Schema, c.fmtOpts); err != nil {
+	if _, err := s.rows.NewDecoder(0); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -81,24 +79,18 @@ func (s *Source) Open(ctx context.Context, p int) (connector.Reader, error) {
 // OpenAfter implements connector.Resumer: the rows read are numbered from
 // offset+1 on.
 func (s *Source) OpenAfter(ctx context.Context, p int, offset int64) (connector.Reader, error) {
-	dec, err := s.cfg.format.NewDecoder(s.table.Schema, s.cfg.fmtOpts)
+	dec, err := s.rows.NewDecoder(p)
 	if err != nil {
 		return nil, err
 	}
-	phys := s.table.Schema.Len()
-	if pr, ok := dec.(format.Pruner); ok && s.table.Read != nil {
-		pr.Prune(s.table.Read[:phys])
-	}
 	rctx, cancel := context.WithCancel(context.Background())
-	r := &Reader{src: s, dec: dec, part: int32(p), next: offset + 1, phys: phys, width: phys + len(s.meta),
+	r := &Reader{src: s, dec: dec, next: offset + 1,
 		in: make(chan inbound, inboxSize), wake: make(chan struct{}, 1), ctx: rctx, cancel: cancel, done: make(chan struct{})}
 	if err := r.connect(ctx, true); err != nil {
 		cancel()
 		return nil, err
 	}
-	s.mu.Lock()
-	s.open++
-	s.mu.Unlock()
+	s.policy.ReaderOpened()
 	go r.run()
 	return r, nil
 }
@@ -143,14 +135,11 @@ type pendingAck struct {
 // closed delivered the broker delivers again, and a delivery of it not yet
 // handed to the job is dropped, not read twice.
 type Reader struct {
-	src   *Source
-	dec   format.Decoder
-	part  int32
-	next  int64 // the origin offset of the next row
-	phys  int
-	width int
-	in    chan inbound
-	wake  chan struct{} // Wake cuts a Read's wait short
+	src  *Source
+	dec  *connector.MessageDecoder[*amqp.Delivery]
+	next int64 // the origin offset of the next row
+	in   chan inbound
+	wake chan struct{} // Wake cuts a Read's wait short
 
 	ctx    context.Context // the reader's life
 	cancel context.CancelFunc
@@ -162,7 +151,6 @@ type Reader struct {
 	deferAcks bool
 	acks      connector.AckLog[pendingAck]
 	closed    bool
-	skipped   int64
 	dropped   int64 // deliveries of a dead channel dropped unread
 	full      bool  // told the log that the prefetch window filled (once a reader)
 }
@@ -173,7 +161,7 @@ type Reader struct {
 // trying again will not mend (credentials, a missing queue).
 func (r *Reader) connect(ctx context.Context, first bool) error {
 	c := r.src.cfg
-	wait := c.backoffMin
+	wait := c.backoff.Initial
 	deadline := time.Now().Add(c.connTimeout)
 	for attempt := 1; ; attempt++ {
 		r.mu.Lock()
@@ -207,8 +195,8 @@ func (r *Reader) connect(ctx context.Context, first bool) error {
 		if first && time.Now().Add(wait).After(deadline) {
 			return fmt.Errorf("rabbitmq table '%s': cannot connect to %s within %s ('connect.timeout'): %s", r.src.table.Name, c.where, c.connTimeout, describe(err, c))
 		}
-		if attempt == 1 || wait >= c.backoffMax && attempt%10 == 0 {
-			r.src.env.Log("rabbitmq table '%s': cannot connect to %s (attempt %d): %s; retrying every %s at most", r.src.table.Name, c.where, attempt, describe(err, c), c.backoffMax)
+		if attempt == 1 || wait >= c.backoff.Max && attempt%10 == 0 {
+			r.src.env.Log("rabbitmq table '%s': cannot connect to %s (attempt %d): %s; retrying every %s at most", r.src.table.Name, c.where, attempt, describe(err, c), c.backoff.Max)
 		}
 		if !backoff(ctx, &wait, c) {
 			if r.ctx.Err() != nil {
@@ -428,25 +416,12 @@ func (r *Reader) add(b *types.Batch, m inbound) error {
 	d := &m.d
 	off := r.next
 	r.next++
-	vals := b.AddRow(types.Insert, types.Origin{Part: r.part, Offset: off}, r.width)
-	if err := r.dec.Decode(d.Body, vals[:r.phys]); err != nil {
-		clear(vals)
-		b.Rows = b.Rows[:len(b.Rows)-1]
-		if herr := r.src.policy.Handle(r.where(d), d.Body, err); herr != nil {
-			return herr
-		}
-		r.skipped++
-		return nil
-	}
-	for i, f := range r.src.meta {
-		vals[r.phys+i] = f(d)
-	}
-	return nil
+	return r.dec.Add(b, off, d.Body, d)
 }
 
-// where locates a delivery for error messages.
-func (r *Reader) where(d *amqp.Delivery) string {
-	s := "queue '" + r.src.cfg.queue + "' delivery-tag " + strconv.FormatUint(d.DeliveryTag, 10)
+// where locates a delivery of queue for error messages.
+func where(queue string, d *amqp.Delivery) string {
+	s := "queue '" + queue + "' delivery-tag " + strconv.FormatUint(d.DeliveryTag, 10)
 	if d.MessageId != "" {
 		s += " message-id '" + d.MessageId + "'"
 	}
@@ -454,7 +429,7 @@ func (r *Reader) where(d *amqp.Delivery) string {
 }
 
 // Skipped implements connector.Stats.
-func (r *Reader) Skipped() int64 { return r.skipped }
+func (r *Reader) Skipped() int64 { return r.dec.Skipped() }
 
 // Close implements connector.Reader. What was not acknowledged stays with
 // the broker, which delivers it again.
@@ -478,18 +453,11 @@ func (r *Reader) Close() error {
 		ss.close()
 	}
 	s := r.src
-	s.mu.Lock()
-	s.open--
-	last := s.open == 0
-	s.mu.Unlock()
-	if last {
-		return s.policy.Close()
-	}
-	return nil
+	return s.policy.ReaderClosed()
 }
 
 // metaFunc computes a METADATA column's value from a delivery.
-type metaFunc func(d *amqp.Delivery) types.Value
+type metaFunc = func(d *amqp.Delivery) types.Value
 
 func metadataFunc(key string, t types.Type) metaFunc {
 	k := t.Kind

@@ -95,7 +95,7 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 	}
 	if err := o.CheckKnown("rocketmq", known, c.fmtName+"."); err != nil {
 		_, group := o["consumer-group"]
-		if !sink && hasPrefix(o, "sink.") || sink && (hasPrefix(o, "scan.") || group) {
+		if !sink && o.HasPrefix("sink.") || sink && (o.HasPrefix("scan.") || group) {
 			return nil, fmt.Errorf("%w (a %s table takes the %s options)", err, map[bool]string{true: "sink", false: "source"}[sink],
 				map[bool]string{true: "'sink.'", false: "'scan.' and 'consumer-group'"}[sink])
 		}
@@ -135,25 +135,13 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 	if c.reqTimeout < 100*time.Millisecond {
 		return nil, fmt.Errorf("option 'request-timeout' must be at least 100 ms, not %s", c.reqTimeout)
 	}
-	if c.connectTimeout, err = o.Duration("connect.timeout", 30*time.Second); err != nil {
+	if c.connectTimeout, err = o.PositiveDuration("connect.timeout", 30*time.Second); err != nil {
 		return nil, err
-	}
-	if c.connectTimeout <= 0 {
-		return nil, errors.New("option 'connect.timeout' must be positive")
 	}
 	if sink {
 		return c, c.parseSink(t)
 	}
 	return c, c.parseSource(t, env)
-}
-
-func hasPrefix(o connector.Options, p string) bool {
-	for k := range o {
-		if strings.HasPrefix(k, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // checkEndpoints checks 'endpoints': host:port, several separated by ';'.

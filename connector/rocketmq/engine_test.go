@@ -1,136 +1,17 @@
 package rocketmq_test
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/sluicesql/sluice"
+	"github.com/sluicesql/sluice/internal/enginetest"
 	"github.com/sluicesql/sluice/internal/rocketmqfake"
 )
-
-// syncBuffer is an io.Writer read while the engine writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// lines returns the lines written that start with prefix.
-func (s *syncBuffer) lines(prefix string) []string {
-	var out []string
-	for _, l := range strings.Split(s.String(), "\n") {
-		if strings.HasPrefix(l, prefix) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-// waitLines waits up to 15 s for n lines starting with prefix.
-func (s *syncBuffer) waitLines(t testing.TB, prefix string, n int) []string {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		l := s.lines(prefix)
-		if len(l) >= n || time.Now().After(deadline) {
-			return l
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-type engine struct {
-	*sluice.Engine
-	out, log *syncBuffer
-}
-
-func newEngine(t testing.TB) *engine {
-	t.Helper()
-	out, log := &syncBuffer{}, &syncBuffer{}
-	e, err := sluice.Open(sluice.Options{Stdout: out, Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	return &engine{e, out, log}
-}
-
-// start executes src (with the replacements) and returns the job its last
-// statement started.
-func (e *engine) start(t testing.TB, src string, repl ...string) *sluice.Job {
-	t.Helper()
-	src = strings.NewReplacer(repl...).Replace(src)
-	res, err := e.Exec(context.Background(), "test.sql", []byte(src))
-	if err != nil {
-		t.Fatal(sluice.FormatError(err, []byte(src)))
-	}
-	for i := len(res) - 1; i >= 0; i-- {
-		if res[i].Job != nil {
-			return res[i].Job
-		}
-	}
-	t.Fatal("no job started")
-	return nil
-}
-
-// exec executes src and returns its error.
-func (e *engine) exec(src string, repl ...string) error {
-	src = strings.NewReplacer(repl...).Replace(src)
-	_, err := e.Exec(context.Background(), "test.sql", []byte(src))
-	return err
-}
-
-// stop stops j and waits for it.
-func stop(t testing.TB, j *sluice.Job) {
-	t.Helper()
-	j.Stop()
-	wait(t, j)
-}
-
-// wait waits for j to end, successfully.
-func wait(t testing.TB, j *sluice.Job) {
-	t.Helper()
-	select {
-	case <-j.Done():
-	case <-time.After(30 * time.Second):
-		j.Cancel()
-		t.Fatal("the job did not end")
-	}
-	if err := j.Wait(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// waitErr waits for j to fail and returns its error.
-func waitErr(t testing.TB, j *sluice.Job) error {
-	t.Helper()
-	select {
-	case <-j.Done():
-	case <-time.After(30 * time.Second):
-		j.Cancel()
-		t.Fatal("the job did not fail")
-	}
-	return j.Wait()
-}
 
 func startFake(t testing.TB, opts rocketmqfake.Options) *rocketmqfake.Server {
 	t.Helper()
@@ -180,8 +61,8 @@ func TestReceiveFilterAndMetadata(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e := newEngine(t)
-	j := e.start(t, `
+	e := enginetest.Open(t)
+	j := e.Start(t, `
 SET 'table.local-time-zone' = 'UTC';
 CREATE TABLE ev (
   n INT,
@@ -199,10 +80,10 @@ CREATE TABLE ev (
 CREATE TABLE out (n INT, id STRING, tag STRING, ks ARRAY<STRING>, props MAP<STRING, STRING>, born TIMESTAMP_LTZ(3),
   q INT, off BIGINT, att INT, tp STRING) WITH ('connector' = 'print');
 INSERT INTO out SELECT * FROM ev;`, "$EP", s.Addr())
-	got := e.out.waitLines(t, "+I", 2)
+	got := e.Out.WaitLines(t, "+I", 2)
 	time.Sleep(200 * time.Millisecond) // a third row would be the filtered one
-	stop(t, j)
-	got = e.out.lines("+I")
+	enginetest.Stop(t, j)
+	got = e.Out.Lines("+I")
 	w := []string{
 		"+I[1, M1, a, [k1], {o=x, p=1}, 2026-01-02 03:04:05.006, null, 0, 1, events]",
 		"+I[3, M3, b, [k3, k4], {}, 2026-01-02 03:04:05.006, null, 2, 1, events]",
@@ -231,18 +112,18 @@ func TestReceiveAcknowledgedAfterCheckpoint(t *testing.T) {
 	s := startFake(t, rocketmqfake.Options{})
 	repl := []string{"$EP", s.Addr(), "$DIR", t.TempDir(), "$CP", "50ms", "$INV", "2s"}
 	publish(t, s, "in", 0, 20)
-	e := newEngine(t)
-	j := e.start(t, receiveJob, repl...)
-	e.out.waitLines(t, "+I", 20)
-	stop(t, j)
+	e := enginetest.Open(t)
+	j := e.Start(t, receiveJob, repl...)
+	e.Out.WaitLines(t, "+I", 20)
+	enginetest.Stop(t, j)
 	e.Close()
 	publish(t, s, "in", 20, 30)
-	e2 := newEngine(t)
-	j2 := e2.start(t, receiveJob, repl...)
-	e2.out.waitLines(t, "+I", 10)
+	e2 := enginetest.Open(t)
+	j2 := e2.Start(t, receiveJob, repl...)
+	e2.Out.WaitLines(t, "+I", 10)
 	time.Sleep(2500 * time.Millisecond) // past the invisible time: anything unacknowledged would come again
-	stop(t, j2)
-	got := append(e.out.lines("+I"), e2.out.lines("+I")...)
+	enginetest.Stop(t, j2)
+	got := append(e.Out.Lines("+I"), e2.Out.Lines("+I")...)
 	// Each number once. A message published while the job was away may
 	// come as a second delivery: a receive call of the stopped run that
 	// the proxy had not yet seen end may have taken it (its invisible
@@ -268,16 +149,16 @@ func TestReceiveRedeliveredAfterInvisibleTime(t *testing.T) {
 	s := startFake(t, rocketmqfake.Options{})
 	repl := []string{"$EP", s.Addr(), "$DIR", t.TempDir(), "$CP", "1h", "$INV", "1s"}
 	publish(t, s, "in", 0, 10)
-	e := newEngine(t)
-	j := e.start(t, receiveJob, repl...)
-	e.out.waitLines(t, "+I", 10)
+	e := enginetest.Open(t)
+	j := e.Start(t, receiveJob, repl...)
+	e.Out.WaitLines(t, "+I", 10)
 	j.Cancel() // as a crash: no checkpoint, no final commit
 	<-j.Done()
 	e.Close()
-	e2 := newEngine(t)
-	j2 := e2.start(t, receiveJob, repl...)
-	got := e2.out.waitLines(t, "+I", 10)
-	stop(t, j2)
+	e2 := enginetest.Open(t)
+	j2 := e2.Start(t, receiveJob, repl...)
+	got := e2.Out.WaitLines(t, "+I", 10)
+	enginetest.Stop(t, j2)
 	if w := want(0, 10, "+I[%d, 2]"); sorted(got) != sorted(w) {
 		t.Errorf("got %d rows:\n%s\nwant 0..9 delivered a second time", len(got), sorted(got))
 	}
@@ -290,12 +171,12 @@ func TestReceiveRenewsInvisibleTime(t *testing.T) {
 	s := startFake(t, rocketmqfake.Options{})
 	repl := []string{"$EP", s.Addr(), "$DIR", t.TempDir(), "$CP", "1h", "$INV", "1s"}
 	publish(t, s, "in", 0, 5)
-	e := newEngine(t)
-	j := e.start(t, receiveJob, repl...)
-	e.out.waitLines(t, "+I", 5)
+	e := enginetest.Open(t)
+	j := e.Start(t, receiveJob, repl...)
+	e.Out.WaitLines(t, "+I", 5)
 	time.Sleep(3 * time.Second)
-	stop(t, j)
-	if got := e.out.lines("+I"); sorted(got) != sorted(want(0, 5, "+I[%d, 1]")) {
+	enginetest.Stop(t, j)
+	if got := e.Out.Lines("+I"); sorted(got) != sorted(want(0, 5, "+I[%d, 1]")) {
 		t.Errorf("got %d rows:\n%s\nwant 0..4 once each", len(got), sorted(got))
 	}
 }
@@ -316,22 +197,22 @@ func TestOffsetsResume(t *testing.T) {
 	s := startFake(t, rocketmqfake.Options{Queues: 3})
 	repl := []string{"$EP", s.Addr(), "$DIR", t.TempDir(), "$MORE", ""}
 	publish(t, s, "in", 0, 30) // round-robin: message i in queue i%3 at offset i/3
-	e := newEngine(t)
-	j := e.start(t, offsetsJob, repl...)
-	e.out.waitLines(t, "+I", 30)
-	stop(t, j)
+	e := enginetest.Open(t)
+	j := e.Start(t, offsetsJob, repl...)
+	e.Out.WaitLines(t, "+I", 30)
+	enginetest.Stop(t, j)
 	e.Close()
 	publish(t, s, "in", 30, 45)
-	e2 := newEngine(t)
-	j2 := e2.start(t, offsetsJob, repl...)
-	e2.out.waitLines(t, "+I", 15)
+	e2 := enginetest.Open(t)
+	j2 := e2.Start(t, offsetsJob, repl...)
+	e2.Out.WaitLines(t, "+I", 15)
 	time.Sleep(200 * time.Millisecond)
-	stop(t, j2)
+	enginetest.Stop(t, j2)
 	var w []string
 	for i := range 45 {
 		w = append(w, fmt.Sprintf("+I[%d, %d, %d]", i, i%3, i/3))
 	}
-	if got := append(e.out.lines("+I"), e2.out.lines("+I")...); sorted(got) != sorted(w) {
+	if got := append(e.Out.Lines("+I"), e2.Out.Lines("+I")...); sorted(got) != sorted(w) {
 		t.Errorf("got %d rows:\n%s\nwant 45, once each", len(got), sorted(got))
 	}
 }
@@ -340,14 +221,14 @@ func TestOffsetsResume(t *testing.T) {
 func TestOffsetsStartupLatest(t *testing.T) {
 	s := startFake(t, rocketmqfake.Options{Queues: 2})
 	publish(t, s, "in", 0, 10)
-	e := newEngine(t)
-	j := e.start(t, offsetsJob, "$EP", s.Addr(), "$DIR", t.TempDir(), "$MORE", ", 'scan.startup.mode' = 'latest-offset'")
+	e := enginetest.Open(t)
+	j := e.Start(t, offsetsJob, "$EP", s.Addr(), "$DIR", t.TempDir(), "$MORE", ", 'scan.startup.mode' = 'latest-offset'")
 	time.Sleep(300 * time.Millisecond)
 	publish(t, s, "in", 10, 12)
-	e.out.waitLines(t, "+I", 2)
+	e.Out.WaitLines(t, "+I", 2)
 	time.Sleep(100 * time.Millisecond)
-	stop(t, j)
-	if got := e.out.lines("+I"); sorted(got) != "+I[10, 0, 5] +I[11, 1, 5]" {
+	enginetest.Stop(t, j)
+	if got := e.Out.Lines("+I"); sorted(got) != "+I[10, 0, 5] +I[11, 1, 5]" {
 		t.Errorf("got %s, want the two messages sent after the start", sorted(got))
 	}
 }
@@ -358,8 +239,8 @@ func TestSinks(t *testing.T) {
 	for _, g := range []string{"at-least-once", "exactly-once"} {
 		t.Run(g, func(t *testing.T) {
 			s := startFake(t, rocketmqfake.Options{Queues: 2})
-			e := newEngine(t)
-			j := e.start(t, `
+			e := enginetest.Open(t)
+			j := e.Start(t, `
 SET 'state.dir' = '$DIR';
 SET 'execution.checkpointing.interval' = '20ms';
 CREATE TABLE src (n INT) WITH ('connector' = 'datagen', 'number-of-rows' = '200', 'rows-per-second' = '2000',
@@ -367,7 +248,7 @@ CREATE TABLE src (n INT) WITH ('connector' = 'datagen', 'number-of-rows' = '200'
 CREATE TABLE dst (n INT, k STRING) WITH ('connector' = 'rocketmq', 'endpoints' = '$EP', 'topic' = 'out',
   'tag' = 'TagA', 'sink.keys-column' = 'k', 'format' = 'json', 'sink.delivery-guarantee' = '$G');
 INSERT INTO dst SELECT n, CONCAT('key-', CAST(n AS STRING)) FROM src;`, "$EP", s.Addr(), "$G", g, "$DIR", t.TempDir())
-			wait(t, j)
+			enginetest.Wait(t, j)
 			got := s.Messages("out")
 			if len(got) != 200 {
 				t.Fatalf("%d messages in the topic, want 200", len(got))
@@ -417,12 +298,12 @@ func TestErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := newEngine(t)
+			e := enginetest.Open(t)
 			with := c.with
 			if !strings.Contains(with, "'endpoints'") {
 				with += ", 'endpoints' = '$EP'"
 			}
-			err := e.exec(`
+			err := e.ExecErr(`
 CREATE TABLE m (n INT) WITH ('connector' = 'rocketmq', 'format' = 'json', 'connect.timeout' = '1s', `+with+`);
 CREATE TABLE out (n INT) WITH ('connector' = 'blackhole');
 INSERT INTO out SELECT * FROM m;`, "$EP", s.Addr())
@@ -435,8 +316,8 @@ INSERT INTO out SELECT * FROM m;`, "$EP", s.Addr())
 		})
 	}
 	t.Run("sink takes no scan options", func(t *testing.T) {
-		e := newEngine(t)
-		err := e.exec(`
+		e := enginetest.Open(t)
+		err := e.ExecErr(`
 CREATE TABLE src (n INT) WITH ('connector' = 'datagen', 'number-of-rows' = '1');
 CREATE TABLE dst (n INT) WITH ('connector' = 'rocketmq', 'endpoints' = '$EP', 'topic' = 't', 'format' = 'json', 'scan.mode' = 'offsets');
 INSERT INTO dst SELECT * FROM src;`, "$EP", s.Addr())
@@ -450,24 +331,24 @@ INSERT INTO dst SELECT * FROM src;`, "$EP", s.Addr())
 				t.Fatal(err)
 			}
 		}
-		e := newEngine(t)
-		j := e.start(t, `
+		e := enginetest.Open(t)
+		j := e.Start(t, `
 CREATE TABLE m (n INT) WITH ('connector' = 'rocketmq', 'endpoints' = '$EP', 'topic' = 't', 'scan.mode' = 'offsets',
   'access-key' = 'ak', 'secret-key' = 'sk', 'format' = 'json');
 CREATE TABLE out (n INT) WITH ('connector' = 'print');
 INSERT INTO out SELECT * FROM m;`, "$EP", s.Addr())
-		err := waitErr(t, j)
+		err := enginetest.WaitErr(t, j)
 		if err == nil || !strings.Contains(err.Error(), "queue 0 offset 1 message ID1: cannot decode record") {
 			t.Errorf("got %v", err)
 		}
-		e2 := newEngine(t)
-		j2 := e2.start(t, `
+		e2 := enginetest.Open(t)
+		j2 := e2.Start(t, `
 CREATE TABLE m (n INT) WITH ('connector' = 'rocketmq', 'endpoints' = '$EP', 'topic' = 't', 'scan.mode' = 'offsets',
   'access-key' = 'ak', 'secret-key' = 'sk', 'format' = 'json', 'dead-letter.path' = '$BAD');
 CREATE TABLE out (n INT) WITH ('connector' = 'print');
 INSERT INTO out SELECT * FROM m;`, "$EP", s.Addr(), "$BAD", bad)
-		e2.out.waitLines(t, "+I", 2)
-		stop(t, j2)
+		e2.Out.WaitLines(t, "+I", 2)
+		enginetest.Stop(t, j2)
 		if b, _ := os.ReadFile(bad); string(b) != "not json\n" {
 			t.Errorf("dead letters %q", b)
 		}
@@ -480,8 +361,8 @@ func TestProxyDownAtStart(t *testing.T) {
 	s := startFake(t, rocketmqfake.Options{})
 	addr := s.Addr()
 	s.Close()
-	e := newEngine(t)
-	err := e.exec(`
+	e := enginetest.Open(t)
+	err := e.ExecErr(`
 CREATE TABLE m (n INT) WITH ('connector' = 'rocketmq', 'endpoints' = '$EP', 'topic' = 't', 'scan.mode' = 'offsets',
   'format' = 'json', 'connect.timeout' = '500ms');
 CREATE TABLE out (n INT) WITH ('connector' = 'blackhole');
@@ -495,10 +376,10 @@ INSERT INTO out SELECT * FROM m;`, "$EP", addr)
 func TestOffsetsBounded(t *testing.T) {
 	s := startFake(t, rocketmqfake.Options{Queues: 3})
 	publish(t, s, "in", 0, 10)
-	e := newEngine(t)
-	j := e.start(t, offsetsJob, "$EP", s.Addr(), "$DIR", t.TempDir(), "$MORE", ", 'scan.bounded.mode' = 'latest-offset'")
-	wait(t, j)
-	if got := e.out.lines("+I"); len(got) != 10 {
+	e := enginetest.Open(t)
+	j := e.Start(t, offsetsJob, "$EP", s.Addr(), "$DIR", t.TempDir(), "$MORE", ", 'scan.bounded.mode' = 'latest-offset'")
+	enginetest.Wait(t, j)
+	if got := e.Out.Lines("+I"); len(got) != 10 {
 		t.Errorf("got %d rows, want 10: %s", len(got), sorted(got))
 	}
 }
@@ -511,25 +392,25 @@ func TestProxyRestart(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			s := startFake(t, rocketmqfake.Options{Queues: 2})
 			publish(t, s, "in", 0, 10)
-			e := newEngine(t)
-			j := e.start(t, `
+			e := enginetest.Open(t)
+			j := e.Start(t, `
 CREATE TABLE m (n INT) WITH ('connector' = 'rocketmq', 'endpoints' = '$EP', 'topic' = 'in', 'scan.mode' = '$MODE',
   'consumer-group' = 'g', 'scan.receive.await' = '200ms', 'format' = 'json');
 CREATE TABLE out (n INT) WITH ('connector' = 'print');
 INSERT INTO out SELECT * FROM m;`, "$EP", s.Addr(), "$MODE", mode)
-			e.out.waitLines(t, "+I", 10)
+			e.Out.WaitLines(t, "+I", 10)
 			s.Stop()
 			publish(t, s, "in", 10, 20)
 			time.Sleep(500 * time.Millisecond) // the readers find the proxy gone
 			if err := s.Resume(); err != nil {
 				t.Fatal(err)
 			}
-			e.out.waitLines(t, "+I", 20)
-			stop(t, j)
-			if got := e.out.lines("+I"); sorted(got) != sorted(want(0, 20, "+I[%d]")) {
+			e.Out.WaitLines(t, "+I", 20)
+			enginetest.Stop(t, j)
+			if got := e.Out.Lines("+I"); sorted(got) != sorted(want(0, 20, "+I[%d]")) {
 				t.Errorf("got %d rows: %s", len(got), sorted(got))
 			}
-			if l := e.log.String(); !strings.Contains(l, "again after") {
+			if l := e.Log.String(); !strings.Contains(l, "again after") {
 				t.Errorf("the log does not tell of the recovery:\n%s", l)
 			}
 		})

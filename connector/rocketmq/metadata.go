@@ -39,7 +39,7 @@ var metadataTypes = map[string]string{
 }
 
 // metaFunc computes a METADATA column's value from a message.
-type metaFunc func(m *message) types.Value
+type metaFunc = func(m *message) types.Value
 
 // metadataFuncs returns one function per METADATA column of t, checking
 // that each column's declared type can hold the value.

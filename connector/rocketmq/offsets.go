@@ -296,7 +296,7 @@ func fromProto(pm *v2.Message) message {
 }
 
 // Skipped implements connector.Stats.
-func (r *offsetReader) Skipped() int64 { return r.skipped }
+func (r *offsetReader) Skipped() int64 { return r.rows.Skipped() }
 
 // Close implements connector.Reader.
 func (r *offsetReader) Close() error {
@@ -310,5 +310,5 @@ func (r *offsetReader) Close() error {
 	r.cancel()
 	<-r.done
 	r.cc.Close()
-	return r.src.closed()
+	return r.src.policy.ReaderClosed()
 }

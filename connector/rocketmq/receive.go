@@ -414,7 +414,7 @@ func deref(s *string) string {
 }
 
 // Skipped implements connector.Stats.
-func (r *recvReader) Skipped() int64 { return r.skipped }
+func (r *recvReader) Skipped() int64 { return r.rows.Skipped() }
 
 // Close implements connector.Reader: what was released is acknowledged;
 // the rest stays with the proxy, which delivers it again once its
@@ -431,7 +431,7 @@ func (r *recvReader) Close() error {
 	r.done.Wait()
 	r.ackCC.Close()
 	err := r.consumer.GracefulStop()
-	if cerr := r.src.closed(); cerr != nil {
+	if cerr := r.src.policy.ReaderClosed(); cerr != nil {
 		return cerr
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {

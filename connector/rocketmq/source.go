@@ -7,13 +7,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	v2 "github.com/apache/rocketmq-clients/golang/v5/protocol/v2"
 
 	"github.com/sluicesql/sluice/connector"
-	"github.com/sluicesql/sluice/connector/format"
 	"github.com/sluicesql/sluice/internal/rmqwire"
 	"github.com/sluicesql/sluice/types"
 )
@@ -41,11 +39,8 @@ type Source struct {
 	table  connector.Table
 	env    connector.Env
 	policy *connector.ErrorPolicy
-	meta   []metaFunc
+	rows   connector.MessageRows[*message]
 	queues []*v2.MessageQueue // offsets mode: the partitions, by broker name then queue ID
-
-	mu   sync.Mutex
-	open int // open readers; the policy's dead-letter file closes with the last
 }
 
 // CreateSource implements connector.SourceFactory. In offsets mode it asks
@@ -56,13 +51,15 @@ func (Factory) CreateSource(t connector.Table, env connector.Env) (connector.Sou
 		return nil, err
 	}
 	s := &Source{cfg: c, table: t, env: env}
-	if s.meta, err = metadataFuncs(t); err != nil {
+	meta, err := metadataFuncs(t)
+	if err != nil {
 		return nil, err
 	}
 	if s.policy, err = connector.NewErrorPolicy(t, c.fmtName); err != nil {
 		return nil, err
 	}
-	if _, err := c.format.NewDecoder(t.Schema, c.fmtOpts); err != nil {
+	s.rows = connector.MessageRows[*message]{Table: t, Format: c.format, Options: c.fmtOpts, Policy: s.policy, Meta: meta, Where: where}
+	if _, err := s.rows.NewDecoder(0); err != nil {
 		return nil, err
 	}
 	if c.mode == modeOffsets {
@@ -222,15 +219,11 @@ func (s *Source) open1(ctx context.Context, p int, after int64) (connector.Reade
 	if p < 0 || p >= s.Partitions() {
 		return nil, fmt.Errorf("rocketmq: partition %d out of range [0, %d)", p, s.Partitions())
 	}
-	dec, err := s.cfg.format.NewDecoder(s.table.Schema, s.cfg.fmtOpts)
+	rows, err := s.rows.NewDecoder(p)
 	if err != nil {
 		return nil, err
 	}
-	phys := s.table.Schema.Len()
-	if pr, ok := dec.(format.Pruner); ok && s.table.Read != nil {
-		pr.Prune(s.table.Read[:phys])
-	}
-	d := decoder{src: s, dec: dec, part: int32(p), phys: phys, width: phys + len(s.meta)}
+	d := decoder{src: s, rows: rows}
 	var r connector.Reader
 	if s.cfg.mode == modeOffsets {
 		r, err = s.openOffsets(ctx, d, p, after)
@@ -240,51 +233,20 @@ func (s *Source) open1(ctx context.Context, p int, after int64) (connector.Reade
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	s.open++
-	s.mu.Unlock()
+	s.policy.ReaderOpened()
 	return r, nil
-}
-
-// closed notes that a reader closed; the last closes the dead-letter file.
-func (s *Source) closed() error {
-	s.mu.Lock()
-	s.open--
-	last := s.open == 0
-	s.mu.Unlock()
-	if last {
-		return s.policy.Close()
-	}
-	return nil
 }
 
 // decoder turns messages into rows of a partition.
 type decoder struct {
-	src     *Source
-	dec     format.Decoder
-	part    int32
-	phys    int
-	width   int
-	skipped int64
+	src  *Source
+	rows *connector.MessageDecoder[*message]
 }
 
 // add decodes m into a row of b with origin offset off, or applies the
 // error policy.
 func (d *decoder) add(b *types.Batch, m *message, off int64) error {
-	vals := b.AddRow(types.Insert, types.Origin{Part: d.part, Offset: off}, d.width)
-	if err := d.dec.Decode(m.body, vals[:d.phys]); err != nil {
-		clear(vals)
-		b.Rows = b.Rows[:len(b.Rows)-1]
-		if herr := d.src.policy.Handle(where(m), m.body, err); herr != nil {
-			return herr
-		}
-		d.skipped++
-		return nil
-	}
-	for i, f := range d.src.meta {
-		vals[d.phys+i] = f(m)
-	}
-	return nil
+	return d.rows.Add(b, off, m.body, m)
 }
 
 // where locates a message for error messages.
