@@ -463,7 +463,7 @@ INSERT INTO out SELECT * FROM m;`, "$SERVER", b.URL)
 	}
 	// The new broker has not the reader's persistent session: what was
 	// published for it meanwhile is lost, which the log must say.
-	if !strings.Contains(e.log.String(), "did not keep the reader's session") {
-		t.Errorf("the lost session is not reported; log:\n%s", e.log)
+	if !strings.Contains(e.Log.String(), "did not keep the reader's session") {
+		t.Errorf("the lost session is not reported; log:\n%s", e.Log)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicesql/sluice/connector"
+	"github.com/sluicesql/sluice/internal/enginetest"
 	"github.com/sluicesql/sluice/internal/mqtttest"
 	"github.com/sluicesql/sluice/internal/tlstest"
 )
@@ -25,15 +26,15 @@ func TestTLS(t *testing.T) {
 	tlsOpts := "'tls.ca-file' = '" + ca.CertFile + "', 'tls.cert-file' = '" + client.CertFile + "', 'tls.key-file' = '" + client.KeyFile + "'"
 
 	t.Run("source", func(t *testing.T) {
-		e := newEngine(t)
-		j := e.start(t, `
+		e := enginetest.Open(t)
+		j := e.Start(t, `
 CREATE TABLE m (n INT) WITH ('connector' = 'mqtt', 'server' = '$SERVER', 'topic' = 'in', 'format' = 'json', $TLS);
 CREATE TABLE out (n INT) WITH ('connector' = 'print');
 INSERT INTO out SELECT * FROM m;`, "$SERVER", b.URL, "$TLS", tlsOpts)
 		b.WaitSubscribers("in", 1, 5*time.Second)
 		b.Publish("in", []byte(`{"n":7}`), false, 1)
-		e.out.waitLines(t, "+I[7]", 1)
-		stop(t, j)
+		e.Out.WaitLines(t, "+I[7]", 1)
+		enginetest.Stop(t, j)
 	})
 
 	t.Run("sink", func(t *testing.T) {
@@ -67,14 +68,14 @@ INSERT INTO out SELECT * FROM m;`, "$SERVER", b.URL, "$TLS", tlsOpts)
 			[]string{"tls: unknown certificate authority", "the server refused the client's certificate"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e := newEngine(t)
+			e := enginetest.Open(t)
 			// 'connect.timeout' is long: the error must come at once,
 			// not after trying again.
-			j := e.start(t, `
+			j := e.Start(t, `
 CREATE TABLE m (n INT) WITH ('connector' = 'mqtt', 'server' = '$SERVER', 'topic' = 't', 'format' = 'json', 'connect.timeout' = '1 min', $TLS);
 CREATE TABLE out (n INT) WITH ('connector' = 'print');
 INSERT INTO out SELECT * FROM m;`, "$SERVER", b.URL, "$TLS", c.opts)
-			err := waitErr(t, j)
+			err := enginetest.WaitErr(t, j)
 			for _, w := range c.want {
 				if err == nil || !strings.Contains(err.Error(), w) {
 					t.Errorf("got %v\nwant %s", err, w)
@@ -92,13 +93,13 @@ INSERT INTO out SELECT * FROM m;`, "$SERVER", b.URL, "$TLS", c.opts)
 func TestTLSNotOnPlainBroker(t *testing.T) {
 	b := mqtttest.Start(t)
 	ca := tlstest.NewCA(t, "broker")
-	e := newEngine(t)
-	j := e.start(t, `
+	e := enginetest.Open(t)
+	j := e.Start(t, `
 CREATE TABLE m (n INT) WITH ('connector' = 'mqtt', 'server' = 'mqtts://$ADDR', 'topic' = 't', 'format' = 'json',
   'connect.timeout' = '300 ms', 'tls.ca-file' = '$CA');
 CREATE TABLE out (n INT) WITH ('connector' = 'print');
 INSERT INTO out SELECT * FROM m;`, "$ADDR", b.Addr, "$CA", ca.CertFile)
-	err := waitErr(t, j)
+	err := enginetest.WaitErr(t, j)
 	if err == nil || !strings.Contains(err.Error(), "TLS handshake") {
 		t.Errorf("got %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sluicesql/sluice/internal/enginetest"
 	"github.com/sluicesql/sluice/internal/natstest"
 	"github.com/sluicesql/sluice/internal/tlstest"
 )
@@ -35,8 +36,8 @@ func TestTLS(t *testing.T) {
 	tlsOpts := fmt.Sprintf("'tls.ca-file' = '%s', 'tls.cert-file' = '%s', 'tls.key-file' = '%s'", ca.CertFile, client.CertFile, client.KeyFile)
 
 	t.Run("round trip", func(t *testing.T) {
-		e := newEngine(t)
-		j := e.start(t, `
+		e := enginetest.Open(t)
+		j := e.Start(t, `
 CREATE TABLE src (n INT) WITH ('connector' = 'nats', 'servers' = '$TLSURL', 'jetstream.stream' = 'IN', 'format' = 'json', $TLS);
 CREATE TABLE snk (n INT) WITH ('connector' = 'nats', 'servers' = '$PLAINURL', 'jetstream.stream' = 'OUT', 'subject' = 'out.n',
   'sink.delivery-guarantee' = 'at-least-once', 'format' = 'json', $TLS);
@@ -46,13 +47,13 @@ INSERT INTO snk SELECT n * 10 FROM src;`, "$TLSURL", s.URL, "$PLAINURL", plainUR
 			time.Sleep(10 * time.Millisecond)
 			msgs = natstest.ReadStream(t, js, "OUT")
 		}
-		stop(t, j)
+		enginetest.Stop(t, j)
 		var got []string
 		for _, m := range msgs {
 			got = append(got, m.Data)
 		}
 		if want := `{"n":10} {"n":20} {"n":30}`; strings.Join(got, " ") != want {
-			t.Errorf("got %v, want %s; log:\n%s", got, want, e.log)
+			t.Errorf("got %v, want %s; log:\n%s", got, want, e.Log)
 		}
 	})
 
@@ -68,12 +69,12 @@ INSERT INTO snk SELECT n * 10 FROM src;`, "$TLSURL", s.URL, "$PLAINURL", plainUR
 			[]string{"tls: certificate required", "the server asks for a client certificate"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e := newEngine(t)
-			j := e.start(t, `
+			e := enginetest.Open(t)
+			j := e.Start(t, `
 CREATE TABLE m (n INT) WITH ('connector' = 'nats', 'servers' = '$SERVER', 'subject' = 't', 'format' = 'json', 'connect.timeout' = '1 min', $TLS);
 CREATE TABLE out (n INT) WITH ('connector' = 'print');
 INSERT INTO out SELECT * FROM m;`, "$SERVER", s.URL, "$TLS", c.opts)
-			err := waitErr(t, j)
+			err := enginetest.WaitErr(t, j)
 			for _, w := range append(c.want, "nats table 'm': cannot connect to "+s.URL+": ") {
 				if err == nil || !strings.Contains(err.Error(), w) {
 					t.Errorf("got %v\nwant %s", err, w)

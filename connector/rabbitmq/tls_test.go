@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicesql/sluice/internal/amqptest"
+	"github.com/sluicesql/sluice/internal/enginetest"
 	"github.com/sluicesql/sluice/internal/tlstest"
 )
 
@@ -27,15 +28,15 @@ func TestTLS(t *testing.T) {
 	tlsOpts := fmt.Sprintf("'tls.ca-file' = '%s', 'tls.cert-file' = '%s', 'tls.key-file' = '%s'", ca.CertFile, client.CertFile, client.KeyFile)
 
 	t.Run("round trip", func(t *testing.T) {
-		e := newEngine(t)
-		j := e.start(t, `
+		e := enginetest.Open(t)
+		j := e.Start(t, `
 CREATE TABLE src (n INT) WITH ('connector' = 'rabbitmq', 'uri' = '$URI', 'queue' = 'in', 'format' = 'json', $TLS);
 CREATE TABLE snk (n INT) WITH ('connector' = 'rabbitmq', 'uri' = '$URI', 'queue' = 'out', 'format' = 'json', $TLS);
 INSERT INTO snk SELECT n * 10 FROM src;`, "$URI", b.URL, "$TLS", tlsOpts)
 		b.WaitConsumers("in", 1, 5*time.Second)
 		publishN(t, b, "in", 1, 4)
 		waitQueue(t, b, "out", amqptest.QueueStats{Ready: 3})
-		stop(t, j)
+		enginetest.Stop(t, j)
 		var got []string
 		for _, m := range b.Drain("out") {
 			got = append(got, string(m.Body))
@@ -58,7 +59,7 @@ INSERT INTO snk SELECT n * 10 FROM src;`, "$URI", b.URL, "$TLS", tlsOpts)
 	} {
 		for _, role := range []string{"source", "sink"} {
 			t.Run(c.name+"/"+role, func(t *testing.T) {
-				e := newEngine(t)
+				e := enginetest.Open(t)
 				ddl := `
 CREATE TABLE m (n INT) WITH ('connector' = 'rabbitmq', 'uri' = '$URI', 'queue' = 'in', 'format' = 'json', 'connect.timeout' = '1 min', $TLS);
 CREATE TABLE out (n INT) WITH ('connector' = 'print');
@@ -69,8 +70,8 @@ CREATE TABLE g (n INT) WITH ('connector' = 'datagen', 'number-of-rows' = '3');
 CREATE TABLE m (n INT) WITH ('connector' = 'rabbitmq', 'uri' = '$URI', 'queue' = 'out', 'format' = 'json', 'connect.timeout' = '1 min', $TLS);
 INSERT INTO m SELECT * FROM g;`
 				}
-				j := e.start(t, ddl, "$URI", b.URL, "$TLS", c.opts)
-				err := waitErr(t, j)
+				j := e.Start(t, ddl, "$URI", b.URL, "$TLS", c.opts)
+				err := enginetest.WaitErr(t, j)
 				for _, w := range append(c.want, "@"+b.Addr+"/: ") {
 					if err == nil || !strings.Contains(err.Error(), w) {
 						t.Errorf("got %v\nwant %s", err, w)
