@@ -163,7 +163,7 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 	if c.dial.keep != 0 && (c.dial.keep < time.Second || c.dial.keep > 65535*time.Second) {
 		return nil, fmt.Errorf("option 'keep-alive' must be 0 or between 1 s and 65535 s, not %s", c.dial.keep)
 	}
-	if c.connectTimeout, err = o.Duration("connect.timeout", 30*time.Second); err != nil {
+	if c.connectTimeout, err = o.PositiveDuration("connect.timeout", 30*time.Second); err != nil {
 		return nil, err
 	}
 	c.dial.timeout = min(max(c.connectTimeout, time.Second), 10*time.Second)
