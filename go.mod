@@ -28,7 +28,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.49.0
 	google.golang.org/grpc v1.56.3
-	google.golang.org/protobuf v1.36.8
+	google.golang.org/protobuf v1.36.12
 )
 
 require (
