@@ -11,9 +11,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/lib/pq"
 
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/connector/lookupcache"
@@ -129,11 +127,11 @@ func supported(k types.Kind) bool {
 func (c *config) open(forWrites bool) (*sql.DB, error) {
 	var db *sql.DB
 	if c.target.dialect == postgres {
-		pc, err := pgx.ParseConfig(c.target.dsn)
+		conn, err := pq.NewConnector(c.target.dsn)
 		if err != nil {
 			return nil, redact.Error(fmt.Errorf("jdbc: url %s: %w", redact.URL(c.url), err), c.secrets...)
 		}
-		db = stdlib.OpenDB(*pc)
+		db = sql.OpenDB(conn)
 	} else {
 		mc, err := mysql.ParseDSN(c.target.dsn)
 		if err != nil {
@@ -371,9 +369,9 @@ func (l *Lookuper) prepared(ctx context.Context, keyCols []int, n int) (*stmt, e
 // names a table or a column it does not have, or is not valid SQL: an
 // error that trying again cannot fix.
 func schemaError(err error) bool {
-	var pg *pgconn.PgError
+	var pg *pq.Error
 	if errors.As(err, &pg) {
-		return strings.HasPrefix(pg.Code, "42") // syntax error or access rule violation
+		return strings.HasPrefix(string(pg.Code), "42") // syntax error or access rule violation
 	}
 	var my *mysql.MySQLError
 	if errors.As(err, &my) {

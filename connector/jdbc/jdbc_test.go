@@ -19,11 +19,11 @@ func TestParseURL(t *testing.T) {
 		dsn                 string
 	}{
 		{"jdbc:postgresql://127.0.0.1:5432/test", "postgres", "", postgres,
-			"postgres://postgres@127.0.0.1:5432/test?connect_timeout=60"},
+			"postgres://postgres@127.0.0.1:5432/test?connect_timeout=60&sslmode=prefer"},
 		{"jdbc:postgresql://db.example/shop?sslmode=disable&currentSchema=dim", "u", "p@ss", postgres,
 			"postgres://u:p%40ss@db.example:5432/shop?connect_timeout=60&search_path=dim&sslmode=disable"},
 		{"jdbc:postgresql://[::1]:6000/x?user=a&password=b&connectTimeout=5", "", "", postgres,
-			"postgres://a:b@[::1]:6000/x?connect_timeout=5"},
+			"postgres://a:b@[::1]:6000/x?connect_timeout=5&sslmode=prefer"},
 		{"jdbc:mysql://127.0.0.1:3306/test", "root", "", mySQL,
 			"root@tcp(127.0.0.1:3306)/test?parseTime=true&timeout=1m0s&time_zone=%27%2B00%3A00%27"},
 		{"jdbc:mariadb://h/d?useSSL=false&characterEncoding=utf8", "u", "pw", mySQL,

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/lib/pq"
 
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/connector/redact"
@@ -157,6 +157,7 @@ type Sink struct {
 
 	// Touched by write only, which the buffer runs under its lock.
 	checked bool
+	limits  []intLimit // by column, from the check: the range of a narrower integer column
 	stmts   map[stmtKey]string
 	args    []any
 }
@@ -377,18 +378,18 @@ func (s *Sink) exec(ctx context.Context, tx execer, changes []sinkbuf.Change, de
 		for _, c := range chunk {
 			if idx == nil {
 				for i, v := range c.Vals {
-					p, err := writeParam(v)
+					p, err := s.param(i, v)
 					if err != nil {
-						return sinkbuf.Permanent(fmt.Errorf("jdbc table '%s': column '%s': %w", s.name, cols[i], err))
+						return sinkbuf.Permanent(fmt.Errorf("jdbc table '%s' (%s): column '%s': %w", s.name, s.cfg.table, cols[i], err))
 					}
 					args = append(args, p)
 				}
 				continue
 			}
 			for j, i := range idx {
-				p, err := writeParam(c.Vals[i])
+				p, err := s.param(i, c.Vals[i])
 				if err != nil {
-					return sinkbuf.Permanent(fmt.Errorf("jdbc table '%s': column '%s': %w", s.name, cols[j], err))
+					return sinkbuf.Permanent(fmt.Errorf("jdbc table '%s' (%s): column '%s': %w", s.name, s.cfg.table, cols[j], err))
 				}
 				args = append(args, p)
 			}
@@ -413,41 +414,53 @@ func (s *Sink) exec(ctx context.Context, tx execer, changes []sinkbuf.Change, de
 			case s.keys == nil:
 				what = "insert"
 			}
-			what = fmt.Sprintf("cannot %s %d rows", what, n)
-			if c, ok := encodedArg(err); ok && c < len(args) {
-				// The driver could not encode a parameter: a value
-				// out of its column's range.
-				what += fmt.Sprintf(" (column '%s')", cols[c%len(cols)])
-			}
-			return s.writeError(what, err)
+			return s.writeError(fmt.Sprintf("cannot %s %d rows", what, n), err)
 		}
 	}
 	return nil
 }
 
-// encodedArg returns the parameter that pgx says it could not encode
-// ("failed to encode args[3]: ...").
-func encodedArg(err error) (int, bool) {
-	msg := err.Error()
-	const at = "failed to encode args["
-	i := strings.Index(msg, at)
-	if i < 0 {
-		return 0, false
+// param turns the value of column i into a statement parameter. An
+// integer out of the range of its column (a PostgreSQL SMALLINT or
+// INTEGER) is an error that names the column: PostgreSQL's own says
+// only "out of range for type smallint", of a statement of many rows.
+func (s *Sink) param(i int, v types.Value) (any, error) {
+	if i < len(s.limits) && s.limits[i].bits > 0 && v.Kind().IsInteger() && !v.IsNull() {
+		if n, l := v.Int(), s.limits[i]; n < -1<<(l.bits-1) || n > 1<<(l.bits-1)-1 {
+			return nil, fmt.Errorf("%d is out of the range of %s", n, l.dbType)
+		}
 	}
-	var n int
-	if _, err := fmt.Sscanf(msg[i+len(at):], "%d]", &n); err != nil || n < 0 {
-		return 0, false
+	return writeParam(v)
+}
+
+// intLimit is the width of a PostgreSQL integer column narrower than
+// BIGINT (bits 0: no limit but the value's own).
+type intLimit struct {
+	bits   uint
+	dbType string
+}
+
+// intLimitOf returns the limit of a column of database type dbType.
+func intLimitOf(d dialect, dbType string) intLimit {
+	if d != postgres {
+		return intLimit{} // MySQL's error names the column
 	}
-	return n, true
+	switch dbType {
+	case "INT2":
+		return intLimit{16, "SMALLINT"}
+	case "INT4":
+		return intLimit{32, "INTEGER"}
+	}
+	return intLimit{}
 }
 
 // writeError wraps a database error of a write, marked Permanent when no
 // retry can cure it (a missing table or column, a value the table
 // refuses).
 func (s *Sink) writeError(what string, err error) error {
-	var pg *pgconn.PgError
-	if errors.As(err, &pg) && pg.ColumnName != "" {
-		what += fmt.Sprintf(" (column '%s')", pg.ColumnName)
+	var pg *pq.Error
+	if errors.As(err, &pg) && pg.Column != "" {
+		what += fmt.Sprintf(" (column '%s')", pg.Column)
 	}
 	err = fmt.Errorf("jdbc table '%s' (%s): %s: %w", s.name, s.cfg.table, what, err)
 	if permanentWriteError(err) {
@@ -462,7 +475,7 @@ func (s *Sink) writeError(what string, err error) error {
 // breaks a constraint. Lost connections, deadlocks, timeouts and whatever
 // is not known are tried again.
 func permanentWriteError(err error) bool {
-	var pg *pgconn.PgError
+	var pg *pq.Error
 	if errors.As(err, &pg) && len(pg.Code) == 5 {
 		switch pg.Code[:2] {
 		case "22", // data exception: out of range, too long, invalid text
@@ -495,9 +508,9 @@ func permanentWriteError(err error) bool {
 	if errors.As(err, &ne) {
 		return false
 	}
-	// A parameter a driver cannot encode: the column check rules the
-	// known cases out.
-	return strings.Contains(err.Error(), "unable to encode") || strings.Contains(err.Error(), "unsupported type")
+	// A parameter database/sql cannot convert: the column check rules
+	// the known cases out.
+	return strings.Contains(err.Error(), "unsupported type")
 }
 
 // check makes sure, before the first write, that the table has the
@@ -525,6 +538,7 @@ func (s *Sink) check(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("jdbc table '%s': cannot read the columns of %s: %w", s.name, s.cfg.table, err)
 	}
+	s.limits = s.limits[:0]
 	for i, ct := range cts {
 		if i >= len(s.cfg.cols) {
 			break
@@ -532,6 +546,7 @@ func (s *Sink) check(ctx context.Context) error {
 		if err := checkWritable(d, s.cfg.cols[i], ct.DatabaseTypeName(), s.cfg.schema.Columns[i].Type); err != nil {
 			return sinkbuf.Permanent(fmt.Errorf("jdbc table '%s' (%s): %w", s.name, s.cfg.table, err))
 		}
+		s.limits = append(s.limits, intLimitOf(d, ct.DatabaseTypeName()))
 	}
 	if s.keys == nil {
 		return nil

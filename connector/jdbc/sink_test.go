@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/lib/pq"
 
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/types"
@@ -130,25 +130,50 @@ func TestPermanentWriteError(t *testing.T) {
 		err  error
 		want bool
 	}{
-		{&pgconn.PgError{Code: "42P01"}, true},  // no such table
-		{&pgconn.PgError{Code: "22001"}, true},  // value too long
-		{&pgconn.PgError{Code: "23505"}, true},  // unique violation
-		{&pgconn.PgError{Code: "40001"}, false}, // serialization failure
-		{&pgconn.PgError{Code: "40P01"}, false}, // deadlock
-		{&pgconn.PgError{Code: "57P01"}, false}, // the server shuts down
+		{&pq.Error{Code: "42P01"}, true},  // no such table
+		{&pq.Error{Code: "22001"}, true},  // value too long
+		{&pq.Error{Code: "23505"}, true},  // unique violation
+		{&pq.Error{Code: "40001"}, false}, // serialization failure
+		{&pq.Error{Code: "40P01"}, false}, // deadlock
+		{&pq.Error{Code: "57P01"}, false}, // the server shuts down
 		{&mysql.MySQLError{Number: 1146}, true},
 		{&mysql.MySQLError{Number: 1406}, true},
 		{&mysql.MySQLError{Number: 1213}, false}, // deadlock
 		{&mysql.MySQLError{Number: 1205}, false}, // lock wait timeout
-		{errors.New("failed to encode args[2]: unable to encode 100000 into binary format for int2"), true},
+		{errors.New(`sql: converting argument $1 type: unsupported type []int, a slice of int`), true},
 		{errors.New("connection reset by peer"), false},
 	} {
 		if got := permanentWriteError(fmt.Errorf("wrapped: %w", c.err)); got != c.want {
 			t.Errorf("%v: permanent %v, want %v", c.err, got, c.want)
 		}
 	}
-	if n, ok := encodedArg(errors.New("cannot insert: failed to encode args[17]: x")); !ok || n != 17 {
-		t.Errorf("encodedArg: %d %v", n, ok)
+}
+
+// TestIntLimits: an integer that does not fit its PostgreSQL column is
+// refused before it is sent, with the column's type; one that fits, NULL,
+// BIGINT columns and MySQL's are passed on.
+func TestIntLimits(t *testing.T) {
+	s := &Sink{limits: []intLimit{intLimitOf(postgres, "INT2"), intLimitOf(postgres, "INT4"), intLimitOf(postgres, "INT8"), intLimitOf(mySQL, "SMALLINT")}}
+	for _, c := range []struct {
+		col  int
+		v    types.Value
+		want string // the error, "" for none
+	}{
+		{0, types.Int32Value(32767), ""},
+		{0, types.Int32Value(-32768), ""},
+		{0, types.Int32Value(32768), "32768 is out of the range of SMALLINT"},
+		{0, types.Int32Value(-32769), "-32769 is out of the range of SMALLINT"},
+		{0, types.NullValue, ""},
+		{1, types.BigIntValue(1 << 31), "2147483648 is out of the range of INTEGER"},
+		{1, types.BigIntValue(-1 << 31), ""},
+		{2, types.BigIntValue(1 << 62), ""},
+		{3, types.Int32Value(100000), ""},
+		{4, types.Int32Value(100000), ""}, // a column the check did not see
+	} {
+		_, err := s.param(c.col, c.v)
+		if got := fmt.Sprint(err); c.want == "" && err != nil || c.want != "" && got != c.want {
+			t.Errorf("column %d, %v: %v, want %q", c.col, c.v, err, c.want)
+		}
 	}
 }
 

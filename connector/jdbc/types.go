@@ -29,7 +29,7 @@ const (
 var classNames = [...]string{"unknown", "integer", "floating-point", "decimal", "string", "boolean", "binary", "date", "time", "timestamp"}
 
 // classOf returns the class of a database type name as the Go drivers
-// report it (pgx: INT4, TEXT, TIMESTAMPTZ, ...; go-sql-driver/mysql: INT,
+// report it (lib/pq: INT4, TEXT, TIMESTAMPTZ, ...; go-sql-driver/mysql: INT,
 // UNSIGNED BIGINT, VARCHAR, DATETIME, ...).
 func classOf(dbType string) class {
 	switch strings.TrimPrefix(strings.ToUpper(dbType), "UNSIGNED ") {

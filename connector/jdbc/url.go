@@ -46,7 +46,7 @@ type target struct {
 
 // parseURL translates a JDBC URL (jdbc:postgresql://host[:port]/db[?...],
 // jdbc:mysql://... or jdbc:mariadb://...) and the credentials into a Go
-// DSN: a postgres:// URL for pgx, a go-sql-driver/mysql DSN for MySQL.
+// DSN: a postgres:// URL for lib/pq, a go-sql-driver/mysql DSN for MySQL.
 // user and password override those of the URL's parameters. timeout, if
 // not zero, bounds connecting. Its errors quote the URL with its secrets
 // masked.
@@ -125,6 +125,11 @@ func postgresDSN(shown, host, port, db, user, password string, params url.Values
 		default:
 			return "", fmt.Errorf("url %q: unsupported parameter '%s' (supported: user, password, sslmode, ssl, connectTimeout, ApplicationName, currentSchema)", shown, k)
 		}
+	}
+	if q.Get("sslmode") == "" {
+		// TLS if the server offers it, as PostgreSQL's JDBC driver and
+		// libpq do (lib/pq's own default is require).
+		q.Set("sslmode", "prefer")
 	}
 	if timeout > 0 && q.Get("connect_timeout") == "" {
 		q.Set("connect_timeout", strconv.Itoa(max(1, int(timeout/time.Second))))

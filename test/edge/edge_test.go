@@ -17,7 +17,8 @@
 //
 // Both need Linux (/proc); the profile needs the mosquitto binary.
 // SLUICE_BUILD_TAGS=norocketmq measures the build without the rocketmq
-// connector.
+// connector. TestDeadMethodElimination (SLUICE_DCE_TEST=1) guards the
+// linker's removal of unused methods, a sixth of the binary.
 package edge_test
 
 import (
@@ -26,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -39,12 +41,77 @@ import (
 func buildRelease(b *testing.B, dir string) string {
 	b.Helper()
 	bin := filepath.Join(dir, "sluice")
-	cmd := exec.Command("go", "build", "-trimpath", "-tags", os.Getenv("SLUICE_BUILD_TAGS"), "-ldflags", "-s -w", "-o", bin, "github.com/sluicesql/sluice/cmd/sluice")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("cannot build the release binary: %v\n%s", err, out)
-	}
+	goBuild(b, bin, "-s -w")
 	return bin
+}
+
+// goBuild builds cmd/sluice into bin with the release build's tags
+// (grpcnotrace, see scripts/release.sh, and SLUICE_BUILD_TAGS) and
+// ldflags, and returns what the build printed.
+func goBuild(tb testing.TB, bin, ldflags string) []byte {
+	tb.Helper()
+	cmd := exec.Command("go", "build", "-trimpath", "-tags", "grpcnotrace "+os.Getenv("SLUICE_BUILD_TAGS"), "-ldflags", ldflags, "-o", bin, "github.com/sluicesql/sluice/cmd/sluice")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		tb.Fatalf("cannot build the release binary: %v\n%s", err, out)
+	}
+	return out
+}
+
+// TestDeadMethodElimination builds the release binary with the linker's
+// -dumpdep (every symbol it keeps, and the first that reached it) and
+// fails when a kept function may call a method that reflection looks up
+// (reflect.Value.Method, MethodByName with a name not known when
+// compiling): the linker then keeps every exported method of every type
+// in the binary, 7 MB of it. text/template does; golang.org/x/net/trace
+// (gRPC's, without the tag grpcnotrace) brought it, and so did
+// google.golang.org/protobuf v1.36.8 through reflect.Value.Methods. It
+// prints the chain that reached the first such function; the others may
+// be kept only because of it.
+//
+// It compiles every package with the release flags: SLUICE_DCE_TEST=1
+// runs it (.ci/run does, after the release build).
+func TestDeadMethodElimination(t *testing.T) {
+	if os.Getenv("SLUICE_DCE_TEST") == "" {
+		t.Skip("set SLUICE_DCE_TEST=1 to check the release binary's dead method elimination")
+	}
+	out := goBuild(t, filepath.Join(t.TempDir(), "sluice"), "-s -w -dumpdep")
+	// Lines are "from -> to", each name perhaps followed by flags such
+	// as <UsedInIface> or <ReflectMethod>.
+	name := func(s string) string { n, _, _ := strings.Cut(s, " <"); return strings.TrimSpace(n) }
+	parent := map[string]string{}
+	var reflective []string
+	for line := range strings.Lines(string(out)) {
+		from, to, ok := strings.Cut(strings.TrimSuffix(line, "\n"), " -> ")
+		if !ok {
+			continue
+		}
+		if _, seen := parent[name(to)]; !seen {
+			parent[name(to)] = name(from)
+			if strings.Contains(to, "<ReflectMethod>") {
+				reflective = append(reflective, name(to))
+			}
+		}
+	}
+	if _, ok := parent["main.main"]; !ok || len(parent) < 10000 {
+		t.Fatalf("the linker's -dumpdep printed %d symbols, none of them main.main: not the format this test reads", len(parent))
+	}
+	if len(reflective) == 0 {
+		return
+	}
+	chain := []string{reflective[0]}
+	for n := reflective[0]; len(chain) < 40; {
+		p, ok := parent[n]
+		if !ok || p == "_" {
+			break
+		}
+		chain = append(chain, p)
+		n = p
+	}
+	slices.Reverse(chain)
+	t.Errorf("%s looks methods up by reflection, so the linker keeps every exported method; reached by\n\t%s\nthen also: %s",
+		reflective[0], strings.Join(chain, "\n\t"), strings.Join(reflective[1:], ", "))
 }
 
 // status reads a field of /proc/pid/status, in kB.
