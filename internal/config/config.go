@@ -45,10 +45,6 @@ const (
 	StateKafkaBootstrapServers = "state.kafka.bootstrap.servers"
 	StateKafkaTopic            = "state.kafka.topic"
 	StateKafkaTransactionalID  = "state.kafka.transactional-id"
-	// StateKafkaProperties prefixes the security properties of Kafka's
-	// clients (security.protocol, sasl.*, ssl.*) for the engine's own
-	// Kafka clients: the state backend, cluster mode, shuffle topics.
-	StateKafkaProperties = "state.kafka.properties."
 	ClusterGroupID             = "cluster.group-id"
 	ClusterInstanceID          = "cluster.instance-id"
 	ClusterSessionTimeout      = "cluster.session-timeout"
@@ -61,6 +57,11 @@ const (
 	FilterCacheSize    = "pipeline.filter-cache.size"
 	FilterMultiPattern = "pipeline.filter-multi-pattern"
 )
+
+// StateKafkaProperties prefixes the security properties of Kafka's
+// clients (security.protocol, sasl.*, ssl.*) for the engine's own Kafka
+// clients: the state backend, cluster mode, shuffle topics.
+const StateKafkaProperties = "state.kafka.properties."
 
 // DefaultFilterCacheSize is the memory the filter caches of an engine
 // hold together when 'pipeline.filter-cache.size' is not set.

@@ -37,6 +37,11 @@ func TestParse(t *testing.T) {
 	block, _ := pem.Decode([]byte(keyPEM))
 	encrypted := write("encrypted.pem", certPEM+string(pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: block.Bytes})))
 	certOnly := write("cert.pem", certPEM)
+	// As 'keytool -list -rfc' and 'openssl pkcs12 -nodes' write them:
+	// text around the PEM blocks, the key first.
+	keytoolList := write("keytool.pem", "Keystore type: PKCS12\n\nAlias name: ca\nCreation date: Jan 1, 2026\n"+read(ca.CertFile)+"\n*******\n")
+	opensslOut := write("openssl.pem", "Bag Attributes\n    localKeyID: 01\nKey Attributes: <No Attributes>\n"+keyPEM+
+		"Bag Attributes\n    localKeyID: 01\nsubject=CN = c\nissuer=CN = ca\n"+certPEM)
 	missing := filepath.Join(dir, "missing.pem")
 
 	ssl := func(kv ...string) map[string]string {
@@ -57,6 +62,7 @@ func TestParse(t *testing.T) {
 		{ssl("ssl.truststore.type", "pem", "ssl.truststore.certificates", read(ca.CertFile)), ""},
 		{ssl("ssl.keystore.type", "PEM", "ssl.keystore.location", keystore), ""},
 		{ssl("ssl.keystore.type", "PEM", "ssl.keystore.certificate.chain", certPEM, "ssl.keystore.key", keyPEM), ""},
+		{ssl("ssl.truststore.type", "PEM", "ssl.truststore.location", keytoolList, "ssl.keystore.type", "PEM", "ssl.keystore.location", opensslOut), ""},
 		{ssl("ssl.endpoint.identification.algorithm", ""), ""},
 		{ssl("ssl.endpoint.identification.algorithm", "HTTPS"), ""},
 		{ssl("ssl.enabled.protocols", "TLSv1.2,TLSv1.3", "ssl.protocol", "TLSv1.3", "ssl.provider", "SunJSSE"), ""},
