@@ -22,6 +22,7 @@ import (
 	"github.com/sluicesql/sluice/exec"
 	"github.com/sluicesql/sluice/exec/kshuffle"
 	"github.com/sluicesql/sluice/internal/config"
+	"github.com/sluicesql/sluice/internal/kafkasecurity"
 	"github.com/sluicesql/sluice/physical"
 	"github.com/sluicesql/sluice/plan"
 	"github.com/sluicesql/sluice/state/kafkalog"
@@ -51,6 +52,7 @@ type clusterJob struct {
 	name     string
 	group    string
 	brokers  []string
+	sec      kafkasecurity.Security // of every client: 'state.kafka.properties.*'
 	txnID    string
 	env      physical.Env
 	sinks    []*plan.Sink
@@ -94,9 +96,9 @@ func (e *Engine) startCluster(ctx context.Context, id, name string, env physical
 	if cfg[config.StateBackend] != "kafka" {
 		return nil, errors.New("cluster mode ('cluster.group-id') keeps the state in Kafka: set 'state.backend' = 'kafka' and 'state.kafka.bootstrap.servers'")
 	}
-	bs := cfg[config.StateKafkaBootstrapServers]
-	if bs == "" {
-		return nil, errors.New("'state.backend' = 'kafka' needs 'state.kafka.bootstrap.servers'")
+	brokers, sec, err := stateKafka(cfg)
+	if err != nil {
+		return nil, err
 	}
 	if interval <= 0 {
 		interval = time.Second
@@ -113,7 +115,7 @@ func (e *Engine) startCluster(ctx context.Context, id, name string, env physical
 		}
 		instance = hex.EncodeToString(suffix)
 	}
-	cj := &clusterJob{e: e, name: name, group: group, brokers: strings.Split(bs, ","), env: env, sinks: sinks,
+	cj := &clusterJob{e: e, name: name, group: group, brokers: brokers, sec: sec, env: env, sinks: sinks,
 		cfg: cfg, interval: interval, shuffle: map[string]int{}, wake: make(chan struct{}, 1), topicIDs: map[string][16]byte{},
 		txnID: cmpOr(cfg[config.StateKafkaTransactionalID], "sluice-"+group) + "-" + instance}
 
@@ -154,14 +156,14 @@ func (e *Engine) startCluster(ctx context.Context, id, name string, env physical
 	sort.Strings(cj.topics)
 
 	// The shuffle topics must exist before the group assigns them.
-	adm, err := kgo.NewClient(kgo.SeedBrokers(cj.brokers...))
+	adm, err := cj.client()
 	if err != nil {
 		return nil, err
 	}
 	for t, n := range cj.shuffle {
 		if err := kshuffle.EnsureTopic(ctx, adm, t, n, 0); err != nil {
 			adm.Close()
-			return nil, fmt.Errorf("cluster mode: %w", err)
+			return nil, fmt.Errorf("cluster mode: %w", cj.sec.Classify(err))
 		}
 	}
 	adm.Close()
@@ -179,6 +181,7 @@ func (e *Engine) startCluster(ctx context.Context, id, name string, env physical
 		kgo.OnPartitionsRevoked(cj.onRevoked),
 		kgo.OnPartitionsLost(cj.onLost),
 	}
+	mopts = append(mopts, sec.Opts...)
 	if static {
 		// Static membership: a restarted process gets its partitions
 		// back without a rebalance of the others.
@@ -247,6 +250,12 @@ func (e *Engine) startCluster(ctx context.Context, id, name string, env physical
 	return j, nil
 }
 
+// client returns a client of the job's cluster with its security and
+// opts.
+func (cj *clusterJob) client(opts ...kgo.Opt) (*kgo.Client, error) {
+	return kgo.NewClient(append(append([]kgo.Opt{kgo.SeedBrokers(cj.brokers...)}, cj.sec.Opts...), opts...)...)
+}
+
 func durationOption(cfg map[string]string, key string, def time.Duration) time.Duration {
 	if v, ok := cfg[key]; ok {
 		if d, err := connector.ParseDuration(v); err == nil && d > 0 {
@@ -284,7 +293,7 @@ func topicPartitions(table string, src connector.Source) ([]topicPartition, erro
 // id.
 func (cj *clusterJob) shuffleSource(id string, schema []types.Type, partitions, writers int, bounded bool) (connector.Source, error) {
 	return kshuffle.NewSource(kshuffle.SourceOptions{Topic: shuffleTopic(cj.group, id), Partitions: partitions,
-		Schema: schema, Writers: writers, Bounded: bounded, Brokers: cj.brokers})
+		Schema: schema, Writers: writers, Bounded: bounded, Brokers: cj.brokers, ClientOpts: cj.sec.Opts})
 }
 
 func (cj *clusterJob) onAssigned(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
@@ -427,7 +436,7 @@ func (cj *clusterJob) topicID(ctx context.Context, cl *kgo.Client, topic string)
 
 // leave takes a static member out of the group.
 func (cj *clusterJob) leave(instance string) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(cj.brokers...))
+	cl, err := cj.client()
 	if err != nil {
 		return err
 	}
@@ -574,13 +583,14 @@ func (cj *clusterJob) run(ctx context.Context, run *clusterRun, assigned map[str
 		TransactionalID:    cj.txnID,
 		ManualPartitions:   func(topic string) bool { _, ok := cj.shuffle[topic]; return ok },
 		TransactionTimeout: durationOption(cj.cfg, config.ClusterTransactionTimeout, 60*time.Second),
+		ClientOpts:         cj.sec.Opts,
 		Logf:               cj.e.logf,
 		BeforeCommit: func(ctx context.Context, cl *kgo.Client, pos map[string]int64) error {
 			return cj.commitOffsets(ctx, cl, positions, resume, pos)
 		},
 	})
 	if err != nil {
-		return false, err
+		return false, cj.sec.Classify(err)
 	}
 	defer func() {
 		if cerr := backend.Close(); cerr != nil && err == nil {

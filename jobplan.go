@@ -128,11 +128,11 @@ func (e *Engine) planJob(file *token.File, st ast.Statement) (*JobPlan, error) {
 		// Exactly-once Kafka sinks would write into the transaction of
 		// the job's state backend: a client that opens none stands in
 		// for it (the sinks only look their topic up with it).
-		bs := cfg[config.StateKafkaBootstrapServers]
-		if bs == "" {
-			return nil, startError(file, st, errors.New("'state.backend' = 'kafka' needs 'state.kafka.bootstrap.servers'"))
+		brokers, sec, err := stateKafka(cfg)
+		if err != nil {
+			return nil, startError(file, st, err)
 		}
-		cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(bs, ",")...))
+		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...)}, sec.Opts...)...)
 		if err != nil {
 			return nil, startError(file, st, err)
 		}
@@ -171,20 +171,21 @@ func (e *Engine) SavedManifest(ctx context.Context, job string, cfg map[string]s
 		}
 		b = lb
 	case "kafka":
-		bs := cfg[config.StateKafkaBootstrapServers]
-		if bs == "" {
-			return state.Manifest{}, false, errors.New("'state.backend' = 'kafka' needs 'state.kafka.bootstrap.servers'")
+		brokers, sec, err := stateKafka(cfg)
+		if err != nil {
+			return state.Manifest{}, false, err
 		}
 		kb, err := kafkalog.OpenReadOnly(ctx, kafkalog.Options{
-			Bootstrap: strings.Split(bs, ","),
-			Topic:     cmpOr(cfg[config.StateKafkaTopic], "sluice-state-"+job),
-			Logf:      e.logf,
+			Bootstrap:  brokers,
+			Topic:      cmpOr(cfg[config.StateKafkaTopic], "sluice-state-"+job),
+			ClientOpts: sec.Opts,
+			Logf:       e.logf,
 		})
 		if errors.Is(err, kafkalog.ErrNoChangelog) {
 			return state.Manifest{}, false, nil
 		}
 		if err != nil {
-			return state.Manifest{}, false, err
+			return state.Manifest{}, false, sec.Classify(err)
 		}
 		defer kb.Close()
 		b = kb

@@ -34,6 +34,7 @@ import (
 	"github.com/sluicesql/sluice/exec/filterset"
 	"github.com/sluicesql/sluice/expr"
 	"github.com/sluicesql/sluice/internal/config"
+	"github.com/sluicesql/sluice/internal/kafkasecurity"
 	"github.com/sluicesql/sluice/internal/suggest"
 	"github.com/sluicesql/sluice/internal/wasmudf"
 	"github.com/sluicesql/sluice/metricstore"
@@ -348,6 +349,17 @@ func (e *Engine) Jobs() []*Job {
 	return out
 }
 
+// stateKafka returns the brokers of the engine's own Kafka clients ('state.kafka.bootstrap.servers')
+// and their security ('state.kafka.properties.*': TLS, SASL).
+func stateKafka(cfg map[string]string) ([]string, kafkasecurity.Security, error) {
+	bs := cfg[config.StateKafkaBootstrapServers]
+	if bs == "" {
+		return nil, kafkasecurity.Security{}, errors.New("'state.backend' = 'kafka' needs 'state.kafka.bootstrap.servers'")
+	}
+	sec, err := kafkasecurity.Parse(config.KafkaProperties(cfg), config.StateKafkaProperties)
+	return strings.Split(bs, ","), sec, err
+}
+
 // jobBackend returns the state backend of a job and how to release it:
 // with 'state.backend' = 'kafka', a changelog in Kafka of the job's own
 // (closed with the job); with 'state.dir', the local LSM store in that
@@ -357,19 +369,20 @@ func (e *Engine) jobBackend(ctx context.Context, job string, cfg map[string]stri
 	switch kind := cfg[config.StateBackend]; kind {
 	case "", "memory", "local":
 	case "kafka":
-		bs := cfg[config.StateKafkaBootstrapServers]
-		if bs == "" {
-			return nil, nil, errors.New("'state.backend' = 'kafka' needs 'state.kafka.bootstrap.servers'")
+		brokers, sec, err := stateKafka(cfg)
+		if err != nil {
+			return nil, nil, err
 		}
 		o := kafkalog.Options{
-			Bootstrap:       strings.Split(bs, ","),
+			Bootstrap:       brokers,
 			Topic:           cmpOr(cfg[config.StateKafkaTopic], "sluice-state-"+job),
 			TransactionalID: cmpOr(cfg[config.StateKafkaTransactionalID], "sluice-"+job),
+			ClientOpts:      sec.Opts,
 			Logf:            e.logf,
 		}
 		b, err := kafkalog.Open(ctx, o)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, sec.Classify(err)
 		}
 		return b, b.Close, nil
 	default:

@@ -3,6 +3,7 @@ package connector_test
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
@@ -37,6 +38,9 @@ func TestClientTLSOptions(t *testing.T) {
 	keyOnly := write("key.pem", string(keyPEM))
 	badCert := write("bad.pem", "-----BEGIN CERTIFICATE-----\naGVsbG8=\n-----END CERTIFICATE-----\n")
 	other := tlstest.NewCA(t, "other").Client("o")
+	block, _ := pem.Decode(keyPEM)
+	encrypted := write("encrypted.pem", string(pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: block.Bytes})))
+	legacy := write("legacy.pem", string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Headers: map[string]string{"Proc-Type": "4,ENCRYPTED", "DEK-Info": "AES-128-CBC,00"}, Bytes: block.Bytes})))
 	missing := filepath.Join(dir, "missing.pem")
 
 	for _, c := range []struct {
@@ -59,6 +63,9 @@ func TestClientTLSOptions(t *testing.T) {
 		{connector.Options{"tls.cert-file": keyOnly, "tls.key-file": client.KeyFile},
 			"options 'tls.cert-file' (" + keyOnly + ") and 'tls.key-file' (" + client.KeyFile + "): tls: failed to find certificate PEM data in certificate input, but did find a private key"},
 		{connector.Options{"tls.cert-file": client.CertFile, "tls.key-file": other.KeyFile}, "tls: private key does not match public key"},
+		{connector.Options{"tls.cert-file": client.CertFile, "tls.key-file": encrypted},
+			"option 'tls.key-file': " + encrypted + ": the private key is encrypted (ENCRYPTED PRIVATE KEY), which Sluice cannot read: write it unencrypted with 'openssl pkey -in key.pem -out key-unencrypted.pem'"},
+		{connector.Options{"tls.cert-file": client.CertFile, "tls.key-file": legacy}, "the private key is encrypted (EC PRIVATE KEY with Proc-Type ENCRYPTED)"},
 		{connector.Options{"tls.insecure-skip-verify": "yes"}, "option 'tls.insecure-skip-verify': expected true or false, got \"yes\""},
 	} {
 		cfg, err := c.opts.ClientTLS("127.0.0.1", false)

@@ -203,6 +203,11 @@
 // socket.connection.setup.timeout.ms, metadata.max.age.ms and
 // security.protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL with
 // sasl.mechanism PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 and the username and
-// password of sasl.jaas.config). Others are accepted and ignored, as Flink
-// passes them to its client unchecked.
+// password of sasl.jaas.config) with the ssl.* properties of TLS: PEM
+// trust and key stores, from files or inline (see package
+// internal/kafkasecurity, which the engine's own Kafka clients share).
+// Others are accepted and ignored, as Flink passes them to its client
+// unchecked; but an ssl.* property that Kafka's clients do not know, or
+// that Sluice cannot honour (JKS and PKCS12 stores, ssl.key.password), is
+// an error.
 package kafka

@@ -366,13 +366,16 @@ func (c *config) newClient(extra ...kgo.Opt) (*kgo.Client, error) {
 
 // waitBrokers calls f (with a context bounded by metadataTimeout) until
 // it succeeds or fails otherwise than by brokers it cannot reach, for at
-// most 'properties.default.api.timeout.ms' (see brokerwatch.Wait).
+// most 'properties.default.api.timeout.ms' (see brokerwatch.Wait). A
+// certificate that fails is not waited for: its error says which
+// 'properties.ssl.*' to check.
 func (c *config) waitBrokers(ctx context.Context, f func(ctx context.Context) error) error {
-	return brokerwatch.Wait(ctx, c.props.apiTimeout, c.brokers, "'properties.default.api.timeout.ms'", func(ctx context.Context) error {
+	err := brokerwatch.Wait(ctx, c.props.apiTimeout, c.brokers, "'properties.default.api.timeout.ms'", func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, metadataTimeout)
 		defer cancel()
 		return f(ctx)
 	})
+	return c.props.security.Classify(err)
 }
 
 // partition is one partition of one topic.

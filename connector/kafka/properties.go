@@ -1,17 +1,15 @@
 package kafka
 
 import (
-	"crypto/tls"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/sasl/plain"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/sluicesql/sluice/internal/kafkasecurity"
 )
 
 // properties are the 'properties.*' options translated for the client.
@@ -30,6 +28,8 @@ type properties struct {
 	autoReset   string // auto.offset.reset: earliest (default), latest, none
 	acks        string // acks: "all" (default), "1", "0"
 	idempotence bool   // enable.idempotence; default true
+	// security: security.protocol with the sasl.* and ssl.* properties.
+	security kafkasecurity.Security
 }
 
 func parseProperties(p map[string]string) (properties, error) {
@@ -53,6 +53,11 @@ func parseProperties(p map[string]string) (properties, error) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys) // the first error is the same on every run
+	var err error
+	if out.security, err = kafkasecurity.Parse(p, "properties."); err != nil {
+		return out, err
+	}
+	out.common = append(out.common, out.security.Opts...)
 	for _, key := range keys {
 		v := strings.TrimSpace(p[key])
 		switch key {
@@ -176,56 +181,7 @@ func parseProperties(p map[string]string) (properties, error) {
 				return out, err
 			}
 			out.common = append(out.common, kgo.MetadataMaxAge(d))
-		case "security.protocol":
-			opts, err := securityOptions(p)
-			if err != nil {
-				return out, err
-			}
-			out.common = append(out.common, opts...)
 		}
 	}
 	return out, nil
-}
-
-var jaasField = regexp.MustCompile(`(username|password)\s*=\s*"((?:[^"\\]|\\.)*)"`)
-
-// securityOptions translates 'security.protocol' with its 'sasl.*' options.
-func securityOptions(p map[string]string) ([]kgo.Opt, error) {
-	proto := strings.ToUpper(strings.TrimSpace(p["security.protocol"]))
-	var opts []kgo.Opt
-	switch proto {
-	case "PLAINTEXT":
-		return nil, nil
-	case "SSL", "SASL_SSL":
-		opts = append(opts, kgo.DialTLSConfig(&tls.Config{MinVersion: tls.VersionTLS12}))
-	case "SASL_PLAINTEXT":
-	default:
-		return nil, fmt.Errorf("option 'properties.security.protocol': unsupported value '%s' (expected PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL)", p["security.protocol"])
-	}
-	if !strings.HasPrefix(proto, "SASL_") {
-		return opts, nil
-	}
-	var user, pass string
-	for _, m := range jaasField.FindAllStringSubmatch(p["sasl.jaas.config"], -1) {
-		val := strings.ReplaceAll(strings.ReplaceAll(m[2], `\"`, `"`), `\\`, `\`)
-		if m[1] == "username" {
-			user = val
-		} else {
-			pass = val
-		}
-	}
-	if user == "" {
-		return nil, fmt.Errorf("option 'properties.sasl.jaas.config' must set username=\"...\" and password=\"...\" for security.protocol %s", proto)
-	}
-	switch mech := strings.ToUpper(strings.TrimSpace(p["sasl.mechanism"])); mech {
-	case "", "PLAIN":
-		opts = append(opts, kgo.SASL(plain.Auth{User: user, Pass: pass}.AsMechanism()))
-	case "SCRAM-SHA-256":
-		opts = append(opts, kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha256Mechanism()))
-	case "SCRAM-SHA-512":
-		opts = append(opts, kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()))
-	default:
-		return nil, fmt.Errorf("option 'properties.sasl.mechanism': unsupported value '%s' (expected PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)", mech)
-	}
-	return opts, nil
 }

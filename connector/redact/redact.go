@@ -29,11 +29,12 @@ import (
 const Mask = "xxxxx"
 
 // secretWords are the parts of a key (lower case, letters and digits only)
-// that make it name a secret.
+// that make it name a secret. "keystorekey" is Kafka's inline private key
+// ('properties.ssl.keystore.key').
 var secretWords = []string{
 	"password", "passwd", "pwd", "passphrase", "secret", "token", "apikey",
 	"accesskey", "privatekey", "credential", "authorization", "jaas", "signature",
-	"cookie", "bearer",
+	"cookie", "bearer", "keystorekey",
 }
 
 // secretQueryParams are URL query parameters that carry a secret though

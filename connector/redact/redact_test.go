@@ -10,13 +10,14 @@ import (
 func TestSecretKey(t *testing.T) {
 	for _, k := range []string{"password", "PASSWORD", "properties.sasl.jaas.config", "http.header.Authorization",
 		"http.header.X-Api-Key", "access_token", "token", "properties.ssl.keystore.password", "client-secret",
-		"apiKey", "pwd"} {
+		"apiKey", "pwd", "properties.ssl.keystore.key", "state.kafka.properties.ssl.keystore.key"} {
 		if !SecretKey(k) {
 			t.Errorf("SecretKey(%q) = false, want true", k)
 		}
 	}
 	for _, k := range []string{"url", "username", "user", "table-name", "key.format", "key.fields",
-		"lookup.cache", "connector", "format", "topic", "cluster.session-timeout", "scan.startup.mode"} {
+		"lookup.cache", "connector", "format", "topic", "cluster.session-timeout", "scan.startup.mode",
+		"properties.ssl.keystore.location", "properties.ssl.keystore.certificate.chain", "properties.ssl.truststore.certificates"} {
 		if SecretKey(k) {
 			t.Errorf("SecretKey(%q) = true, want false", k)
 		}

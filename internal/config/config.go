@@ -58,6 +58,11 @@ const (
 	FilterMultiPattern = "pipeline.filter-multi-pattern"
 )
 
+// StateKafkaProperties prefixes the security properties of Kafka's
+// clients (security.protocol, sasl.*, ssl.*) for the engine's own Kafka
+// clients: the state backend, cluster mode, shuffle topics.
+const StateKafkaProperties = "state.kafka.properties."
+
 // DefaultFilterCacheSize is the memory the filter caches of an engine
 // hold together when 'pipeline.filter-cache.size' is not set.
 const DefaultFilterCacheSize = 64 << 20
@@ -115,7 +120,27 @@ func find(key string) *option {
 }
 
 // Known reports whether the engine reads key.
-func Known(key string) bool { return find(key) != nil }
+func Known(key string) bool { return find(key) != nil || kafkaSecurityKey(key) }
+
+// kafkaSecurityKey reports whether key is a security property of the
+// engine's Kafka clients ('state.kafka.properties.ssl.truststore.location').
+func kafkaSecurityKey(key string) bool {
+	p, ok := strings.CutPrefix(key, StateKafkaProperties)
+	return ok && (p == "security.protocol" || strings.HasPrefix(p, "sasl.") || strings.HasPrefix(p, "ssl."))
+}
+
+// KafkaProperties returns the Kafka client properties cfg sets for the
+// engine's own Kafka clients, without their 'state.kafka.properties.'
+// prefix (checked where the clients are made, as they go together).
+func KafkaProperties(cfg map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range cfg {
+		if p, ok := strings.CutPrefix(k, StateKafkaProperties); ok {
+			out[p] = v
+		}
+	}
+	return out
+}
 
 // Keys returns the keys the engine reads, sorted.
 func Keys() []string {
@@ -173,6 +198,9 @@ func Unknown(key, origin string) string {
 		origin = " (" + origin + ")"
 	}
 	msg := fmt.Sprintf("Sluice does not read the option '%s'%s: it has no effect", key, origin)
+	if strings.HasPrefix(key, StateKafkaProperties) {
+		return msg + fmt.Sprintf(" (of the Kafka client properties under '%s', the engine reads security.protocol, sasl.* and ssl.* only)", StateKafkaProperties)
+	}
 	if n := Nearest(key); n != "" {
 		msg += fmt.Sprintf(" (did you mean '%s'?)", n)
 	}

@@ -39,4 +39,12 @@ func TestCheck(t *testing.T) {
 	if Unknown(ParallelismDefault, "") != "" {
 		t.Errorf("a known key warns")
 	}
+	for _, k := range []string{"state.kafka.properties.security.protocol", "state.kafka.properties.ssl.truststore.location", "state.kafka.properties.sasl.mechanism"} {
+		if msg := Unknown(k, ""); msg != "" {
+			t.Errorf("%s: %s", k, msg)
+		}
+	}
+	if msg := Unknown("state.kafka.properties.client.id", ""); !strings.Contains(msg, "the engine reads security.protocol, sasl.* and ssl.* only") {
+		t.Errorf("state.kafka.properties.client.id: %q", msg)
+	}
 }

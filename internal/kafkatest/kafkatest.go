@@ -2,13 +2,15 @@
 // reads and writes their topics.
 //
 // A cluster is a kfake cluster with one broker listening on a random port
-// of 127.0.0.1; it lives in memory and is closed when the test ends. The
+// of 127.0.0.1 (over TLS with StartTLS); it lives in memory and is closed
+// when the test ends. The
 // helpers fail the test (t.Fatal) on any error and give up after
 // Timeout, so that a broken cluster never hangs a test run.
 package kafkatest
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"sort"
 	"sync"
@@ -29,16 +31,7 @@ const Timeout = 30 * time.Second
 // the test.
 func Start(t testing.TB, partitions int, topics ...string) (bootstrap string) {
 	t.Helper()
-	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.DefaultNumPartitions(partitions)}
-	if len(topics) > 0 {
-		opts = append(opts, kfake.SeedTopics(int32(partitions), topics...))
-	}
-	c, err := kfake.NewCluster(opts...)
-	if err != nil {
-		t.Fatalf("cannot start kafka cluster: %v", err)
-	}
-	t.Cleanup(c.Close)
-	return c.ListenAddrs()[0]
+	return start(t, nil, partitions, topics).ListenAddrs()[0]
 }
 
 // StartStoppable is Start that also returns a function stopping the
@@ -46,18 +39,56 @@ func Start(t testing.TB, partitions int, topics ...string) (bootstrap string) {
 // do then; it is safe to call more than once.
 func StartStoppable(t testing.TB, partitions int, topics ...string) (bootstrap string, stop func()) {
 	t.Helper()
+	c := start(t, nil, partitions, topics)
+	var once sync.Once
+	stop = func() { once.Do(c.Close) }
+	t.Cleanup(stop)
+	return c.ListenAddrs()[0], stop
+}
+
+// TLS is the TLS of a cluster that StartTLS starts.
+type TLS struct {
+	// Server is the broker's configuration: its certificate and, for
+	// mutual TLS, the CAs of the client certificates it requires
+	// (tlstest's CA.ServerConfig makes one).
+	Server *tls.Config
+	// Client is the configuration this package's helpers (Client,
+	// Produce, ReadAll, ...) dial the cluster with.
+	Client *tls.Config
+}
+
+// helperTLS holds the Client configuration of each cluster StartTLS
+// started, by bootstrap address, while it runs: the helpers take an
+// address only.
+var helperTLS sync.Map
+
+// StartTLS is Start for a cluster whose broker speaks TLS only.
+func StartTLS(t testing.TB, cfg TLS, partitions int, topics ...string) (bootstrap string) {
+	t.Helper()
+	if cfg.Server == nil || cfg.Client == nil {
+		t.Fatal("kafkatest.StartTLS needs a server and a client configuration")
+	}
+	bootstrap = start(t, cfg.Server, partitions, topics).ListenAddrs()[0]
+	helperTLS.Store(bootstrap, cfg.Client)
+	t.Cleanup(func() { helperTLS.Delete(bootstrap) })
+	return bootstrap
+}
+
+func start(t testing.TB, server *tls.Config, partitions int, topics []string) *kfake.Cluster {
+	t.Helper()
 	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.DefaultNumPartitions(partitions)}
 	if len(topics) > 0 {
 		opts = append(opts, kfake.SeedTopics(int32(partitions), topics...))
+	}
+	if server != nil {
+		opts = append(opts, kfake.TLS(server))
 	}
 	c, err := kfake.NewCluster(opts...)
 	if err != nil {
 		t.Fatalf("cannot start kafka cluster: %v", err)
 	}
-	var once sync.Once
-	stop = func() { once.Do(c.Close) }
-	t.Cleanup(stop)
-	return c.ListenAddrs()[0], stop
+	t.Cleanup(c.Close)
+	return c
 }
 
 // ClosedAddr returns a loopback address where nothing listens: a port that
@@ -75,10 +106,14 @@ func ClosedAddr(t testing.TB) string {
 }
 
 // Client returns a client of the cluster at bootstrap, closed at the end
-// of the test.
+// of the test; of a cluster StartTLS started, over TLS.
 func Client(t testing.TB, bootstrap string, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(bootstrap)}, opts...)...)
+	base := []kgo.Opt{kgo.SeedBrokers(bootstrap)}
+	if cfg, ok := helperTLS.Load(bootstrap); ok {
+		base = append(base, kgo.DialTLSConfig(cfg.(*tls.Config)))
+	}
+	cl, err := kgo.NewClient(append(base, opts...)...)
 	if err != nil {
 		t.Fatalf("cannot create kafka client: %v", err)
 	}

@@ -78,7 +78,14 @@ func NewCA(tb testing.TB, name string) *CA {
 // Server issues a server certificate for 127.0.0.1, ::1 and localhost.
 func (ca *CA) Server() *Cert {
 	ca.tb.Helper()
-	return ca.issue("server", true)
+	return ca.issue("server", true, "localhost", "127.0.0.1", "::1")
+}
+
+// ServerFor issues a server certificate for the given host names only,
+// for tests of a client that dials the server by another name.
+func (ca *CA) ServerFor(names ...string) *Cert {
+	ca.tb.Helper()
+	return ca.issue("server", true, names...)
 }
 
 // Client issues a client certificate whose common name is name.
@@ -100,7 +107,9 @@ func (ca *CA) ServerConfig(clients *CA) *tls.Config {
 	return cfg
 }
 
-func (ca *CA) issue(name string, server bool) *Cert {
+// issue makes a certificate; a server's is for hosts (names and IP
+// addresses).
+func (ca *CA) issue(name string, server bool, hosts ...string) *Cert {
 	ca.tb.Helper()
 	key := newKey(ca.tb)
 	tmpl := &x509.Certificate{
@@ -113,8 +122,13 @@ func (ca *CA) issue(name string, server bool) *Cert {
 	}
 	if server {
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-		tmpl.DNSNames = []string{"localhost"}
-		tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+		for _, h := range hosts {
+			if ip := net.ParseIP(h); ip != nil {
+				tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+			} else {
+				tmpl.DNSNames = append(tmpl.DNSNames, h)
+			}
+		}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {

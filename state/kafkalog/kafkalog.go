@@ -59,6 +59,9 @@ type Options struct {
 	// which the broker refuses to a member the group has left behind (a
 	// zombie). An error aborts the transaction.
 	BeforeCommit func(ctx context.Context, cl *kgo.Client, positions map[string]int64) error
+	// ClientOpts are added to the options of every client the backend
+	// makes: the security of the cluster (TLS, SASL).
+	ClientOpts []kgo.Opt
 	// Logf, if set, writes to the job's log: a broker that cannot be
 	// reached is reported at once, and Open waits for it (up to Timeout).
 	Logf func(format string, args ...any)
@@ -118,7 +121,7 @@ func Open(ctx context.Context, o Options) (*Backend, error) {
 	if o.TransactionTimeout > 0 {
 		copts = append(copts, kgo.TransactionTimeout(o.TransactionTimeout))
 	}
-	cl, err := kgo.NewClient(copts...)
+	cl, err := kgo.NewClient(append(copts, o.ClientOpts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("kafkalog: cannot create client: %w", err)
 	}
@@ -170,8 +173,8 @@ func OpenReadOnly(ctx context.Context, o Options) (*Backend, error) {
 	if o.Topic == "" || len(o.Bootstrap) == 0 {
 		return nil, errors.New("kafkalog: bootstrap servers and topic are required")
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(o.Bootstrap...),
-		brokerwatch.New("kafka state backend (topic "+o.Topic+")", o.Logf).Opt())
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(o.Bootstrap...),
+		brokerwatch.New("kafka state backend (topic "+o.Topic+")", o.Logf).Opt()}, o.ClientOpts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("kafkalog: cannot create client: %w", err)
 	}
@@ -247,11 +250,11 @@ func (b *Backend) restore(ctx context.Context) error {
 	if end.Offset == 0 {
 		return nil
 	}
-	rd, err := kgo.NewClient(kgo.SeedBrokers(b.opts.Bootstrap...),
+	rd, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(b.opts.Bootstrap...),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.KeepControlRecords(),
-		kgo.FetchMaxWait(200*time.Millisecond),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{b.opts.Topic: {0: kgo.NewOffset().AtStart()}}))
+		kgo.FetchMaxWait(200 * time.Millisecond),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{b.opts.Topic: {0: kgo.NewOffset().AtStart()}})}, b.opts.ClientOpts...)...)
 	if err != nil {
 		return fmt.Errorf("kafkalog: cannot read the changelog: %w", err)
 	}
