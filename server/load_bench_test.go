@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"sync"
@@ -34,7 +35,9 @@ import (
 //
 // SLUICE_HEAP_PROFILE, SLUICE_GOROUTINE_PROFILE and SLUICE_CPU_PROFILE
 // name files for a heap profile and a goroutine profile taken with all
-// the jobs running, and a CPU profile of the reads.
+// the jobs running, and a CPU profile of the reads; SLUICE_TRACE names a
+// file for an execution trace of the reads (go tool trace: the
+// scheduler's latency of the requests' goroutines).
 func BenchmarkServerJobs(b *testing.B) {
 	n := 1000
 	if s := os.Getenv("SLUICE_SERVER_JOBS"); s != "" {
@@ -126,6 +129,14 @@ INSERT INTO alert SELECT host, command_line FROM events WHERE command_line LIKE 
 			pprof.StartCPUProfile(f)
 			defer func() { pprof.StopCPUProfile(); f.Close() }()
 		}
+		if p := os.Getenv("SLUICE_TRACE"); p != "" {
+			f, err := os.Create(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			trace.Start(f)
+			defer func() { trace.Stop(); f.Close() }()
+		}
 		var mu sync.Mutex
 		var lat []time.Duration
 		errs := 0
@@ -158,6 +169,7 @@ INSERT INTO alert SELECT host, command_line FROM events WHERE command_line LIKE 
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 		b.ReportMetric(float64(errs), "errors")
 		pprof.StopCPUProfile()
+		trace.Stop()
 		s.Close()
 	}
 }
