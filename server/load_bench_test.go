@@ -28,7 +28,8 @@ import (
 // goroutines' stacks; stack-B/job is those alone) a job adds (the server
 // with one job subtracted), then the latency of 1,000 reads of a
 // job (GET /v1/jobs/{name}) from 50 concurrent clients while the jobs
-// run. cpu-cores is the CPU the process takes while the jobs run (before
+// run (p50-ms, p99-ms), and of 1,000 more from 50 clients that each keep
+// one connection alive (p50-keepalive-ms, p99-keepalive-ms). cpu-cores is the CPU the process takes while the jobs run (before
 // the reads), in cores.
 //
 //	go test ./server -run '^$' -bench ServerJobs -benchtime 1x
@@ -37,7 +38,8 @@ import (
 // name files for a heap profile and a goroutine profile taken with all
 // the jobs running, and a CPU profile of the reads; SLUICE_TRACE names a
 // file for an execution trace of the reads (go tool trace: the
-// scheduler's latency of the requests' goroutines).
+// scheduler's latency of the requests' goroutines), SLUICE_MUTEX_PROFILE
+// one for a profile of the locks the reads waited for.
 func BenchmarkServerJobs(b *testing.B) {
 	n := 1000
 	if s := os.Getenv("SLUICE_SERVER_JOBS"); s != "" {
@@ -137,39 +139,64 @@ INSERT INTO alert SELECT host, command_line FROM events WHERE command_line LIKE 
 			trace.Start(f)
 			defer func() { trace.Stop(); f.Close() }()
 		}
-		var mu sync.Mutex
-		var lat []time.Duration
-		errs := 0
-		var wg sync.WaitGroup
-		for c := range 50 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for k := range 20 {
-					t0 := time.Now()
-					resp, err := http.Get(fmt.Sprintf("%s/v1/jobs/rule%d", ts.url, (c*20+k)%n))
-					d := time.Since(t0)
-					ok := err == nil && resp.StatusCode == 200
-					if err == nil {
-						io.Copy(io.Discard, resp.Body)
-						resp.Body.Close()
-					}
-					mu.Lock()
-					lat = append(lat, d)
-					if !ok {
-						errs++
-					}
-					mu.Unlock()
-				}
-			}()
+		if os.Getenv("SLUICE_MUTEX_PROFILE") != "" {
+			runtime.SetMutexProfileFraction(1)
 		}
-		wg.Wait()
-		slices.Sort(lat)
+		// The reads: 50 clients at once, 20 reads each. First through
+		// http.Get, whose transport keeps two idle connections (most
+		// reads dial one); then with a connection of each client's own,
+		// kept alive: the server's latency without the clients' dials
+		// (a client here runs in the server's process).
+		reads := func(client func(c int) *http.Client) (lat []time.Duration, errs int) {
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			for c := range 50 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					hc := client(c)
+					for k := range 20 {
+						t0 := time.Now()
+						resp, err := hc.Get(fmt.Sprintf("%s/v1/jobs/rule%d", ts.url, (c*20+k)%n))
+						d := time.Since(t0)
+						ok := err == nil && resp.StatusCode == 200
+						if err == nil {
+							io.Copy(io.Discard, resp.Body)
+							resp.Body.Close()
+						}
+						mu.Lock()
+						lat = append(lat, d)
+						if !ok {
+							errs++
+						}
+						mu.Unlock()
+					}
+					hc.CloseIdleConnections()
+				}()
+			}
+			wg.Wait()
+			slices.Sort(lat)
+			return lat, errs
+		}
+		lat, errs := reads(func(int) *http.Client { return http.DefaultClient })
 		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+		lat, kerrs := reads(func(int) *http.Client { return &http.Client{Transport: &http.Transport{}} })
+		errs += kerrs
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-keepalive-ms")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-keepalive-ms")
 		b.ReportMetric(float64(errs), "errors")
 		pprof.StopCPUProfile()
 		trace.Stop()
+		if p := os.Getenv("SLUICE_MUTEX_PROFILE"); p != "" {
+			f, err := os.Create(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			pprof.Lookup("mutex").WriteTo(f, 0)
+			f.Close()
+			runtime.SetMutexProfileFraction(0)
+		}
 		s.Close()
 	}
 }
