@@ -29,7 +29,9 @@ import (
 // with one job subtracted), then the latency of 1,000 reads of a
 // job (GET /v1/jobs/{name}) from 50 concurrent clients while the jobs
 // run (p50-ms, p99-ms), and of 1,000 more from 50 clients that each keep
-// one connection alive (p50-keepalive-ms, p99-keepalive-ms). cpu-cores is the CPU the process takes while the jobs run (before
+// one connection alive (p50-keepalive-ms, p99-keepalive-ms); alloc-B/read
+// is what one of the first reads allocates, in the server and in its
+// client alike. cpu-cores is the CPU the process takes while the jobs run (before
 // the reads), in cores.
 //
 //	go test ./server -run '^$' -bench ServerJobs -benchtime 1x
@@ -77,12 +79,19 @@ func BenchmarkServerJobs(b *testing.B) {
 			return map[string]any{"name": fmt.Sprintf("rule%d", i), "sql": fmt.Sprintf(`CREATE TABLE alert (host STRING, command_line STRING) WITH ('connector' = 'blackhole');
 INSERT INTO alert SELECT host, command_line FROM events WHERE command_line LIKE '%%tool%d%%';`, i)}
 		}
-		var cores float64 // CPU the jobs take, in cores, over measure's wait
-		var stack int64   // StackInuse, at the last measure
+		var cores float64     // CPU the jobs take, in cores, over measure's wait
+		var stack int64       // StackInuse, at the last measure
+		var allocRate float64 // bytes a second the jobs allocate, over measure's wait
+		totalAlloc := func() uint64 {
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			return ms.TotalAlloc
+		}
 		measure := func() (rss, heap int64) {
-			cpu, wall := cputime.Seconds(), time.Now()
+			cpu, wall, alloc := cputime.Seconds(), time.Now(), totalAlloc()
 			time.Sleep(2 * time.Second)
 			cores = (cputime.Seconds() - cpu) / time.Since(wall).Seconds()
+			allocRate = float64(totalAlloc()-alloc) / time.Since(wall).Seconds()
 			runtime.GC()
 			debug.FreeOSMemory()
 			var ms runtime.MemStats
@@ -178,7 +187,12 @@ INSERT INTO alert SELECT host, command_line FROM events WHERE command_line LIKE 
 			slices.Sort(lat)
 			return lat, errs
 		}
+		start, alloc := time.Now(), totalAlloc()
 		lat, errs := reads(func(int) *http.Client { return http.DefaultClient })
+		// What a read allocates, the server's and the client's (one
+		// process), the jobs' allocations meanwhile left out.
+		readAlloc := float64(totalAlloc()-alloc) - allocRate*time.Since(start).Seconds()
+		b.ReportMetric(readAlloc/float64(len(lat)), "alloc-B/read")
 		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 		lat, kerrs := reads(func(int) *http.Client { return &http.Client{Transport: &http.Transport{}} })
