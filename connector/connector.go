@@ -260,6 +260,22 @@ type ViewReader interface {
 	ReadView(ctx context.Context, max int) ([]types.Row, error)
 }
 
+// Pusher is a ViewReader that can hand its rows to its consumer itself,
+// from the goroutine that reads them, while the consumer waits in
+// ReadView: a shared source's reader then runs the chains of the
+// thousand jobs that read it one after the other, and wakes no job's
+// goroutine for a batch. SetPush sets fn (nil: none), which a ReadView
+// that waits for rows may have called, with up to max rows at a time,
+// in place of returning them; each call ends before that ReadView
+// returns, and none overlaps another or a call of the consumer's own.
+// The rows are valid during the call only, and no one may change them.
+// The first error fn returns ends the wait: ReadView returns it, and
+// fn is called no more.
+type Pusher interface {
+	ViewReader
+	SetPush(max int, fn func(rows []types.Row) error)
+}
+
 // Waker is a Reader whose Read, while it waits for records, can be cut
 // short from another goroutine: Wake makes the Read under way (or, if
 // none is, the next) return soon, with the rows it has (possibly none).

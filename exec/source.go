@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -487,6 +488,90 @@ func (t *SourceTask) Run(ctx context.Context) (err error) {
 	lastTick := lastData
 	idle := false
 	last, read := t.ResumeAfter, t.Resume // origin offset of the last row read, and whether there is one
+	// take sends the rows of b (the reader's, a view, or a push) down the
+	// chain, with what follows every read.
+	take := func(b *types.Batch) error {
+		if t.Resume && len(b.Rows) > 0 {
+			// Restarting from a checkpoint: the state already holds rows
+			// up to ResumeAfter.
+			seen := func(r types.Row) bool { return r.Origin.Part >= 0 && r.Origin.Offset <= t.ResumeAfter }
+			if b != own && slices.ContainsFunc(b.Rows, seen) {
+				// A view's rows are not the task's to change.
+				own.Reset()
+				own.Rows = append(own.Rows, b.Rows...)
+				b = own
+			}
+			b.Rows = slices.DeleteFunc(b.Rows, seen)
+		}
+		if n := len(b.Rows); n > 0 && b.Rows[n-1].Origin.Part >= 0 {
+			last, read = b.Rows[n-1].Origin.Offset, true
+		}
+		if len(b.Rows) > 0 {
+			if t.Metrics != nil && wr == nil { // a shuffle's rows were counted upstream
+				t.Metrics.RowsIn.Add(int64(len(b.Rows)))
+			}
+			if t.PartBase != 0 {
+				for i := range b.Rows {
+					if b.Rows[i].Origin.Part >= 0 {
+						b.Rows[i].Origin.Part += t.PartBase
+					}
+				}
+			}
+			lastData = time.Now()
+			if idle && wr == nil {
+				idle = false
+				if err := t.Out.SetIdle(false); err != nil {
+					return err
+				}
+			}
+			if err := t.Head.Process(b); err != nil {
+				return err
+			}
+		} else if wr == nil && t.IdleTimeout > 0 && !idle && time.Since(lastData) >= t.IdleTimeout {
+			idle = true
+			if err := t.Out.SetIdle(true); err != nil {
+				return err
+			}
+		}
+		if t.Assigner != nil {
+			if err := t.Assigner.Tick(); err != nil {
+				return err
+			}
+		}
+		if tickEvery > 0 && time.Since(lastTick) >= tickEvery {
+			lastTick = time.Now()
+			if err := t.Chain.tick(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// A reader that pushes (a shared source's, to its many jobs) runs
+	// take itself while the task waits in ReadView, on its own
+	// goroutine: the task wakes for barriers, completed checkpoints, a
+	// stop and idleness only, not for every batch. chainErr is the error
+	// a push returned, which ReadView returns too.
+	var chainErr error
+	if p, ok := r.(connector.Pusher); ok && vr != nil && wr == nil {
+		var pushed types.Batch
+		p.SetPush(n, func(rows []types.Row) (err error) {
+			defer func() {
+				// A bug in an operator fails its job, not the shared
+				// reader (nor the process), as on the task's goroutine.
+				if rec := recover(); rec != nil {
+					err = fmt.Errorf("internal error in source %s partition %d: %v\n%s", t.Table, t.Part, rec, debug.Stack())
+				}
+				if err != nil {
+					chainErr = err
+				}
+			}()
+			pushed.Rows = rows
+			err = take(&pushed)
+			pushed.Rows = nil
+			return err
+		})
+		defer p.SetPush(0, nil)
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return context.Cause(ctx)
@@ -535,6 +620,9 @@ func (t *SourceTask) Run(ctx context.Context) (err error) {
 			err = r.Read(ctx, b, n)
 		}
 		countSkipped()
+		if chainErr != nil {
+			return chainErr // the chain failed in a push
+		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			if ctx.Err() != nil {
 				return context.Cause(ctx)
@@ -544,57 +632,8 @@ func (t *SourceTask) Run(ctx context.Context) (err error) {
 			}
 			return fmt.Errorf("source %s: %w", t.Table, err)
 		}
-		if t.Resume && len(b.Rows) > 0 {
-			// Restarting from a checkpoint: the state already holds rows
-			// up to ResumeAfter.
-			seen := func(r types.Row) bool { return r.Origin.Part >= 0 && r.Origin.Offset <= t.ResumeAfter }
-			if b == &view && slices.ContainsFunc(b.Rows, seen) {
-				own.Reset()
-				own.Rows = append(own.Rows, view.Rows...)
-				b = own
-			}
-			b.Rows = slices.DeleteFunc(b.Rows, seen)
-		}
-		if n := len(b.Rows); n > 0 && b.Rows[n-1].Origin.Part >= 0 {
-			last, read = b.Rows[n-1].Origin.Offset, true
-		}
-		if len(b.Rows) > 0 {
-			if t.Metrics != nil && wr == nil { // a shuffle's rows were counted upstream
-				t.Metrics.RowsIn.Add(int64(len(b.Rows)))
-			}
-			if t.PartBase != 0 {
-				for i := range b.Rows {
-					if b.Rows[i].Origin.Part >= 0 {
-						b.Rows[i].Origin.Part += t.PartBase
-					}
-				}
-			}
-			lastData = time.Now()
-			if idle && wr == nil {
-				idle = false
-				if err := t.Out.SetIdle(false); err != nil {
-					return err
-				}
-			}
-			if err := t.Head.Process(b); err != nil {
-				return err
-			}
-		} else if wr == nil && t.IdleTimeout > 0 && !idle && time.Since(lastData) >= t.IdleTimeout {
-			idle = true
-			if err := t.Out.SetIdle(true); err != nil {
-				return err
-			}
-		}
-		if t.Assigner != nil {
-			if err := t.Assigner.Tick(); err != nil {
-				return err
-			}
-		}
-		if tickEvery > 0 && time.Since(lastTick) >= tickEvery {
-			lastTick = time.Now()
-			if err := t.Chain.tick(); err != nil {
-				return err
-			}
+		if err := take(b); err != nil {
+			return err
 		}
 		if wr != nil {
 			if err := t.pollWatermark(wr, &idle, &readerWM); err != nil {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -148,12 +150,39 @@ type apiError struct {
 	Update *updateJSON `json:"update,omitempty"`
 }
 
+// jsonBuf is an encoder that indents into a buffer of its own; writeJSON
+// reuses them, buffers and the encoder's indenting scratch alike: a read
+// of a job makes little garbage then, and the reads of many clients do not
+// set the collector's pace.
+type jsonBuf struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var jsonBufs = sync.Pool{New: func() any {
+	j := &jsonBuf{}
+	j.enc = json.NewEncoder(&j.buf)
+	j.enc.SetIndent("", "  ")
+	return j
+}}
+
+// maxPooledJSON is the largest buffer put back for reuse: a list of a
+// thousand jobs is not kept for the reads of one.
+const maxPooledJSON = 64 << 10
+
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	j := jsonBufs.Get().(*jsonBuf)
+	j.buf.Reset()
+	err := j.enc.Encode(v)
 	w.Header().Set("Content-Type", "application/json")
+	if err == nil {
+		w.Header().Set("Content-Length", strconv.Itoa(j.buf.Len()))
+	}
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.Encode(v)
+	w.Write(j.buf.Bytes())
+	if j.buf.Cap() <= maxPooledJSON {
+		jsonBufs.Put(j)
+	}
 }
 
 // writeError answers an error; pos, if valid, is where in the SQL.
@@ -1097,6 +1126,9 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		level := slog.LevelDebug
 		if sw.status >= 500 {
 			level = slog.LevelWarn
+		}
+		if !s.log.Enabled(r.Context(), level) {
+			return // the arguments would be boxed for nothing
 		}
 		s.log.Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
 			"duration", time.Since(start), "remote", r.RemoteAddr)

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"sync"
@@ -27,14 +28,20 @@ import (
 // goroutines' stacks; stack-B/job is those alone) a job adds (the server
 // with one job subtracted), then the latency of 1,000 reads of a
 // job (GET /v1/jobs/{name}) from 50 concurrent clients while the jobs
-// run. cpu-cores is the CPU the process takes while the jobs run (before
+// run (p50-ms, p99-ms), and of 1,000 more from 50 clients that each keep
+// one connection alive (p50-keepalive-ms, p99-keepalive-ms); alloc-B/read
+// is what one of the first reads allocates, in the server and in its
+// client alike. cpu-cores is the CPU the process takes while the jobs run (before
 // the reads), in cores.
 //
 //	go test ./server -run '^$' -bench ServerJobs -benchtime 1x
 //
 // SLUICE_HEAP_PROFILE, SLUICE_GOROUTINE_PROFILE and SLUICE_CPU_PROFILE
 // name files for a heap profile and a goroutine profile taken with all
-// the jobs running, and a CPU profile of the reads.
+// the jobs running, and a CPU profile of the reads; SLUICE_TRACE names a
+// file for an execution trace of the reads (go tool trace: the
+// scheduler's latency of the requests' goroutines), SLUICE_MUTEX_PROFILE
+// one for a profile of the locks the reads waited for.
 func BenchmarkServerJobs(b *testing.B) {
 	n := 1000
 	if s := os.Getenv("SLUICE_SERVER_JOBS"); s != "" {
@@ -72,12 +79,19 @@ func BenchmarkServerJobs(b *testing.B) {
 			return map[string]any{"name": fmt.Sprintf("rule%d", i), "sql": fmt.Sprintf(`CREATE TABLE alert (host STRING, command_line STRING) WITH ('connector' = 'blackhole');
 INSERT INTO alert SELECT host, command_line FROM events WHERE command_line LIKE '%%tool%d%%';`, i)}
 		}
-		var cores float64 // CPU the jobs take, in cores, over measure's wait
-		var stack int64   // StackInuse, at the last measure
+		var cores float64     // CPU the jobs take, in cores, over measure's wait
+		var stack int64       // StackInuse, at the last measure
+		var allocRate float64 // bytes a second the jobs allocate, over measure's wait
+		totalAlloc := func() uint64 {
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			return ms.TotalAlloc
+		}
 		measure := func() (rss, heap int64) {
-			cpu, wall := cputime.Seconds(), time.Now()
+			cpu, wall, alloc := cputime.Seconds(), time.Now(), totalAlloc()
 			time.Sleep(2 * time.Second)
 			cores = (cputime.Seconds() - cpu) / time.Since(wall).Seconds()
+			allocRate = float64(totalAlloc()-alloc) / time.Since(wall).Seconds()
 			runtime.GC()
 			debug.FreeOSMemory()
 			var ms runtime.MemStats
@@ -126,38 +140,77 @@ INSERT INTO alert SELECT host, command_line FROM events WHERE command_line LIKE 
 			pprof.StartCPUProfile(f)
 			defer func() { pprof.StopCPUProfile(); f.Close() }()
 		}
-		var mu sync.Mutex
-		var lat []time.Duration
-		errs := 0
-		var wg sync.WaitGroup
-		for c := range 50 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for k := range 20 {
-					t0 := time.Now()
-					resp, err := http.Get(fmt.Sprintf("%s/v1/jobs/rule%d", ts.url, (c*20+k)%n))
-					d := time.Since(t0)
-					ok := err == nil && resp.StatusCode == 200
-					if err == nil {
-						io.Copy(io.Discard, resp.Body)
-						resp.Body.Close()
-					}
-					mu.Lock()
-					lat = append(lat, d)
-					if !ok {
-						errs++
-					}
-					mu.Unlock()
-				}
-			}()
+		if p := os.Getenv("SLUICE_TRACE"); p != "" {
+			f, err := os.Create(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			trace.Start(f)
+			defer func() { trace.Stop(); f.Close() }()
 		}
-		wg.Wait()
-		slices.Sort(lat)
+		if os.Getenv("SLUICE_MUTEX_PROFILE") != "" {
+			runtime.SetMutexProfileFraction(1)
+		}
+		// The reads: 50 clients at once, 20 reads each. First through
+		// http.Get, whose transport keeps two idle connections (most
+		// reads dial one); then with a connection of each client's own,
+		// kept alive: the server's latency without the clients' dials
+		// (a client here runs in the server's process).
+		reads := func(client func(c int) *http.Client) (lat []time.Duration, errs int) {
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			for c := range 50 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					hc := client(c)
+					for k := range 20 {
+						t0 := time.Now()
+						resp, err := hc.Get(fmt.Sprintf("%s/v1/jobs/rule%d", ts.url, (c*20+k)%n))
+						d := time.Since(t0)
+						ok := err == nil && resp.StatusCode == 200
+						if err == nil {
+							io.Copy(io.Discard, resp.Body)
+							resp.Body.Close()
+						}
+						mu.Lock()
+						lat = append(lat, d)
+						if !ok {
+							errs++
+						}
+						mu.Unlock()
+					}
+					hc.CloseIdleConnections()
+				}()
+			}
+			wg.Wait()
+			slices.Sort(lat)
+			return lat, errs
+		}
+		start, alloc := time.Now(), totalAlloc()
+		lat, errs := reads(func(int) *http.Client { return http.DefaultClient })
+		// What a read allocates, the server's and the client's (one
+		// process), the jobs' allocations meanwhile left out.
+		readAlloc := float64(totalAlloc()-alloc) - allocRate*time.Since(start).Seconds()
+		b.ReportMetric(readAlloc/float64(len(lat)), "alloc-B/read")
 		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+		lat, kerrs := reads(func(int) *http.Client { return &http.Client{Transport: &http.Transport{}} })
+		errs += kerrs
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-keepalive-ms")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-keepalive-ms")
 		b.ReportMetric(float64(errs), "errors")
 		pprof.StopCPUProfile()
+		trace.Stop()
+		if p := os.Getenv("SLUICE_MUTEX_PROFILE"); p != "" {
+			f, err := os.Create(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			pprof.Lookup("mutex").WriteTo(f, 0)
+			f.Close()
+			runtime.SetMutexProfileFraction(0)
+		}
 		s.Close()
 	}
 }

@@ -27,6 +27,15 @@
 //     goes at the pace of the slowest job attached. A subscriber that
 //     leaves (its job stopped, was cancelled or failed) no longer holds the
 //     others back.
+//   - A subscriber whose job waits for the next batch with nothing
+//     queued may get it pushed (connector.Pusher): the hub's goroutine
+//     runs the job's chain itself, under the subscriber's lock, which
+//     the job takes before it goes on; so a push and the job's own run
+//     never overlap, and a batch pushed comes before anything the job
+//     handles after its wait (a barrier). A chain's error in a push
+//     fails that job alone. The hub pushes only where PushFrom jobs or
+//     more share the partition, and queues for a while after its pushes
+//     fell behind the source (mostly full batches).
 //   - Rows are shared, not copied: a subscriber hands the hub's rows (their
 //     values alias the hub's batch) to its job, which must not change them
 //     (exec.Operator.Process says no operator does). A batch's memory is

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/types"
@@ -69,9 +71,10 @@ type part struct {
 	// position (Open), not after a job's offset.
 	fromStartup bool
 	free        chan *types.Batch
-	// reader is the partition's reader, once opened (for the
-	// subscribers' Backlog).
-	reader connector.Reader
+	// backlog is the partition's reader, once opened, when it is a
+	// connector.Backlog: the subscribers' Backlog reads it without hub.mu
+	// (a server's reads of a thousand jobs' metrics would queue on it).
+	backlog atomic.Pointer[backlogOf]
 }
 
 // epochs is a source whose origin offsets carry an epoch of the
@@ -161,7 +164,11 @@ func (h *hub) attach(ctx context.Context, s *Source, p int, resume bool, after i
 		rctx, cancel := context.WithCancel(context.Background())
 		pt.state, pt.cancel, pt.done = running, cancel, make(chan struct{})
 		pt.read, pt.start, pt.startKnown, pt.fromStartup = false, start, startKnown, !resume
-		pt.reader = rd
+		if bl, ok := rd.(connector.Backlog); ok {
+			pt.backlog.Store(&backlogOf{bl})
+		} else {
+			pt.backlog.Store(nil)
+		}
 		sub, note := h.subscribe(s.job, p, resume, after)
 		h.opens.Add(1)
 		go h.run(rctx, pt, rd, pt.done)
@@ -280,8 +287,9 @@ func (h *hub) run(ctx context.Context, pt *part, r connector.Reader, done chan s
 	defer close(done)
 	st, _ := r.(connector.Stats)
 	var skipped int64
-	var subs []*subscriber
+	var subs, waiting []*subscriber
 	var b *types.Batch
+	push := pusher{from: h.reg.opts.PushFrom, full: h.reg.opts.BatchSize}
 	for {
 		if b == nil {
 			b = h.batch(pt)
@@ -327,24 +335,33 @@ func (h *hub) run(ctx context.Context, pt *part, r connector.Reader, done chan s
 			h.reg.logf("shared source %s: the reader of partition %d failed: %v; the jobs reading it fail with it",
 				h.table, slices.Index(h.parts, pt), err)
 		}
+		// Jobs that wait for this batch with nothing queued get it
+		// pushed, after the others got theirs queued (see pusher).
+		waiting := waiting[:0]
+		pushing := err == nil && push.on(len(subs), len(it.b.Rows), time.Now())
 		for _, s := range subs {
-			n := int64(len(it.b.Rows))
-			s.queued.Add(n)
-			select {
-			case s.q <- it: // the queue has room: no select over three
+			if pushing && s.pushes.Load() && s.waiting.Load() {
+				waiting = append(waiting, s)
 				continue
-			default:
 			}
-			select {
-			case s.q <- it:
-			case <-s.gone:
-				s.queued.Add(-n)
+			enqueue(ctx, s, it)
+		}
+		slice := time.Now()
+		for i, s := range waiting {
+			if s.tryPush(it) {
 				it.release()
-			case <-ctx.Done():
-				s.queued.Add(-n)
-				it.release()
+			} else {
+				enqueue(ctx, s, it)
+			}
+			// A round of a thousand chains is long: the goroutines it
+			// keeps from the processor (a server's requests) run now
+			// and then, not after the whole round.
+			if i%16 == 15 && time.Since(slice) >= pushSlice {
+				runtime.Gosched()
+				slice = time.Now()
 			}
 		}
+		clear(waiting)
 		it.release() // the hub's own reference
 		if err != nil {
 			r.Close()
@@ -355,6 +372,83 @@ func (h *hub) run(ctx context.Context, pt *part, r connector.Reader, done chan s
 			return
 		}
 	}
+}
+
+// enqueue puts it into the queue of s, waiting for room unless s leaves
+// or the hub is cancelled.
+func enqueue(ctx context.Context, s *subscriber, it *item) {
+	n := int64(len(it.b.Rows))
+	s.queued.Add(n)
+	select {
+	case s.q <- it: // the queue has room: no select over three
+		return
+	default:
+	}
+	select {
+	case s.q <- it:
+	case <-s.gone:
+		s.queued.Add(-n)
+		it.release()
+	case <-ctx.Done():
+		s.queued.Add(-n)
+		it.release()
+	}
+}
+
+// pushWindow is the stretch over which a hub sees whether it keeps up
+// with its source while it pushes (pusher), and pushOff how many it then
+// queues.
+const (
+	pushWindow = time.Second
+	pushOff    = 5
+)
+
+// pushSlice is how long the hub pushes before it lets the goroutines
+// waiting for its processor run.
+const pushSlice = time.Millisecond
+
+// pusher decides whether a hub pushes its batches into the chains of the
+// jobs that wait for them (connector.Pusher) rather than queue them for
+// the jobs' goroutines. Pushing, the hub's goroutine runs the chains one
+// after the other: a batch wakes no goroutine, where a queue wakes one a
+// job (a thousand jobs at a hundred batches a second make a hundred
+// thousand wakes, each batch a burst of runnable goroutines that a
+// server's requests queue behind), and the jobs of a partition take one
+// core, leaving the others to the rest of the process. When that core
+// is the limit, the hub falls behind its source and reads full batches:
+// when most of a window's are, it queues for pushOff windows, so that
+// the jobs run in parallel again, and then tries anew.
+type pusher struct {
+	from, full int // the fewest subscribers pushed to (below 1, none); a full batch
+	off        int // windows left without pushes
+	start      time.Time
+	// batches and fulls count a window's batches, and those full.
+	batches, fulls int
+}
+
+// on reports whether the hub pushes a batch of rows rows, read at now,
+// to subs subscribers.
+func (p *pusher) on(subs, rows int, now time.Time) bool {
+	if p.from < 1 || subs < p.from {
+		return false
+	}
+	if p.start.IsZero() {
+		p.start = now
+	}
+	if now.Sub(p.start) >= pushWindow {
+		switch {
+		case p.off > 0:
+			p.off--
+		case p.fulls*2 > p.batches:
+			p.off = pushOff
+		}
+		p.start, p.batches, p.fulls = now, 0, 0
+	}
+	p.batches++
+	if rows >= p.full {
+		p.fulls++
+	}
+	return p.off == 0
 }
 
 // batch returns an empty batch: one whose rows every subscriber has

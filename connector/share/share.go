@@ -17,6 +17,10 @@ const (
 	DefaultBatchSize = 1024
 	// DefaultQueue is how many batches a subscriber may have waiting.
 	DefaultQueue = 4
+	// DefaultPushFrom is the fewest jobs of a partition that its hub
+	// pushes its batches to (see Options.PushFrom): a source read by one
+	// job alone is read and processed on two goroutines, in parallel.
+	DefaultPushFrom = 2
 )
 
 // Options configure a Registry.
@@ -29,6 +33,11 @@ type Options struct {
 	// Queue is how many batches a subscriber may have waiting before the
 	// hub waits for it; 0: DefaultQueue.
 	Queue int
+	// PushFrom is the fewest subscribers of a partition from which its
+	// hub runs the chains of those waiting for its next batch itself
+	// (connector.Pusher), one after the other, rather than wake each
+	// job's goroutine; 0: DefaultPushFrom; below 0: never.
+	PushFrom int
 }
 
 // Registry holds the hubs of an engine's shared sources. It is safe for
@@ -47,6 +56,9 @@ func NewRegistry(opts Options) *Registry {
 	}
 	if opts.Queue <= 0 {
 		opts.Queue = DefaultQueue
+	}
+	if opts.PushFrom == 0 {
+		opts.PushFrom = DefaultPushFrom
 	}
 	return &Registry{opts: opts, hubs: map[string]*hub{}}
 }

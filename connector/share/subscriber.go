@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,6 +50,59 @@ type subscriber struct {
 	// and unwake undoes that.
 	woke   context.Context
 	unwake func() bool
+
+	// pushes says that push is set (connector.Pusher), and waiting that
+	// a ReadView waits in next, where the hub may push to it: both are
+	// read by the hub without mu, and checked again under it.
+	pushes, waiting atomic.Bool
+	// mu orders the hub's pushes with the job's own run: a push holds
+	// it, and next takes it before it hands the job anything.
+	mu sync.Mutex
+	// Guarded by mu: the job's chain, the most rows it takes at once,
+	// and the first error it returned.
+	push    func([]types.Row) error
+	pushMax int
+	pushErr error
+}
+
+// SetPush implements connector.Pusher: while a ReadView waits for the
+// hub's next batch, with nothing in the queue, the hub hands the batch to
+// fn itself (see hub.run).
+func (s *subscriber) SetPush(max int, fn func([]types.Row) error) {
+	s.mu.Lock()
+	s.push, s.pushMax = fn, max
+	s.mu.Unlock()
+	s.pushes.Store(fn != nil)
+}
+
+// tryPush hands the rows of it to the job's chain, when the job waits in
+// next with an empty queue and has not failed; else it reports false and
+// the hub queues it. An error of the chain wakes the job, whose ReadView
+// returns it.
+func (s *subscriber) tryPush(it *item) bool {
+	if it.err != nil || !s.pushes.Load() || !s.waiting.Load() {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.push == nil || !s.waiting.Load() || len(s.q) > 0 || s.pushErr != nil {
+		return false
+	}
+	s.skipped += it.skipped
+	rows := it.b.Rows
+	if s.skip {
+		rows = s.unseen(rows)
+	}
+	for len(rows) > 0 {
+		n := min(len(rows), max(s.pushMax, 1))
+		if err := s.push(rows[:n]); err != nil {
+			s.pushErr = err
+			s.Wake()
+			break
+		}
+		rows = rows[n:]
+	}
+	return true
 }
 
 // Wake implements connector.Waker: a Read waiting for the hub's next
@@ -66,14 +120,11 @@ func (s *subscriber) Wake() {
 // Backlog implements connector.Backlog: the backlog of the hub's reader
 // of the partition, and the rows the hub read that this job has not yet.
 func (s *subscriber) Backlog() (int64, bool) {
-	s.h.mu.Lock()
-	rd := s.pt.reader
-	s.h.mu.Unlock()
-	bl, ok := rd.(connector.Backlog)
-	if !ok {
+	bl := s.pt.backlog.Load()
+	if bl == nil {
 		return 0, false
 	}
-	n, ok := bl.Backlog()
+	n, ok := bl.Backlog.Backlog()
 	if !ok {
 		return 0, false
 	}
@@ -167,12 +218,37 @@ func (s *subscriber) next(ctx context.Context) (*item, error) {
 		s.timer.Reset(idleWait)
 	}
 	defer s.timer.Stop()
+	pushing := s.pushes.Load()
+	if pushing {
+		s.waiting.Store(true)
+	}
+	var it *item
 	select {
-	case it := <-s.q:
-		return s.got(ctx, it)
+	case it = <-s.q:
 	case <-s.timer.C:
+	}
+	if pushing {
+		// From here on the hub queues: whatever it pushed is done.
+		s.mu.Lock()
+		s.waiting.Store(false)
+		err := s.pushErr
+		s.mu.Unlock()
+		if err != nil {
+			if it != nil { // not to be handed out: the job failed
+				s.queued.Add(-int64(len(it.b.Rows)))
+				it.release()
+			}
+			s.err = err
+			return nil, err
+		}
+	}
+	if it == nil {
+		if err := ctx.Err(); err != nil {
+			return nil, context.Cause(ctx)
+		}
 		return nil, nil
 	}
+	return it, nil
 }
 
 // got is what next returns for an item taken from the queue: nil for a
@@ -239,6 +315,18 @@ type catchUp struct {
 	// waker is the connector.Waker of the reader read now, if it has
 	// one: Wake is called from other goroutines.
 	waker atomic.Pointer[wakerOf]
+	// push and pushMax are what SetPush set, for sub once it is there.
+	push    func([]types.Row) error
+	pushMax int
+}
+
+// SetPush implements connector.Pusher: the hub pushes once the job reads
+// through it; its own reader's rows ReadView returns.
+func (c *catchUp) SetPush(max int, fn func([]types.Row) error) {
+	c.push, c.pushMax = fn, max
+	if c.sub != nil {
+		c.sub.SetPush(max, fn)
+	}
 }
 
 // wakerOf holds a reader's connector.Waker.
@@ -315,6 +403,9 @@ func (c *catchUp) Read(ctx context.Context, b *types.Batch, max int) error {
 	c.own.Close()
 	c.own, c.sub = nil, sub
 	c.noteReader(sub)
+	if c.push != nil {
+		sub.SetPush(c.pushMax, c.push)
+	}
 	return nil
 }
 
@@ -400,3 +491,8 @@ func (a *skipTo) Skipped() int64 {
 	}
 	return 0
 }
+
+var (
+	_ connector.Pusher = (*subscriber)(nil)
+	_ connector.Pusher = (*catchUp)(nil)
+)
