@@ -304,3 +304,41 @@ func TestOptions(t *testing.T) {
 		t.Errorf("got %v, %v", args, err)
 	}
 }
+
+// TestSinkConnectionLossIsNoReturn: when a connection goes, amqp091-go
+// closes the channel of returned messages; a receive from it then yields
+// an empty amqp.Return, which the sink once took for a message the
+// broker returned (and failed with "returned a message to exchange ''
+// ... (0)") rather than connecting again. Each loss has the sink waiting
+// for confirmations, where the closed channel competes with the others.
+func TestSinkConnectionLossIsNoReturn(t *testing.T) {
+	b := amqptest.Start(t)
+	b.DeclareQueue("out", true)
+	s, err := Factory{}.CreateSink(connector.Table{Name: "out", Schema: intSchema, Options: options("uri", b.URL, "queue", "out")}, testEnv(nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	const rounds, per = 30, 200
+	for round := range rounds {
+		bt := &types.Batch{}
+		for i := range per {
+			bt.AddRow(types.Insert, types.Origin{}, 1)[0] = types.IntValue(types.KindInt, int64(round*per+i))
+		}
+		if err := s.Write(ctx, bt); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		b.KillConnections() // with messages unconfirmed
+		if err := s.Flush(ctx); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
+	seen := map[string]bool{}
+	for _, m := range b.Drain("out") {
+		seen[string(m.Body)] = true
+	}
+	if len(seen) != rounds*per {
+		t.Fatalf("%d distinct messages arrived, want %d", len(seen), rounds*per)
+	}
+}

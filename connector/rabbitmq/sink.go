@@ -188,8 +188,11 @@ func (s *Sink) reap() error {
 		if dc.Acked() {
 			continue
 		}
-		if s.sess != nil && s.sess.dead() {
-			break // the channel closed: the message is published again
+		if s.sess == nil || s.sess.dead() {
+			// The channel closed (amqp091-go then nacks what it did not
+			// confirm), or it was dropped already: the message is
+			// published again on the next.
+			break
 		}
 		s.fatal = fmt.Errorf("rabbitmq table '%s': the broker %s refused a message to exchange '%s' with routing key '%s' (basic.nack: a queue that is full and rejects publishes, or an internal error)",
 			s.table.Name, s.cfg.where, s.cfg.exchange, s.pending[k].key)
@@ -207,7 +210,12 @@ func (s *Sink) checkReturns() error {
 		return nil
 	}
 	select {
-	case r := <-s.sess.returns:
+	case r, ok := <-s.sess.returns:
+		if !ok {
+			// The channel closed with its connection: no message came
+			// back; what is unconfirmed goes again on the next.
+			return s.lost("the channel closed")
+		}
 		return s.returned(r)
 	default:
 		return nil
@@ -246,8 +254,16 @@ func (s *Sink) await(ctx context.Context, n int) error {
 		t := time.NewTimer(time.Until(deadline))
 		select {
 		case <-s.pending[0].dc.Done():
-		case r := <-ss.returns:
+		case r, ok := <-ss.returns:
 			t.Stop()
+			if !ok {
+				// Closed with the channel (amqp091-go closes its
+				// notification channels): a loss, not a return.
+				if err := s.lost("the channel closed"); err != nil {
+					return err
+				}
+				continue
+			}
 			return s.returned(r)
 		case <-ss.closed:
 		case <-ss.chClosed:

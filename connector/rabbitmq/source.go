@@ -267,8 +267,11 @@ func (r *Reader) run() {
 			why = closeReason(e, "the connection closed")
 		case e := <-ss.chClosed:
 			why = closeReason(e, "the channel closed")
-		case tag := <-ss.cancelled:
+		case tag, ok := <-ss.cancelled:
 			why = fmt.Sprintf("the broker cancelled consumer '%s' (was queue '%s' deleted?)", tag, r.src.cfg.queue)
+			if !ok {
+				why = "the channel closed" // its notification channels close with it
+			}
 		}
 		r.mu.Lock()
 		ss.dead = true
