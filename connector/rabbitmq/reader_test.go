@@ -308,7 +308,7 @@ func TestOptions(t *testing.T) {
 // TestSinkConnectionLossIsNoReturn: when a connection goes, amqp091-go
 // closes the channel of returned messages; a receive from it then yields
 // an empty amqp.Return, which the sink once took for a message the
-// broker returned (and failed with "returned a message to exchange ''
+// broker returned (and failed with "returned a message to exchange ”
 // ... (0)") rather than connecting again. Each loss has the sink waiting
 // for confirmations, where the closed channel competes with the others.
 func TestSinkConnectionLossIsNoReturn(t *testing.T) {
