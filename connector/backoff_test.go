@@ -21,7 +21,8 @@ func TestReconnectBackoff(t *testing.T) {
 		{Options{"reconnect.initial-backoff": "soon"}, Backoff{}, `option 'reconnect.initial-backoff': cannot parse duration "soon"`},
 		{Options{"reconnect.max-backoff": "5 fortnights"}, Backoff{}, `option 'reconnect.max-backoff': cannot parse duration "5 fortnights": unknown unit "fortnights"`},
 		{Options{"reconnect.initial-backoff": "0 s"}, Backoff{}, "options 'reconnect.initial-backoff' (0s) and 'reconnect.max-backoff' (30s) must be positive, the first no larger"},
-		{Options{"reconnect.initial-backoff": "-1s"}, Backoff{}, "options 'reconnect.initial-backoff' (-1s) and 'reconnect.max-backoff' (30s) must be positive, the first no larger"},
+		{Options{"reconnect.initial-backoff": "-1s"}, Backoff{}, `option 'reconnect.initial-backoff': cannot parse duration "-1s": a duration cannot be negative`},
+		{Options{"reconnect.initial-backoff": "-1 s"}, Backoff{}, `option 'reconnect.initial-backoff': cannot parse duration "-1 s": a duration cannot be negative`},
 		{Options{"reconnect.initial-backoff": "1 min", "reconnect.max-backoff": "10 s"}, Backoff{}, "options 'reconnect.initial-backoff' (1m0s) and 'reconnect.max-backoff' (10s) must be positive, the first no larger"},
 		{Options{"reconnect.max-backoff": "50 ms"}, Backoff{}, "options 'reconnect.initial-backoff' (100ms) and 'reconnect.max-backoff' (50ms) must be positive, the first no larger"},
 	} {

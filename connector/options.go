@@ -76,7 +76,7 @@ func (o Options) Bool(key string, def bool) (bool, error) {
 
 // Duration returns the option as a duration or def. It accepts Flink's
 // forms ("5 s", "5s", "100 ms", "1 min", "2 h", "1 d", a bare number of
-// milliseconds) and Go's ("1m30s").
+// milliseconds) and Go's ("1m30s"); see ParseDuration.
 func (o Options) Duration(key string, def time.Duration) (time.Duration, error) {
 	v, ok := o[key]
 	if !ok {
@@ -105,9 +105,20 @@ func (o Options) PositiveDuration(key string, def time.Duration) (time.Duration,
 	return d, nil
 }
 
-// ParseDuration parses a duration in Flink's or Go's notation.
+// ParseDuration parses a duration in Flink's notation (a number, a unit
+// after it with or without a space, milliseconds without one: "10 s",
+// "10s", "1 min", "100") or Go's ("1m30s"), fractions allowed ("1.5 s").
+// A sign is refused in either, as Flink's TimeUtils.parseDuration
+// refuses it: "-1 s" and "-1s" alike, rather than one of them being a
+// negative duration that an option's range check may not expect.
 func ParseDuration(s string) (time.Duration, error) {
 	t := strings.TrimSpace(strings.ToLower(s))
+	if t != "" && (t[0] == '-' || t[0] == '+') {
+		if t[0] == '-' {
+			return 0, fmt.Errorf("cannot parse duration %q: a duration cannot be negative", s)
+		}
+		return 0, fmt.Errorf("cannot parse duration %q: write it without a sign (e.g. '10 s')", s)
+	}
 	if d, err := time.ParseDuration(t); err == nil {
 		return d, nil
 	}

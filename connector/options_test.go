@@ -36,7 +36,8 @@ func TestPositiveDuration(t *testing.T) {
 		{Options{}, 30 * time.Second, ""},
 		{Options{"connect.timeout": "500 ms"}, 500 * time.Millisecond, ""},
 		{Options{"connect.timeout": "0"}, 0, "option 'connect.timeout' must be positive"},
-		{Options{"connect.timeout": "-2s"}, 0, "option 'connect.timeout' must be positive"},
+		{Options{"connect.timeout": "-2s"}, 0, `option 'connect.timeout': cannot parse duration "-2s": a duration cannot be negative`},
+		{Options{"connect.timeout": "-2 s"}, 0, `option 'connect.timeout': cannot parse duration "-2 s": a duration cannot be negative`},
 		{Options{"connect.timeout": "a while"}, 0, `option 'connect.timeout': cannot parse duration "a while"`},
 	} {
 		d, err := c.opts.PositiveDuration("connect.timeout", 30*time.Second)

@@ -276,9 +276,10 @@ func CheckpointInterval(cfg map[string]string, def time.Duration) (time.Duration
 	return parseCheckpointInterval(v)
 }
 
-// parseCheckpointInterval reads 'execution.checkpointing.interval': 0 (or
-// less) turns checkpoints off; else it must be at least 10 ms, as in
-// Flink: checkpoints back to back would each sync the state to disk.
+// parseCheckpointInterval reads 'execution.checkpointing.interval': 0
+// turns checkpoints off (a negative duration does not parse); else it
+// must be at least 10 ms, as in Flink: checkpoints back to back would
+// each sync the state to disk.
 func parseCheckpointInterval(v string) (time.Duration, error) {
 	d, err := connector.ParseDuration(v)
 	if err != nil {
