@@ -59,16 +59,22 @@ func describe(err error, c *config) string {
 		s += ": the broker refused the user name or password (the 'uri', or 'username' and 'password')"
 	case ae == amqp.ErrVhost || ae.Code == amqp.NotAllowed && strings.Contains(strings.ToLower(ae.Reason), "vhost"):
 		s += fmt.Sprintf(": virtual host '%s' is not there, or the user may not use it", c.uri.Vhost)
+	case ae == amqp.ErrSASL:
+		asked := "PLAIN"
+		if len(c.auth) > 0 {
+			asked = strings.Join(c.auth, ", ") + " (the URI's auth_mechanism)"
+		}
+		s += ": the broker offers none of the SASL mechanisms asked for: " + asked
 	}
 	// Keep what the error was wrapped in (what could not be done).
 	return strings.Replace(err.Error(), ae.Error(), s, 1)
 }
 
-// dial opens a connection to the broker: TCP within 'connect.timeout'
-// (at most 10 s an attempt), the TLS handshake within the same time, then
-// the AMQP handshake.
+// dial opens a connection to the broker: TCP, the TLS handshake and the
+// AMQP handshake within c.dialTimeout, with the SASL mechanisms, channel
+// and frame limits and heartbeat the options and the URI ask for.
 func dial(ctx context.Context, c *config) (*amqp.Connection, error) {
-	timeout := min(max(c.connTimeout, time.Second), 10*time.Second)
+	timeout := c.dialTimeout
 	d := net.Dialer{Timeout: timeout}
 	dctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -89,12 +95,13 @@ func dial(ctx context.Context, c *config) (*amqp.Connection, error) {
 	props.SetClientConnectionName(c.connName)
 	props["product"] = "sluice"
 	conn, err := amqp.Open(nc, amqp.Config{
-		SASL:       []amqp.Authentication{&amqp.PlainAuth{Username: c.uri.Username, Password: c.uri.Password}},
+		SASL:       c.sasl(),
 		Vhost:      c.uri.Vhost,
 		Heartbeat:  c.heartbeat,
+		ChannelMax: c.channelMax,
+		FrameSize:  c.frameMax,
 		Properties: props,
 		Locale:     "en_US",
-		FrameSize:  131072,
 	})
 	if err != nil {
 		nc.Close()
@@ -108,6 +115,26 @@ func dial(ctx context.Context, c *config) (*amqp.Connection, error) {
 		return nil, connector.ClassifyTLS(err)
 	}
 	return conn, nil
+}
+
+// sasl returns the SASL mechanisms to offer, in order: the URI's
+// auth_mechanism, else PLAIN.
+func (c *config) sasl() []amqp.Authentication {
+	if len(c.auth) == 0 {
+		return []amqp.Authentication{&amqp.PlainAuth{Username: c.uri.Username, Password: c.uri.Password}}
+	}
+	var out []amqp.Authentication
+	for _, m := range c.auth {
+		switch m {
+		case "PLAIN":
+			out = append(out, &amqp.PlainAuth{Username: c.uri.Username, Password: c.uri.Password})
+		case "AMQPLAIN":
+			out = append(out, &amqp.AMQPlainAuth{Username: c.uri.Username, Password: c.uri.Password})
+		case "EXTERNAL":
+			out = append(out, &amqp.ExternalAuth{})
+		}
+	}
+	return out
 }
 
 // declare declares what the table's options ask to declare on ch: the

@@ -4,8 +4,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/sluicesql/sluice/connector"
 	"github.com/sluicesql/sluice/connector/format"
+	"github.com/sluicesql/sluice/internal/suggest"
 	"github.com/sluicesql/sluice/types"
 )
 
@@ -40,19 +44,26 @@ type config struct {
 	where string
 	tls   *tls.Config // nil: plain AMQP
 
-	queue         string
-	declareQueue  bool
-	durable       bool
-	exclusive     bool
-	autoDelete    bool
-	queueArgs     amqp.Table
-	exchange      string
-	routingKeys   []string // source: the bindings' keys; sink: one key
-	declareEx     bool
-	exchangeType  string
-	exchangeDur   bool
-	heartbeat     time.Duration
-	connTimeout   time.Duration
+	queue        string
+	declareQueue bool
+	durable      bool
+	exclusive    bool
+	autoDelete   bool
+	queueArgs    amqp.Table
+	exchange     string
+	routingKeys  []string // source: the bindings' keys; sink: one key
+	declareEx    bool
+	exchangeType string
+	exchangeDur  bool
+	heartbeat    time.Duration
+	connTimeout  time.Duration
+	// dialTimeout bounds each attempt to connect (TCP, TLS and the AMQP
+	// handshake): the URI's connection_timeout, else connTimeout within
+	// 1 s and 10 s.
+	dialTimeout   time.Duration
+	channelMax    uint16            // the URI's channel_max; 0: the broker's
+	frameMax      int               // the URI's frame_max; default 131072, 0: the broker's
+	auth          []string          // SASL mechanisms in order of preference: the URI's auth_mechanism, or PLAIN
 	backoff       connector.Backoff // between attempts to connect again
 	connName      string
 	fmtName       string
@@ -110,7 +121,8 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 	if err != nil {
 		return nil, fmt.Errorf("%w (e.g. 'amqp://guest:guest@127.0.0.1:5672/')", err)
 	}
-	if c.uri, err = parseURI(raw); err != nil {
+	var params uriParams
+	if c.uri, params, err = parseURI(raw); err != nil {
 		return nil, err
 	}
 	secure := c.uri.Scheme == "amqps"
@@ -191,8 +203,23 @@ func parseConfig(t connector.Table, env connector.Env, sink bool) (*config, erro
 	if c.heartbeat != 0 && (c.heartbeat < time.Second || c.heartbeat > 65535*time.Second) {
 		return nil, fmt.Errorf("option 'heartbeat' must be 0 or between 1 s and 65535 s, not %s", c.heartbeat)
 	}
+	if params.heartbeat != nil {
+		if _, set := o["heartbeat"]; set && c.heartbeat != *params.heartbeat {
+			return nil, fmt.Errorf("option 'uri' asks for heartbeat=%d (seconds) and option 'heartbeat' for %s: set one of them", *params.heartbeat/time.Second, o["heartbeat"])
+		}
+		c.heartbeat = *params.heartbeat
+	}
 	if c.connTimeout, err = o.PositiveDuration("connect.timeout", 30*time.Second); err != nil {
 		return nil, err
+	}
+	c.dialTimeout = min(max(c.connTimeout, time.Second), 10*time.Second)
+	if params.connTimeout > 0 {
+		c.dialTimeout = params.connTimeout
+	}
+	c.channelMax, c.frameMax, c.auth = params.channelMax, params.frameMax, params.auth
+	if slices.Contains(c.auth, "EXTERNAL") && (c.tls == nil || c.tls.GetClientCertificate == nil && len(c.tls.Certificates) == 0) {
+		return nil, fmt.Errorf("option 'uri': auth_mechanism=external authenticates with a client certificate: use amqps:// with the options '%s' and '%s'",
+			connector.TLSCertFileOption, connector.TLSKeyFileOption)
 	}
 	if c.backoff, err = o.ReconnectBackoff(); err != nil {
 		return nil, err
@@ -298,26 +325,145 @@ func defaultContentType(format string) string {
 	return ""
 }
 
-// parseURI checks an AMQP URI.
-func parseURI(s string) (amqp.URI, error) {
-	u, err := amqp.ParseURI(s)
-	if err != nil {
-		return amqp.URI{}, fmt.Errorf("option 'uri' must be an AMQP URI such as 'amqp://guest:guest@127.0.0.1:5672/' (the path is the virtual host), not '%s': %v",
+// uriParams are what the query parameters of an AMQP URI ask for.
+type uriParams struct {
+	heartbeat   *time.Duration // heartbeat; nil: not given
+	connTimeout time.Duration  // connection_timeout; 0: not given
+	channelMax  uint16         // channel_max; 0: the broker's
+	frameMax    int            // frame_max; 0: the broker's
+	auth        []string       // auth_mechanism, upper case, in order
+}
+
+// uriParamNames are the query parameters RabbitMQ's URIs take
+// (https://www.rabbitmq.com/docs/uri-query-parameters, as its Erlang
+// client reads them; frame_max and fail_if_no_peer_cert from earlier
+// versions of that page), for suggestions.
+var uriParamNames = []string{
+	"heartbeat", "connection_timeout", "channel_max", "frame_max", "auth_mechanism",
+	"cacertfile", "certfile", "keyfile", "server_name_indication", "verify", "fail_if_no_peer_cert",
+}
+
+// uriTLSParams are the TLS parameters, refused with the option that says
+// the same.
+var uriTLSParams = map[string]string{
+	"cacertfile":             "option '" + connector.TLSCAFileOption + "'",
+	"certfile":               "option '" + connector.TLSCertFileOption + "'",
+	"keyfile":                "option '" + connector.TLSKeyFileOption + "'",
+	"server_name_indication": "option '" + connector.TLSServerNameOption + "'",
+	"verify":                 "option '" + connector.TLSInsecureSkipVerifyOption + "' (the server's certificate is verified unless it is 'true')",
+	"fail_if_no_peer_cert":   "options '" + connector.TLSCertFileOption + "' and '" + connector.TLSKeyFileOption + "' (it is a server's setting: whether a client must send a certificate)",
+}
+
+// supportedParams says what a URI's query may hold, for messages.
+const supportedParams = "heartbeat, connection_timeout, channel_max, frame_max and auth_mechanism; TLS through the tls.* options"
+
+// parseURI checks an AMQP URI and reads its query parameters as
+// RabbitMQ's documentation defines them (heartbeat in seconds,
+// connection_timeout in milliseconds, channel_max, frame_max in bytes,
+// auth_mechanism any number of times); any other parameter is refused,
+// not ignored.
+func parseURI(s string) (amqp.URI, uriParams, error) {
+	var p uriParams
+	bad := func(err error) (amqp.URI, uriParams, error) {
+		return amqp.URI{}, p, fmt.Errorf("option 'uri' must be an AMQP URI such as 'amqp://guest:guest@127.0.0.1:5672/' (the path is the virtual host), not '%s': %v",
 			redactRaw(s), err)
 	}
-	// The TLS parameters of RabbitMQ's URIs would be ignored: refused,
-	// with the option that says the same.
-	for _, p := range []struct{ value, param, option string }{
-		{u.CACertFile, "cacertfile", connector.TLSCAFileOption},
-		{u.CertFile, "certfile", connector.TLSCertFileOption},
-		{u.KeyFile, "keyfile", connector.TLSKeyFileOption},
-		{u.ServerName, "server_name_indication", connector.TLSServerNameOption},
-	} {
-		if p.value != "" {
-			return amqp.URI{}, fmt.Errorf("option 'uri': the query parameter '%s' is not read; use the option '%s'", p.param, p.option)
+	pu, err := url.Parse(s)
+	if err != nil {
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err // not the URI again: it holds the password
+		}
+		return bad(err)
+	}
+	if pu.Fragment != "" || strings.HasSuffix(s, "#") {
+		return amqp.URI{}, p, fmt.Errorf("option 'uri' = '%s' has a fragment (after '#'), which an AMQP URI has none of; a '#' in a user name or password is written %%23", redactRaw(s))
+	}
+	query, err := url.ParseQuery(pu.RawQuery)
+	if err != nil {
+		return amqp.URI{}, p, fmt.Errorf("option 'uri': cannot read its query (after '?'): %v", err)
+	}
+	// amqp091-go reads some of the parameters, with messages of its own,
+	// and ignores the others: it is given the URI without its query.
+	base, _, _ := strings.Cut(s, "?")
+	u, err := amqp.ParseURI(base)
+	if err != nil {
+		return bad(err)
+	}
+	names := slices.Sorted(maps.Keys(query))
+	for _, name := range names {
+		vs := query[name]
+		if opt, ok := uriTLSParams[name]; ok {
+			return amqp.URI{}, p, fmt.Errorf("option 'uri': the query parameter '%s' is not read; use the %s", name, opt)
+		}
+		if !slices.Contains(uriParamNames, name) {
+			return amqp.URI{}, p, fmt.Errorf("option 'uri': unknown query parameter '%s'%s; an AMQP URI takes %s",
+				name, suggest.Hint(name, uriParamNames), supportedParams)
+		}
+		if name == "auth_mechanism" {
+			for _, v := range vs {
+				m := strings.ToUpper(v)
+				switch m {
+				case "PLAIN", "AMQPLAIN", "EXTERNAL":
+				default:
+					return amqp.URI{}, p, fmt.Errorf("option 'uri': auth_mechanism=%s is not a SASL mechanism the connector speaks: plain, amqplain or external", v)
+				}
+				if !slices.Contains(p.auth, m) {
+					p.auth = append(p.auth, m)
+				}
+			}
+			continue
+		}
+		if len(vs) > 1 {
+			return amqp.URI{}, p, fmt.Errorf("option 'uri': the query parameter '%s' is given %d times", name, len(vs))
+		}
+		v := vs[0]
+		// A whole number, digits only (no sign, space or unit).
+		whole := func(what string, max uint64) (uint64, error) {
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil || n > max {
+				return 0, fmt.Errorf("option 'uri': the query parameter %s=%s must be %s from 0 to %d", name, v, what, max)
+			}
+			return n, nil
+		}
+		switch name {
+		case "heartbeat":
+			n, err := whole("a whole number of seconds", 65535)
+			if err != nil {
+				return amqp.URI{}, p, err
+			}
+			d := time.Duration(n) * time.Second
+			p.heartbeat = &d
+		case "connection_timeout":
+			n, err := whole("a whole number of milliseconds", math.MaxInt32)
+			if err != nil {
+				return amqp.URI{}, p, err
+			}
+			if n == 0 {
+				return amqp.URI{}, p, errors.New("option 'uri': the query parameter connection_timeout=0 would give up before connecting: give milliseconds above 0")
+			}
+			p.connTimeout = time.Duration(n) * time.Millisecond
+		case "channel_max":
+			n, err := whole("a number of channels", 65535)
+			if err != nil {
+				return amqp.URI{}, p, err
+			}
+			p.channelMax = uint16(n)
+		case "frame_max":
+			n, err := whole("a number of bytes", math.MaxInt32)
+			if err != nil {
+				return amqp.URI{}, p, err
+			}
+			if n > 0 && n < 4096 {
+				return amqp.URI{}, p, fmt.Errorf("option 'uri': the query parameter frame_max=%s is below 4096 bytes, the least AMQP 0-9-1 allows (0: the broker's)", v)
+			}
+			p.frameMax = int(n)
 		}
 	}
-	return u, nil
+	if !query.Has("frame_max") {
+		p.frameMax = 131072 // RabbitMQ's default
+	}
+	return u, p, nil
 }
 
 // redactedURI is u without its password.

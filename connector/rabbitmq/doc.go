@@ -20,4 +20,9 @@
 //     the job; a lost connection is made again with back-off and what it
 //     did not confirm published again, in order. At-least-once.
 //   - Errors name the broker by its URI without the password.
+//   - Every query parameter of the URI is read as RabbitMQ defines it
+//     (heartbeat, connection_timeout, channel_max, frame_max,
+//     auth_mechanism) or refused with an error naming it: the TLS ones
+//     with the tls.* option to use instead, an unknown one with the
+//     nearest known name. None is ignored.
 package rabbitmq

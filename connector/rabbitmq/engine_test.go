@@ -412,3 +412,85 @@ END;`, "$URI", b.URL)
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestURIParameters: the query parameters of the URI are honoured as
+// RabbitMQ defines them: heartbeat (seconds), channel_max and frame_max
+// (bytes) go into connection.tune-ok, auth_mechanism picks the SASL
+// mechanism (the first the broker offers, in the URI's order). A
+// message larger than frame_max crosses both ways in frames the broker
+// checks against it. Without parameters, the defaults are as before.
+func TestURIParameters(t *testing.T) {
+	big := strings.Repeat("x", 20000)
+	run := func(t *testing.T, b *amqptest.Broker, query string) []amqptest.Client {
+		t.Helper()
+		b.DeclareQueue("in", true)
+		b.DeclareQueue("out", true)
+		e := enginetest.Open(t)
+		j := e.Start(t, `
+CREATE TABLE src (s STRING) WITH ('connector' = 'rabbitmq', 'uri' = '$URI', 'queue' = 'in', 'format' = 'json');
+CREATE TABLE snk (s STRING) WITH ('connector' = 'rabbitmq', 'uri' = '$URI', 'queue' = 'out', 'format' = 'json');
+INSERT INTO snk SELECT s FROM src;`, "$URI", b.URL+query)
+		if !b.WaitConsumers("in", 1, 10*time.Second) {
+			t.Fatal("no consumer of 'in'")
+		}
+		if n, err := b.Publish("", "in", []byte(`{"s":"`+big+`"}`), amqptest.Properties{}); err != nil || n != 1 {
+			t.Fatalf("publish: %d queues, %v", n, err)
+		}
+		waitQueue(t, b, "out", amqptest.QueueStats{Ready: 1})
+		clients := b.Clients()
+		enginetest.Stop(t, j)
+		if m := b.Drain("out"); len(m) != 1 || string(m[0].Body) != `{"s":"`+big+`"}` {
+			t.Errorf("the sink wrote %d messages, not the one read", len(m))
+		}
+		sort.Slice(clients, func(i, j int) bool { return clients[i].Name < clients[j].Name })
+		if len(clients) != 2 || !strings.HasPrefix(clients[0].Name, "sluice sink ") || !strings.HasPrefix(clients[1].Name, "sluice source ") {
+			t.Fatalf("clients %+v, want the sink's and the source's", clients)
+		}
+		return clients
+	}
+	check := func(t *testing.T, got []amqptest.Client, want amqptest.Client) {
+		t.Helper()
+		for _, c := range got {
+			want.Name = c.Name
+			if c != want {
+				t.Errorf("got %+v\nwant %+v", c, want)
+			}
+		}
+	}
+	t.Run("honoured", func(t *testing.T) {
+		b := amqptest.Start(t)
+		got := run(t, b, "?heartbeat=3&channel_max=5&frame_max=8192&auth_mechanism=amqplain&connection_timeout=2000")
+		check(t, got, amqptest.Client{Mechanism: "AMQPLAIN", User: "guest", ChannelMax: 5, FrameMax: 8192, Heartbeat: 3 * time.Second})
+	})
+	t.Run("defaults", func(t *testing.T) {
+		b := amqptest.Start(t)
+		got := run(t, b, "")
+		check(t, got, amqptest.Client{Mechanism: "PLAIN", User: "guest", ChannelMax: 2047, FrameMax: 131072, Heartbeat: 10 * time.Second})
+	})
+	t.Run("the broker's", func(t *testing.T) {
+		// 0 for each: what the broker proposes (2047 channels, 128 KiB
+		// frames, heartbeats every 60 s).
+		b := amqptest.Start(t)
+		got := run(t, b, "?heartbeat=0&channel_max=0&frame_max=0")
+		check(t, got, amqptest.Client{Mechanism: "PLAIN", User: "guest", ChannelMax: 2047, FrameMax: 131072, Heartbeat: 60 * time.Second})
+	})
+	t.Run("mechanisms in order", func(t *testing.T) {
+		b := amqptest.Start(t, amqptest.WithMechanisms("PLAIN"))
+		got := run(t, b, "?auth_mechanism=amqplain&auth_mechanism=plain")
+		check(t, got, amqptest.Client{Mechanism: "PLAIN", User: "guest", ChannelMax: 2047, FrameMax: 131072, Heartbeat: 10 * time.Second})
+	})
+	t.Run("no mechanism in common", func(t *testing.T) {
+		b := amqptest.Start(t, amqptest.WithMechanisms("PLAIN"))
+		b.DeclareQueue("in", true)
+		e := enginetest.Open(t)
+		j := e.Start(t, `
+CREATE TABLE src (s STRING) WITH ('connector' = 'rabbitmq', 'uri' = '$URI', 'queue' = 'in', 'format' = 'json', 'connect.timeout' = '1 min');
+CREATE TABLE out (s STRING) WITH ('connector' = 'print');
+INSERT INTO out SELECT * FROM src;`, "$URI", b.URL+"?auth_mechanism=amqplain")
+		err := enginetest.WaitErr(t, j)
+		want := "@" + b.Addr + "/: SASL could not negotiate a shared mechanism (AMQP 403): the broker offers none of the SASL mechanisms asked for: AMQPLAIN (the URI's auth_mechanism)"
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got  %v\nwant %s", err, want)
+		}
+	})
+}

@@ -273,6 +273,25 @@ func TestOptions(t *testing.T) {
 		{false, []string{"uri", "amqp://u:pw@h/"}, "option 'queue' is required"},
 		{false, []string{"uri", "http://u:pw@h/", "queue", "q"}, "option 'uri' must be an AMQP URI such as 'amqp://guest:guest@127.0.0.1:5672/' (the path is the virtual host), not 'http://u:xxxxx@h/'"},
 		{false, []string{"uri", "amqps://h/?cacertfile=/ca.pem", "queue", "q"}, "option 'uri': the query parameter 'cacertfile' is not read; use the option 'tls.ca-file'"},
+		{false, []string{"uri", "amqps://h/?verify=verify_none", "queue", "q"}, "option 'uri': the query parameter 'verify' is not read; use the option 'tls.insecure-skip-verify' (the server's certificate is verified unless it is 'true')"},
+		{false, []string{"uri", "amqp://u:pw@h/?hearbeat=5", "queue", "q"}, `option 'uri': unknown query parameter 'hearbeat' (did you mean "heartbeat"?); an AMQP URI takes heartbeat, connection_timeout, channel_max, frame_max and auth_mechanism; TLS through the tls.* options`},
+		{false, []string{"uri", "amqp://h/?channelmax=5", "queue", "q"}, `unknown query parameter 'channelmax' (did you mean "channel_max"?)`},
+		{false, []string{"uri", "amqp://h/?prefetch=5", "queue", "q"}, `option 'uri': unknown query parameter 'prefetch'; an AMQP URI takes heartbeat,`},
+		{false, []string{"uri", "amqp://h/?heartbeat=5s", "queue", "q"}, "option 'uri': the query parameter heartbeat=5s must be a whole number of seconds from 0 to 65535"},
+		{false, []string{"uri", "amqp://h/?heartbeat=-1", "queue", "q"}, "the query parameter heartbeat=-1 must be a whole number of seconds from 0 to 65535"},
+		{false, []string{"uri", "amqp://h/?heartbeat=65536", "queue", "q"}, "the query parameter heartbeat=65536 must be a whole number of seconds from 0 to 65535"},
+		{false, []string{"uri", "amqp://h/?heartbeat=", "queue", "q"}, "the query parameter heartbeat= must be a whole number of seconds"},
+		{false, []string{"uri", "amqp://h/?heartbeat=5&heartbeat=6", "queue", "q"}, "option 'uri': the query parameter 'heartbeat' is given 2 times"},
+		{false, []string{"uri", "amqp://h/?heartbeat=5", "queue", "q", "heartbeat", "10 s"}, "option 'uri' asks for heartbeat=5 (seconds) and option 'heartbeat' for 10 s: set one of them"},
+		{false, []string{"uri", "amqp://h/?channel_max=10abc", "queue", "q"}, "the query parameter channel_max=10abc must be a number of channels from 0 to 65535"},
+		{false, []string{"uri", "amqp://h/?frame_max=1024", "queue", "q"}, "the query parameter frame_max=1024 is below 4096 bytes, the least AMQP 0-9-1 allows (0: the broker's)"},
+		{false, []string{"uri", "amqp://h/?frame_max=1%20kb", "queue", "q"}, "the query parameter frame_max=1 kb must be a number of bytes from 0 to 2147483647"},
+		{false, []string{"uri", "amqp://h/?connection_timeout=0", "queue", "q"}, "the query parameter connection_timeout=0 would give up before connecting"},
+		{false, []string{"uri", "amqp://h/?connection_timeout=1.5", "queue", "q"}, "the query parameter connection_timeout=1.5 must be a whole number of milliseconds"},
+		{false, []string{"uri", "amqp://h/?auth_mechanism=plain&auth_mechanism=scram-sha-256", "queue", "q"}, "option 'uri': auth_mechanism=scram-sha-256 is not a SASL mechanism the connector speaks: plain, amqplain or external"},
+		{true, []string{"uri", "amqp://h/?auth_mechanism=external", "queue", "q"}, "option 'uri': auth_mechanism=external authenticates with a client certificate: use amqps:// with the options 'tls.cert-file' and 'tls.key-file'"},
+		{false, []string{"uri", "amqps://h/?auth_mechanism=external", "queue", "q"}, "auth_mechanism=external authenticates with a client certificate"},
+		{false, []string{"uri", "amqp://u:pw@h/prod#x", "queue", "q"}, "option 'uri' = 'amqp://u:xxxxx@h/prod#x' has a fragment (after '#'), which an AMQP URI has none of; a '#' in a user name or password is written %23"},
 		{false, []string{"uri", "amqp://u:pw@h/", "queue", "q", "tls.ca-file", "/ca.pem"}, "option 'tls.ca-file' asks for TLS, but option 'uri' = 'amqp://u:xxxxx@h/' is plain AMQP (amqps:// is AMQP over TLS, port 5671 by default)"},
 		{true, []string{"uri", "amqps://h/", "queue", "q", "tls.ca-file", "/nonexistent/ca.pem"}, "rabbitmq: option 'tls.ca-file': cannot read the CA certificates: open /nonexistent/ca.pem"},
 		{true, []string{"uri", "amqps://h/", "queue", "q", "tls.insecure-skip-verfy", "true"}, `unsupported option 'tls.insecure-skip-verfy' (did you mean "tls.insecure-skip-verify"?)`},
@@ -340,5 +359,34 @@ func TestSinkConnectionLossIsNoReturn(t *testing.T) {
 	}
 	if len(seen) != rounds*per {
 		t.Fatalf("%d distinct messages arrived, want %d", len(seen), rounds*per)
+	}
+}
+
+// TestDialTimeout: an attempt to connect waits for the URI's
+// connection_timeout (milliseconds, RabbitMQ's meaning) when it is
+// given, above the 10 s that 'connect.timeout' allows an attempt
+// otherwise.
+func TestDialTimeout(t *testing.T) {
+	for _, c := range []struct {
+		uri, connectTimeout string
+		want                time.Duration
+	}{
+		{"amqp://h/", "", 10 * time.Second},
+		{"amqp://h/", "500 ms", time.Second},
+		{"amqp://h/", "4 s", 4 * time.Second},
+		{"amqp://h/?connection_timeout=250", "", 250 * time.Millisecond},
+		{"amqp://h/?connection_timeout=60000", "5 s", time.Minute},
+	} {
+		o := options("uri", c.uri, "queue", "q")
+		if c.connectTimeout != "" {
+			o["connect.timeout"] = c.connectTimeout
+		}
+		cfg, err := parseConfig(connector.Table{Name: "t", Schema: intSchema, Options: o}, testEnv(nil, nil), false)
+		if err != nil {
+			t.Fatalf("%s: %v", c.uri, err)
+		}
+		if cfg.dialTimeout != c.want {
+			t.Errorf("%s with connect.timeout %q: an attempt waits %v, want %v", c.uri, c.connectTimeout, cfg.dialTimeout, c.want)
+		}
 	}
 }

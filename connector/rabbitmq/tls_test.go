@@ -81,3 +81,35 @@ INSERT INTO m SELECT * FROM g;`
 		}
 	}
 }
+
+// TestExternalAuth: with auth_mechanism=external in the URI the source and
+// the sink log in as their client certificate says (SASL EXTERNAL), not
+// with the URI's user name and password.
+func TestExternalAuth(t *testing.T) {
+	ca := tlstest.NewCA(t, "broker")
+	clients := tlstest.NewCA(t, "clients")
+	client := clients.Client("sluice")
+	b := amqptest.Start(t, amqptest.WithTLS(ca.ServerConfig(clients)), amqptest.WithUser("guest", "guest"), amqptest.WithUser("sluice", "unused"),
+		amqptest.WithMechanisms("PLAIN", "AMQPLAIN", "EXTERNAL"))
+	b.DeclareQueue("in", true)
+	b.DeclareQueue("out", true)
+	tlsOpts := fmt.Sprintf("'tls.ca-file' = '%s', 'tls.cert-file' = '%s', 'tls.key-file' = '%s'", ca.CertFile, client.CertFile, client.KeyFile)
+	e := enginetest.Open(t)
+	j := e.Start(t, `
+CREATE TABLE src (n INT) WITH ('connector' = 'rabbitmq', 'uri' = '$URI', 'queue' = 'in', 'format' = 'json', $TLS);
+CREATE TABLE snk (n INT) WITH ('connector' = 'rabbitmq', 'uri' = '$URI', 'queue' = 'out', 'format' = 'json', $TLS);
+INSERT INTO snk SELECT n + 1 FROM src;`, "$URI", b.URL+"?auth_mechanism=external", "$TLS", tlsOpts)
+	b.WaitConsumers("in", 1, 5*time.Second)
+	publishN(t, b, "in", 1, 3)
+	waitQueue(t, b, "out", amqptest.QueueStats{Ready: 2})
+	cs := b.Clients()
+	enginetest.Stop(t, j)
+	if len(cs) != 2 {
+		t.Fatalf("clients %+v, want the source's and the sink's", cs)
+	}
+	for _, c := range cs {
+		if c.Mechanism != "EXTERNAL" || c.User != "sluice" {
+			t.Errorf("%s logged in with %s as '%s', want EXTERNAL as 'sluice'", c.Name, c.Mechanism, c.User)
+		}
+	}
+}

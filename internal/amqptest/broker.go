@@ -3,8 +3,10 @@
 // a loopback port, with a frame codec of its own.
 //
 // What it models:
-//   - the connection handshake with PLAIN authentication against its
-//     accounts (guest/guest unless told otherwise; a refusal is a
+//   - the connection handshake with PLAIN or AMQPLAIN authentication (as
+//     RabbitMQ offers by default; WithMechanisms offers others, EXTERNAL
+//     taking the user from the TLS client certificate's common name) against
+//     its accounts (guest/guest unless told otherwise; a refusal is a
 //     connection.close 403 ACCESS_REFUSED, as RabbitMQ answers a client
 //     that announces authentication_failure_close), one virtual host "/"
 //     (another is refused with 530 NOT_ALLOWED), frame-max and heartbeats
@@ -37,7 +39,11 @@
 // With WithTLS it speaks AMQP over TLS only (amqps://), with the
 // configuration given: a certificate and, for mutual TLS, the client CAs.
 //
-// What it does not model: SASL mechanisms other than PLAIN, virtual
+// Clients lists what each open connection asked for in the handshake
+// (its name, SASL mechanism, channel-max, frame-max and heartbeat).
+//
+// What it does not model: SASL mechanisms other than PLAIN, AMQPLAIN and
+// EXTERNAL (another offered with WithMechanisms is refused when picked), virtual
 // hosts other than "/", permissions, transactions (tx.*), headers
 // exchanges, exchange-to-exchange bindings, dead-lettering, message TTL
 // and expiry, priorities, queue types (quorum, stream) and their
@@ -87,8 +93,9 @@ type Broker struct {
 	// Heartbeat is what the broker proposes in connection.tune (0: none).
 	Heartbeat time.Duration
 
-	tb  testing.TB
-	tls *tls.Config // nil: plain AMQP
+	tb         testing.TB
+	tls        *tls.Config // nil: plain AMQP
+	mechanisms []string    // the SASL mechanisms offered in connection.start
 
 	mu        sync.Mutex
 	users     map[string]string
@@ -121,6 +128,37 @@ func WithTLS(cfg *tls.Config) Option {
 	return func(b *Broker) { b.tls = cfg }
 }
 
+// WithMechanisms makes the broker offer these SASL mechanisms (by
+// default PLAIN and AMQPLAIN); it authenticates with PLAIN, AMQPLAIN and
+// EXTERNAL (over TLS, the user the client certificate's common name).
+func WithMechanisms(m ...string) Option {
+	return func(b *Broker) { b.mechanisms = m }
+}
+
+// Client is what a client connection asked for in the handshake.
+type Client struct {
+	Name       string // the connection_name of its client properties
+	Mechanism  string // the SASL mechanism it authenticated with
+	User       string
+	ChannelMax uint16        // of its connection.tune-ok
+	FrameMax   uint32        // of its connection.tune-ok
+	Heartbeat  time.Duration // of its connection.tune-ok
+}
+
+// Clients returns what each open connection that completed connection.tune-ok
+// asked for, in no order.
+func (b *Broker) Clients() []Client {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []Client
+	for c := range b.conns {
+		if c.state >= 2 {
+			out = append(out, c.info)
+		}
+	}
+	return out
+}
+
 // Start starts a broker on a free loopback port; it stops when the test
 // ends.
 func Start(tb testing.TB, opts ...Option) *Broker {
@@ -150,6 +188,9 @@ func Listen(addr string, opts ...Option) (*Broker, error) {
 	}
 	if b.tls != nil {
 		b.URL = "amqps://" + strings.TrimPrefix(b.URL, "amqp://")
+	}
+	if b.mechanisms == nil {
+		b.mechanisms = []string{"PLAIN", "AMQPLAIN"}
 	}
 	b.exchanges = map[string]*exchange{}
 	b.queues = map[string]*queue{}

@@ -265,3 +265,36 @@ func TestHeartbeats(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMechanisms: the broker takes PLAIN and AMQPLAIN, checks the
+// password either way, refuses a mechanism it does not offer, and
+// Clients reports what each connection asked for in the handshake.
+func TestMechanisms(t *testing.T) {
+	b := amqptest.Start(t)
+	props := amqp.NewConnectionProperties()
+	props.SetClientConnectionName("amqplain-client")
+	c, err := amqp.DialConfig(b.URL, amqp.Config{
+		SASL:       []amqp.Authentication{&amqp.AMQPlainAuth{Username: "guest", Password: "guest"}},
+		ChannelMax: 7, FrameSize: 8192, Heartbeat: 3 * time.Second, Properties: props,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	got := b.Clients()
+	want := amqptest.Client{Name: "amqplain-client", Mechanism: "AMQPLAIN", User: "guest", ChannelMax: 7, FrameMax: 8192, Heartbeat: 3 * time.Second}
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("Clients() = %+v, want [%+v]", got, want)
+	}
+	_, err = amqp.DialConfig(b.URL, amqp.Config{SASL: []amqp.Authentication{&amqp.AMQPlainAuth{Username: "guest", Password: "nope"}}})
+	var ae *amqp.Error
+	if !errors.As(err, &ae) || ae.Code != amqp.AccessRefused || !strings.Contains(ae.Reason, "mechanism AMQPLAIN") {
+		t.Errorf("a wrong AMQPLAIN password: %v", err)
+	}
+
+	plainOnly := amqptest.Start(t, amqptest.WithMechanisms("PLAIN"))
+	_, err = amqp.DialConfig(plainOnly.URL, amqp.Config{SASL: []amqp.Authentication{&amqp.AMQPlainAuth{Username: "guest", Password: "guest"}}})
+	if !errors.Is(err, amqp.ErrSASL) {
+		t.Errorf("AMQPLAIN with a broker offering PLAIN only: %v, want %v", err, amqp.ErrSASL)
+	}
+}

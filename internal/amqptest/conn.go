@@ -3,12 +3,16 @@ package amqptest
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -25,6 +29,7 @@ type conn struct {
 	// under b.mu
 	state     int // 0 start-ok expected, 1 tune-ok, 2 open, 3 open, 4 closing
 	user      string
+	info      Client // what the client said in start-ok and tune-ok
 	channels  map[uint16]*channel
 	frameMax  uint32
 	heartbeat time.Duration
@@ -86,7 +91,7 @@ func (c *conn) read() error {
 			"consumer_cancel_notify": true, "connection.blocked": false, "authentication_failure_close": true,
 			"per_consumer_qos": true, "direct_reply_to": false,
 		},
-	}, "PLAIN", "en_US")
+	}, strings.Join(c.b.mechanisms, " "), "en_US")
 	c.b.mu.Unlock()
 	for {
 		c.b.mu.Lock()
@@ -253,19 +258,35 @@ func (c *conn) handleFrame(f frame) error {
 func (c *conn) connMethod(id methodID, args []any) error {
 	switch {
 	case c.state == 0 && id == connStartOk:
-		mech, resp := args[1].(string), args[2].(string)
-		if mech != "PLAIN" {
+		props, mech, resp := args[0].(Table), args[1].(string), args[2].(string)
+		if !slices.Contains(c.b.mechanisms, mech) {
 			return &connError{replyAccessRefused, fmt.Sprintf("ACCESS_REFUSED - unsupported authentication mechanism '%s'", mech), id}
 		}
-		parts := bytes.SplitN([]byte(resp), []byte{0}, 3)
-		if len(parts) != 3 {
-			return &connError{replyAccessRefused, "ACCESS_REFUSED - malformed PLAIN response", id}
-		}
-		user, pass := string(parts[1]), string(parts[2])
-		if pw, ok := c.b.users[user]; !ok || pw != pass {
-			return &connError{replyAccessRefused, "ACCESS_REFUSED - Login was refused using authentication mechanism PLAIN. For details see the broker logfile.", id}
+		var user string
+		if mech == "EXTERNAL" {
+			// The user is the client certificate's common name, as
+			// RabbitMQ's rabbitmq_auth_mechanism_ssl takes it by default.
+			tc, _ := c.nc.(*tls.Conn)
+			if tc == nil || len(tc.ConnectionState().PeerCertificates) == 0 {
+				return &connError{replyAccessRefused, "ACCESS_REFUSED - EXTERNAL login refused: no peer certificate", id}
+			}
+			user = tc.ConnectionState().PeerCertificates[0].Subject.CommonName
+			if _, ok := c.b.users[user]; !ok {
+				return &connError{replyAccessRefused, fmt.Sprintf("ACCESS_REFUSED - EXTERNAL login refused: user '%s' - invalid credentials", user), id}
+			}
+		} else {
+			u, pass, ok := credentials(mech, resp)
+			if !ok {
+				return &connError{replyAccessRefused, fmt.Sprintf("ACCESS_REFUSED - malformed %s response", mech), id}
+			}
+			if pw, ok := c.b.users[u]; !ok || pw != pass {
+				return &connError{replyAccessRefused, fmt.Sprintf("ACCESS_REFUSED - Login was refused using authentication mechanism %s. For details see the broker logfile.", mech), id}
+			}
+			user = u
 		}
 		c.user = user
+		c.info.Mechanism, c.info.User = mech, user
+		c.info.Name, _ = props["connection_name"].(string)
 		c.state = 1
 		c.sendMethod(0, connTune, uint16(2047), uint32(131072), uint16(c.b.Heartbeat/time.Second))
 		return nil
@@ -279,6 +300,8 @@ func (c *conn) connMethod(id methodID, args []any) error {
 			fm = 131072
 		}
 		c.frameMax = fm
+		c.info.ChannelMax, c.info.FrameMax = c.chanMax, args[1].(uint32)
+		c.info.Heartbeat = time.Duration(args[2].(uint16)) * time.Second
 		if hb := time.Duration(args[2].(uint16)) * time.Second; hb > 0 {
 			c.heartbeat = hb
 			c.stopBeat = make(chan struct{})
@@ -303,6 +326,28 @@ func (c *conn) connMethod(id methodID, args []any) error {
 		return errConnClosed
 	}
 	return &connError{replyCommandInvalid, fmt.Sprintf("COMMAND_INVALID - %s in this state", id), id}
+}
+
+// credentials reads the user name and password of a PLAIN response
+// ("\x00user\x00password") or an AMQPLAIN one (a field table's content,
+// without its length, with LOGIN and PASSWORD).
+func credentials(mech, resp string) (user, pass string, ok bool) {
+	switch mech {
+	case "PLAIN":
+		parts := bytes.SplitN([]byte(resp), []byte{0}, 3)
+		if len(parts) != 3 {
+			return "", "", false
+		}
+		return string(parts[1]), string(parts[2]), true
+	case "AMQPLAIN":
+		d := decoder{b: binary.BigEndian.AppendUint32(nil, uint32(len(resp)))}
+		d.b = append(d.b, resp...)
+		t := d.table(0)
+		user, ok1 := t["LOGIN"].(string)
+		pass, ok2 := t["PASSWORD"].(string)
+		return user, pass, d.err == nil && ok1 && ok2
+	}
+	return "", "", false
 }
 
 // beat sends a heartbeat every half interval until stop closes.

@@ -354,3 +354,51 @@ func closeConnections(t *testing.T, prefix string) int {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestRabbitMQURIParameters: the URI's query parameters reach RabbitMQ
+// as its documentation defines them: rabbitmqctl lists the job's
+// connections with the SASL mechanism, channel_max, frame_max and
+// heartbeat timeout they asked for; a message larger than frame_max goes
+// through both ways.
+func TestRabbitMQURIParameters(t *testing.T) {
+	uri := amqpURI(t)
+	if _, err := exec.LookPath("rabbitmqctl"); err != nil {
+		t.Skip("no rabbitmqctl to list connections with")
+	}
+	c := dialAMQP(t, uri)
+	in, out := c.queue(t, "pin", nil), c.queue(t, "pout", nil)
+	name := fmt.Sprintf("uriparams%d", time.Now().UnixNano())
+	e := openEngine(t)
+	j := e.start(t, `
+SET 'pipeline.name' = '$NAME';
+CREATE TABLE m (s STRING) WITH ('connector' = 'rabbitmq', 'uri' = '$URI', 'queue' = '$IN', 'format' = 'json');
+CREATE TABLE s (s STRING) WITH ('connector' = 'rabbitmq', 'uri' = '$URI', 'queue' = '$OUT', 'format' = 'json');
+INSERT INTO s SELECT * FROM m;`, "$URI", uri+"?heartbeat=7&channel_max=9&frame_max=16384&auth_mechanism=amqplain&connection_timeout=5000",
+		"$IN", in, "$OUT", out, "$NAME", name)
+	c.waitCounts(t, in, 0, 1)
+	big := `{"s":"` + strings.Repeat("y", 40000) + `"}`
+	c.publish(t, in, big, amqp.Publishing{})
+	c.waitCounts(t, out, 1, 0)
+	lines, err := exec.Command("rabbitmqctl", "-q", "list_connections", "--no-table-headers",
+		"auth_mechanism", "channel_max", "frame_max", "timeout", "client_properties").CombinedOutput()
+	if err != nil {
+		t.Fatalf("rabbitmqctl list_connections: %v\n%s", err, lines)
+	}
+	finish(t, j, true)
+	if got := c.drain(t, out); len(got) != 1 || string(got[0].Body) != big {
+		t.Errorf("the sink wrote %d messages, not the one read", len(got))
+	}
+	found := 0
+	for _, line := range strings.Split(string(lines), "\n") {
+		if !strings.Contains(line, `{"connection_name","sluice source `+name+"/") && !strings.Contains(line, `{"connection_name","sluice sink `+name+"/") {
+			continue
+		}
+		found++
+		if f := strings.Split(line, "\t"); len(f) < 4 || strings.Join(f[:4], " ") != "AMQPLAIN 9 16384 7" {
+			t.Errorf("connection listed as %q, want AMQPLAIN, channel_max 9, frame_max 16384, timeout 7", line)
+		}
+	}
+	if found != 2 {
+		t.Errorf("%d of the job's connections listed, want the source's and the sink's:\n%s", found, lines)
+	}
+}
