@@ -30,6 +30,22 @@ func TestParseURL(t *testing.T) {
 			"u:pw@tcp(h:3306)/d?parseTime=true&timeout=1m0s&tls=false&time_zone=%27%2B00%3A00%27"},
 		{"jdbc:mysql://h:1/d?connectTimeout=1500&user=x", "", "", mySQL,
 			"x@tcp(h:1)/d?parseTime=true&timeout=1.5s&time_zone=%27%2B00%3A00%27"},
+		// ssl=true is verify-full in PostgreSQL's JDBC driver (not libpq's
+		// require); sslmode wins over it.
+		{"jdbc:postgresql://h/d?ssl=true", "u", "", postgres,
+			"postgres://u@h:5432/d?connect_timeout=60&sslmode=verify-full"},
+		{"jdbc:postgresql://h/d?ssl", "u", "", postgres,
+			"postgres://u@h:5432/d?connect_timeout=60&sslmode=verify-full"},
+		{"jdbc:postgresql://h/d?ssl=true&sslmode=require", "u", "", postgres,
+			"postgres://u@h:5432/d?connect_timeout=60&sslmode=require"},
+		{"jdbc:postgresql://h/d?ssl=false", "u", "", postgres,
+			"postgres://u@h:5432/d?connect_timeout=60&sslmode=prefer"},
+		// sslMode wins over useSSL, as in MySQL's JDBC driver (useSSL,
+		// read after it, once turned TLS off here).
+		{"jdbc:mysql://h/d?sslMode=VERIFY_IDENTITY&useSSL=false", "u", "", mySQL,
+			"u@tcp(h:3306)/d?parseTime=true&timeout=1m0s&tls=true&time_zone=%27%2B00%3A00%27"},
+		{"jdbc:mysql://h/d?useSSL=YES&useUnicode=true&characterEncoding=UTF-8", "u", "", mySQL,
+			"u@tcp(h:3306)/d?parseTime=true&timeout=1m0s&tls=preferred&time_zone=%27%2B00%3A00%27"},
 	} {
 		got, err := parseURL(tc.url, tc.user, tc.password, time.Minute)
 		if err != nil {
@@ -56,6 +72,28 @@ func TestParseURL(t *testing.T) {
 	} {
 		if _, err := parseURL(bad, "", "", 0); err == nil {
 			t.Errorf("%s: no error", bad)
+		}
+	}
+	// Parameters with values the drivers would not take, or that cannot
+	// be honoured, are refused, naming them; none is ignored.
+	for bad, want := range map[string]string{
+		"jdbc:postgresql://h/db?sslMode=require":                 `unsupported parameter 'sslMode' (did you mean "sslmode"?) (supported: user, password, sslmode, ssl, connectTimeout, ApplicationName, currentSchema)`,
+		"jdbc:postgresql://h/db?sslmode=verify_full":             "unsupported sslmode 'verify_full' (expected disable, allow, prefer, require, verify-ca, verify-full)",
+		"jdbc:postgresql://h/db?ssl=yes":                         "parameter ssl=yes must be true or false",
+		"jdbc:postgresql://h/db?connectTimeout=5s":               "connectTimeout=5s is not a whole number of seconds",
+		"jdbc:postgresql://h/db?connectTimeout=-1":               "connectTimeout=-1 is not a whole number of seconds",
+		"jdbc:postgresql://h/db?sslmode=disable&sslmode=require": "parameter 'sslmode' is given 2 times",
+		"jdbc:mysql://h/db?useSSL=on":                            "parameter useSSL=on must be true or false",
+		"jdbc:mysql://h/db?connectTimeout=-5":                    `connectTimeout "-5" is not a whole number of milliseconds`,
+		"jdbc:mysql://h/db?connectTimeout=1500ms":                `connectTimeout "1500ms" is not a whole number of milliseconds`,
+		"jdbc:mysql://h/db?characterEncoding=latin1":             "characterEncoding=latin1 is not supported: the connection speaks UTF-8 (utf8mb4)",
+		"jdbc:mysql://h/db?useUnicode=false":                     "useUnicode=false is not supported",
+		"jdbc:mysql://h/db?usessl=true":                          `unsupported parameter 'usessl' (did you mean "useSSL"?)`,
+		"jdbc:mariadb://h/db?sslMode=REQUIRED&sslMode=DISABLED":  "parameter 'sslMode' is given 2 times",
+	} {
+		_, err := parseURL(bad, "", "", 0)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v\nwant %s", bad, err, want)
 		}
 	}
 }

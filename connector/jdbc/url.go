@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/sluicesql/sluice/connector/redact"
+	"github.com/sluicesql/sluice/internal/suggest"
 )
 
 // dialect is the kind of database a URL names.
@@ -82,6 +84,11 @@ func parseURL(raw, user, password string, timeout time.Duration) (target, error)
 		return target{}, fmt.Errorf("url %q: expected a database name, as in %s://host:port/database", shown, scheme)
 	}
 	params := u.Query()
+	for _, k := range sortedKeys(params) {
+		if n := len(params[k]); n > 1 {
+			return target{}, fmt.Errorf("url %q: parameter '%s' is given %d times", shown, k, n)
+		}
+	}
 	if user == "" {
 		user = params.Get("user")
 	}
@@ -105,25 +112,48 @@ func parseURL(raw, user, password string, timeout time.Duration) (target, error)
 	return target{mySQL, dsn}, err
 }
 
+// postgresParams are the parameters of PostgreSQL's JDBC driver that a
+// URL may have, for messages.
+var postgresParams = []string{"user", "password", "sslmode", "ssl", "connectTimeout", "ApplicationName", "currentSchema"}
+
+// sslModes are the values of PostgreSQL's sslmode.
+var sslModes = []string{"disable", "allow", "prefer", "require", "verify-ca", "verify-full"}
+
 func postgresDSN(shown, host, port, db, user, password string, params url.Values, timeout time.Duration) (string, error) {
 	q := url.Values{}
 	for _, k := range sortedKeys(params) {
 		v := params.Get(k)
 		switch k {
 		case "sslmode":
+			if !slices.Contains(sslModes, v) {
+				return "", fmt.Errorf("url %q: unsupported sslmode '%s' (expected %s)", shown, v, strings.Join(sslModes, ", "))
+			}
 			q.Set("sslmode", v)
 		case "ssl":
-			if v == "true" {
-				q.Set("sslmode", "require")
+			// As PostgreSQL's JDBC driver reads it: true (or no value)
+			// verifies the server's certificate and host name, as
+			// verify-full; sslmode, when given, wins.
+			switch strings.ToLower(v) {
+			case "", "true":
+				if !params.Has("sslmode") {
+					q.Set("sslmode", "verify-full")
+				}
+			case "false":
+			default:
+				return "", fmt.Errorf("url %q: parameter ssl=%s must be true or false", shown, v)
 			}
-		case "connectTimeout": // seconds
-			q.Set("connect_timeout", v)
+		case "connectTimeout": // seconds; 0: none
+			n, err := strconv.ParseUint(v, 10, 31)
+			if err != nil {
+				return "", fmt.Errorf("url %q: connectTimeout=%s is not a whole number of seconds", shown, v)
+			}
+			q.Set("connect_timeout", strconv.FormatUint(n, 10))
 		case "ApplicationName":
 			q.Set("application_name", v)
 		case "currentSchema":
 			q.Set("search_path", v)
 		default:
-			return "", fmt.Errorf("url %q: unsupported parameter '%s' (supported: user, password, sslmode, ssl, connectTimeout, ApplicationName, currentSchema)", shown, k)
+			return "", fmt.Errorf("url %q: unsupported parameter '%s'%s (supported: %s)", shown, k, suggest.Hint(k, postgresParams), strings.Join(postgresParams, ", "))
 		}
 	}
 	if q.Get("sslmode") == "" {
@@ -156,7 +186,14 @@ func mysqlDSN(shown, host, port, db, user, password string, params url.Values, t
 		v := params.Get(k)
 		switch k {
 		case "useSSL":
-			if v == "true" {
+			on, err := jdbcBool(v)
+			if err != nil {
+				return "", fmt.Errorf("url %q: parameter useSSL=%s %v", shown, v, err)
+			}
+			if params.Has("sslMode") {
+				continue // sslMode wins, as in MySQL's JDBC driver
+			}
+			if on {
 				cfg.TLSConfig = "preferred"
 			} else {
 				cfg.TLSConfig = "false"
@@ -172,19 +209,49 @@ func mysqlDSN(shown, host, port, db, user, password string, params url.Values, t
 			default:
 				return "", fmt.Errorf("url %q: unsupported sslMode '%s'", shown, v)
 			}
-		case "connectTimeout": // milliseconds
-			ms, err := strconv.Atoi(v)
+		case "connectTimeout": // milliseconds; 0: none
+			ms, err := strconv.ParseUint(v, 10, 31)
 			if err != nil {
-				return "", fmt.Errorf("url %q: connectTimeout %q is not a number of milliseconds", shown, v)
+				return "", fmt.Errorf("url %q: connectTimeout %q is not a whole number of milliseconds", shown, v)
 			}
 			cfg.Timeout = time.Duration(ms) * time.Millisecond
-		case "characterEncoding", "useUnicode":
-			// The Go driver always speaks utf8mb4.
+		case "characterEncoding":
+			// The Go driver always speaks utf8mb4 (the server converts
+			// what its columns hold): UTF-8 is all it can be asked for.
+			switch strings.ToLower(strings.ReplaceAll(v, "-", "")) {
+			case "utf8", "utf8mb4":
+			default:
+				return "", fmt.Errorf("url %q: characterEncoding=%s is not supported: the connection speaks UTF-8 (utf8mb4), whatever the columns' character sets; leave the parameter out", shown, v)
+			}
+		case "useUnicode":
+			on, err := jdbcBool(v)
+			if err != nil {
+				return "", fmt.Errorf("url %q: parameter useUnicode=%s %v", shown, v, err)
+			}
+			if !on {
+				return "", fmt.Errorf("url %q: useUnicode=%s is not supported: the connection speaks UTF-8 (utf8mb4); leave the parameter out", shown, v)
+			}
 		default:
-			return "", fmt.Errorf("url %q: unsupported parameter '%s' (supported: user, password, useSSL, sslMode, connectTimeout, characterEncoding, useUnicode)", shown, k)
+			return "", fmt.Errorf("url %q: unsupported parameter '%s'%s (supported: %s)", shown, k, suggest.Hint(k, mysqlParams), strings.Join(mysqlParams, ", "))
 		}
 	}
 	return cfg.FormatDSN(), nil
+}
+
+// mysqlParams are the parameters of MySQL's JDBC driver that a URL may
+// have, for messages.
+var mysqlParams = []string{"user", "password", "useSSL", "sslMode", "connectTimeout", "characterEncoding", "useUnicode"}
+
+// jdbcBool reads a boolean parameter as MySQL's JDBC driver does: true,
+// false, yes or no, in any case.
+func jdbcBool(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "true", "yes":
+		return true, nil
+	case "false", "no":
+		return false, nil
+	}
+	return false, errors.New("must be true or false")
 }
 
 func sortedKeys(v url.Values) []string {
