@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"slices"
 	"strconv"
@@ -215,6 +216,9 @@ func clientOptions(o connector.Options) (*resp.Options, error) {
 		if err != nil {
 			return nil, err
 		}
+		if port < 1 || port > 65535 {
+			return nil, fmt.Errorf("redis: option '%s' must be a port from 1 to 65535, not %d", optPort, port)
+		}
 		opts = &resp.Options{Addr: net.JoinHostPort(host, strconv.FormatInt(port, 10))}
 	}
 	host, _, _ := net.SplitHostPort(opts.Addr)
@@ -232,6 +236,9 @@ func clientOptions(o connector.Options) (*resp.Options, error) {
 		db, err := o.Int(optDatabase, 0)
 		if err != nil {
 			return nil, err
+		}
+		if db < 0 || db > math.MaxInt32 {
+			return nil, fmt.Errorf("redis: option '%s' must be a database number (0 or more), not %d", optDatabase, db)
 		}
 		opts.DB = int(db)
 	}

@@ -189,6 +189,10 @@ func TestOptions(t *testing.T) {
 		{connector.Options{"format": "json"}, nil, "applies to 'data-type' = 'string' only"},
 		{connector.Options{"lookup.cache": "FULL"}, nil, "'FULL' is not supported"},
 		{connector.Options{"key-prefx": "a"}, nil, "unsupported option 'key-prefx'"},
+		{connector.Options{"port": "70000"}, nil, "option 'port' must be a port from 1 to 65535, not 70000"},
+		{connector.Options{"port": "0"}, nil, "option 'port' must be a port from 1 to 65535, not 0"},
+		{connector.Options{"database": "-1"}, nil, "option 'database' must be a database number (0 or more), not -1"},
+		{connector.Options{"database": "1x"}, nil, `option 'database': cannot parse "1x" as an integer`},
 		{nil, []string{"nope"}, "primary key column 'nope'"},
 	} {
 		o := connector.Options{}

@@ -24,6 +24,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sluicesql/sluice/internal/suggest"
 )
 
 // Options says where the server is and how to talk to it.
@@ -78,19 +80,30 @@ func ParseURL(s string) (*Options, error) {
 		o.Username = u.User.Username()
 		o.Password, _ = u.User.Password()
 	}
-	if p := strings.Trim(u.Path, "/"); p != "" {
+	if u.Fragment != "" || strings.HasSuffix(s, "#") {
+		return nil, errors.New("a Redis URL has no fragment (after '#'); a '#' in a password is written %23")
+	}
+	p := strings.Trim(u.Path, "/")
+	if p != "" {
 		if o.DB, err = strconv.Atoi(p); err != nil || o.DB < 0 {
 			return nil, fmt.Errorf("invalid database number: %q", p)
 		}
 	}
-	for k, v := range u.Query() {
-		switch k {
-		case "db":
-			if o.DB, err = strconv.Atoi(v[0]); err != nil || o.DB < 0 {
-				return nil, fmt.Errorf("invalid database number: %q", v[0])
-			}
-		default:
-			return nil, fmt.Errorf("unsupported URL parameter %q", k)
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the URL's query: %v", err)
+	}
+	for k, v := range q {
+		switch {
+		case k != "db":
+			return nil, fmt.Errorf("unsupported URL parameter %q%s (a Redis URL takes db only)", k, suggest.Hint(k, []string{"db"}))
+		case len(v) > 1:
+			return nil, fmt.Errorf("URL parameter db is given %d times", len(v))
+		case p != "":
+			return nil, fmt.Errorf("the database is given twice, as the URL's path (%q) and its parameter db", p)
+		}
+		if o.DB, err = strconv.Atoi(v[0]); err != nil || o.DB < 0 {
+			return nil, fmt.Errorf("invalid database number: %q", v[0])
 		}
 	}
 	return o, nil

@@ -113,7 +113,17 @@ func TestParseURL(t *testing.T) {
 		{"redis://h?db=4", "h:6379", ""},
 		{"http://h", "", "scheme"},
 		{"redis://h/x", "", "database"},
-		{"redis://h?pool=1", "", "parameter"},
+		{"redis://h?pool=1", "", `unsupported URL parameter "pool" (a Redis URL takes db only)`},
+		{"redis://h?DB=1", "", `unsupported URL parameter "DB" (did you mean "db"?) (a Redis URL takes db only)`},
+		{"redis://h?db=1&db=2", "", "URL parameter db is given 2 times"},
+		{"redis://h/1?db=2", "", `the database is given twice, as the URL's path ("1") and its parameter db`},
+		{"redis://h?db=1;x", "", "cannot read the URL's query"},
+		{"redis://h?db=x1", "", `invalid database number: "x1"`},
+		// A fragment was ignored; an unescaped '#' in a password can
+		// make one ("redis://:#pw@h" went to localhost without a password).
+		{"redis://h:7000/2#x", "", "a Redis URL has no fragment (after '#'); a '#' in a password is written %23"},
+		{"redis://:#pw@h", "", "a Redis URL has no fragment"},
+		{"redis://:pa%23ss@h:7000", "h:7000", ""},
 	} {
 		o, err := ParseURL(tc.url)
 		switch {
